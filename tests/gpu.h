@@ -1,0 +1,70 @@
+/*
+ * gpu.h - gate for tests that need a CUDA device.
+ *
+ * Without a device a GPU test prints "1..0 # SKIP no CUDA device: <reason>"
+ * and exits 0.  CUXFER_REQUIRE_GPU=N in the environment makes fewer than N
+ * devices a failure instead (Bail out!, non-zero exit).
+ */
+#ifndef CUXFER_TESTS_GPU_H
+#define CUXFER_TESTS_GPU_H
+
+#include "tap.h"
+#include <cuxfer.h>
+
+/* Return the number of devices; skip or bail when there are fewer than
+ * `need`. */
+static TAP_UNUSED int gpu_require(int need)
+{
+    int n = 0, required = 0;
+    const char *req = getenv("CUXFER_REQUIRE_GPU");
+    cudaError_t err = cuxfer_device_count(&n);
+    if (req && *req)
+        required = atoi(req);
+    if (err == cudaSuccess && n >= need)
+        return n;
+    if (required >= need || (required > 0 && err != cudaSuccess)) {
+        if (err != cudaSuccess)
+            bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req,
+                 cuxfer_last_reason());
+        bail("CUXFER_REQUIRE_GPU=%s but only %d GPU(s)", req, n);
+    }
+    if (err != cudaSuccess)
+        skip_all("no CUDA device: %s", cuxfer_last_reason());
+    skip_all("needs %d GPUs", need);
+}
+
+/* GPU_OK(expr, name): a CUDA call is a test point; on failure name the
+ * error, so every return code is checked and visible. */
+#define GPU_OK(expr, ...)                                                      \
+    do {                                                                       \
+        cudaError_t gpu_err_ = (expr);                                         \
+        if (!ok(gpu_err_ == cudaSuccess, __VA_ARGS__))                         \
+            diag("  %s -> %s (%s) %s", #expr, cudaGetErrorName(gpu_err_),      \
+                 cudaGetErrorString(gpu_err_), cuxfer_last_reason());          \
+    } while (0)
+
+/* GPU_MUST(expr): setup that the rest of the test needs; bail on failure. */
+#define GPU_MUST(expr)                                                         \
+    do {                                                                       \
+        cudaError_t gpu_err_ = (expr);                                         \
+        if (gpu_err_ != cudaSuccess)                                           \
+            bail("%s:%d: %s -> %s %s", __FILE__, __LINE__, #expr,              \
+                 cudaGetErrorName(gpu_err_), cuxfer_last_reason());            \
+    } while (0)
+
+/* Fill with a pattern that depends on the byte's index and a seed, so a
+ * shifted or transposed copy never matches by accident. */
+static TAP_UNUSED void fill_pattern(void *p, size_t n, unsigned seed)
+{
+    unsigned char *b = (unsigned char *)p;
+    size_t i;
+    unsigned x = seed * 2654435761u + 1u;
+    for (i = 0; i < n; ++i) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b[i] = (unsigned char)(x ^ (unsigned)(i >> 8));
+    }
+}
+
+#endif

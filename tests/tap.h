@@ -1,0 +1,177 @@
+/*
+ * tap.h - a tiny Test Anything Protocol producer for cuxfer's tests.
+ *
+ * Tests print TAP on stdout for Automake's tap-driver.sh.  A test that
+ * cannot run (no GPU) calls skip_all(), which prints "1..0 # SKIP reason"
+ * and exits 0: any non-zero exit is an ERROR for tap-driver.sh.
+ * Modelled on c-tap-harness's basic.h, much smaller.
+ */
+#ifndef CUXFER_TESTS_TAP_H
+#define CUXFER_TESTS_TAP_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define TAP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define TAP_NORETURN __attribute__((noreturn))
+#define TAP_UNUSED __attribute__((unused))
+#else
+#define TAP_PRINTF(f, a)
+#define TAP_NORETURN
+#define TAP_UNUSED
+#endif
+
+static int tap_planned;
+static int tap_count;
+static int tap_failed;
+
+static TAP_UNUSED void tap_finish(void)
+{
+    if (tap_planned > 0 && tap_count != tap_planned)
+        printf("# planned %d tests but ran %d\n", tap_planned, tap_count);
+    fflush(stdout);
+}
+
+/* plan(n): announce n tests; plan(0) means "the plan comes at the end". */
+static TAP_UNUSED void plan(int n)
+{
+    tap_planned = n;
+    if (n > 0)
+        printf("1..%d\n", n);
+    fflush(stdout);
+}
+
+/* done_testing(): print a trailing plan (after plan(0)) and exit with
+ * the number of failures, capped, as c-tap-harness does. */
+static TAP_UNUSED TAP_NORETURN void done_testing(void)
+{
+    if (tap_planned == 0)
+        printf("1..%d\n", tap_count);
+    tap_finish();
+    exit(tap_failed > 0 || (tap_planned > 0 && tap_count != tap_planned));
+}
+
+static TAP_UNUSED TAP_PRINTF(1, 2) void diag(const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    printf("# ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+}
+
+static TAP_UNUSED void tap_vresult(int pass, const char *fmt, va_list ap)
+{
+    ++tap_count;
+    if (!pass)
+        ++tap_failed;
+    printf("%s %d - ", pass ? "ok" : "not ok", tap_count);
+    vprintf(fmt, ap);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* ok(cond, name...): one test point; returns cond so callers can chain. */
+static TAP_UNUSED TAP_PRINTF(2, 3) int ok(int pass, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tap_vresult(pass, fmt, ap);
+    va_end(ap);
+    return pass;
+}
+
+static TAP_UNUSED TAP_PRINTF(3, 4) int is_int(long long want, long long got,
+                                             const char *fmt, ...)
+{
+    va_list ap;
+    int pass = want == got;
+    va_start(ap, fmt);
+    tap_vresult(pass, fmt, ap);
+    va_end(ap);
+    if (!pass)
+        diag("  wanted: %lld\n#      got: %lld", want, got);
+    return pass;
+}
+
+static TAP_UNUSED TAP_PRINTF(3, 4) int is_string(const char *want,
+                                                const char *got,
+                                                const char *fmt, ...)
+{
+    va_list ap;
+    int pass = want && got && strcmp(want, got) == 0;
+    va_start(ap, fmt);
+    tap_vresult(pass, fmt, ap);
+    va_end(ap);
+    if (!pass)
+        diag("  wanted: \"%s\"\n#      got: \"%s\"", want ? want : "(null)",
+             got ? got : "(null)");
+    return pass;
+}
+
+/* contains(hay, needle, name...): hay holds needle as a substring. */
+static TAP_UNUSED TAP_PRINTF(3, 4) int contains(const char *hay,
+                                               const char *needle,
+                                               const char *fmt, ...)
+{
+    va_list ap;
+    int pass = hay && needle && strstr(hay, needle) != NULL;
+    va_start(ap, fmt);
+    tap_vresult(pass, fmt, ap);
+    va_end(ap);
+    if (!pass)
+        diag("  \"%s\"\n#   does not contain \"%s\"", hay ? hay : "(null)",
+             needle ? needle : "(null)");
+    return pass;
+}
+
+static TAP_UNUSED TAP_PRINTF(2, 3) void skip(int n, const char *fmt, ...)
+{
+    va_list ap;
+    int i;
+    for (i = 0; i < n; ++i) {
+        ++tap_count;
+        printf("ok %d # SKIP ", tap_count);
+        va_start(ap, fmt);
+        vprintf(fmt, ap);
+        va_end(ap);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+/* skip_all(reason...): the whole test cannot run here; exit 0. */
+static TAP_UNUSED TAP_NORETURN TAP_PRINTF(1, 2) void skip_all(const char *fmt,
+                                                             ...)
+{
+    va_list ap;
+    printf("1..0 # SKIP ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    exit(0);
+}
+
+/* bail(reason...): abort the whole run (tap-driver.sh stops the test). */
+static TAP_UNUSED TAP_NORETURN TAP_PRINTF(1, 2) void bail(const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    printf("Bail out! ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    exit(255);
+}
+
+#endif /* CUXFER_TESTS_TAP_H */
