@@ -65,6 +65,7 @@
 #include <cuda_runtime_api.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -283,7 +284,1705 @@ CUXFER_API int cuxfer_impl_add(size_t a, size_t b, size_t *out)
     return 0;
 }
 
-/* @@SECTIONS@@ */
+/* ------------------------------------------------------------------------
+ * 3. Memory kinds and the pageable guard
+ * ------------------------------------------------------------------------ */
+
+/* Where a pointer's memory lives.  UNKNOWN means the runtime could not say
+ * (no driver, or a failed query): cuxfer treats it as "not pageable" and
+ * lets CUDA judge the copy. */
+typedef enum cuxfer_memkind {
+    CUXFER_MEMORY_UNKNOWN = 0,
+    CUXFER_MEMORY_PAGEABLE = 1, /* malloc/new/stack: async copies block */
+    CUXFER_MEMORY_PINNED = 2,   /* cudaHostAlloc or cudaHostRegister */
+    CUXFER_MEMORY_DEVICE = 3,   /* cudaMalloc, cudaMallocPitch */
+    CUXFER_MEMORY_MANAGED = 4   /* cudaMallocManaged */
+} cuxfer_memkind;
+
+/* A word for each kind, for messages. */
+CUXFER_API const char *cuxfer_memkind_name(cuxfer_memkind k)
+{
+    switch (k) {
+    case CUXFER_MEMORY_PAGEABLE: return "pageable host";
+    case CUXFER_MEMORY_PINNED: return "pinned host";
+    case CUXFER_MEMORY_DEVICE: return "device";
+    case CUXFER_MEMORY_MANAGED: return "managed";
+    default: return "unknown";
+    }
+}
+
+/* Classify p with cudaPointerGetAttributes.  The struct is zeroed first
+ * (CUDA 13 added reserved fields), and a failure is cleared from the
+ * runtime's last error so the query never leaves a sticky error behind.
+ * Before CUDA 11 pageable memory made the query fail with
+ * cudaErrorInvalidValue; that answer still means "pageable".  *device, when
+ * not NULL, receives the owning device (-1 for host memory). */
+CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
+{
+    struct cudaPointerAttributes a;
+    cudaError_t err;
+    memset(&a, 0, sizeof a);
+    if (device)
+        *device = -1;
+    err = cudaPointerGetAttributes(&a, p);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return err == cudaErrorInvalidValue && p ? CUXFER_MEMORY_PAGEABLE
+                                                 : CUXFER_MEMORY_UNKNOWN;
+    }
+    switch (a.type) {
+    case cudaMemoryTypeUnregistered: return CUXFER_MEMORY_PAGEABLE;
+    case cudaMemoryTypeHost:
+        return CUXFER_MEMORY_PINNED;
+    case cudaMemoryTypeDevice:
+        if (device)
+            *device = a.device;
+        return CUXFER_MEMORY_DEVICE;
+    case cudaMemoryTypeManaged:
+        if (device)
+            *device = a.device;
+        return CUXFER_MEMORY_MANAGED;
+    default: return CUXFER_MEMORY_UNKNOWN;
+    }
+}
+
+/* Where p's memory lives (one cudaPointerGetAttributes, ~0.1 us). */
+CUXFER_API cuxfer_memkind cuxfer_memory_kind(const void *p)
+{
+    return cuxfer_impl_classify(p, NULL);
+}
+
+/* 1 when p is page-locked host memory (cudaHostAlloc/cudaHostRegister). */
+CUXFER_API int cuxfer_host_is_pinned(const void *p)
+{
+    return cuxfer_impl_classify(p, NULL) == CUXFER_MEMORY_PINNED;
+}
+
+/* The policy named by CUXFER_PAGEABLE, parsed once per process and shared
+ * by every translation unit: 0 = not yet parsed, -1 = unset or invalid,
+ * otherwise a CUXFER_PAGEABLE_* value. */
+CUXFER_IMPL_SHARED int cuxfer_impl_env_policy;
+
+/* "allow" / "warn" / "error" (any case) to a policy; 0 for anything else. */
+CUXFER_API int cuxfer_pageable_policy_parse(const char *s)
+{
+    static const char *const names[] = {"allow", "warn", "error"};
+    size_t i, j;
+    if (!s)
+        return 0;
+    for (i = 0; i < 3; ++i) {
+        for (j = 0; names[i][j]; ++j) {
+            char c = s[j];
+            if (c >= 'A' && c <= 'Z')
+                c = (char)(c - 'A' + 'a');
+            if (c != names[i][j])
+                break;
+        }
+        if (!names[i][j] && !s[j])
+            return (int)i + 1;
+    }
+    return 0;
+}
+
+/* The effective pageable policy of the calling translation unit: the
+ * environment's CUXFER_PAGEABLE when set and valid, else the
+ * CUXFER_PAGEABLE_POLICY this unit was compiled with.  A bad value is
+ * reported once and ignored. */
+CUXFER_API int cuxfer_pageable_policy(void)
+{
+    int p = __atomic_load_n(&cuxfer_impl_env_policy, __ATOMIC_ACQUIRE);
+    if (CUXFER_IMPL_UNLIKELY(p == 0)) {
+        const char *s = getenv("CUXFER_PAGEABLE");
+        p = s ? cuxfer_pageable_policy_parse(s) : -1;
+        if (p == 0) {
+            p = -1;
+            if (__atomic_exchange_n(&cuxfer_impl_env_policy, -1,
+                                    __ATOMIC_ACQ_REL) == 0)
+                CUXFER_LOG("cuxfer: warning: CUXFER_PAGEABLE=%s is not one of "
+                           "allow, warn, error; using the default\n", s);
+        }
+        __atomic_store_n(&cuxfer_impl_env_policy, p, __ATOMIC_RELEASE);
+    }
+    return p > 0 ? p : CUXFER_PAGEABLE_POLICY;
+}
+
+/* Warned-once flags, one per kind of misuse (pageable source, pageable
+ * destination), shared by the whole process. */
+CUXFER_IMPL_SHARED int cuxfer_impl_warned[2];
+
+/* The pageable guard.  `call` names the cuxfer function; src_kind and
+ * dst_kind classify both sides.  A pageable host side facing device or
+ * managed memory is the misuse: under ALLOW nothing happens, under WARN one
+ * line per kind of misuse per process goes to CUXFER_LOG, under ERROR the
+ * copy is refused with cudaErrorInvalidValue and a reason. */
+CUXFER_API cudaError_t cuxfer_impl_guard(const char *call,
+                                         cuxfer_memkind dst_kind,
+                                         cuxfer_memkind src_kind, int policy)
+{
+    int side, dev_dst, dev_src;
+    dev_dst = dst_kind == CUXFER_MEMORY_DEVICE || dst_kind == CUXFER_MEMORY_MANAGED;
+    dev_src = src_kind == CUXFER_MEMORY_DEVICE || src_kind == CUXFER_MEMORY_MANAGED;
+    if (src_kind == CUXFER_MEMORY_PAGEABLE && dev_dst)
+        side = 0;
+    else if (dst_kind == CUXFER_MEMORY_PAGEABLE && dev_src)
+        side = 1;
+    else
+        return cudaSuccess;
+    if (policy == CUXFER_PAGEABLE_ALLOW)
+        return cudaSuccess;
+    if (policy == CUXFER_PAGEABLE_ERROR)
+        return cuxfer_impl_fail(
+            cudaErrorInvalidValue,
+            "%s: the %s is pageable host memory, so the copy would not be "
+            "asynchronous; pin it (cuxfer_host_alloc, cuxfer_host_register) "
+            "or set CUXFER_PAGEABLE=allow",
+            call, side == 0 ? "source" : "destination");
+    if (__atomic_exchange_n(&cuxfer_impl_warned[side], 1, __ATOMIC_ACQ_REL) == 0)
+        CUXFER_LOG("cuxfer: warning: %s: the %s is pageable host memory: the "
+                   "copy blocks the caller and runs at a fraction of the link; "
+                   "pin it (cuxfer_host_alloc, cuxfer_host_register) "
+                   "(CUXFER_PAGEABLE=allow|warn|error; shown once)\n",
+                   call, side == 0 ? "source" : "destination");
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------------
+ * 4. Pinned and managed memory
+ * ------------------------------------------------------------------------ */
+
+/* count * elem_size, refusing zero and overflow with a reason. */
+CUXFER_API cudaError_t cuxfer_impl_bytes(const char *call, size_t count,
+                                         size_t elem_size, size_t *bytes)
+{
+    if (count == 0 || elem_size == 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: count %zu x elem_size %zu is zero bytes",
+                                call, count, elem_size);
+    if (cuxfer_impl_mul(count, elem_size, bytes) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: count %zu x elem_size %zu overflows size_t",
+                                call, count, elem_size);
+    return cudaSuccess;
+}
+
+/* Pinned host memory for count elements of elem_size bytes: the byte count
+ * is computed and overflow-checked here, so "count is bytes, not elements"
+ * cannot go wrong.  flags: cudaHostAllocDefault or any of
+ * cudaHostAllocPortable, cudaHostAllocMapped, cudaHostAllocWriteCombined.
+ * *p is NULL on failure.  Free with cuxfer_host_free. */
+CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
+                                         size_t elem_size, unsigned flags)
+{
+    const unsigned known = cudaHostAllocPortable | cudaHostAllocMapped |
+                           cudaHostAllocWriteCombined;
+    size_t bytes;
+    cudaError_t err;
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_alloc: p is NULL");
+    *p = NULL;
+    if (flags & ~known)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_host_alloc: unknown flags 0x%x", flags & ~known);
+    CUXFER_TRY(cuxfer_impl_bytes("cuxfer_host_alloc", count, elem_size, &bytes));
+    err = cudaHostAlloc(p, bytes, flags);
+    if (err != cudaSuccess) {
+        *p = NULL;
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_host_alloc: cudaHostAlloc of %zu bytes: %s",
+                                bytes, cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
+/* Free memory from cuxfer_host_alloc; NULL is a no-op. */
+CUXFER_API cudaError_t cuxfer_host_free(void *p)
+{
+    return p ? cudaFreeHost(p) : cudaSuccess;
+}
+
+/* Page-lock memory the caller already has (a decoded image, an mmap'd
+ * file), any start and length.  flags: cudaHostRegisterDefault or any of
+ * Portable, Mapped, IoMemory, ReadOnly; ReadOnly only where the device says
+ * cudaDevAttrHostRegisterReadOnlySupported, else cudaErrorNotSupported. */
+CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flags)
+{
+    unsigned known = cudaHostRegisterPortable | cudaHostRegisterMapped |
+                     cudaHostRegisterIoMemory;
+    cudaError_t err;
+#ifdef cudaHostRegisterReadOnly
+    known |= cudaHostRegisterReadOnly;
+#endif
+    if (!p || bytes == 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_host_register: %s", p ? "bytes is 0" : "p is NULL");
+    if ((uintptr_t)p > UINTPTR_MAX - bytes)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_host_register: %p + %zu bytes wraps around",
+                                p, bytes);
+    if (flags & ~known)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_host_register: unknown flags 0x%x", flags & ~known);
+#ifdef cudaHostRegisterReadOnly
+    if (flags & cudaHostRegisterReadOnly) {
+        int dev = cuxfer_impl_current_device(), ro = 0;
+        if (dev < 0 ||
+            cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported,
+                                   dev) != cudaSuccess)
+            (void)cudaGetLastError();
+        if (!ro)
+            return cuxfer_impl_fail(cudaErrorNotSupported,
+                                    "cuxfer_host_register: device %d does not support "
+                                    "cudaHostRegisterReadOnly", dev);
+    }
+#endif
+    err = cudaHostRegister(p, bytes, flags);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_host_register: %p, %zu bytes: %s", p,
+                                bytes, cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
+/* Undo cuxfer_host_register. */
+CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
+{
+    cudaError_t err;
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_unregister: p is NULL");
+    err = cudaHostUnregister(p);
+    if (err != cudaSuccess)
+        (void)cudaGetLastError();
+    return err;
+}
+
+/* The target of cuxfer_prefetch and cuxfer_advise meaning host memory
+ * (cudaCpuDeviceId). */
+#define CUXFER_CPU (-1)
+
+/* concurrentManagedAccess per device, asked once: 0 unknown, 1 yes, 2 no. */
+#define CUXFER_IMPL_MAX_DEVICES 64
+CUXFER_IMPL_SHARED int cuxfer_impl_managed_cap[CUXFER_IMPL_MAX_DEVICES];
+
+/* 1 when the device can prefetch and take advice (concurrentManagedAccess),
+ * 0 when not, asked of the driver once per device. */
+CUXFER_API int cuxfer_managed_concurrent(int device)
+{
+    int v = 0, c;
+    if (device < 0 || device >= CUXFER_IMPL_MAX_DEVICES)
+        return 0;
+    c = __atomic_load_n(&cuxfer_impl_managed_cap[device], __ATOMIC_ACQUIRE);
+    if (c == 0) {
+        if (cudaDeviceGetAttribute(&v, cudaDevAttrConcurrentManagedAccess,
+                                   device) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0; /* not cached: a failed query may be transient */
+        }
+        c = v ? 1 : 2;
+        __atomic_store_n(&cuxfer_impl_managed_cap[device], c, __ATOMIC_RELEASE);
+    }
+    return c == 1;
+}
+
+/* Managed memory for count elements.  flags: cudaMemAttachGlobal (0 means
+ * that) or cudaMemAttachHost.  Refuses to ask for more than the current
+ * device has free: overcommitting managed memory can hang the GPU. */
+CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
+                                            size_t elem_size, unsigned flags)
+{
+    size_t bytes, free_b = 0, total_b = 0;
+    cudaError_t err;
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_managed_alloc: p is NULL");
+    *p = NULL;
+    if (flags == 0)
+        flags = cudaMemAttachGlobal;
+    if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_managed_alloc: flags 0x%x is neither "
+                                "cudaMemAttachGlobal nor cudaMemAttachHost", flags);
+    CUXFER_TRY(cuxfer_impl_bytes("cuxfer_managed_alloc", count, elem_size, &bytes));
+    err = cudaMemGetInfo(&free_b, &total_b);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_managed_alloc: cudaMemGetInfo: %s",
+                                cudaGetErrorName(err));
+    }
+    if (bytes > free_b)
+        return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                "cuxfer_managed_alloc: %zu bytes requested, only %zu "
+                                "free on the device", bytes, free_b);
+    err = cudaMallocManaged(p, bytes, flags);
+    if (err != cudaSuccess) {
+        *p = NULL;
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_managed_alloc: %zu bytes: %s", bytes,
+                                cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
+/* Free managed memory; NULL is a no-op. */
+CUXFER_API cudaError_t cuxfer_managed_free(void *p)
+{
+    return p ? cudaFree(p) : cudaSuccess;
+}
+
+/* Shared checks of prefetch and advise: a managed range, a device able to
+ * act on it.  *dev_out gets the device whose capability decides. */
+CUXFER_API cudaError_t cuxfer_impl_managed_check(const char *call, const void *p,
+                                                 size_t bytes, int target)
+{
+    int dev = target;
+    if (!p || bytes == 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %s", call,
+                                p ? "bytes is 0" : "pointer is NULL");
+    if (target < CUXFER_CPU)
+        return cuxfer_impl_fail(cudaErrorInvalidDevice,
+                                "%s: device %d is neither a device index nor CUXFER_CPU",
+                                call, target);
+    if (cuxfer_memory_kind(p) != CUXFER_MEMORY_MANAGED)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: %p is %s memory, not managed memory", call, p,
+                                cuxfer_memkind_name(cuxfer_memory_kind(p)));
+    if (dev == CUXFER_CPU)
+        dev = cuxfer_impl_current_device();
+    if (!cuxfer_managed_concurrent(dev))
+        return cuxfer_impl_fail(cudaErrorNotSupported,
+                                "%s: device %d has concurrentManagedAccess 0: "
+                                "nothing done, pages migrate on demand",
+                                call, dev);
+    return cudaSuccess;
+}
+
+#if CUDART_VERSION >= 13000
+/* CUDA 13 takes a cudaMemLocation where 11 and 12 took a device number. */
+CUXFER_API struct cudaMemLocation cuxfer_impl_location(int target)
+{
+    struct cudaMemLocation loc;
+    memset(&loc, 0, sizeof loc);
+    if (target == CUXFER_CPU) {
+        loc.type = cudaMemLocationTypeHost;
+        loc.id = 0;
+    } else {
+        loc.type = cudaMemLocationTypeDevice;
+        loc.id = target;
+    }
+    return loc;
+}
+#endif
+
+/* Migrate a managed range to a device or to the CPU (CUXFER_CPU) ahead of
+ * use, on stream s.  Where the device lacks concurrentManagedAccess it does
+ * nothing and returns cudaErrorNotSupported with a reason; a pointer that
+ * is not managed is cudaErrorInvalidValue.  Neither leaves a sticky error. */
+CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
+                                       cudaStream_t s)
+{
+    cudaError_t err;
+    CUXFER_TRY(cuxfer_impl_managed_check("cuxfer_prefetch", p, bytes, target));
+#if CUDART_VERSION >= 13000
+    err = cudaMemPrefetchAsync(p, bytes, cuxfer_impl_location(target), 0, s);
+#else
+    err = cudaMemPrefetchAsync(p, bytes, target == CUXFER_CPU ? cudaCpuDeviceId : target, s);
+#endif
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_prefetch: %s", cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
+/* cudaMemAdvise for a managed range (cudaMemAdviseSetReadMostly,
+ * SetPreferredLocation, SetAccessedBy and their Unset forms) with the
+ * device or CUXFER_CPU; same capability rule as cuxfer_prefetch. */
+CUXFER_API cudaError_t cuxfer_advise(const void *p, size_t bytes,
+                                     enum cudaMemoryAdvise advice, int target)
+{
+    cudaError_t err;
+    CUXFER_TRY(cuxfer_impl_managed_check("cuxfer_advise", p, bytes, target));
+#if CUDART_VERSION >= 13000
+    err = cudaMemAdvise(p, bytes, advice, cuxfer_impl_location(target));
+#else
+    err = cudaMemAdvise(p, bytes, advice, target == CUXFER_CPU ? cudaCpuDeviceId : target);
+#endif
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_advise: %s", cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------------
+ * 5. Geometry: views and ROIs (pure CPU arithmetic, no CUDA call)
+ * ------------------------------------------------------------------------ */
+
+/* The largest element: 64 bytes covers float4x4, double4x2, RGBA64... */
+#define CUXFER_ELEM_MAX 64
+/* cuxfer_view.flags: what cuxfer_view_free releases. */
+#define CUXFER_VIEW_OWNS_DEVICE 1u
+#define CUXFER_VIEW_OWNS_HOST 2u
+
+/* A 2D array in memory: width x height elements of elem_size bytes, rows
+ * pitch bytes apart, starting at ptr, living in `kind` memory (on `device`
+ * for device and managed memory).  Pitch is in bytes, width and height in
+ * elements: the two units the CUDA API mixes are kept apart here. */
+typedef struct cuxfer_view {
+    void *ptr;
+    size_t pitch;     /* bytes from one row to the next, >= width * elem_size */
+    size_t width;     /* elements per row */
+    size_t height;    /* rows */
+    size_t elem_size; /* bytes per element, 1 .. CUXFER_ELEM_MAX */
+    cuxfer_memkind kind;
+    int device;       /* owning device, -1 for host memory */
+    unsigned flags;   /* CUXFER_VIEW_OWNS_* */
+} cuxfer_view;
+
+/* A region of interest, in elements. */
+typedef struct cuxfer_roi {
+    size_t x, y, width, height;
+} cuxfer_roi;
+
+/* Bytes of one row's data (width * elem_size); the view is assumed valid. */
+CUXFER_API size_t cuxfer_view_row_bytes(const cuxfer_view *v)
+{
+    return v->width * v->elem_size;
+}
+
+/* Validate a view's numbers: element size, row bytes within the pitch,
+ * the whole span addressable without wrapping.  Empty views (width or
+ * height 0) are valid.  Returns cudaErrorInvalidPitchValue when the row
+ * does not fit the pitch, cudaErrorInvalidValue otherwise. */
+CUXFER_API cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what)
+{
+    size_t row, span;
+    if (!v)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s view is NULL", what);
+    if (v->elem_size < 1 || v->elem_size > CUXFER_ELEM_MAX)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s elem_size %zu is outside 1..%d", what,
+                                v->elem_size, CUXFER_ELEM_MAX);
+    if (!v->ptr)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s view pointer is NULL", what);
+    if (cuxfer_impl_mul(v->width, v->elem_size, &row) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s width %zu x elem_size %zu overflows size_t", what,
+                                v->width, v->elem_size);
+    if (row > v->pitch)
+        return cuxfer_impl_fail(cudaErrorInvalidPitchValue,
+                                "%s row of %zu bytes (width %zu x elem_size %zu) "
+                                "exceeds pitch %zu", what, row, v->width,
+                                v->elem_size, v->pitch);
+    if (v->width == 0 || v->height == 0)
+        return cudaSuccess;
+    if (cuxfer_impl_mul(v->height - 1, v->pitch, &span) != 0 ||
+        cuxfer_impl_add(span, row, &span) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s height %zu x pitch %zu overflows size_t", what,
+                                v->height, v->pitch);
+    if ((uintptr_t)v->ptr > UINTPTR_MAX - span)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s view of %zu bytes at %p wraps around the "
+                                "address space", what, span, v->ptr);
+    return cudaSuccess;
+}
+
+/* Fill *v from its parts and validate, without classifying the memory. */
+CUXFER_API cudaError_t cuxfer_impl_view_init(cuxfer_view *v, void *ptr, size_t pitch,
+                                             size_t width, size_t height,
+                                             size_t elem_size, cuxfer_memkind kind,
+                                             int device)
+{
+    cuxfer_view t;
+    t.ptr = ptr;
+    t.pitch = pitch;
+    t.width = width;
+    t.height = height;
+    t.elem_size = elem_size;
+    t.kind = kind;
+    t.device = device;
+    t.flags = 0;
+    CUXFER_TRY(cuxfer_view_check(&t, "cuxfer_view_wrap:"));
+    *v = t;
+    return cudaSuccess;
+}
+
+/* A view of memory the caller owns (pinned, device, managed or pageable):
+ * validated, then classified with cudaPointerGetAttributes so copies know
+ * the direction and the pageable guard knows what it guards.
+ * cuxfer_view_free on it releases nothing. */
+CUXFER_API cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
+                                        size_t width, size_t height,
+                                        size_t elem_size)
+{
+    int dev = -1;
+    cuxfer_memkind kind;
+    if (!v)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_wrap: view is NULL");
+    memset(v, 0, sizeof *v);
+    CUXFER_TRY(cuxfer_impl_view_init(v, ptr, pitch, width, height, elem_size,
+                                     CUXFER_MEMORY_UNKNOWN, -1));
+    kind = cuxfer_impl_classify(ptr, &dev);
+    v->kind = kind;
+    v->device = dev;
+    return cudaSuccess;
+}
+
+/* Address of element (x, y), or NULL (with a reason) outside the view. */
+CUXFER_API void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y)
+{
+    if (cuxfer_view_check(v, "cuxfer_view_at:") != cudaSuccess)
+        return NULL;
+    if (x >= v->width || y >= v->height) {
+        (void)cuxfer_impl_fail(cudaErrorInvalidValue,
+                               "cuxfer_view_at: (%zu, %zu) is outside the %zux%zu view",
+                               x, y, v->width, v->height);
+        return NULL;
+    }
+    return (unsigned char *)v->ptr + y * v->pitch + x * v->elem_size;
+}
+
+/* The ROI of v as a view of its own (same memory, same pitch), checked:
+ * x + width <= view width and y + height <= view height, with overflow
+ * caught and the values named in the reason.  The sub-view owns nothing. */
+CUXFER_API cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
+                                       cuxfer_view *sub)
+{
+    size_t end;
+    if (!sub)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_sub: sub is NULL");
+    CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:"));
+    if (cuxfer_impl_add(roi.x, roi.width, &end) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "ROI x %zu + width %zu overflows size_t", roi.x, roi.width);
+    if (end > v->width)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "ROI x+width %zu exceeds view width %zu", end, v->width);
+    if (cuxfer_impl_add(roi.y, roi.height, &end) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "ROI y %zu + height %zu overflows size_t", roi.y, roi.height);
+    if (end > v->height)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "ROI y+height %zu exceeds view height %zu", end, v->height);
+    /* In bounds of a valid view, so y * pitch + x * elem_size cannot
+     * overflow (it is below the view's checked span) - unless the ROI is
+     * empty at the far edge, which still lies within the span. */
+    *sub = *v;
+    sub->ptr = (unsigned char *)v->ptr + roi.y * v->pitch + roi.x * v->elem_size;
+    sub->width = roi.width;
+    sub->height = roi.height;
+    sub->flags = 0;
+    return cudaSuccess;
+}
+
+/* A pitched device array of width x height elements on the current device
+ * (cudaMallocPitch chooses the pitch).  Free with cuxfer_view_free. */
+CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
+                                                size_t height, size_t elem_size)
+{
+    size_t row, pitch = 0;
+    void *p = NULL;
+    cudaError_t err;
+    if (!v)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_alloc_device: view is NULL");
+    memset(v, 0, sizeof *v);
+    if (elem_size < 1 || elem_size > CUXFER_ELEM_MAX)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_view_alloc_device: elem_size %zu is outside 1..%d",
+                                elem_size, CUXFER_ELEM_MAX);
+    if (width == 0 || height == 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_view_alloc_device: %zux%zu is empty", width, height);
+    if (cuxfer_impl_mul(width, elem_size, &row) != 0 ||
+        cuxfer_impl_mul(row, height, &pitch) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_view_alloc_device: %zux%zu x %zu bytes overflows size_t",
+                                width, height, elem_size);
+    err = cudaMallocPitch(&p, &pitch, row, height);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_view_alloc_device: cudaMallocPitch %zu x %zu: %s",
+                                row, height, cudaGetErrorName(err));
+    }
+    CUXFER_TRY(cuxfer_impl_view_init(v, p, pitch, width, height, elem_size,
+                                     CUXFER_MEMORY_DEVICE, cuxfer_impl_current_device()));
+    v->flags = CUXFER_VIEW_OWNS_DEVICE;
+    return cudaSuccess;
+}
+
+/* A pinned host array, rows padded to row_align bytes (a power of two;
+ * 0 or 1 = tightly packed).  Free with cuxfer_view_free. */
+CUXFER_API cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width, size_t height,
+                                              size_t elem_size, size_t row_align)
+{
+    size_t row, pitch, total;
+    void *p = NULL;
+    if (!v)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_alloc_host: view is NULL");
+    memset(v, 0, sizeof *v);
+    if (elem_size < 1 || elem_size > CUXFER_ELEM_MAX)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_view_alloc_host: elem_size %zu is outside 1..%d",
+                                elem_size, CUXFER_ELEM_MAX);
+    if (row_align == 0)
+        row_align = 1;
+    if ((row_align & (row_align - 1)) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_view_alloc_host: row_align %zu is not a power of two",
+                                row_align);
+    if (width == 0 || height == 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_view_alloc_host: %zux%zu is empty", width, height);
+    if (cuxfer_impl_mul(width, elem_size, &row) != 0 ||
+        cuxfer_impl_add(row, row_align - 1, &pitch) != 0 ||
+        cuxfer_impl_mul(pitch & ~(row_align - 1), height, &total) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_view_alloc_host: %zux%zu x %zu bytes (align %zu) "
+                                "overflows size_t", width, height, elem_size, row_align);
+    pitch &= ~(row_align - 1);
+    CUXFER_TRY(cuxfer_host_alloc(&p, total, 1, cudaHostAllocDefault));
+    CUXFER_TRY(cuxfer_impl_view_init(v, p, pitch, width, height, elem_size,
+                                     CUXFER_MEMORY_PINNED, -1));
+    v->flags = CUXFER_VIEW_OWNS_HOST;
+    return cudaSuccess;
+}
+
+/* Release what a cuxfer_view_alloc_* allocated and zero the view; safe on
+ * NULL, on a zeroed view and on wrapped or sub-views (nothing to free). */
+CUXFER_API cudaError_t cuxfer_view_free(cuxfer_view *v)
+{
+    cudaError_t err = cudaSuccess;
+    if (!v)
+        return cudaSuccess;
+    if (v->flags & CUXFER_VIEW_OWNS_DEVICE)
+        err = cudaFree(v->ptr);
+    else if (v->flags & CUXFER_VIEW_OWNS_HOST)
+        err = cudaFreeHost(v->ptr);
+    memset(v, 0, sizeof *v);
+    return err;
+}
+
+/* ------------------------------------------------------------------------
+ * 6. Copies: checked 1D and 2D asynchronous copies
+ * ------------------------------------------------------------------------ */
+
+/* cudaDevAttrMaxPitch per device, asked once (0 = not yet known). */
+CUXFER_IMPL_SHARED size_t cuxfer_impl_max_pitch[CUXFER_IMPL_MAX_DEVICES];
+
+/* The largest pitch cudaMemcpy2D accepts on device dev; 0 when unknown. */
+CUXFER_API size_t cuxfer_device_max_pitch(int dev)
+{
+    int v = 0;
+    size_t c;
+    if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
+        return 0;
+    c = __atomic_load_n(&cuxfer_impl_max_pitch[dev], __ATOMIC_ACQUIRE);
+    if (c)
+        return c;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxPitch, dev) != cudaSuccess || v <= 0) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    __atomic_store_n(&cuxfer_impl_max_pitch[dev], (size_t)v, __ATOMIC_RELEASE);
+    return (size_t)v;
+}
+
+/* Every check of cuxfer_copy2d_async that needs no device: both views
+ * valid, equal extents, pitches within max_pitch (0 = unchecked) when the
+ * copy is really 2D.  Pure arithmetic, so it is tested without a GPU. */
+CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
+                                           const cuxfer_view *src, size_t max_pitch)
+{
+    CUXFER_TRY(cuxfer_view_check(dst, "cuxfer_copy2d_async: dst"));
+    CUXFER_TRY(cuxfer_view_check(src, "cuxfer_copy2d_async: src"));
+    if (dst->width != src->width || dst->height != src->height ||
+        dst->elem_size != src->elem_size)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_copy2d_async: extents differ: dst %zux%zu of "
+                                "%zu-byte elements, src %zux%zu of %zu-byte elements",
+                                dst->width, dst->height, dst->elem_size, src->width,
+                                src->height, src->elem_size);
+    if (max_pitch && src->height > 1) {
+        if (dst->pitch > max_pitch)
+            return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                    "cuxfer_copy2d_async: dst pitch %zu exceeds the "
+                                    "device's maximum pitch %zu", dst->pitch, max_pitch);
+        if (src->pitch > max_pitch)
+            return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                    "cuxfer_copy2d_async: src pitch %zu exceeds the "
+                                    "device's maximum pitch %zu", src->pitch, max_pitch);
+    }
+    return cudaSuccess;
+}
+
+/* A view's recorded kind against what CUDA says of its pointer: a view
+ * built by hand with the wrong kind (or memory freed and reused) is caught
+ * before it reaches the copy engine. */
+CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_view *v,
+                                               cuxfer_memkind actual)
+{
+    if (v->kind == CUXFER_MEMORY_UNKNOWN || actual == CUXFER_MEMORY_UNKNOWN ||
+        v->kind == actual)
+        return cudaSuccess;
+    return cuxfer_impl_fail(cudaErrorInvalidValue,
+                            "cuxfer_copy2d_async: %s view says %s memory but %p is %s memory",
+                            what, cuxfer_memkind_name(v->kind), v->ptr,
+                            cuxfer_memkind_name(actual));
+}
+
+/* Copy src to dst (views of equal extents) on stream s, in whichever
+ * direction their memory implies (cudaMemcpyDefault).  Row bytes come from
+ * the views, never from the caller; both pointers are classified, checked
+ * against the views' kinds and put through the pageable guard; when both
+ * sides are contiguous the copy is one cudaMemcpyAsync. */
+CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
+                                           const cuxfer_view *src, cudaStream_t s)
+{
+    cuxfer_memkind dk, sk;
+    int ddev = -1, sdev = -1, dev;
+    size_t row;
+    cudaError_t err;
+    CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
+    if (src->width == 0 || src->height == 0)
+        return cudaSuccess;
+    dk = cuxfer_impl_classify(dst->ptr, &ddev);
+    sk = cuxfer_impl_classify(src->ptr, &sdev);
+    CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
+    CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, sk));
+    CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy2d_async", dk, sk, cuxfer_pageable_policy()));
+    row = cuxfer_view_row_bytes(src);
+    if ((dst->pitch == row && src->pitch == row) || src->height == 1) {
+        err = cudaMemcpyAsync(dst->ptr, src->ptr, row * src->height, cudaMemcpyDefault, s);
+    } else {
+        dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
+        CUXFER_TRY(cuxfer_copy2d_check(dst, src, cuxfer_device_max_pitch(dev)));
+        err = cudaMemcpy2DAsync(dst->ptr, dst->pitch, src->ptr, src->pitch, row,
+                                src->height, cudaMemcpyDefault, s);
+    }
+#ifdef CUXFER_DEBUG_SYNC
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+#endif
+    return err;
+}
+
+/* Checks of cuxfer_copy_async that need no device: non-NULL pointers, no
+ * wrap-around, no overlap between the two ranges. */
+CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_t bytes)
+{
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (bytes == 0)
+        return cudaSuccess;
+    if (!dst || !src)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_copy_async: %s is NULL",
+                                dst ? "src" : "dst");
+    if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_copy_async: %zu bytes at %p wrap around the "
+                                "address space", bytes, d > UINTPTR_MAX - bytes ? dst : src);
+    if (d < s + bytes && s < d + bytes)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_copy_async: dst %p and src %p overlap (%zu bytes)",
+                                dst, src, bytes);
+    return cudaSuccess;
+}
+
+/* cudaMemcpyAsync with cuxfer's checks: bytes, not elements, in one
+ * argument; direction inferred; the pageable guard applied. */
+CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
+                                         cudaStream_t s)
+{
+    cudaError_t err;
+    if (bytes == 0)
+        return cudaSuccess;
+    CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
+    CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy_async", cuxfer_impl_classify(dst, NULL),
+                                 cuxfer_impl_classify(src, NULL),
+                                 cuxfer_pageable_policy()));
+    err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
+#ifdef CUXFER_DEBUG_SYNC
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+#endif
+    return err;
+}
+
+/* ------------------------------------------------------------------------
+ * 7. Scheduling: stream pools, events and timers, stream dependencies,
+ *    completion callbacks and the latch
+ * ------------------------------------------------------------------------ */
+
+/* Wait arguments: block until done, or return cudaErrorNotReady at once. */
+#define CUXFER_NOWAIT 0
+#define CUXFER_WAIT 1
+/* cuxfer_stream_pool_create flag: ordinary (blocking) streams, which
+ * synchronize with the legacy default stream.  Without it streams are
+ * cudaStreamNonBlocking. */
+#define CUXFER_STREAM_BLOCKING 0x100u
+/* The most streams one pool holds. */
+#define CUXFER_STREAM_POOL_MAX 1024
+
+/* A fixed set of streams on one device.  Round robin (cuxfer_stream_pool_next)
+ * shares streams; a lease (cuxfer_stream_pool_acquire) is exclusive and the
+ * round robin skips leased streams.  All functions but create and destroy
+ * are safe from several host threads. */
+typedef struct cuxfer_stream_pool {
+    cudaStream_t *streams;
+    unsigned char *leased; /* 1 while leased; written under mu, read atomically */
+    int count;
+    int device;            /* device current at creation */
+    int priority;          /* the priority actually used (after clamping) */
+    unsigned flags;        /* cudaStreamNonBlocking or cudaStreamDefault */
+    int owns;              /* 1: the pool created (and destroys) the streams */
+    int leases;            /* streams leased now */
+    unsigned next;         /* round-robin counter */
+    int sync_ready;        /* mu and cv initialized */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} cuxfer_stream_pool;
+
+CUXFER_API cudaError_t cuxfer_impl_pool_init(cuxfer_stream_pool *p, int count)
+{
+    memset(p, 0, sizeof *p);
+    if (count < 1 || count > CUXFER_STREAM_POOL_MAX)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "stream pool count %d is outside 1..%d", count,
+                                CUXFER_STREAM_POOL_MAX);
+    p->streams = (cudaStream_t *)calloc((size_t)count, sizeof *p->streams);
+    p->leased = (unsigned char *)calloc((size_t)count, 1);
+    if (!p->streams || !p->leased) {
+        free(p->streams);
+        free(p->leased);
+        p->streams = NULL;
+        p->leased = NULL;
+        return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                "stream pool: out of host memory for %d streams", count);
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->sync_ready = 1;
+    p->device = cuxfer_impl_current_device();
+    return cudaSuccess;
+}
+
+/* Release a pool; safe on a zeroed pool.  Refuses (cudaErrorNotPermitted)
+ * while streams are leased.  Work already queued still completes: CUDA
+ * releases a destroyed stream once its work is done. */
+CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p)
+{
+    cudaError_t first = cudaSuccess, err;
+    int i;
+    if (!p || !p->streams)
+        return cudaSuccess;
+    if (__atomic_load_n(&p->leases, __ATOMIC_ACQUIRE) > 0)
+        return cuxfer_impl_fail(cudaErrorNotPermitted,
+                                "cuxfer_stream_pool_destroy: %d stream(s) still leased",
+                                p->leases);
+    for (i = 0; p->owns && i < p->count; ++i) {
+        if (!p->streams[i])
+            continue;
+        err = cudaStreamDestroy(p->streams[i]);
+        if (err != cudaSuccess && first == cudaSuccess)
+            first = err;
+    }
+    free(p->streams);
+    free(p->leased);
+    if (p->sync_ready) {
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->cv);
+    }
+    memset(p, 0, sizeof *p);
+    return first;
+}
+
+/* Create `count` streams on the current device.  flags: 0 or
+ * cudaStreamNonBlocking for non-blocking streams, CUXFER_STREAM_BLOCKING
+ * for ordinary ones.  priority is clamped to the device's range
+ * (cudaDeviceGetStreamPriorityRange; lower numbers are more urgent) and the
+ * value used is left in p->priority. */
+CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
+                                                 unsigned flags, int priority)
+{
+    int least = 0, greatest = 0, i;
+    unsigned sflags;
+    cudaError_t err;
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_create: pool is NULL");
+    if (flags & ~(CUXFER_STREAM_BLOCKING | (unsigned)cudaStreamNonBlocking)) {
+        memset(p, 0, sizeof *p);
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_stream_pool_create: unknown flags 0x%x", flags);
+    }
+    CUXFER_TRY(cuxfer_impl_pool_init(p, count));
+    sflags = (flags & CUXFER_STREAM_BLOCKING) ? cudaStreamDefault : cudaStreamNonBlocking;
+    err = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cuxfer_stream_pool_destroy(p);
+        return cuxfer_impl_fail(err, "cuxfer_stream_pool_create: %s", cudaGetErrorName(err));
+    }
+    if (priority > least)
+        priority = least;
+    if (priority < greatest)
+        priority = greatest;
+    p->priority = priority;
+    p->flags = sflags;
+    p->owns = 1;
+    p->count = count;
+    for (i = 0; i < count; ++i) {
+        err = cudaStreamCreateWithPriority(&p->streams[i], sflags, priority);
+        if (err != cudaSuccess) {
+            p->streams[i] = NULL;
+            (void)cudaGetLastError();
+            (void)cuxfer_stream_pool_destroy(p);
+            return cuxfer_impl_fail(err, "cuxfer_stream_pool_create: stream %d of %d: %s",
+                                    i, count, cudaGetErrorName(err));
+        }
+    }
+    return cudaSuccess;
+}
+
+/* A pool over streams the caller created and keeps owning (destroy frees
+ * only the pool).  The streams must be on the current device. */
+CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
+                                               const cudaStream_t *streams, int count)
+{
+    int i, prio = 0;
+    unsigned fl = 0;
+    if (!p || !streams)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_wrap: %s is NULL",
+                                p ? "streams" : "pool");
+    for (i = 0; i < count; ++i)
+        if (!streams[i])
+            return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                    "cuxfer_stream_pool_wrap: streams[%d] is stream 0; "
+                                    "the pool never hands out the default stream", i);
+    CUXFER_TRY(cuxfer_impl_pool_init(p, count));
+    memcpy(p->streams, streams, (size_t)count * sizeof *streams);
+    p->count = count;
+    if (cudaStreamGetPriority(streams[0], &prio) != cudaSuccess ||
+        cudaStreamGetFlags(streams[0], &fl) != cudaSuccess)
+        (void)cudaGetLastError();
+    p->priority = prio;
+    p->flags = fl;
+    return cudaSuccess;
+}
+
+/* The next stream in round-robin order that is not leased, lock-free.
+ * cudaErrorNotReady (with a reason) when every stream is leased: a leased
+ * stream is never shared. */
+CUXFER_API cudaError_t cuxfer_stream_pool_next(cuxfer_stream_pool *p, cudaStream_t *s)
+{
+    int tries, i;
+    if (!p || !s || !p->streams)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_next: %s",
+                                !s ? "stream pointer is NULL" : "empty pool");
+    for (tries = 0; tries < p->count; ++tries) {
+        i = (int)(__atomic_fetch_add(&p->next, 1u, __ATOMIC_RELAXED) % (unsigned)p->count);
+        if (!__atomic_load_n(&p->leased[i], __ATOMIC_ACQUIRE)) {
+            *s = p->streams[i];
+            return cudaSuccess;
+        }
+    }
+    return cuxfer_impl_fail(cudaErrorNotReady,
+                            "cuxfer_stream_pool_next: all %d streams are leased", p->count);
+}
+
+/* Lease a stream for exclusive use until cuxfer_stream_pool_release.  With
+ * CUXFER_NOWAIT an exhausted pool returns cudaErrorNotReady; with
+ * CUXFER_WAIT the caller blocks until a lease is released. */
+CUXFER_API cudaError_t cuxfer_stream_pool_acquire(cuxfer_stream_pool *p, int wait,
+                                                  cudaStream_t *s)
+{
+    int i;
+    if (!p || !s || !p->streams)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_acquire: %s",
+                                !s ? "stream pointer is NULL" : "empty pool");
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        for (i = 0; i < p->count; ++i)
+            if (!p->leased[i])
+                break;
+        if (i < p->count || wait != CUXFER_WAIT)
+            break;
+        pthread_cond_wait(&p->cv, &p->mu);
+    }
+    if (i == p->count) {
+        pthread_mutex_unlock(&p->mu);
+        return cuxfer_impl_fail(cudaErrorNotReady,
+                                "cuxfer_stream_pool_acquire: all %d streams are leased",
+                                p->count);
+    }
+    __atomic_store_n(&p->leased[i], 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&p->leases, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_unlock(&p->mu);
+    *s = p->streams[i];
+    return cudaSuccess;
+}
+
+/* Return a leased stream.  Work queued on it keeps running; the next
+ * holder's work queues behind it. */
+CUXFER_API cudaError_t cuxfer_stream_pool_release(cuxfer_stream_pool *p, cudaStream_t s)
+{
+    int i;
+    if (!p || !p->streams)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_release: empty pool");
+    pthread_mutex_lock(&p->mu);
+    for (i = 0; i < p->count; ++i)
+        if (p->streams[i] == s && p->leased[i])
+            break;
+    if (i == p->count) {
+        pthread_mutex_unlock(&p->mu);
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_stream_pool_release: stream %p is not leased from "
+                                "this pool", (void *)s);
+    }
+    __atomic_store_n(&p->leased[i], 0, __ATOMIC_RELEASE);
+    __atomic_sub_fetch(&p->leases, 1, __ATOMIC_ACQ_REL);
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return cudaSuccess;
+}
+
+/* Wait for every stream of the pool; the first error is returned. */
+CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p)
+{
+    cudaError_t first = cudaSuccess, err;
+    int i;
+    if (!p || !p->streams)
+        return cudaSuccess;
+    for (i = 0; i < p->count; ++i) {
+        err = cudaStreamSynchronize(p->streams[i]);
+        if (err != cudaSuccess && first == cudaSuccess)
+            first = err;
+    }
+    return first;
+}
+
+/* Two events bracketing work on a stream.  Safe from one thread at a time. */
+typedef struct cuxfer_timer {
+    cudaEvent_t start, stop;
+    int state; /* 0 idle, 1 started, 2 stopped */
+} cuxfer_timer;
+
+/* Release a timer's events; safe on a zeroed timer. */
+CUXFER_API cudaError_t cuxfer_timer_destroy(cuxfer_timer *t)
+{
+    cudaError_t e1 = cudaSuccess, e2 = cudaSuccess;
+    if (!t)
+        return cudaSuccess;
+    if (t->start)
+        e1 = cudaEventDestroy(t->start);
+    if (t->stop)
+        e2 = cudaEventDestroy(t->stop);
+    memset(t, 0, sizeof *t);
+    return e1 != cudaSuccess ? e1 : e2;
+}
+
+CUXFER_API cudaError_t cuxfer_timer_create(cuxfer_timer *t)
+{
+    cudaError_t err;
+    if (!t)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_create: timer is NULL");
+    memset(t, 0, sizeof *t);
+    err = cudaEventCreate(&t->start);
+    if (err == cudaSuccess)
+        err = cudaEventCreate(&t->stop);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cuxfer_timer_destroy(t);
+    }
+    return err;
+}
+
+/* Mark the start on stream s. */
+CUXFER_API cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s)
+{
+    if (!t || !t->start)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_start: timer not created");
+    CUXFER_TRY(cudaEventRecord(t->start, s));
+    t->state = 1;
+    return cudaSuccess;
+}
+
+/* Mark the stop on stream s; refused before a start. */
+CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
+{
+    if (!t || !t->stop)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_stop: timer not created");
+    if (t->state == 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_timer_stop: the timer was not started");
+    CUXFER_TRY(cudaEventRecord(t->stop, s));
+    t->state = 2;
+    return cudaSuccess;
+}
+
+/* Milliseconds between start and stop.  It cannot be misread: before the
+ * stop event completed it waits (CUXFER_WAIT) or returns cudaErrorNotReady
+ * (CUXFER_NOWAIT) and sets *ms to NaN; a timer never stopped is refused. */
+CUXFER_API cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms)
+{
+    cudaError_t err;
+    if (!t || !ms)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_ms: %s is NULL",
+                                t ? "ms" : "timer");
+    *ms = NAN;
+    if (t->state != 2)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_ms: the timer %s",
+                                t->state == 0 ? "was not started" : "was not stopped");
+    err = wait == CUXFER_WAIT ? cudaEventSynchronize(t->stop) : cudaEventQuery(t->stop);
+    if (err == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        return err;
+    }
+    if (err != cudaSuccess)
+        return err;
+    return cudaEventElapsedTime(ms, t->start, t->stop);
+}
+
+/* Gigabytes (1e9 bytes) per second for bytes moved in ms; 0 for ms <= 0. */
+CUXFER_API double cuxfer_gbps(size_t bytes, float ms)
+{
+    return ms > 0.0f ? (double)bytes / ((double)ms * 1e6) : 0.0;
+}
+
+/* Events for ordering streams, one per device per thread, made on first use
+ * and kept: cudaStreamWaitEvent captures the event's latest record at the
+ * time of the call, so one event can be re-recorded at once and hot loops
+ * create no events. */
+CUXFER_IMPL_SHARED CUXFER_IMPL_TLS cudaEvent_t cuxfer_impl_order_event[CUXFER_IMPL_MAX_DEVICES];
+
+/* Make `waiter` wait, on the GPU, for everything queued so far on
+ * `signaler` (record + cudaStreamWaitEvent with a timing-free event).  The
+ * host does not block.  Both streams must be on the current device. */
+CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t signaler)
+{
+    int dev = cuxfer_impl_current_device();
+    cudaEvent_t *ev;
+    if (waiter == signaler)
+        return cudaSuccess;
+    if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
+        return cuxfer_impl_fail(cudaErrorInvalidDevice, "cuxfer_stream_wait: no current device");
+    ev = &cuxfer_impl_order_event[dev];
+    if (!*ev)
+        CUXFER_TRY(cudaEventCreateWithFlags(ev, cudaEventDisableTiming));
+    CUXFER_TRY(cudaEventRecord(*ev, signaler));
+    return cudaStreamWaitEvent(waiter, *ev, 0);
+}
+
+/* A fixed set of timing-free events handed out round robin (thread-safe):
+ * for code that keeps events in flight, such as one per queued frame. */
+typedef struct cuxfer_event_pool {
+    cudaEvent_t *events;
+    int count;
+    unsigned next;
+} cuxfer_event_pool;
+
+/* Release the events; safe on a zeroed pool. */
+CUXFER_API cudaError_t cuxfer_event_pool_destroy(cuxfer_event_pool *p)
+{
+    cudaError_t first = cudaSuccess, err;
+    int i;
+    if (!p || !p->events)
+        return cudaSuccess;
+    for (i = 0; i < p->count; ++i) {
+        if (!p->events[i])
+            continue;
+        err = cudaEventDestroy(p->events[i]);
+        if (err != cudaSuccess && first == cudaSuccess)
+            first = err;
+    }
+    free(p->events);
+    memset(p, 0, sizeof *p);
+    return first;
+}
+
+CUXFER_API cudaError_t cuxfer_event_pool_create(cuxfer_event_pool *p, int count)
+{
+    int i;
+    cudaError_t err;
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_event_pool_create: pool is NULL");
+    memset(p, 0, sizeof *p);
+    if (count < 1 || count > 65536)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_event_pool_create: count %d is outside 1..65536", count);
+    p->events = (cudaEvent_t *)calloc((size_t)count, sizeof *p->events);
+    if (!p->events)
+        return cuxfer_impl_fail(cudaErrorMemoryAllocation, "cuxfer_event_pool_create: out of memory");
+    p->count = count;
+    for (i = 0; i < count; ++i) {
+        err = cudaEventCreateWithFlags(&p->events[i], cudaEventDisableTiming);
+        if (err != cudaSuccess) {
+            p->events[i] = NULL;
+            (void)cudaGetLastError();
+            (void)cuxfer_event_pool_destroy(p);
+            return err;
+        }
+    }
+    return cudaSuccess;
+}
+
+/* The next event, round robin.  An event comes back after `count` calls:
+ * size the pool for the events you keep in flight. */
+CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
+{
+    CUXFER_ASSERT(p && p->events);
+    return p->events[__atomic_fetch_add(&p->next, 1u, __ATOMIC_RELAXED) % (unsigned)p->count];
+}
+
+/* Run fn(arg) on a CUDA-internal host thread once everything queued so far
+ * on s is done (cudaLaunchHostFunc; capturable into graphs).  fn must make
+ * no CUDA call and should return quickly: later work on s waits for it, and
+ * all host functions of the process share one thread.  If the stream
+ * fails, fn is never called: wait with a cuxfer_latch to learn of it. */
+CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg)
+{
+    if (!fn)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_complete: fn is NULL");
+    return cudaLaunchHostFunc(s, fn, arg);
+}
+
+/* 1 when s is being captured into a graph (cudaStreamIsCapturing). */
+CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s, &st) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return st == cudaStreamCaptureStatusActive;
+}
+
+/* A producer/consumer hand-off: work queued on a stream signals it (from a
+ * host function, without CUDA calls), a CPU thread waits for it.  The wait
+ * is timed and falls back to cudaEventQuery, so when the stream fails (and
+ * CUDA skips the host function) the waiter gets the stream's error instead
+ * of hanging.  Arm from one thread; wait from any number. */
+typedef struct cuxfer_latch {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    cudaEvent_t event;            /* recorded after the signal, for the fallback */
+    unsigned long long armed;     /* signals queued */
+    unsigned long long fired;     /* signals delivered */
+    int ready;
+} cuxfer_latch;
+
+CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
+{
+    cudaError_t err;
+    if (!l)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_init: latch is NULL");
+    memset(l, 0, sizeof *l);
+    err = cudaEventCreateWithFlags(&l->event, cudaEventDisableTiming);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        l->event = NULL;
+        return err;
+    }
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    l->ready = 1;
+    return cudaSuccess;
+}
+
+/* Release a latch; safe on a zeroed one.  Armed signals must have fired
+ * (wait first): a host function still queued would touch freed memory. */
+CUXFER_API cudaError_t cuxfer_latch_destroy(cuxfer_latch *l)
+{
+    cudaError_t err = cudaSuccess;
+    if (!l || !l->ready)
+        return cudaSuccess;
+    if (l->event)
+        err = cudaEventDestroy(l->event);
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv);
+    memset(l, 0, sizeof *l);
+    return err;
+}
+
+/* The host function behind the latch: no CUDA call, just the hand-off. */
+CUXFER_API void CUDART_CB cuxfer_impl_latch_fire(void *arg)
+{
+    cuxfer_latch *l = (cuxfer_latch *)arg;
+    pthread_mutex_lock(&l->mu);
+    ++l->fired;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* Queue a signal on s after the work queued so far.  Inside graph capture
+ * the fallback event becomes an external event-record node. */
+CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
+{
+    cudaError_t err;
+    if (!l || !l->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_arm: latch not initialized");
+    CUXFER_TRY(cudaLaunchHostFunc(s, cuxfer_impl_latch_fire, l));
+    pthread_mutex_lock(&l->mu);
+    ++l->armed;
+    pthread_mutex_unlock(&l->mu);
+    if (cuxfer_stream_is_capturing(s))
+        err = cudaEventRecordWithFlags(l->event, s, cudaEventRecordExternal);
+    else
+        err = cudaEventRecord(l->event, s);
+    return err;
+}
+
+/* The CLOCK_REALTIME time ms milliseconds from now, for
+ * pthread_cond_timedwait.  Strict ISO C builds without POSIX feature
+ * macros have no clock_gettime: there the deadline is whole seconds from
+ * time(), so waits are coarser (define _POSIX_C_SOURCE=200809L). */
+CUXFER_API void cuxfer_impl_deadline(struct timespec *until, long ms)
+{
+#if defined(CLOCK_REALTIME)
+    clock_gettime(CLOCK_REALTIME, until);
+#else
+    until->tv_sec = time(NULL);
+    until->tv_nsec = 0;
+    if (ms < 1000)
+        ms = 1000;
+#endif
+    until->tv_sec += ms / 1000;
+    until->tv_nsec += (ms % 1000) * 1000000L;
+    if (until->tv_nsec >= 1000000000L) {
+        until->tv_sec += 1;
+        until->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Wait until every armed signal fired, at most timeout_ms (< 0: no limit).
+ * Returns cudaSuccess; cudaErrorNotReady on timeout; or the stream's error
+ * when it failed (the host function was skipped). */
+CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
+{
+    struct timespec until;
+    long waited_ms = 0, step_ms = 1;
+    cudaError_t q;
+    if (!l || !l->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_wait: latch not initialized");
+    pthread_mutex_lock(&l->mu);
+    while (l->fired < l->armed) {
+        cuxfer_impl_deadline(&until, step_ms);
+        if (pthread_cond_timedwait(&l->cv, &l->mu, &until) != ETIMEDOUT)
+            continue;
+        waited_ms += step_ms;
+        /* The signal is late: ask the event whether the stream failed.  The
+         * query is made unlocked so a host function is never held up. */
+        pthread_mutex_unlock(&l->mu);
+        q = cudaEventQuery(l->event);
+        pthread_mutex_lock(&l->mu);
+        if (q != cudaSuccess && q != cudaErrorNotReady) {
+            pthread_mutex_unlock(&l->mu);
+            return cuxfer_impl_fail(q, "cuxfer_latch_wait: the stream failed: %s",
+                                    cudaGetErrorName(q));
+        }
+        if (q == cudaErrorNotReady)
+            (void)cudaGetLastError();
+        if (timeout_ms >= 0 && waited_ms >= timeout_ms) {
+            pthread_mutex_unlock(&l->mu);
+            return cuxfer_impl_fail(cudaErrorNotReady,
+                                    "cuxfer_latch_wait: not signalled within %ld ms",
+                                    timeout_ms);
+        }
+        if (step_ms < 64)
+            step_ms *= 2;
+    }
+    pthread_mutex_unlock(&l->mu);
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------------
+ * 8. Composites: the transfer ring and graph capture
+ * ------------------------------------------------------------------------ */
+
+/* One slot of a ring: a pinned host buffer, a device buffer, a stream and
+ * an event marking the end of the slot's last submission. */
+typedef struct cuxfer_ring_slot {
+    int index;
+    void *host;
+    void *device;
+    size_t host_bytes;
+    size_t device_bytes;
+    cudaStream_t stream;
+    cudaEvent_t done;
+    unsigned long long uses; /* submissions so far */
+    int held;                /* acquired and not yet submitted */
+} cuxfer_ring_slot;
+
+/* Options of cuxfer_ring_create; {0} means the defaults. */
+typedef struct cuxfer_ring_options {
+    unsigned host_flags; /* cuxfer_host_alloc flags (default cudaHostAllocDefault) */
+    int priority;        /* stream priority, clamped as in cuxfer_stream_pool_create */
+} cuxfer_ring_options;
+
+/* What cuxfer_ring_submit queues on the slot's stream, in order; {0} with
+ * only the fields you need.  Offsets and sizes are checked against the
+ * slot's buffers before anything is queued. */
+typedef struct cuxfer_ring_job {
+    size_t h2d_bytes; /* host[0, h2d_bytes) -> device[0, h2d_bytes) first */
+    /* then the caller's work, queued on slot->stream (kernels, 2D copies) */
+    cudaError_t (*work)(const cuxfer_ring_slot *slot, void *arg);
+    void *arg;
+    size_t d2h_bytes; /* device[d2h_device_offset..] -> host[d2h_host_offset..] last */
+    size_t d2h_host_offset;
+    size_t d2h_device_offset;
+} cuxfer_ring_job;
+
+/* N slots used in turn: double buffering when N = 2.  Acquire and submit
+ * are safe from several host threads; slots are handed out in order. */
+typedef struct cuxfer_ring {
+    cuxfer_ring_slot *slots;
+    int count;
+    int device;
+    unsigned long long next; /* index of the next slot to hand out, ever-growing */
+    int sync_ready;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} cuxfer_ring;
+
+/* Wait for every slot's last submission; the first error is returned. */
+CUXFER_API cudaError_t cuxfer_ring_drain(cuxfer_ring *r)
+{
+    cudaError_t first = cudaSuccess, err;
+    int i;
+    if (!r || !r->slots)
+        return cudaSuccess;
+    for (i = 0; i < r->count; ++i) {
+        if (!r->slots[i].done)
+            continue;
+        err = cudaEventSynchronize(r->slots[i].done);
+        if (err != cudaSuccess && first == cudaSuccess)
+            first = err;
+    }
+    return first;
+}
+
+/* Drain and free everything; safe on a zeroed ring. */
+CUXFER_API cudaError_t cuxfer_ring_destroy(cuxfer_ring *r)
+{
+    cudaError_t first;
+    int i;
+    if (!r || !r->slots)
+        return cudaSuccess;
+    first = cuxfer_ring_drain(r);
+    for (i = 0; i < r->count; ++i) {
+        cuxfer_ring_slot *s = &r->slots[i];
+        if (s->done)
+            (void)cudaEventDestroy(s->done);
+        if (s->stream)
+            (void)cudaStreamDestroy(s->stream);
+        if (s->device)
+            (void)cudaFree(s->device);
+        (void)cuxfer_host_free(s->host);
+    }
+    free(r->slots);
+    if (r->sync_ready) {
+        pthread_mutex_destroy(&r->mu);
+        pthread_cond_destroy(&r->cv);
+    }
+    memset(r, 0, sizeof *r);
+    return first;
+}
+
+/* Create `slots` slots on the current device, each with host_bytes of
+ * pinned memory, device_bytes of device memory (either may be 0), a
+ * non-blocking stream and an event.  opt may be NULL. */
+CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host_bytes,
+                                          size_t device_bytes,
+                                          const cuxfer_ring_options *opt)
+{
+    cuxfer_ring_options o;
+    int i, least = 0, greatest = 0, prio;
+    cudaError_t err = cudaSuccess;
+    if (!r)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_create: ring is NULL");
+    memset(r, 0, sizeof *r);
+    memset(&o, 0, sizeof o);
+    if (opt)
+        o = *opt;
+    if (slots < 1 || slots > 1024)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_ring_create: %d slots is outside 1..1024", slots);
+    r->slots = (cuxfer_ring_slot *)calloc((size_t)slots, sizeof *r->slots);
+    if (!r->slots)
+        return cuxfer_impl_fail(cudaErrorMemoryAllocation, "cuxfer_ring_create: out of memory");
+    r->count = slots;
+    r->device = cuxfer_impl_current_device();
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->sync_ready = 1;
+    if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess)
+        (void)cudaGetLastError();
+    prio = o.priority > least ? least : o.priority < greatest ? greatest : o.priority;
+    for (i = 0; i < slots && err == cudaSuccess; ++i) {
+        cuxfer_ring_slot *s = &r->slots[i];
+        s->index = i;
+        s->host_bytes = host_bytes;
+        s->device_bytes = device_bytes;
+        if (host_bytes)
+            err = cuxfer_host_alloc(&s->host, host_bytes, 1, o.host_flags);
+        if (err == cudaSuccess && device_bytes)
+            err = cudaMalloc(&s->device, device_bytes);
+        if (err == cudaSuccess)
+            err = cudaStreamCreateWithPriority(&s->stream, cudaStreamNonBlocking, prio);
+        if (err == cudaSuccess)
+            err = cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming);
+    }
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cuxfer_ring_destroy(r);
+        return cuxfer_impl_fail(err, "cuxfer_ring_create: slot %d: %s", i - 1,
+                                cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
+/* The next slot, in order, once its previous submission has completed: the
+ * CPU can then refill its host buffer (the source of the last upload is no
+ * longer being read) and read the results of its last download.  Blocks
+ * while another thread holds the slot or the GPU still works on it.  On a
+ * failed previous submission returns that error (the slot is still
+ * handed out, so the caller can submit or give it back). */
+CUXFER_API cudaError_t cuxfer_ring_acquire(cuxfer_ring *r, cuxfer_ring_slot **slot)
+{
+    cuxfer_ring_slot *s;
+    cudaError_t err;
+    if (!r || !r->slots || !slot)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_acquire: %s",
+                                slot ? "ring not created" : "slot is NULL");
+    *slot = NULL;
+    pthread_mutex_lock(&r->mu);
+    s = &r->slots[r->next % (unsigned long long)r->count];
+    ++r->next;
+    while (s->held)
+        pthread_cond_wait(&r->cv, &r->mu);
+    s->held = 1;
+    pthread_mutex_unlock(&r->mu);
+    err = cudaEventSynchronize(s->done);
+    *slot = s;
+    return err;
+}
+
+/* Hand a slot back without submitting anything. */
+CUXFER_API cudaError_t cuxfer_ring_release(cuxfer_ring *r, cuxfer_ring_slot *slot)
+{
+    if (!r || !slot || !slot->held)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_release: slot not held");
+    pthread_mutex_lock(&r->mu);
+    slot->held = 0;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return cudaSuccess;
+}
+
+/* Queue the job on the slot's stream (upload, the caller's work,
+ * download), mark its end with the slot's event and give the slot back to
+ * the ring.  Returns before the GPU runs any of it. */
+CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot,
+                                          const cuxfer_ring_job *job)
+{
+    size_t end_h, end_d;
+    cudaError_t err = cudaSuccess, rec;
+    if (!r || !slot || !job || !slot->held)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_submit: %s",
+                                !job ? "job is NULL" : "slot not acquired");
+    if (job->h2d_bytes > slot->host_bytes || job->h2d_bytes > slot->device_bytes)
+        err = cuxfer_impl_fail(cudaErrorInvalidValue,
+                               "cuxfer_ring_submit: h2d_bytes %zu exceeds the slot's "
+                               "buffers (host %zu, device %zu)", job->h2d_bytes,
+                               slot->host_bytes, slot->device_bytes);
+    else if (cuxfer_impl_add(job->d2h_host_offset, job->d2h_bytes, &end_h) != 0 ||
+             cuxfer_impl_add(job->d2h_device_offset, job->d2h_bytes, &end_d) != 0 ||
+             (job->d2h_bytes && (end_h > slot->host_bytes || end_d > slot->device_bytes)))
+        err = cuxfer_impl_fail(cudaErrorInvalidValue,
+                               "cuxfer_ring_submit: d2h of %zu bytes at host offset %zu, "
+                               "device offset %zu exceeds the slot's buffers (host %zu, "
+                               "device %zu)", job->d2h_bytes, job->d2h_host_offset,
+                               job->d2h_device_offset, slot->host_bytes, slot->device_bytes);
+    if (err == cudaSuccess && job->h2d_bytes)
+        err = cudaMemcpyAsync(slot->device, slot->host, job->h2d_bytes,
+                              cudaMemcpyHostToDevice, slot->stream);
+    if (err == cudaSuccess && job->work)
+        err = job->work(slot, job->arg);
+    if (err == cudaSuccess && job->d2h_bytes)
+        err = cudaMemcpyAsync((unsigned char *)slot->host + job->d2h_host_offset,
+                              (unsigned char *)slot->device + job->d2h_device_offset,
+                              job->d2h_bytes, cudaMemcpyDeviceToHost, slot->stream);
+    /* Mark the end even after a failure, so the next acquire of this slot
+     * waits for whatever part was queued. */
+    rec = cudaEventRecord(slot->done, slot->stream);
+    if (err == cudaSuccess)
+        err = rec;
+    ++slot->uses;
+    (void)cuxfer_ring_release(r, slot);
+    return err;
+}
+
+/* A captured stream sequence, instantiated for replay. */
+typedef struct cuxfer_graph {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+} cuxfer_graph;
+
+/* Start capturing the work queued on s (copies, kernels, host functions,
+ * latch signals) instead of running it.  Thread-local capture mode: other
+ * threads' CUDA calls are not disturbed. */
+CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s)
+{
+    if (!s)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_graph_begin: stream 0 (the legacy default "
+                                "stream) cannot be captured");
+    if (cuxfer_stream_is_capturing(s))
+        return cuxfer_impl_fail(cudaErrorIllegalState,
+                                "cuxfer_graph_begin: the stream is already capturing");
+    return cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+}
+
+/* Release a graph; safe on a zeroed one. */
+CUXFER_API cudaError_t cuxfer_graph_destroy(cuxfer_graph *g)
+{
+    cudaError_t e1 = cudaSuccess, e2 = cudaSuccess;
+    if (!g)
+        return cudaSuccess;
+    if (g->exec)
+        e1 = cudaGraphExecDestroy(g->exec);
+    if (g->graph)
+        e2 = cudaGraphDestroy(g->graph);
+    memset(g, 0, sizeof *g);
+    return e1 != cudaSuccess ? e1 : e2;
+}
+
+/* End the capture on s and instantiate it
+ * (cudaGraphInstantiateWithFlags: the same call in CUDA 11.4+, 12, 13).
+ * On failure *g is left zeroed and the capture is over. */
+CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
+{
+    cudaError_t err;
+    if (!g)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_end: graph is NULL");
+    memset(g, 0, sizeof *g);
+    err = cudaStreamEndCapture(s, &g->graph);
+    if (err == cudaSuccess)
+        err = cudaGraphInstantiateWithFlags(&g->exec, g->graph, 0);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cuxfer_graph_destroy(g);
+        return cuxfer_impl_fail(err, "cuxfer_graph_end: %s", cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
+/* Replay the graph on s. */
+CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s)
+{
+    if (!g || !g->exec)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_launch: graph not instantiated");
+    return cudaGraphLaunch(g->exec, s);
+}
+
 
 #ifdef __cplusplus
 } /* extern "C" */

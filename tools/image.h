@@ -1,0 +1,113 @@
+/*
+ * image.h - roicopy's strict netpbm (P5, P6, P7) and raw image I/O.
+ *
+ * Reading is split in two so that every input can be validated before any
+ * memory is allocated or any CUDA call is made:
+ *   image_parse_header()  opens the file, checks the header, the sizes and
+ *                         that the file holds all the pixel bytes;
+ *   image_read_pixels()   reads the pixels straight into the caller's buffer
+ *                         (pinned, with its own row pitch).
+ * Samples stay in the file's byte order in memory (netpbm: big-endian;
+ * raw: host order); image_write_atomic() converts when the output format
+ * wants the other order.  Functions return 0, or -1 with a sentence (not
+ * naming the file: the caller prefixes it) in err.
+ */
+#ifndef ROICOPY_IMAGE_H
+#define ROICOPY_IMAGE_H
+
+#include <stddef.h>
+
+#define IMAGE_ERR_MAX 512
+#define IMAGE_TUPLTYPE_MAX 128
+/* Dimensions must fit in an int; one row must fit in 2^31 bytes, the limit
+ * of the row arithmetic in netpbm and of a signed 32-bit pitch. */
+#define IMAGE_MAX_DIM 2147483647UL
+#define IMAGE_MAX_ROW_BYTES 2147483648UL
+
+typedef enum image_format {
+    IMAGE_PGM = 1, /* P5 */
+    IMAGE_PPM,     /* P6 */
+    IMAGE_PAM,     /* P7 */
+    IMAGE_RAW      /* headerless, described by --raw and --depth */
+} image_format;
+
+typedef struct image_header {
+    image_format format;
+    size_t width, height, channels;
+    size_t bytes;      /* per sample: 1, 2 or 4 */
+    int is_float;      /* raw --depth 32 */
+    int big_endian;    /* samples in memory are big-endian (netpbm 16-bit) */
+    unsigned maxval;   /* 1..65535; raw: 255 or 65535 (0 for float) */
+    char tupltype[IMAGE_TUPLTYPE_MAX]; /* PAM TUPLTYPE, "" when none */
+    long data_offset;  /* where the pixels start in the file */
+    size_t pixel_bytes; /* channels * bytes */
+    size_t row_bytes;   /* width * pixel_bytes */
+    size_t total_bytes; /* height * row_bytes */
+} image_header;
+
+/* What --raw and --depth say about a headerless file. */
+typedef struct image_raw_spec {
+    size_t width, height, channels;
+    int depth; /* 8, 16 or 32 (float) */
+} image_raw_spec;
+
+/* "pgm", "ppm", "pam", "raw" -> format, or 0 when unknown. */
+image_format image_format_from_name(const char *name);
+const char *image_format_name(image_format f);
+/* The usual file extension of a format, without the dot. */
+const char *image_format_ext(image_format f);
+
+/* Fill sizes (pixel, row, total bytes) from width, height, channels and
+ * bytes with overflow checks and the row limit. */
+int image_compute_sizes(image_header *h, char *err, size_t errsz);
+
+/* Parse and validate the header of path.  raw == NULL: the file is netpbm;
+ * otherwise a raw file whose size must be exactly what raw describes. */
+int image_parse_header(const char *path, const image_raw_spec *raw,
+                       image_header *h, char *err, size_t errsz);
+
+/* Read the pixels of a file whose header was parsed into h, row by row
+ * into dst (dst_pitch >= h->row_bytes bytes between rows). */
+int image_read_pixels(const char *path, const image_header *h, void *dst,
+                      size_t dst_pitch, char *err, size_t errsz);
+
+/* The header of the output of a crop: in's samples, the ROI's size, the
+ * format `to` (0 = keep in's).  Checks that `to` can hold the samples:
+ * pgm needs 1 channel, ppm 3, netpbm no float. */
+int image_output_header(const image_header *in, size_t width, size_t height,
+                        image_format to, image_header *out, char *err,
+                        size_t errsz);
+
+/* Write h and the pixels (rows pitch bytes apart, samples in the byte order
+ * h->big_endian says) to a temporary file in path's directory, fsync it and
+ * rename it over path.  On any failure the temporary file is removed and an
+ * existing path is left as it was. */
+int image_write_atomic(const char *path, const image_header *h,
+                       const void *pixels, size_t pitch, char *err,
+                       size_t errsz);
+
+/* Remove the temporary file of a write in progress: for a SIGINT/SIGTERM
+ * handler (async-signal-safe: one unlink()). */
+void image_signal_cleanup(void);
+
+/* CPU reference crop: copy the w x h pixels at (x, y) of src (row pitch
+ * src_pitch) to dst (row pitch dst_pitch).  pixel_bytes per pixel. */
+void image_crop(void *dst, size_t dst_pitch, const void *src,
+                size_t src_pitch, size_t x, size_t y, size_t w, size_t h,
+                size_t pixel_bytes);
+
+/* The first difference between two images of one header's geometry
+ * (width, height, channels, bytes, byte order): its position and both
+ * sample values. */
+typedef struct image_diff {
+    size_t x, y, channel;
+    double expected, got; /* sample values (float samples as floats) */
+} image_diff;
+
+/* Returns 0 when equal, 1 with *d filled at the first difference in row
+ * order. */
+int image_compare(const image_header *h, const void *expected,
+                  size_t expected_pitch, const void *got, size_t got_pitch,
+                  image_diff *d);
+
+#endif

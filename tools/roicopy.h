@@ -1,0 +1,89 @@
+/*
+ * roicopy.h - what roicopy's command line (roicopy.c) hands to its GPU part
+ * (roicopy-gpu.c), and the CPU services the GPU part calls back.
+ *
+ * roicopy.c validates everything - options, output paths, every input
+ * header, every ROI - before roicopy_gpu_run() makes the first CUDA call, so
+ * an error is reported the same with or without a GPU.
+ */
+#ifndef ROICOPY_H
+#define ROICOPY_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "geometry.h"
+#include "image.h"
+
+/* Exit statuses (documented in roicopy.1). */
+enum {
+    RC_OK = 0,     /* success */
+    RC_DIFF = 1,   /* --verify found a difference */
+    RC_USAGE = 2,  /* bad option or argument, ROI that does not fit */
+    RC_INPUT = 3,  /* an input cannot be read or is not a valid image */
+    RC_OUTPUT = 4, /* an output cannot be written */
+    RC_CUDA = 5    /* CUDA or the device failed */
+};
+
+/* cudaMallocPitch rounds rows up to the device's pitch alignment; 512 bytes
+ * on every current GPU.  Only estimates (--dry-run) and the ring's device
+ * slots, which roicopy lays out itself, use it. */
+#define ROICOPY_PITCH_ALIGN 512
+
+typedef struct roicopy_frame {
+    const char *input;
+    char *output;
+    image_header in;  /* the input's header */
+    image_header out; /* the output's header (ROI size, output format) */
+    geom_rect roi;    /* in pixels, inside the input */
+    size_t elem_size; /* bytes of one view element */
+    size_t elem_per_pixel; /* view elements per pixel (1 unless a pixel is
+                              wider than a view element may be) */
+} roicopy_frame;
+
+typedef struct roicopy_plan {
+    roicopy_frame *frames;
+    size_t nframes;
+    int place;                  /* --place/--canvas given */
+    size_t place_x, place_y;    /* in pixels */
+    size_t canvas_w, canvas_h;  /* in pixels */
+    int streams;                /* bands (one input) or ring slots */
+    int streams_given;
+    int pageable, verify, repeat, timing, json, device, quiet;
+    int progress;               /* draw a progress bar on stderr */
+} roicopy_plan;
+
+/* Print "roicopy: FILE: message" (or "roicopy: message" when file is NULL)
+ * on stderr and return status. */
+int roicopy_fail(int status, const char *file, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Read a frame's pixels into dst (row pitch dst_pitch); RC_INPUT with the
+ * message printed on failure. */
+int roicopy_read_frame(const roicopy_frame *f, void *dst, size_t dst_pitch);
+
+/* Finish a frame whose ROI came back into roi (row pitch roi_pitch):
+ * --verify against the CPU crop of image (the whole input, row pitch
+ * image_pitch), then write the output atomically.  Returns RC_OK, RC_DIFF or
+ * RC_OUTPUT, the message printed. */
+int roicopy_finish_frame(const roicopy_plan *p, const roicopy_frame *f,
+                         const void *image, size_t image_pitch, void *roi,
+                         size_t roi_pitch);
+
+/* Redraw the progress bar (when p->progress) after `done` frames. */
+void roicopy_progress(const roicopy_plan *p, size_t done);
+
+/* Write s as a JSON string literal. */
+void roicopy_json_string(FILE *f, const char *s);
+
+/* The device pitch cudaMallocPitch will most likely choose for rows of
+ * row_bytes (rounded up to ROICOPY_PITCH_ALIGN). */
+size_t roicopy_pitch_estimate(size_t row_bytes);
+
+/* The GPU part: run the plan, return an exit status. */
+int roicopy_gpu_run(const roicopy_plan *p);
+
+#endif
