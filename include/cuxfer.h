@@ -475,7 +475,7 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
 {
     const unsigned known = cudaHostAllocPortable | cudaHostAllocMapped |
                            cudaHostAllocWriteCombined;
-    size_t bytes;
+    size_t bytes = 0;
     cudaError_t err;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_alloc: p is NULL");
@@ -590,7 +590,7 @@ CUXFER_API int cuxfer_managed_concurrent(int device)
 CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
                                             size_t elem_size, unsigned flags)
 {
-    size_t bytes, free_b = 0, total_b = 0;
+    size_t bytes = 0, free_b = 0, total_b = 0;
     cudaError_t err;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_managed_alloc: p is NULL");
