@@ -346,6 +346,68 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
     }
 }
 
+/* A per-thread cache of recent classifications for the copy functions:
+ * cudaPointerGetAttributes costs ~0.1 us, which would be most of the
+ * checked-copy overhead for two pointers.  Only pinned, device and managed
+ * answers are kept (a pageable copy is slow anyway, so it is always asked
+ * again), each for at most CUXFER_IMPL_KCACHE_USES lookups, and every
+ * cuxfer free or unregister empties all threads' caches.  The cache only
+ * feeds the pageable guard and the view-kind check: copies never take their
+ * direction from it (they use cudaMemcpyDefault).  So memory freed behind
+ * cuxfer's back and reused at the same address as pageable memory can, for
+ * a bounded number of copies, escape the guard - never be copied wrongly. */
+#define CUXFER_IMPL_KCACHE 8
+#define CUXFER_IMPL_KCACHE_USES 256u
+struct cuxfer_impl_kcache {
+    const void *ptr[CUXFER_IMPL_KCACHE];
+    int kind[CUXFER_IMPL_KCACHE];
+    int dev[CUXFER_IMPL_KCACHE];
+    unsigned uses[CUXFER_IMPL_KCACHE];
+    unsigned gen;
+    unsigned next;
+};
+CUXFER_IMPL_SHARED CUXFER_IMPL_TLS struct cuxfer_impl_kcache cuxfer_impl_kcache;
+CUXFER_IMPL_SHARED unsigned cuxfer_impl_kgen;
+
+/* Forget every thread's cached classifications (after a free). */
+CUXFER_API void cuxfer_impl_kcache_flush(void)
+{
+    __atomic_add_fetch(&cuxfer_impl_kgen, 1u, __ATOMIC_ACQ_REL);
+}
+
+CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device)
+{
+    struct cuxfer_impl_kcache *c = &cuxfer_impl_kcache;
+    unsigned gen = __atomic_load_n(&cuxfer_impl_kgen, __ATOMIC_ACQUIRE);
+    int i, dev = -1;
+    cuxfer_memkind k;
+    if (CUXFER_IMPL_UNLIKELY(c->gen != gen)) {
+        memset(c->ptr, 0, sizeof c->ptr);
+        c->gen = gen;
+    }
+    for (i = 0; i < CUXFER_IMPL_KCACHE; ++i)
+        if (c->ptr[i] == p && p) {
+            if (++c->uses[i] <= CUXFER_IMPL_KCACHE_USES) {
+                if (device)
+                    *device = c->dev[i];
+                return (cuxfer_memkind)c->kind[i];
+            }
+            c->ptr[i] = NULL;
+            break;
+        }
+    k = cuxfer_impl_classify(p, &dev);
+    if (device)
+        *device = dev;
+    if (k == CUXFER_MEMORY_PINNED || k == CUXFER_MEMORY_DEVICE || k == CUXFER_MEMORY_MANAGED) {
+        i = (int)(c->next++ % CUXFER_IMPL_KCACHE);
+        c->ptr[i] = p;
+        c->kind[i] = (int)k;
+        c->dev[i] = dev;
+        c->uses[i] = 0;
+    }
+    return k;
+}
+
 /* Where p's memory lives (one cudaPointerGetAttributes, ~0.1 us). */
 CUXFER_API cuxfer_memkind cuxfer_memory_kind(const void *p)
 {
@@ -497,7 +559,10 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
 /* Free memory from cuxfer_host_alloc; NULL is a no-op. */
 CUXFER_API cudaError_t cuxfer_host_free(void *p)
 {
-    return p ? cudaFreeHost(p) : cudaSuccess;
+    if (!p)
+        return cudaSuccess;
+    cuxfer_impl_kcache_flush();
+    return cudaFreeHost(p);
 }
 
 /* Page-lock memory the caller already has (a decoded image, an mmap'd
@@ -550,6 +615,7 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
     cudaError_t err;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_unregister: p is NULL");
+    cuxfer_impl_kcache_flush();
     err = cudaHostUnregister(p);
     if (err != cudaSuccess)
         (void)cudaGetLastError();
@@ -625,7 +691,10 @@ CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
 /* Free managed memory; NULL is a no-op. */
 CUXFER_API cudaError_t cuxfer_managed_free(void *p)
 {
-    return p ? cudaFree(p) : cudaSuccess;
+    if (!p)
+        return cudaSuccess;
+    cuxfer_impl_kcache_flush();
+    return cudaFree(p);
 }
 
 /* Shared checks of prefetch and advise: a managed range, a device able to
@@ -954,6 +1023,8 @@ CUXFER_API cudaError_t cuxfer_view_free(cuxfer_view *v)
     cudaError_t err = cudaSuccess;
     if (!v)
         return cudaSuccess;
+    if (v->flags & (CUXFER_VIEW_OWNS_DEVICE | CUXFER_VIEW_OWNS_HOST))
+        cuxfer_impl_kcache_flush();
     if (v->flags & CUXFER_VIEW_OWNS_DEVICE)
         err = cudaFree(v->ptr);
     else if (v->flags & CUXFER_VIEW_OWNS_HOST)
@@ -1045,8 +1116,8 @@ CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
     if (src->width == 0 || src->height == 0)
         return cudaSuccess;
-    dk = cuxfer_impl_classify(dst->ptr, &ddev);
-    sk = cuxfer_impl_classify(src->ptr, &sdev);
+    dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
+    sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
     CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
     CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, sk));
     CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy2d_async", dk, sk, cuxfer_pageable_policy()));
@@ -1096,8 +1167,8 @@ CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t byte
     if (bytes == 0)
         return cudaSuccess;
     CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
-    CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy_async", cuxfer_impl_classify(dst, NULL),
-                                 cuxfer_impl_classify(src, NULL),
+    CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy_async", cuxfer_impl_classify_cached(dst, NULL),
+                                 cuxfer_impl_classify_cached(src, NULL),
                                  cuxfer_pageable_policy()));
     err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
 #ifdef CUXFER_DEBUG_SYNC
@@ -1767,6 +1838,7 @@ CUXFER_API cudaError_t cuxfer_ring_destroy(cuxfer_ring *r)
     if (!r || !r->slots)
         return cudaSuccess;
     first = cuxfer_ring_drain(r);
+    cuxfer_impl_kcache_flush();
     for (i = 0; i < r->count; ++i) {
         cuxfer_ring_slot *s = &r->slots[i];
         if (s->done)

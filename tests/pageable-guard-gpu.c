@@ -124,6 +124,34 @@ int main(void)
     }
     is_string("", logbuf, "ERROR: nothing printed");
     is_int(cudaSuccess, cudaGetLastError(), "no sticky error after refusals");
+
+    /* The classification cache never outlives what cuxfer frees, and only
+     * briefly what is freed behind its back. */
+    {
+        unsigned char *buf = (unsigned char *)malloc(N);
+        int i, allowed = 0;
+        fill_pattern(buf, N, 6);
+        GPU_MUST(cuxfer_host_register(buf, N, 0));
+        GPU_OK(cuxfer_copy_async(dev, buf, N, s), "ERROR: registered memory copies");
+        GPU_MUST(cudaStreamSynchronize(s));
+        GPU_OK(cuxfer_host_unregister(buf), "unregister through cuxfer");
+        is_int(cudaErrorInvalidValue, cuxfer_copy_async(dev, buf, N, s),
+               "ERROR: after cuxfer_host_unregister the same pointer is pageable again");
+        GPU_MUST(cudaHostRegister(buf, N, 0));
+        GPU_OK(cuxfer_copy_async(dev, buf, N, s), "registered behind cuxfer's back copies");
+        GPU_MUST(cudaStreamSynchronize(s));
+        GPU_MUST(cudaHostUnregister(buf));
+        for (i = 0; i < 300; ++i) {
+            if (cuxfer_copy_async(dev, buf, 64, s) != cudaSuccess)
+                break;
+            ++allowed;
+        }
+        GPU_MUST(cudaStreamSynchronize(s));
+        ok(allowed <= 256, "unregistered behind cuxfer's back: caught within 256 copies (%d)",
+           allowed);
+        (void)cudaGetLastError();
+        free(buf);
+    }
     policy("warn");
 
     /* ReadOnly registration: works where supported, a clear error where not */
