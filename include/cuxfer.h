@@ -2056,6 +2056,313 @@ CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s
 }
 
 
+/* ------------------------------------------------------------------------
+ * 9. The pinned pool: cached page-locked blocks with bounded waste
+ * ------------------------------------------------------------------------ */
+
+/* cudaHostAlloc of 1 MiB costs ~450 us; a pool hands a freed block out
+ * again in well under a microsecond.  Sizes round up to classes at most
+ * 12.5% apart (exact below 64 bytes), so bytes reserved never exceed 1.125
+ * x bytes requested - power-of-two pools waste up to 2x. */
+#define CUXFER_IMPL_POOL_CLASSES 560
+
+/* One block; handed to the caller as cuxfer_pinned_block. */
+struct cuxfer_impl_pblock {
+    void *ptr;
+    size_t size;       /* class size: bytes reserved */
+    size_t requested;  /* bytes the current holder asked for */
+    cudaEvent_t ready; /* recorded at a stream release; gates reuse */
+    int pending;       /* ready recorded and not yet seen complete */
+    struct cuxfer_impl_pblock *next;
+};
+
+/* cuxfer_pinned_pool_release: nothing on the GPU uses the block. */
+#define CUXFER_POOL_IDLE ((cudaStream_t)0)
+
+/* What cuxfer_pinned_pool_acquire hands out: use ptr for size bytes. */
+typedef struct cuxfer_pinned_block {
+    void *ptr;
+    size_t size;                      /* bytes asked for */
+    struct cuxfer_impl_pblock *impl;  /* the pool's record, for release */
+} cuxfer_pinned_block;
+
+typedef struct cuxfer_pinned_pool_stats {
+    size_t reserved;          /* pinned bytes held, in use or cached */
+    size_t in_use;            /* reserved bytes handed out now */
+    size_t requested;         /* bytes asked for by the blocks in use */
+    size_t peak_reserved;
+    unsigned long long hits;  /* acquires served from the cache */
+    unsigned long long misses;/* acquires that called cudaHostAlloc */
+} cuxfer_pinned_pool_stats;
+
+/* Options of cuxfer_pinned_pool_create; {0} means the defaults. */
+typedef struct cuxfer_pinned_pool_options {
+    size_t cap_bytes; /* most pinned bytes held at once (0: no cap) */
+    unsigned flags;   /* cuxfer_host_alloc flags of every block */
+} cuxfer_pinned_pool_options;
+
+/* A caching allocator of pinned blocks, safe from several host threads. */
+typedef struct cuxfer_pinned_pool {
+    struct cuxfer_impl_pblock **free_lists; /* per class, LIFO */
+    cuxfer_pinned_pool_options opt;
+    cuxfer_pinned_pool_stats stats;
+    int ready;
+    pthread_mutex_t mu;
+} cuxfer_pinned_pool;
+
+/* The class index and class size of n bytes (n >= 1). */
+CUXFER_API int cuxfer_impl_pool_class(size_t n, size_t *class_size)
+{
+    int k = 0;
+    size_t step, c;
+    if (n <= 64) {
+        *class_size = n;
+        return (int)n;
+    }
+    while (((size_t)1 << (k + 1)) <= n)
+        ++k; /* 2^k <= n < 2^(k+1), k >= 6 */
+    step = (size_t)1 << (k - 3);
+    c = (n + step - 1) & ~(step - 1);
+    *class_size = c;
+    if (c == ((size_t)1 << (k + 1)))
+        return 64 + (k + 1 - 6) * 8;
+    return 64 + (k - 6) * 8 + (int)(c / step - 8);
+}
+
+/* The bytes a request of n reserves: exact below 64, else rounded up to a
+ * class at most 12.5% above n. */
+CUXFER_API size_t cuxfer_pinned_pool_class_size(size_t n)
+{
+    size_t c = 0;
+    if (n == 0)
+        return 0;
+    (void)cuxfer_impl_pool_class(n, &c);
+    return c;
+}
+
+/* Free cached blocks until `need` more bytes fit under the cap (need 0:
+ * free every cached block that no copy still reads).  Called locked. */
+CUXFER_API void cuxfer_impl_pool_release_cached(cuxfer_pinned_pool *p, size_t need)
+{
+    int i;
+    for (i = 0; i < CUXFER_IMPL_POOL_CLASSES; ++i) {
+        struct cuxfer_impl_pblock **pp = &p->free_lists[i];
+        while (*pp) {
+            struct cuxfer_impl_pblock *b = *pp;
+            if (need && (!p->opt.cap_bytes || p->stats.reserved + need <= p->opt.cap_bytes))
+                return;
+            if (b->pending && cudaEventQuery(b->ready) != cudaSuccess) {
+                (void)cudaGetLastError();
+                pp = &b->next;
+                continue;
+            }
+            *pp = b->next;
+            p->stats.reserved -= b->size;
+            (void)cudaFreeHost(b->ptr);
+            if (b->ready)
+                (void)cudaEventDestroy(b->ready);
+            free(b);
+        }
+    }
+}
+
+CUXFER_API cudaError_t cuxfer_pinned_pool_create(cuxfer_pinned_pool *p,
+                                                 const cuxfer_pinned_pool_options *opt)
+{
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_pinned_pool_create: pool is NULL");
+    memset(p, 0, sizeof *p);
+    if (opt)
+        p->opt = *opt;
+    if (p->opt.flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped |
+                                   cudaHostAllocWriteCombined))
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_pinned_pool_create: unknown flags 0x%x", p->opt.flags);
+    p->free_lists = (struct cuxfer_impl_pblock **)calloc(CUXFER_IMPL_POOL_CLASSES,
+                                                         sizeof *p->free_lists);
+    if (!p->free_lists)
+        return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                "cuxfer_pinned_pool_create: out of host memory");
+    pthread_mutex_init(&p->mu, NULL);
+    p->ready = 1;
+    return cudaSuccess;
+}
+
+/* A block of at least `bytes` pinned bytes: a cached block of the same
+ * class when one is free and no copy still reads it, else a new one from
+ * cudaHostAlloc (after freeing cached blocks if the cap requires).
+ * cudaErrorMemoryAllocation, with a reason, when the cap cannot be met. */
+CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t bytes,
+                                                  cuxfer_pinned_block *blk)
+{
+    struct cuxfer_impl_pblock **pp, *b;
+    size_t cs;
+    int c;
+    cudaError_t err;
+    if (!p || !p->ready || !blk)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_pinned_pool_acquire: %s",
+                                blk ? "pool not created" : "block is NULL");
+    memset(blk, 0, sizeof *blk);
+    if (bytes == 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_pinned_pool_acquire: 0 bytes");
+    if (bytes > SIZE_MAX / 2)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_pinned_pool_acquire: %zu bytes is too large", bytes);
+    c = cuxfer_impl_pool_class(bytes, &cs);
+    pthread_mutex_lock(&p->mu);
+    for (pp = &p->free_lists[c]; (b = *pp) != NULL; pp = &b->next) {
+        if (b->pending) {
+            if (cudaEventQuery(b->ready) != cudaSuccess) {
+                (void)cudaGetLastError();
+                continue; /* a copy still reads it: not yet */
+            }
+            b->pending = 0;
+        }
+        *pp = b->next;
+        break;
+    }
+    if (b) {
+        p->stats.hits++;
+    } else {
+        if (p->opt.cap_bytes && p->stats.reserved + cs > p->opt.cap_bytes)
+            cuxfer_impl_pool_release_cached(p, cs);
+        if (p->opt.cap_bytes && p->stats.reserved + cs > p->opt.cap_bytes) {
+            size_t held = p->stats.reserved;
+            pthread_mutex_unlock(&p->mu);
+            return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                    "cuxfer_pinned_pool_acquire: %zu bytes (class %zu) would "
+                                    "exceed the cap of %zu bytes (%zu held)",
+                                    bytes, cs, p->opt.cap_bytes, held);
+        }
+        b = (struct cuxfer_impl_pblock *)calloc(1, sizeof *b);
+        err = b ? cudaHostAlloc(&b->ptr, cs, p->opt.flags) : cudaErrorMemoryAllocation;
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            free(b);
+            pthread_mutex_unlock(&p->mu);
+            return cuxfer_impl_fail(err, "cuxfer_pinned_pool_acquire: cudaHostAlloc of %zu "
+                                    "bytes: %s", cs, cudaGetErrorName(err));
+        }
+        b->size = cs;
+        p->stats.misses++;
+        p->stats.reserved += cs;
+        if (p->stats.reserved > p->stats.peak_reserved)
+            p->stats.peak_reserved = p->stats.reserved;
+    }
+    b->requested = bytes;
+    b->next = NULL;
+    p->stats.in_use += b->size;
+    p->stats.requested += bytes;
+    pthread_mutex_unlock(&p->mu);
+    blk->ptr = b->ptr;
+    blk->size = bytes;
+    blk->impl = b;
+    return cudaSuccess;
+}
+
+/* Give a block back.  in_use_by names the stream of a copy that may still
+ * read or write the block: the block is not handed out again until the
+ * work queued so far on that stream completed (event-gated reuse).  Pass
+ * CUXFER_POOL_IDLE when nothing on the GPU uses it any more.  *blk is
+ * zeroed. */
+CUXFER_API cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
+                                                  cuxfer_pinned_block *blk,
+                                                  cudaStream_t in_use_by)
+{
+    struct cuxfer_impl_pblock *b;
+    int c;
+    size_t cs;
+    cudaError_t err = cudaSuccess;
+    if (!p || !p->ready || !blk || !blk->impl)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_pinned_pool_release: %s",
+                                blk && !blk->impl ? "block not acquired" : "pool not created");
+    b = blk->impl;
+    if (in_use_by) {
+        if (!b->ready)
+            err = cudaEventCreateWithFlags(&b->ready, cudaEventDisableTiming);
+        if (err == cudaSuccess)
+            err = cudaEventRecord(b->ready, in_use_by);
+        if (err != cudaSuccess) {
+            /* Cannot prove the copy finished: wait for the stream instead
+             * of risking reuse under a running copy. */
+            (void)cudaGetLastError();
+            (void)cudaStreamSynchronize(in_use_by);
+            b->pending = 0;
+        } else {
+            b->pending = 1;
+        }
+    }
+    c = cuxfer_impl_pool_class(b->size, &cs);
+    pthread_mutex_lock(&p->mu);
+    p->stats.in_use -= b->size;
+    p->stats.requested -= b->requested;
+    b->next = p->free_lists[c];
+    p->free_lists[c] = b;
+    pthread_mutex_unlock(&p->mu);
+    memset(blk, 0, sizeof *blk);
+    return err;
+}
+
+/* Return every cached block that no copy still reads to the system. */
+CUXFER_API cudaError_t cuxfer_pinned_pool_trim(cuxfer_pinned_pool *p)
+{
+    if (!p || !p->ready)
+        return cudaSuccess;
+    pthread_mutex_lock(&p->mu);
+    cuxfer_impl_pool_release_cached(p, 0);
+    pthread_mutex_unlock(&p->mu);
+    cuxfer_impl_kcache_flush();
+    return cudaSuccess;
+}
+
+/* A consistent copy of the pool's counters. */
+CUXFER_API cuxfer_pinned_pool_stats cuxfer_pinned_pool_get_stats(cuxfer_pinned_pool *p)
+{
+    cuxfer_pinned_pool_stats s;
+    memset(&s, 0, sizeof s);
+    if (!p || !p->ready)
+        return s;
+    pthread_mutex_lock(&p->mu);
+    s = p->stats;
+    pthread_mutex_unlock(&p->mu);
+    return s;
+}
+
+/* Free every cached block (waiting for copies that still read them) and
+ * the pool; safe on a zeroed pool.  Blocks still handed out are refused:
+ * cudaErrorNotPermitted, nothing freed. */
+CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
+{
+    int i;
+    if (!p || !p->ready)
+        return cudaSuccess;
+    pthread_mutex_lock(&p->mu);
+    if (p->stats.in_use) {
+        size_t n = p->stats.in_use;
+        pthread_mutex_unlock(&p->mu);
+        return cuxfer_impl_fail(cudaErrorNotPermitted,
+                                "cuxfer_pinned_pool_destroy: %zu bytes still acquired", n);
+    }
+    for (i = 0; i < CUXFER_IMPL_POOL_CLASSES; ++i) {
+        struct cuxfer_impl_pblock *b = p->free_lists[i], *nx;
+        for (; b; b = nx) {
+            nx = b->next;
+            if (b->pending)
+                (void)cudaEventSynchronize(b->ready);
+            if (b->ready)
+                (void)cudaEventDestroy(b->ready);
+            (void)cudaFreeHost(b->ptr);
+            free(b);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    pthread_mutex_destroy(&p->mu);
+    free(p->free_lists);
+    memset(p, 0, sizeof *p);
+    cuxfer_impl_kcache_flush();
+    return cudaSuccess;
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
