@@ -67,6 +67,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------
  * 1. Configuration and version
@@ -2360,6 +2362,544 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
     free(p->free_lists);
     memset(p, 0, sizeof *p);
     cuxfer_impl_kcache_flush();
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------------
+ * 10. The copy planner: narrow rows at link speed
+ * ------------------------------------------------------------------------ */
+
+/* cudaMemcpy2DAsync moves one DMA descriptor per row, so rows of 8 or 16
+ * bytes crawl at 5-10 GB/s while the link does 55.  A plan owns scratch
+ * memory, an auxiliary stream or two and host threads, and moves narrow
+ * rows differently:
+ *   H2D SPAN: the contiguous span that holds the rows goes over the link
+ *     in one 1D copy per chunk, and a device-to-device 2D copy (hundreds of
+ *     GB/s) extracts the rows; chunks alternate between two scratch
+ *     buffers so the link and the extraction overlap.
+ *   D2H PACK: a device-to-device 2D copy packs the rows densely, one 1D
+ *     copy brings them to pinned staging, host threads scatter them into
+ *     the strided destination (the gap bytes between rows are never
+ *     written); chunks pipeline the three stages.
+ *   DIRECT: cudaMemcpy2DAsync, for everything else.
+ * Every strategy is stream-ordered on the caller's stream: the call
+ * returns at once, later work on the stream sees the data. */
+#define CUXFER_PLAN_AUTO 0
+#define CUXFER_PLAN_DIRECT 1
+#define CUXFER_PLAN_SPAN 2
+#define CUXFER_PLAN_PACK 3
+#define CUXFER_PLAN_MAX_THREADS 32
+
+/* Options of cuxfer_plan2d_create; {0} means the defaults. */
+typedef struct cuxfer_plan2d_options {
+    size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB); the
+                           plan holds two on the device and two pinned */
+    int threads;        /* host scatter threads (default: cores, at most 8) */
+    int strategy;       /* CUXFER_PLAN_AUTO, or force one */
+} cuxfer_plan2d_options;
+
+/* When AUTO picks SPAN or PACK: rows of at most this many bytes whose
+ * strided pitch is at most max_ratio x the row, in copies of at least
+ * min_bytes.  Built-in values were measured on an H200 (PCIe Gen5);
+ * cuxfer_plan2d_calibrate measures them on the machine at hand. */
+typedef struct cuxfer_plan2d_tuning {
+    size_t span_max_row;
+    size_t pack_max_row;
+    size_t max_ratio;
+    size_t min_bytes;
+} cuxfer_plan2d_tuning;
+
+struct cuxfer_impl_scatter {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t dpitch, row, rows;
+};
+
+/* Host functions run long after they are queued, so each queued scatter
+ * gets its own record from a ring; a record is reused only after its host
+ * function ran. */
+#define CUXFER_IMPL_PLAN_RECS 256
+struct cuxfer_plan2d;
+struct cuxfer_impl_scatter_rec {
+    struct cuxfer_plan2d *plan;
+    struct cuxfer_impl_scatter job;
+};
+
+typedef struct cuxfer_plan2d {
+    cuxfer_plan2d_options opt;
+    cuxfer_plan2d_tuning tuning;
+    int device;
+    cudaStream_t aux, host;    /* extraction / packing; scatter host functions */
+    void *dscratch[2];         /* device chunk buffers */
+    void *hstage[2];           /* pinned staging (PACK) */
+    cudaEvent_t ev_moved[2], ev_freed[2], ev_fork, ev_join;
+    /* scatter thread pool */
+    pthread_t threads[CUXFER_PLAN_MAX_THREADS];
+    int nthreads;
+    int stop;
+    unsigned long long gen;    /* job generation */
+    int pending;               /* workers still busy on the job */
+    struct cuxfer_impl_scatter job;
+    struct cuxfer_impl_scatter_rec recs[CUXFER_IMPL_PLAN_RECS];
+    unsigned long long rec_next; /* records handed out (enqueueing thread) */
+    unsigned long long rec_done; /* records whose host function ran (atomic) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv_job, cv_done;
+    int ready;
+} cuxfer_plan2d;
+
+/* Rows [from, to) of a scatter job: dense rows of `row` bytes to dst. */
+CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, size_t from,
+                                         size_t to)
+{
+    size_t y;
+    for (y = from; y < to; ++y)
+        memcpy(j->dst + y * j->dpitch, j->src + y * j->row, j->row);
+}
+
+CUXFER_API void *cuxfer_impl_plan_worker(void *arg)
+{
+    cuxfer_plan2d *p = (cuxfer_plan2d *)arg;
+    unsigned long long seen = 0;
+    int me;
+    pthread_mutex_lock(&p->mu);
+    me = p->pending++; /* start-up: index the worker, see create */
+    pthread_cond_signal(&p->cv_done);
+    for (;;) {
+        struct cuxfer_impl_scatter j;
+        size_t parts, from, to;
+        while (!p->stop && p->gen == seen)
+            pthread_cond_wait(&p->cv_job, &p->mu);
+        if (p->stop)
+            break;
+        seen = p->gen;
+        j = p->job;
+        pthread_mutex_unlock(&p->mu);
+        parts = (size_t)p->nthreads + 1; /* the host-function thread helps */
+        from = j.rows * (size_t)(me + 1) / parts;
+        to = j.rows * (size_t)(me + 2) / parts;
+        cuxfer_impl_scatter_rows(&j, from, to);
+        pthread_mutex_lock(&p->mu);
+        if (--p->pending == 0)
+            pthread_cond_signal(&p->cv_done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* The host function of PACK: scatter one staged chunk with every worker
+ * and this (CUDA's host-function) thread.  It makes no CUDA call; later
+ * work on the plan's host stream waits for it. */
+CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
+{
+    struct cuxfer_impl_scatter_rec *r = (struct cuxfer_impl_scatter_rec *)arg;
+    struct cuxfer_plan2d *p = r->plan;
+    struct cuxfer_impl_scatter j = r->job;
+    size_t parts = (size_t)p->nthreads + 1;
+    if (p->nthreads == 0 || j.rows < 64) {
+        cuxfer_impl_scatter_rows(&j, 0, j.rows);
+    } else {
+        pthread_mutex_lock(&p->mu);
+        p->job = j;
+        p->pending = p->nthreads;
+        ++p->gen;
+        pthread_cond_broadcast(&p->cv_job);
+        pthread_mutex_unlock(&p->mu);
+        cuxfer_impl_scatter_rows(&j, 0, j.rows / parts);
+        pthread_mutex_lock(&p->mu);
+        while (p->pending > 0)
+            pthread_cond_wait(&p->cv_done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
+    __atomic_add_fetch(&p->rec_done, 1ull, __ATOMIC_RELEASE);
+}
+
+/* The next scatter record.  When all are queued and not yet run (more
+ * than CUXFER_IMPL_PLAN_RECS chunks in flight) wait for the oldest; a
+ * failed host stream (whose host functions CUDA skips) ends the wait with
+ * its error. */
+CUXFER_API cudaError_t cuxfer_impl_plan_rec(cuxfer_plan2d *p, struct cuxfer_impl_scatter_rec **r)
+{
+    cudaError_t q;
+    while (p->rec_next - __atomic_load_n(&p->rec_done, __ATOMIC_ACQUIRE) >= CUXFER_IMPL_PLAN_RECS) {
+        q = cudaStreamQuery(p->host);
+        if (q != cudaSuccess && q != cudaErrorNotReady)
+            return cuxfer_impl_fail(q, "cuxfer_plan2d_copy_async: the plan's stream failed: %s",
+                                    cudaGetErrorName(q));
+        if (q == cudaErrorNotReady)
+            (void)cudaGetLastError();
+        sched_yield();
+    }
+    *r = &p->recs[p->rec_next++ % CUXFER_IMPL_PLAN_RECS];
+    (*r)->plan = p;
+    return cudaSuccess;
+}
+
+/* Release everything; safe on a zeroed plan.  Waits for the plan's
+ * streams, so copies in flight finish first. */
+CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
+{
+    int i;
+    cudaError_t first = cudaSuccess, err;
+    if (!p || !p->ready)
+        return cudaSuccess;
+    if (p->aux && (err = cudaStreamSynchronize(p->aux)) != cudaSuccess)
+        first = err;
+    if (p->host && (err = cudaStreamSynchronize(p->host)) != cudaSuccess && first == cudaSuccess)
+        first = err;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv_job);
+    pthread_mutex_unlock(&p->mu);
+    for (i = 0; i < p->nthreads; ++i)
+        pthread_join(p->threads[i], NULL);
+    for (i = 0; i < 2; ++i) {
+        if (p->dscratch[i])
+            (void)cudaFree(p->dscratch[i]);
+        (void)cuxfer_host_free(p->hstage[i]);
+        if (p->ev_moved[i])
+            (void)cudaEventDestroy(p->ev_moved[i]);
+        if (p->ev_freed[i])
+            (void)cudaEventDestroy(p->ev_freed[i]);
+    }
+    if (p->ev_fork)
+        (void)cudaEventDestroy(p->ev_fork);
+    if (p->ev_join)
+        (void)cudaEventDestroy(p->ev_join);
+    if (p->aux)
+        (void)cudaStreamDestroy(p->aux);
+    if (p->host)
+        (void)cudaStreamDestroy(p->host);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv_job);
+    pthread_cond_destroy(&p->cv_done);
+    memset(p, 0, sizeof *p);
+    cuxfer_impl_kcache_flush();
+    return first;
+}
+
+/* The H200 defaults (measured with tools/xferbench --calibrate). */
+CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
+{
+    cuxfer_plan2d_tuning t;
+    t.span_max_row = 16;
+    t.pack_max_row = 16;
+    t.max_ratio = 4;
+    t.min_bytes = 1u << 20;
+    return t;
+}
+
+/* Create a plan on the current device: two device chunk buffers, two
+ * pinned staging buffers, two streams, events and the scatter threads -
+ * all the scratch it will ever use, so copies allocate nothing. */
+CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2d_options *opt)
+{
+    int i, n;
+    cudaError_t err = cudaSuccess;
+    long cores;
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_create: plan is NULL");
+    memset(p, 0, sizeof *p);
+    if (opt)
+        p->opt = *opt;
+    if (p->opt.strategy < CUXFER_PLAN_AUTO || p->opt.strategy > CUXFER_PLAN_PACK)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_plan2d_create: strategy %d is unknown", p->opt.strategy);
+    if (p->opt.threads < 0 || p->opt.threads > CUXFER_PLAN_MAX_THREADS)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_plan2d_create: threads %d is outside 0..%d",
+                                p->opt.threads, CUXFER_PLAN_MAX_THREADS);
+    if (p->opt.chunk_bytes == 0)
+        p->opt.chunk_bytes = 8u << 20;
+    if (p->opt.chunk_bytes < 4096)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_plan2d_create: chunk_bytes %zu is below 4096",
+                                p->opt.chunk_bytes);
+    if (p->opt.threads == 0) {
+#ifdef _SC_NPROCESSORS_ONLN
+        cores = sysconf(_SC_NPROCESSORS_ONLN);
+#else
+        cores = 4;
+#endif
+        p->opt.threads = cores > 8 ? 8 : cores < 1 ? 1 : (int)cores;
+    }
+    p->tuning = cuxfer_plan2d_default_tuning();
+    p->device = cuxfer_impl_current_device();
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv_job, NULL);
+    pthread_cond_init(&p->cv_done, NULL);
+    p->ready = 1;
+    for (i = 0; i < 2 && err == cudaSuccess; ++i) {
+        err = cudaMalloc(&p->dscratch[i], p->opt.chunk_bytes);
+        if (err == cudaSuccess)
+            err = cuxfer_host_alloc(&p->hstage[i], p->opt.chunk_bytes, 1, 0);
+        if (err == cudaSuccess)
+            err = cudaEventCreateWithFlags(&p->ev_moved[i], cudaEventDisableTiming);
+        if (err == cudaSuccess)
+            err = cudaEventCreateWithFlags(&p->ev_freed[i], cudaEventDisableTiming);
+    }
+    if (err == cudaSuccess)
+        err = cudaEventCreateWithFlags(&p->ev_fork, cudaEventDisableTiming);
+    if (err == cudaSuccess)
+        err = cudaEventCreateWithFlags(&p->ev_join, cudaEventDisableTiming);
+    if (err == cudaSuccess)
+        err = cudaStreamCreateWithFlags(&p->aux, cudaStreamNonBlocking);
+    if (err == cudaSuccess)
+        err = cudaStreamCreateWithFlags(&p->host, cudaStreamNonBlocking);
+    /* The workers take indexes 0..n-1 as they start (p->pending counts). */
+    n = p->opt.threads - 1; /* CUDA's host-function thread is the last part */
+    for (i = 0; err == cudaSuccess && i < n; ++i) {
+        if (pthread_create(&p->threads[i], NULL, cuxfer_impl_plan_worker, p) != 0)
+            break;
+        ++p->nthreads;
+    }
+    pthread_mutex_lock(&p->mu);
+    while (p->pending < p->nthreads)
+        pthread_cond_wait(&p->cv_done, &p->mu);
+    p->pending = 0;
+    pthread_mutex_unlock(&p->mu);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cuxfer_plan2d_destroy(p);
+        return cuxfer_impl_fail(err, "cuxfer_plan2d_create: %s", cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
+/* The strategy AUTO (or the forced one) takes for this copy.  SPAN needs
+ * host -> device with a strided pinned source; PACK device -> host with a
+ * strided pinned destination; anything else is DIRECT. */
+CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *dst,
+                                    const cuxfer_view *src)
+{
+    size_t row = src->width * src->elem_size, total = row * src->height;
+    int dev_dst = dst->kind == CUXFER_MEMORY_DEVICE, dev_src = src->kind == CUXFER_MEMORY_DEVICE;
+    int h2d = dev_dst && src->kind == CUXFER_MEMORY_PINNED;
+    int d2h = dev_src && dst->kind == CUXFER_MEMORY_PINNED;
+    int want = p->opt.strategy;
+    if (src->height < 2 || row == 0)
+        return CUXFER_PLAN_DIRECT;
+    if (want == CUXFER_PLAN_SPAN)
+        return h2d && src->pitch > row ? CUXFER_PLAN_SPAN : CUXFER_PLAN_DIRECT;
+    if (want == CUXFER_PLAN_PACK)
+        return d2h ? CUXFER_PLAN_PACK : CUXFER_PLAN_DIRECT;
+    if (want == CUXFER_PLAN_DIRECT || total < p->tuning.min_bytes)
+        return CUXFER_PLAN_DIRECT;
+    if (h2d && src->pitch > row && row <= p->tuning.span_max_row &&
+        src->pitch <= p->tuning.max_ratio * row)
+        return CUXFER_PLAN_SPAN;
+    if (d2h && row <= p->tuning.pack_max_row)
+        return CUXFER_PLAN_PACK;
+    return CUXFER_PLAN_DIRECT;
+}
+
+/* SPAN: per chunk, the span of its rows goes up in one 1D copy on the
+ * caller's stream, the extraction runs on the aux stream; two buffers. */
+CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                             const cuxfer_view *src, cudaStream_t s)
+{
+    size_t row = src->width * src->elem_size, per, y, rows, span;
+    int b = 0;
+    per = (p->opt.chunk_bytes - row) / src->pitch + 1; /* rows whose span fits */
+    CUXFER_TRY(cudaEventRecord(p->ev_fork, s));
+    CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_fork, 0));
+    for (y = 0; y < src->height; y += rows, b ^= 1) {
+        rows = src->height - y < per ? src->height - y : per;
+        span = (rows - 1) * src->pitch + row;
+        CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_freed[b], 0));
+        CUXFER_TRY(cudaMemcpyAsync(p->dscratch[b], (const unsigned char *)src->ptr + y * src->pitch,
+                                   span, cudaMemcpyHostToDevice, s));
+        CUXFER_TRY(cudaEventRecord(p->ev_moved[b], s));
+        CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_moved[b], 0));
+        CUXFER_TRY(cudaMemcpy2DAsync((unsigned char *)dst->ptr + y * dst->pitch, dst->pitch,
+                                     p->dscratch[b], src->pitch, row, rows,
+                                     cudaMemcpyDeviceToDevice, p->aux));
+        CUXFER_TRY(cudaEventRecord(p->ev_freed[b], p->aux));
+    }
+    CUXFER_TRY(cudaEventRecord(p->ev_join, p->aux));
+    return cudaStreamWaitEvent(s, p->ev_join, 0);
+}
+
+/* PACK: per chunk, the aux stream packs rows densely on the device, the
+ * caller's stream brings them to pinned staging, the host stream's host
+ * function scatters them; two buffers each. */
+CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                             const cuxfer_view *src, cudaStream_t s)
+{
+    size_t row = src->width * src->elem_size, per = p->opt.chunk_bytes / row, y, rows;
+    struct cuxfer_impl_scatter_rec *rec = NULL;
+    int b = 0;
+    CUXFER_TRY(cudaEventRecord(p->ev_fork, s));
+    CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_fork, 0));
+    CUXFER_TRY(cudaStreamWaitEvent(p->host, p->ev_fork, 0));
+    for (y = 0; y < src->height; y += rows, b ^= 1) {
+        rows = src->height - y < per ? src->height - y : per;
+        /* the device buffer and the staging buffer b are free once the
+         * scatter that last used b is done */
+        CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_freed[b], 0));
+        CUXFER_TRY(cudaMemcpy2DAsync(p->dscratch[b], row,
+                                     (const unsigned char *)src->ptr + y * src->pitch,
+                                     src->pitch, row, rows, cudaMemcpyDeviceToDevice, p->aux));
+        CUXFER_TRY(cudaEventRecord(p->ev_moved[b], p->aux));
+        CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_moved[b], 0));
+        CUXFER_TRY(cudaMemcpyAsync(p->hstage[b], p->dscratch[b], rows * row,
+                                   cudaMemcpyDeviceToHost, s));
+        CUXFER_TRY(cudaEventRecord(p->ev_moved[b], s));
+        CUXFER_TRY(cudaStreamWaitEvent(p->host, p->ev_moved[b], 0));
+        CUXFER_TRY(cuxfer_impl_plan_rec(p, &rec));
+        rec->job.dst = (unsigned char *)dst->ptr + y * dst->pitch;
+        rec->job.src = (const unsigned char *)p->hstage[b];
+        rec->job.dpitch = dst->pitch;
+        rec->job.row = row;
+        rec->job.rows = rows;
+        CUXFER_TRY(cudaLaunchHostFunc(p->host, cuxfer_impl_plan_scatter, rec));
+        CUXFER_TRY(cudaEventRecord(p->ev_freed[b], p->host));
+    }
+    CUXFER_TRY(cudaEventRecord(p->ev_join, p->host));
+    return cudaStreamWaitEvent(s, p->ev_join, 0);
+}
+
+/* cuxfer_copy2d_async with a plan: the same checks and guard, then the
+ * strategy cuxfer_plan2d_choose picks.  Stream-ordered on s.  One copy at
+ * a time per plan: the plan's buffers are reused by the next call only
+ * after the previous copy released them (events), but its chunk records
+ * are not - do not call it from two threads at once. */
+CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                                const cuxfer_view *src, cudaStream_t s)
+{
+    int strategy;
+    cudaError_t err;
+    if (!p || !p->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_copy_async: plan not created");
+    CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
+    strategy = cuxfer_plan2d_choose(p, dst, src);
+    if (strategy == CUXFER_PLAN_DIRECT)
+        return cuxfer_copy2d_async(dst, src, s);
+    /* SPAN and PACK ask only for pinned and device views (choose says so),
+     * so the pageable guard has nothing to say; check the kinds are true. */
+    CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, cuxfer_impl_classify_cached(dst->ptr, NULL)));
+    CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, cuxfer_impl_classify_cached(src->ptr, NULL)));
+    if (strategy == CUXFER_PLAN_PACK && p->hstage[0] && src->width * src->elem_size > p->opt.chunk_bytes)
+        return cuxfer_copy2d_async(dst, src, s);
+    if (strategy == CUXFER_PLAN_SPAN && src->width * src->elem_size > p->opt.chunk_bytes)
+        return cuxfer_copy2d_async(dst, src, s);
+    err = strategy == CUXFER_PLAN_SPAN ? cuxfer_impl_plan_span(p, dst, src, s)
+                                       : cuxfer_impl_plan_pack(p, dst, src, s);
+#ifdef CUXFER_DEBUG_SYNC
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+#endif
+    return err;
+}
+
+/* Median GB/s (of ROI bytes) of `reps` runs of one copy; helper of
+ * cuxfer_plan2d_calibrate.  strategy 0 = plain cuxfer_copy2d_async. */
+CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
+                                             const cuxfer_view *dst, const cuxfer_view *src,
+                                             cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1,
+                                             double *gbps)
+{
+    float ms[5], t;
+    int r, i, j, saved = p->opt.strategy;
+    p->opt.strategy = strategy;
+    for (r = -1; r < 5; ++r) {
+        CUXFER_TRY(cudaEventRecord(e0, s));
+        CUXFER_TRY(strategy ? cuxfer_plan2d_copy_async(p, dst, src, s)
+                            : cuxfer_copy2d_async(dst, src, s));
+        CUXFER_TRY(cudaEventRecord(e1, s));
+        CUXFER_TRY(cudaEventSynchronize(e1));
+        if (r >= 0)
+            CUXFER_TRY(cudaEventElapsedTime(&ms[r], e0, e1));
+    }
+    p->opt.strategy = saved;
+    for (i = 1; i < 5; ++i) /* insertion sort, then the median */
+        for (j = i; j > 0 && ms[j - 1] > ms[j]; --j) {
+            t = ms[j];
+            ms[j] = ms[j - 1];
+            ms[j - 1] = t;
+        }
+    *gbps = cuxfer_gbps(src->width * src->elem_size * src->height, ms[2]);
+    return cudaSuccess;
+}
+
+/* Measure, on this machine, up to which row width SPAN and PACK beat the
+ * direct 2D copy by at least 10% (strided pitch 2 x row, 8 MiB of rows),
+ * and store the result in p->tuning (also in *out when not NULL).  It
+ * allocates and frees its own test buffers and takes about a second;
+ * run it once at start-up, not per copy.  `report`, when not NULL, is
+ * called with each measurement (row bytes, direction 0 = H2D, raw GB/s,
+ * planned GB/s). */
+CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
+                                               cuxfer_plan2d_tuning *out,
+                                               void (*report)(size_t row, int d2h, double raw,
+                                                              double planned, void *arg),
+                                               void *arg)
+{
+    static const size_t rows_b[] = {1, 2, 4, 8, 16, 32, 64, 128};
+    const size_t total = 8u << 20;
+    cuxfer_view hv, dv;
+    void *h = NULL, *d = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    cuxfer_plan2d_tuning t;
+    size_t i;
+    int span_ok = 1, pack_ok = 1;
+    cudaError_t err;
+    if (!p || !p->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_calibrate: plan not created");
+    t = p->tuning;
+    t.span_max_row = 0;
+    t.pack_max_row = 0;
+    err = cuxfer_host_alloc(&h, 2 * total, 1, 0);
+    if (err == cudaSuccess)
+        err = cudaMalloc(&d, total);
+    if (err == cudaSuccess)
+        err = cudaEventCreate(&e0);
+    if (err == cudaSuccess)
+        err = cudaEventCreate(&e1);
+    if (err == cudaSuccess)
+        memset(h, 0x3c, 2 * total);
+    for (i = 0; err == cudaSuccess && i < sizeof rows_b / sizeof rows_b[0]; ++i) {
+        size_t w = rows_b[i], ht = total / w;
+        double raw = 0, plan = 0;
+        err = cuxfer_impl_view_init(&hv, h, 2 * w, w, ht, 1, CUXFER_MEMORY_PINNED, -1);
+        if (err == cudaSuccess)
+            err = cuxfer_impl_view_init(&dv, d, w, w, ht, 1, CUXFER_MEMORY_DEVICE, p->device);
+        if (err == cudaSuccess)
+            err = cuxfer_impl_plan_time(p, 0, &dv, &hv, s, e0, e1, &raw);
+        if (err == cudaSuccess)
+            err = cuxfer_impl_plan_time(p, CUXFER_PLAN_SPAN, &dv, &hv, s, e0, e1, &plan);
+        if (err != cudaSuccess)
+            break;
+        if (report)
+            report(w, 0, raw, plan, arg);
+        if (span_ok && plan >= 1.1 * raw)
+            t.span_max_row = w;
+        else
+            span_ok = 0;
+        err = cuxfer_impl_plan_time(p, 0, &hv, &dv, s, e0, e1, &raw);
+        if (err == cudaSuccess)
+            err = cuxfer_impl_plan_time(p, CUXFER_PLAN_PACK, &hv, &dv, s, e0, e1, &plan);
+        if (err != cudaSuccess)
+            break;
+        if (report)
+            report(w, 1, raw, plan, arg);
+        if (pack_ok && plan >= 1.1 * raw)
+            t.pack_max_row = w;
+        else
+            pack_ok = 0;
+    }
+    if (e0)
+        (void)cudaEventDestroy(e0);
+    if (e1)
+        (void)cudaEventDestroy(e1);
+    if (d)
+        (void)cudaFree(d);
+    (void)cuxfer_host_free(h);
+    if (err != cudaSuccess)
+        return err;
+    p->tuning = t;
+    if (out)
+        *out = t;
     return cudaSuccess;
 }
 
