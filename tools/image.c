@@ -367,6 +367,13 @@ static int pam_field(const char *key, const char *val, unsigned long *vals,
         seen[i] = 1;
         return pam_value(key, val, max[i], &vals[i], err, errsz);
     }
+    for (i = 0; key[i]; ++i)
+        if ((unsigned char)key[i] < 32 || (unsigned char)key[i] > 126) {
+            /* Pixel bytes where a header line should be. */
+            say(err, errsz, "bad PAM header: no ENDHDR line before the "
+                "binary data");
+            return -1;
+        }
     say(err, errsz, "bad PAM header: unknown keyword \"%.40s\"", key);
     return -1;
 }

@@ -22,7 +22,7 @@
 /* Dimensions must fit in an int; one row must fit in 2^31 bytes, the limit
  * of the row arithmetic in netpbm and of a signed 32-bit pitch. */
 #define IMAGE_MAX_DIM 2147483647UL
-#define IMAGE_MAX_ROW_BYTES 2147483648UL
+#define IMAGE_MAX_ROW_BYTES 2147483647UL
 
 typedef enum image_format {
     IMAGE_PGM = 1, /* P5 */

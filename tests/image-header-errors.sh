@@ -1,0 +1,59 @@
+#!/bin/sh
+# Bad inputs (exit 3): every class of broken header or file gives one line
+# "roicopy: FILE: what is wrong", found before any CUDA call; no output or
+# temporary file appears and an existing output keeps its bytes.
+. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+
+IN="$T/in"
+mkdir "$IN"
+E="$EXISTING"
+
+# bad NAME 'printf format of the header' PIXEL_BYTES 'message' 'description'
+bad() {
+    printf "$2" >"$IN/$1"
+    head -c "$3" /dev/zero >>"$IN/$1"
+    EXPECT_PREFIX="roicopy: $IN/$1: "
+    expect_error 3 "$4" "$5" -- "$IN/$1" "$E"
+    EXPECT_PREFIX=
+}
+
+bad magic.pgm 'P9\n2 2\n255\n' 4 "bad magic" "bad magic"
+bad png.pgm '\211PNG\r\n\032\n' 16 "bad magic" "a PNG file"
+bad plain.pgm 'P2\n2 2\n255\n' 8 "plain or bitmap netpbm (P2) is not supported" "plain (ASCII) PGM"
+bad empty.pgm '' 0 "empty file" "empty file"
+bad zero-width.pgm 'P5\n0 2\n255\n' 0 "zero dimension (0x2)" "zero width"
+bad zero-height.ppm 'P6\n2 0\n255\n' 0 "zero dimension (2x0)" "zero height"
+bad negative.pgm 'P5\n2 -2\n255\n' 4 "negative height" "negative height"
+bad oversize.pgm 'P5\n99999999999 2\n255\n' 4 "width is too large" "oversize width"
+bad wide-row.ppm 'P6\n1000000000 1\n255\n' 4 "too long" "row bytes beyond 2^31"
+bad overflow.pam 'P7\nWIDTH 2147483647\nHEIGHT 2147483647\nDEPTH 2147483647\nMAXVAL 65535\nENDHDR\n' 4 "too long" "width x channels x bytes overflow"
+bad huge.pgm 'P5\n2147483647 2147483647\n255\n' 4 "truncated pixel data" "4.6e18-byte image in a tiny file"
+bad maxval0.pgm 'P5\n2 2\n0\n' 4 "maxval 0 is out of range" "maxval 0"
+bad maxval-big.pgm 'P5\n2 2\n65536\n' 8 "maxval 65536 is out of range" "maxval above 65535"
+bad no-endhdr.pam 'P7\nWIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\n' 4 "no ENDHDR" "PAM without ENDHDR"
+bad depth0.pam 'P7\nWIDTH 2\nHEIGHT 2\nDEPTH 0\nMAXVAL 255\nENDHDR\n' 4 "DEPTH is 0" "PAM with DEPTH 0"
+bad no-width.pam 'P7\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4 "no WIDTH line" "PAM without WIDTH"
+bad truncated.pgm 'P5\n# a comment\n4 4\n255\n' 15 "truncated pixel data" "pixel data one byte short"
+bad truncated16.pgm 'P5\n4 4\n65535\n' 31 "truncated pixel data" "16-bit pixel data one byte short"
+bad truncated.pam 'P7\nWIDTH 3\nHEIGHT 3\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n' 35 "truncated pixel data" "PAM pixel data short"
+
+head -c 4455 /dev/zero >"$IN/short.raw"
+expect_error 3 "raw file is 4455 bytes but --raw 45x33x3 --depth 16 needs 8910" \
+    "raw file size disagreeing with --raw" -- --raw 45x33x3 --depth 16 "$IN/short.raw" "$E"
+expect_error 3 "raw file is 4455 bytes but --raw 45x34x3 --depth 8 needs 4590" \
+    "raw file one row short" -- --raw 45x34x3 "$IN/short.raw" "$E"
+expect_error 3 "roicopy: $IN/none.pgm: No such file or directory" "missing input" -- "$IN/none.pgm" "$E"
+mkdir "$IN/dir.pgm"
+expect_error 3 "roicopy: $IN/dir.pgm: is a directory" "a directory as input" -- "$IN/dir.pgm" "$E"
+expect_error 3 "roicopy: /dev/null: is not a regular file" "a device as input" -- /dev/null "$E"
+cp "$SAMPLES/gray-97x61.pgm" "$IN/locked.pgm"
+chmod 000 "$IN/locked.pgm"
+if cat "$IN/locked.pgm" >/dev/null 2>&1; then
+    skip_one "unreadable input: this user reads any file (root)"
+else
+    expect_error 3 "roicopy: $IN/locked.pgm: Permission denied" "unreadable input" -- "$IN/locked.pgm" "$E"
+fi
+# With several inputs, the bad one is named and nothing is written.
+expect_error 3 "roicopy: $IN/magic.pgm: bad magic" "a bad frame among good ones" \
+    -- "$SAMPLES/gray-97x61.pgm" "$IN/magic.pgm" -o "$OUT"
+finish

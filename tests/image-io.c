@@ -1,0 +1,427 @@
+/* roicopy's image reader and writer, without a GPU: every bad header is
+ * refused with the right sentence; what is written reads back the same in
+ * every format and depth, with 16-bit samples in the right byte order; a
+ * failed atomic write leaves the old output and no temporary file; the CPU
+ * crop and the compare (the --verify reference) find the first difference. */
+#include "tap.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../tools/image.h"
+
+static char dir[64];
+static char err[IMAGE_ERR_MAX];
+
+static const char *path_of(const char *name)
+{
+    static char p[256];
+    (void)snprintf(p, sizeof p, "%s/%s", dir, name);
+    return p;
+}
+
+static void put_file(const char *name, const void *data, size_t n)
+{
+    FILE *f = fopen(path_of(name), "wb");
+    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0)
+        bail("cannot write %s", path_of(name));
+}
+
+/* A header followed by `pixels` bytes of pattern. */
+static void put_image(const char *name, const char *header, size_t pixels)
+{
+    size_t hn = strlen(header), i;
+    unsigned char *buf = (unsigned char *)malloc(hn + pixels + 1);
+    if (!buf)
+        bail("out of memory");
+    memcpy(buf, header, hn);
+    for (i = 0; i < pixels; ++i)
+        buf[hn + i] = (unsigned char)(i * 7 + 3);
+    put_file(name, buf, hn + pixels);
+    free(buf);
+}
+
+static void bad_header(const char *name, const char *header, size_t pixels,
+                       const char *why)
+{
+    image_header h;
+    int rc;
+    put_image(name, header, pixels);
+    err[0] = '\0';
+    rc = image_parse_header(path_of(name), NULL, &h, err, sizeof err);
+    if (!ok(rc == -1 && strstr(err, why) != NULL, "%s: refused (%s)", name,
+            why))
+        diag("  rc %d, message \"%s\"", rc, err);
+}
+
+static void good_header(const char *name, const char *header, size_t pixels,
+                        size_t w, size_t hgt, size_t c, size_t bytes)
+{
+    image_header h;
+    int rc;
+    put_image(name, header, pixels);
+    err[0] = '\0';
+    rc = image_parse_header(path_of(name), NULL, &h, err, sizeof err);
+    if (!ok(rc == 0 && h.width == w && h.height == hgt && h.channels == c &&
+                h.bytes == bytes && h.data_offset == (long)strlen(header),
+            "%s: %lux%lux%lu, %lu-byte samples, pixels at %lu", name,
+            (unsigned long)w, (unsigned long)hgt, (unsigned long)c,
+            (unsigned long)bytes, (unsigned long)strlen(header)))
+        diag("  rc %d, message \"%s\"", rc, err);
+}
+
+static void test_headers(void)
+{
+    good_header("ok.pgm", "P5\n3 2\n255\n", 6, 3, 2, 1, 1);
+    good_header("comments.pgm", "P5 # c1\n#c2\n3#c3\n 2\n#c4\n255\n", 6, 3, 2,
+                1, 1);
+    good_header("ok16.ppm", "P6\n2 2\n65535\n", 24, 2, 2, 3, 2);
+    good_header("maxval1.pgm", "P5 1 1 1 ", 1, 1, 1, 1, 1);
+    good_header("ok.pam", "P7\n# c\nWIDTH 2\nHEIGHT 1\nDEPTH 5\nMAXVAL 300\n"
+                "TUPLTYPE X\nTUPLTYPE Y\nENDHDR\n", 20, 2, 1, 5, 2);
+    bad_header("empty.pgm", "", 0, "empty file");
+    bad_header("magic.pgm", "P9\n1 1\n255\n", 1, "bad magic");
+    bad_header("png.pgm", "\x89PNG\r\n", 8, "bad magic");
+    bad_header("plain.pgm", "P2\n1 1\n255\n", 4, "P2) is not supported");
+    bad_header("zero-w.pgm", "P5\n0 4\n255\n", 0, "zero dimension");
+    bad_header("zero-h.ppm", "P6\n4 0\n255\n", 0, "zero dimension");
+    bad_header("neg.pgm", "P5\n-4 4\n255\n", 16, "negative width");
+    bad_header("huge.pgm", "P5\n99999999999 4\n255\n", 16, "width is too large");
+    bad_header("wide.ppm", "P6\n2000000000 1\n255\n", 16, "too long");
+    bad_header("overflow.pam", "P7\nWIDTH 2147483647\nHEIGHT 2147483647\n"
+               "DEPTH 2147483647\nMAXVAL 65535\nENDHDR\n", 16, "too long");
+    bad_header("total.pgm", "P5\n2147483647 2147483647\n255\n", 16,
+               "truncated pixel data");
+    bad_header("maxval0.pgm", "P5\n1 1\n0\n", 1, "maxval 0 is out of range");
+    bad_header("maxval-big.pgm", "P5\n1 1\n65536\n", 2,
+               "maxval 65536 is out of range");
+    bad_header("no-sep.pgm", "P5\n1 1\n255", 0, "followed by one whitespace");
+    bad_header("letters.pgm", "P5\nab 1\n255\n", 1, "expected width");
+    bad_header("short.pgm", "P5\n4 4\n255\n", 15, "truncated pixel data");
+    bad_header("short16.pgm", "P5\n4 4\n65535\n", 31, "truncated pixel data");
+    bad_header("no-header.pgm", "P5\n4", 0, "truncated header");
+    bad_header("no-endhdr.pam", "P7\nWIDTH 1\nHEIGHT 1\nDEPTH 1\nMAXVAL 255\n",
+               1, "no ENDHDR");
+    bad_header("depth0.pam", "P7\nWIDTH 1\nHEIGHT 1\nDEPTH 0\nMAXVAL 255\n"
+               "ENDHDR\n", 1, "DEPTH is 0");
+    bad_header("no-depth.pam", "P7\nWIDTH 1\nHEIGHT 1\nMAXVAL 255\nENDHDR\n",
+               1, "no DEPTH");
+    bad_header("twice.pam", "P7\nWIDTH 1\nWIDTH 1\nHEIGHT 1\nDEPTH 1\n"
+               "MAXVAL 255\nENDHDR\n", 1, "WIDTH given twice");
+    bad_header("unknown.pam", "P7\nWIDTH 1\nHEIGHT 1\nDEPTH 1\nMAXVAL 255\n"
+               "COLOR red\nENDHDR\n", 1, "unknown keyword \"COLOR\"");
+    bad_header("junk.pam", "P7\nWIDTH 1x\nHEIGHT 1\nDEPTH 1\nMAXVAL 255\n"
+               "ENDHDR\n", 1, "junk after WIDTH");
+    bad_header("maxval0.pam", "P7\nWIDTH 1\nHEIGHT 1\nDEPTH 1\nMAXVAL 0\n"
+               "ENDHDR\n", 1, "maxval 0 is out of range");
+    bad_header("short.pam", "P7\nWIDTH 2\nHEIGHT 2\nDEPTH 4\nMAXVAL 255\n"
+               "ENDHDR\n", 15, "truncated pixel data");
+}
+
+static void test_inputs(void)
+{
+    image_header h;
+    image_raw_spec raw = {4, 3, 2, 16};
+    ok(image_parse_header(path_of("missing.pgm"), NULL, &h, err,
+                          sizeof err) == -1 &&
+           strstr(err, "No such file"), "a missing input is named as such");
+    ok(image_parse_header(dir, NULL, &h, err, sizeof err) == -1 &&
+           strstr(err, "is a directory"), "a directory is refused");
+    ok(image_parse_header("/dev/null", NULL, &h, err, sizeof err) == -1 &&
+           strstr(err, "not a regular file"), "a device is refused");
+    put_image("ok.raw", "", 48);
+    ok(image_parse_header(path_of("ok.raw"), &raw, &h, err, sizeof err) == 0 &&
+           h.total_bytes == 48 && h.bytes == 2 && h.format == IMAGE_RAW,
+       "raw 4x3x2 at 16 bits is 48 bytes");
+    raw.depth = 8;
+    ok(image_parse_header(path_of("ok.raw"), &raw, &h, err, sizeof err) ==
+               -1 && strstr(err, "is 48 bytes but") && strstr(err, "needs 24"),
+       "raw size disagreeing with --raw is refused");
+    raw.depth = 32;
+    ok(image_parse_header(path_of("ok.raw"), &raw, &h, err, sizeof err) ==
+               -1 && strstr(err, "needs 96"),
+       "raw too short for --depth 32 is refused");
+}
+
+/* Write h (pixels p, tight) to name, check the file's first bytes, read it
+ * back and compare. */
+static void round_trip(const char *name, image_header *h, const void *p,
+                       const char *head)
+{
+    size_t head_len = strlen(head);
+    image_header back;
+    unsigned char file[512], got[256];
+    FILE *f;
+    size_t n;
+    image_diff d;
+    image_raw_spec raw;
+    if (image_compute_sizes(h, err, sizeof err))
+        bail("%s: %s", name, err);
+    ok(image_write_atomic(path_of(name), h, p, h->row_bytes, err,
+                          sizeof err) == 0, "%s: written", name);
+    f = fopen(path_of(name), "rb");
+    n = f ? fread(file, 1, sizeof file, f) : 0;
+    if (f)
+        fclose(f);
+    ok(n == head_len + h->total_bytes && memcmp(file, head, head_len) == 0,
+       "%s: header bytes and size are as netpbm writes them", name);
+    raw.width = h->width;
+    raw.height = h->height;
+    raw.channels = h->channels;
+    raw.depth = (int)h->bytes * 8;
+    if (image_parse_header(path_of(name), h->format == IMAGE_RAW ? &raw : NULL,
+                           &back, err, sizeof err) ||
+        image_read_pixels(path_of(name), &back, got, back.row_bytes, err,
+                          sizeof err)) {
+        ok(0, "%s: reads back (%s)", name, err);
+        return;
+    }
+    /* Compare in the byte order the reader reports; convert the original
+     * when it was written in the other order. */
+    if (back.big_endian != h->big_endian && h->bytes == 2) {
+        unsigned char sw[256];
+        size_t i;
+        for (i = 0; i < h->total_bytes; i += 2) {
+            sw[i] = ((const unsigned char *)p)[i + 1];
+            sw[i + 1] = ((const unsigned char *)p)[i];
+        }
+        ok(!image_compare(&back, sw, back.row_bytes, got, back.row_bytes, &d),
+           "%s: samples read back equal (byte order converted)", name);
+    } else {
+        ok(!image_compare(&back, p, back.row_bytes, got, back.row_bytes, &d),
+           "%s: samples read back equal", name);
+    }
+    is_string(h->tupltype, back.tupltype, "%s: tupltype kept", name);
+}
+
+static int host_big_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 0;
+}
+
+static void test_writes(void)
+{
+    unsigned char px[64];
+    image_header h;
+    size_t i;
+    for (i = 0; i < sizeof px; ++i)
+        px[i] = (unsigned char)(i * 37 + 11);
+    memset(&h, 0, sizeof h);
+    h.format = IMAGE_PGM;
+    h.width = 3;
+    h.height = 2;
+    h.channels = 1;
+    h.bytes = 1;
+    h.maxval = 255;
+    round_trip("w8.pgm", &h, px, "P5\n3 2\n255\n");
+    h.format = IMAGE_PPM;
+    h.channels = 3;
+    h.bytes = 2;
+    h.maxval = 65535;
+    h.big_endian = 1;
+    round_trip("w16.ppm", &h, px, "P6\n3 2\n65535\n");
+    h.format = IMAGE_PAM;
+    h.channels = 4;
+    h.bytes = 1;
+    h.maxval = 255;
+    h.big_endian = 0;
+    strcpy(h.tupltype, "RGB_ALPHA");
+    round_trip("w.pam", &h, px,
+               "P7\nWIDTH 3\nHEIGHT 2\nDEPTH 4\nMAXVAL 255\nTUPLTYPE "
+               "RGB_ALPHA\nENDHDR\n");
+    /* Big-endian samples in memory written as raw: host order on disk. */
+    h.format = IMAGE_RAW;
+    h.channels = 2;
+    h.bytes = 2;
+    h.maxval = 65535;
+    h.big_endian = 1;
+    h.tupltype[0] = '\0';
+    round_trip("w16be.raw", &h, px, "");
+    {
+        unsigned char file[4];
+        FILE *f = fopen(path_of("w16be.raw"), "rb");
+        size_t n = f ? fread(file, 1, 4, f) : 0;
+        if (f)
+            fclose(f);
+        ok(n == 4 && file[0] == px[host_big_endian() ? 0 : 1] &&
+               file[1] == px[host_big_endian() ? 1 : 0],
+           "16-bit big-endian samples land in host order in a raw file");
+    }
+}
+
+static int count_entries(const char *d)
+{
+    DIR *dp = opendir(d);
+    struct dirent *e;
+    int n = 0;
+    if (!dp)
+        return -1;
+    while ((e = readdir(dp)) != NULL)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            ++n;
+    closedir(dp);
+    return n;
+}
+
+static void test_atomic(void)
+{
+    static unsigned char big[1 << 16];
+    char sub[128], out[160], buf[16];
+    image_header h;
+    struct rlimit old, lim;
+    FILE *f;
+    size_t n;
+    memset(&h, 0, sizeof h);
+    h.format = IMAGE_PGM;
+    h.width = 256;
+    h.height = 256;
+    h.channels = 1;
+    h.bytes = 1;
+    h.maxval = 255;
+    image_compute_sizes(&h, err, sizeof err);
+    (void)snprintf(sub, sizeof sub, "%s/atomic", dir);
+    (void)snprintf(out, sizeof out, "%s/out.pgm", sub);
+    if (mkdir(sub, 0777) != 0)
+        bail("mkdir %s", sub);
+    f = fopen(out, "wb");
+    if (!f || fputs("precious", f) < 0 || fclose(f) != 0)
+        bail("cannot write %s", out);
+    /* A write that fails half-way: the file size limit stops it. */
+    signal(SIGXFSZ, SIG_IGN);
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = 1000;
+    setrlimit(RLIMIT_FSIZE, &lim);
+    ok(image_write_atomic(out, &h, big, h.row_bytes, err, sizeof err) == -1,
+       "a write cut short fails (%s)", err);
+    setrlimit(RLIMIT_FSIZE, &old);
+    f = fopen(out, "rb");
+    n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f)
+        fclose(f);
+    ok(n == 8 && memcmp(buf, "precious", 8) == 0,
+       "the existing output keeps its bytes");
+    is_int(1, count_entries(sub), "no temporary file is left behind");
+    (void)snprintf(out, sizeof out, "%s/no/such/dir/out.pgm", dir);
+    ok(image_write_atomic(out, &h, big, h.row_bytes, err, sizeof err) == -1 &&
+           strstr(err, "temporary"), "a missing directory fails (%s)", err);
+    ok(image_write_atomic(sub, &h, big, h.row_bytes, err, sizeof err) == -1,
+       "a directory as output fails");
+    is_int(1, count_entries(sub), "still no temporary file");
+    (void)snprintf(out, sizeof out, "%s/out.pgm", sub);
+    ok(image_write_atomic(out, &h, big, h.row_bytes, err, sizeof err) == 0,
+       "a write that can complete replaces the output");
+    {
+        struct stat st;
+        ok(stat(out, &st) == 0 && (size_t)st.st_size == 15 + h.total_bytes,
+           "with the whole image");
+    }
+}
+
+static void test_crop_compare(void)
+{
+    /* 4x3 image, 2 channels of 16-bit big-endian samples. */
+    unsigned char img[3][16], crop[2][8], want[2][8];
+    image_header h;
+    image_diff d = {0, 0, 0, 0, 0};
+    size_t x, y;
+    for (y = 0; y < 3; ++y)
+        for (x = 0; x < 16; ++x)
+            img[y][x] = (unsigned char)(y * 16 + x);
+    image_crop(crop, sizeof crop[0], img, sizeof img[0], 2, 1, 2, 2, 4);
+    for (y = 0; y < 2; ++y)
+        for (x = 0; x < 8; ++x)
+            want[y][x] = (unsigned char)((y + 1) * 16 + 8 + x);
+    ok(memcmp(crop, want, sizeof want) == 0, "crop 2x2+2+1 of 4-byte pixels");
+    memset(&h, 0, sizeof h);
+    h.width = 2;
+    h.height = 2;
+    h.channels = 2;
+    h.bytes = 2;
+    h.big_endian = 1;
+    image_compute_sizes(&h, err, sizeof err);
+    ok(image_compare(&h, want, 8, crop, 8, &d) == 0, "equal crops compare equal");
+    crop[1][7] ^= 1; /* x 1, y 1, channel 1, low byte */
+    ok(image_compare(&h, want, 8, crop, 8, &d) == 1 && d.x == 1 && d.y == 1 &&
+           d.channel == 1, "first difference at x 1, y 1, channel 1");
+    ok(d.expected == ((want[1][6] << 8) | want[1][7]) &&
+           d.got == ((crop[1][6] << 8) | crop[1][7]),
+       "both 16-bit values reported (%g, %g)", d.expected, d.got);
+    crop[0][2] ^= 0x80; /* earlier: x 0, y 0, channel 1 high byte */
+    ok(image_compare(&h, want, 8, crop, 8, &d) == 1 && d.x == 0 && d.y == 0 &&
+           d.channel == 1, "the first difference in row order wins");
+    {
+        float a[2] = {1.5f, -2.25f}, b[2] = {1.5f, 3.0f};
+        h.width = 2;
+        h.height = 1;
+        h.channels = 1;
+        h.bytes = 4;
+        h.is_float = 1;
+        h.big_endian = host_big_endian();
+        image_compute_sizes(&h, err, sizeof err);
+        ok(image_compare(&h, a, 8, b, 8, &d) == 1 && d.x == 1 &&
+               d.expected == -2.25 && d.got == 3.0,
+           "float samples are reported as floats");
+    }
+}
+
+static void test_output_header(void)
+{
+    image_header in, out;
+    memset(&in, 0, sizeof in);
+    in.format = IMAGE_PAM;
+    in.width = 10;
+    in.height = 10;
+    in.channels = 4;
+    in.bytes = 1;
+    in.maxval = 255;
+    strcpy(in.tupltype, "RGB_ALPHA");
+    ok(image_output_header(&in, 5, 4, IMAGE_PPM, &out, err, sizeof err) ==
+               -1 && strstr(err, "ppm needs 3 channels, the input has 4"),
+       "4 channels cannot become a PPM");
+    ok(image_output_header(&in, 5, 4, IMAGE_PGM, &out, err, sizeof err) ==
+               -1 && strstr(err, "pgm needs 1 channel"),
+       "4 channels cannot become a PGM");
+    ok(image_output_header(&in, 5, 4, (image_format)0, &out, err,
+                           sizeof err) == 0 && out.format == IMAGE_PAM &&
+           out.width == 5 && out.height == 4 && out.row_bytes == 20 &&
+           !strcmp(out.tupltype, "RGB_ALPHA"),
+       "keeping the format keeps the tupltype, with the ROI's size");
+    in.format = IMAGE_PGM;
+    in.channels = 1;
+    in.tupltype[0] = '\0';
+    ok(image_output_header(&in, 5, 4, IMAGE_PAM, &out, err, sizeof err) ==
+               0 && !strcmp(out.tupltype, "GRAYSCALE"),
+       "a PGM written as PAM is GRAYSCALE");
+    in.format = IMAGE_RAW;
+    in.bytes = 4;
+    in.is_float = 1;
+    ok(image_output_header(&in, 5, 4, IMAGE_PGM, &out, err, sizeof err) ==
+               -1 && strstr(err, "float"), "float samples cannot become PGM");
+}
+
+int main(void)
+{
+    strcpy(dir, "image-io.XXXXXX");
+    if (!mkdtemp(dir))
+        bail("mkdtemp");
+    plan(0);
+    test_headers();
+    test_inputs();
+    test_writes();
+    test_atomic();
+    test_crop_compare();
+    test_output_header();
+    if (getenv("KEEP_TMP") == NULL) {
+        char cmd[128];
+        (void)snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            diag("could not remove %s", dir);
+    }
+    done_testing();
+}

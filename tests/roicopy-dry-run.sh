@@ -1,0 +1,67 @@
+#!/bin/sh
+# --dry-run prints the plan - geometry, ROI, element size, source pitch,
+# the device pitch estimate, bytes, bands, output - computed on the CPU
+# alone: it succeeds with every CUDA device hidden and writes nothing.
+. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+
+# plan_has DESCRIPTION 'LINE
+# LINE...' ARGS...: the plan of `roicopy --dry-run ARGS` holds every LINE
+# (fixed strings); exit 0, nothing on stderr, nothing written.
+plan_has() {
+    desc=$1
+    printf '%s\n' "$2" >"$T/want"
+    shift 2
+    env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$@" >"$T/plan" 2>"$T/err"
+    rc=$?
+    while IFS= read -r line; do
+        grep -qF -- "$line" "$T/plan" || printf '%s\n' "$line"
+    done <"$T/want" >"$T/missing"
+    if [ $rc -eq 0 ] && [ ! -s "$T/err" ] && [ ! -s "$T/missing" ] && out_dir_intact; then
+        pass "$desc"
+    else
+        fail "$desc: exit $rc"
+        diag_file "$T/missing"; diag_file "$T/plan"; diag_file "$T/err"
+    fi
+}
+
+plan_has "8-bit PGM, ROI, 4 bands" "input:    $SAMPLES/gray-97x61.pgm (pgm, 97x61, 1 channel x 1 byte, maxval 255)
+roi:      40x30+10+5
+element:  1 bytes (1 per pixel)
+source:   pitch 97 bytes (the full input row), ROI at byte offset 495
+device:   pitch 512 bytes (an estimate: cudaMallocPitch decides), 30 rows
+bytes:    1200 each way (40 bytes x 30 rows), 1 time
+bands:    4 (one stream each): rows 0-6 rows 7-14 rows 15-21 rows 22-29
+output:   $OUT/new.pgm (pgm)
+host:     pinned" \
+    --roi 40x30+10+5 --streams 4 "$SAMPLES/gray-97x61.pgm" "$OUT/new.pgm"
+plan_has "16-bit PGM, whole image by default" "(pgm, 61x47, 1 channel x 2 bytes, maxval 65535)
+roi:      61x47+0+0
+element:  2 bytes (1 per pixel)
+source:   pitch 122 bytes
+bytes:    5734 each way (122 bytes x 47 rows)
+bands:    1 (one stream each): rows 0-46" \
+    "$SAMPLES/gray16-61x47.pgm" "$OUT/new.pgm"
+plan_has "RGBA PAM to raw, tupltype shown, canvas placement" "(pam, 64x48, 4 channels x 1 byte, maxval 255, tupltype RGB_ALPHA)
+element:  4 bytes (1 per pixel)
+canvas:   300x200, ROI placed at 100,50
+device:   pitch 1536 bytes (an estimate: cudaMallocPitch decides), 200 rows
+source:   pitch 256 bytes (the full input row), ROI at byte offset 1044
+output:   $OUT/new.raw (raw)" \
+    --format raw --roi 16x8+5+4 --place 100,50 --canvas 300x200 "$SAMPLES/rgba-64x48.pam" "$OUT/new.raw"
+plan_has "raw input, pageable, more streams than rows" "(raw, 45x33, 3 channels x 1 byte, maxval 255)
+host:     pageable (malloc)
+bands:    2 (one stream each): rows 0-0 rows 1-1" \
+    --raw 45x33x3 --pageable --roi 45x2+0+31 --streams 9 "$SAMPLES/rgb-45x33x3.raw" "$OUT/new.raw"
+"$MKSAMPLES" image pam 5x3x40 65535 7 "$T/wide.pam" &&
+plan_has "pixels wider than 64 bytes travel as 2-byte elements" "(pam, 5x3, 40 channels x 2 bytes, maxval 65535)
+element:  2 bytes (40 per pixel)
+bytes:    400 each way (400 bytes x 1 rows)" \
+    --roi 5x1+0+2 "$T/wide.pam" "$OUT/new.pam"
+plan_has "several inputs: a ring, one output per input in DIR" "pipeline: 3 frames through a ring of 3 slots
+frame 2:
+output:   $OUT/gray-97x61.pam (pam, GRAYSCALE)
+output:   $OUT/rgb-80x60.pam (pam, RGB)" \
+    --format pam --roi 8x8+1+1 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" "$SAMPLES/gray16-61x47.pgm" -o "$OUT"
+plan_has "--repeat shows in the bytes line" "1200 each way (40 bytes x 30 rows), 5 times" \
+    --repeat 5 --roi 40x30 "$SAMPLES/gray-97x61.pgm" "$OUT/new.pgm"
+finish

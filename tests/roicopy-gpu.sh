@@ -1,0 +1,182 @@
+#!/bin/sh
+# roicopy on a GPU: every output equals, byte for byte, the CPU crop of the
+# input written by the same writer (tests/imgcrop) - across formats
+# (P5, P6, P7, raw), depths (8, 16 bits, maxval 1000, float), format
+# conversions, pseudo-random ROIs, --place/--canvas, --streams, --pageable
+# and a 40-frame pipeline through the ring.  --verify passes on good
+# copies and catches a corrupted one.  Without a device: "1..0 # SKIP";
+# with CUXFER_REQUIRE_GPU=1 and no device: a failure.
+: "${top_builddir:=.}"
+probe=$("$top_builddir/tests/gpu-probe" 2>&1)
+rc=$?
+if [ $rc -ne 0 ]; then
+    printf '%s\n' "$probe"
+    exit 1
+fi
+if [ -n "$probe" ]; then
+    printf '%s\n' "$probe" # 1..0 # SKIP no CUDA device: <reason>
+    exit 0
+fi
+. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+
+# same DESCRIPTION CROP-ARGS -- ROICOPY-ARGS: roicopy (with --verify) and
+# imgcrop, each on its own output, must succeed and agree byte for byte.
+# CROP-ARGS are [--raw S --depth D] [--format F] INPUT ROI.
+same() {
+    desc=$1
+    shift
+    crop_args=
+    while [ "$1" != -- ]; do crop_args="$crop_args $1"; shift; done
+    shift
+    rm -f "$T/gpu.out" "$T/cpu.out"
+    "$ROICOPY" --verify "$@" "$T/gpu.out" 2>"$T/err"
+    rc=$?
+    # shellcheck disable=SC2086
+    "$IMGCROP" $crop_args "$T/cpu.out" 2>>"$T/err"
+    if [ $rc -eq 0 ] && cmp -s "$T/gpu.out" "$T/cpu.out"; then
+        pass "$desc"
+    else
+        fail "$desc (roicopy exit $rc)"
+        diag_file "$T/err"
+        cmp "$T/gpu.out" "$T/cpu.out" 2>&1 | sed 's/^/#   /'
+    fi
+}
+
+# Deterministic pseudo-random ROIs inside W x H: "WxH+X+Y" lines.
+random_rois() {
+    awk -v W="$1" -v H="$2" -v n="$3" -v seed="$4" 'BEGIN {
+        srand(seed)
+        for (i = 0; i < n; i++) {
+            w = 1 + int(rand() * W); h = 1 + int(rand() * H)
+            x = int(rand() * (W - w + 1)); y = int(rand() * (H - h + 1))
+            printf "%dx%d+%d+%d\n", w, h, x, y
+        }
+    }'
+}
+
+# -- the bundled samples: full image, corners, random ROIs ------------------
+for s in gray-97x61.pgm:97:61 rgb-80x60.ppm:80:60 rgba-64x48.pam:64:48 \
+    gray16-61x47.pgm:61:47; do
+    f=${s%%:*}; wh=${s#*:}; w=${wh%%:*}; h=${wh#*:}
+    in="$SAMPLES/$f"
+    same "$f: whole image" "$in" "${w}x${h}+0+0" -- "$in"
+    same "$f: last pixel" "$in" "1x1+$((w - 1))+$((h - 1))" -- --roi "1x1+$((w - 1))+$((h - 1))" "$in"
+    for r in $(random_rois "$w" "$h" 4 "${#f}$w"); do
+        same "$f: ROI $r" "$in" "$r" -- --roi "$r" "$in"
+    done
+done
+raw="$SAMPLES/rgb-45x33x3.raw"
+same "raw 8-bit: ROI" --raw 45x33x3 "$raw" 20x10+25+23 -- --raw 45x33x3 --roi 20x10+25+23 "$raw"
+
+# -- depths and formats made here -------------------------------------------
+"$MKSAMPLES" image pgm 37x29x1 1000 11 "$T/m1000.pgm"
+"$MKSAMPLES" image pam 23x19x7 65535 12 "$T/d7.pam"
+"$MKSAMPLES" image pam 9x8x40 65535 13 "$T/wide.pam"
+"$MKSAMPLES" image raw 31x17x2 65535 14 "$T/r16.raw"
+"$MKSAMPLES" image raw 29x13x3 float 15 "$T/f32.raw"
+"$MKSAMPLES" image pam 300x200x4 255 16 "$T/big.pam"
+same "maxval 1000 (2-byte samples)" "$T/m1000.pgm" 30x20+3+4 -- --roi 30x20+3+4 "$T/m1000.pgm"
+same "PAM DEPTH 7, 16-bit" "$T/d7.pam" 11x7+12+3 -- --roi 11x7+12+3 "$T/d7.pam"
+same "PAM DEPTH 40: 80-byte pixels" "$T/wide.pam" 5x4+3+2 -- --roi 5x4+3+2 "$T/wide.pam"
+same "raw 16-bit, host order" --raw 31x17x2 --depth 16 "$T/r16.raw" 7x9+20+5 -- \
+    --raw 31x17x2 --depth 16 --roi 7x9+20+5 "$T/r16.raw"
+same "raw float" --raw 29x13x3 --depth 32 "$T/f32.raw" 28x12+1+1 -- \
+    --raw 29x13x3 --depth 32 --roi 28x12+1+1 "$T/f32.raw"
+same "16-bit PGM to raw (byte swap)" --format raw "$SAMPLES/gray16-61x47.pgm" 13x11+40+30 -- \
+    --format raw --roi 13x11+40+30 "$SAMPLES/gray16-61x47.pgm"
+same "raw 16-bit to PAM" --raw 31x17x2 --depth 16 --format pam "$T/r16.raw" 31x17+0+0 -- \
+    --raw 31x17x2 --depth 16 --format pam "$T/r16.raw"
+same "PGM to PAM" --format pam "$SAMPLES/gray-97x61.pgm" 50x40+47+21 -- \
+    --format pam --roi 50x40+47+21 "$SAMPLES/gray-97x61.pgm"
+same "RGBA PAM to raw" --format raw "$SAMPLES/rgba-64x48.pam" 64x1+0+47 -- \
+    --format raw --roi 64x1+0+47 "$SAMPLES/rgba-64x48.pam"
+same "raw RGB to PPM" --raw 45x33x3 --format ppm "$raw" 45x33+0+0 -- \
+    --raw 45x33x3 --format ppm "$raw"
+
+# -- placement, streams, pageable memory ------------------------------------
+same "--place inside a canvas" "$T/big.pam" 123x77+150+101 -- \
+    --roi 123x77+150+101 --place 377,211 --canvas 500x300 "$T/big.pam"
+same "--place at the canvas's far corner" "$T/big.pam" 60x40+0+0 -- \
+    --roi 60x40 --place 440,260 --canvas 500x300 "$T/big.pam"
+for n in 2 3 7 64; do
+    same "--streams $n" "$T/big.pam" 299x199+1+1 -- --streams "$n" --roi 299x199+1+1 "$T/big.pam"
+done
+same "--streams 5 with --place" "$T/big.pam" 100x100+7+9 -- \
+    --streams 5 --roi 100x100+7+9 --place 3,1 --canvas 128x101 "$T/big.pam"
+same "--pageable" "$T/big.pam" 77x66+5+5 -- \
+    --pageable --roi 77x66+5+5 "$T/big.pam"
+same "--repeat 3" "$T/big.pam" 10x10+290+190 -- --repeat 3 --roi 10x10+290+190 "$T/big.pam"
+
+# -- --verify catches a difference and writes nothing -----------------------
+ROICOPY_TEST_CORRUPT=1 "$ROICOPY" --verify --roi 20x10+3+4 "$SAMPLES/gray-97x61.pgm" "$EXISTING" \
+    >"$T/stdout" 2>"$T/err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "^roicopy: $EXISTING: --verify: first difference at x=19 y=9 channel 0: expected [0-9]*, got [0-9]*$" "$T/err" &&
+    out_dir_intact; then
+    pass "--verify names the first difference, exits 1, keeps the old output"
+else
+    fail "--verify on a corrupted copy (exit $rc)"; diag_file "$T/err"
+fi
+ROICOPY_TEST_CORRUPT=1 "$ROICOPY" --roi 20x10+3+4 "$SAMPLES/gray-97x61.pgm" "$T/unverified.pgm" 2>"$T/err"
+if "$IMGCROP" "$SAMPLES/gray-97x61.pgm" 20x10+3+4 "$T/cpu.out" &&
+    ! cmp -s "$T/unverified.pgm" "$T/cpu.out"; then
+    pass "the corruption hook really corrupts (so the test above can fail)"
+else
+    fail "the corruption hook changed nothing"
+fi
+
+# -- timing and JSON ---------------------------------------------------------
+if "$ROICOPY" --timing --json --repeat 2 --streams 2 "$T/big.pam" "$T/t.pam" >"$T/stdout" 2>"$T/err" &&
+    grep -q '^  H2D .* GB/s .*raw 1D link' "$T/stdout" &&
+    grep -q '^  D2H ' "$T/stdout" && grep -q '^  total ' "$T/stdout" &&
+    grep -q '^{"input":".*,"h2d_ms":[0-9.]*,.*"link_d2h_gbps":[0-9.]*,.*}$' "$T/stdout"; then
+    pass "--timing prints per-stage times and the raw link; --json one object"
+else
+    fail "--timing/--json"; diag_file "$T/stdout"; diag_file "$T/err"
+fi
+
+# -- a 40-frame pipeline through the ring ------------------------------------
+mkdir "$T/frames" "$T/ring" "$T/ref"
+i=0
+while [ $i -lt 40 ]; do
+    "$MKSAMPLES" image ppm 67x45x3 255 $((100 + i)) "$T/frames/f$i.ppm"
+    i=$((i + 1))
+done
+if "$ROICOPY" --verify --quiet --streams 3 --roi 50x30+9+7 --format pam "$T"/frames/*.ppm -o "$T/ring" 2>"$T/err"; then
+    bad=0
+    for f in "$T"/frames/*.ppm; do
+        b=$(basename "$f" .ppm)
+        "$IMGCROP" --format pam "$f" 50x30+9+7 "$T/ref/$b.pam" || bad=$((bad + 1))
+        cmp -s "$T/ring/$b.pam" "$T/ref/$b.pam" || bad=$((bad + 1))
+    done
+    if [ $bad -eq 0 ] && [ "$(ls "$T/ring" | wc -l)" -eq 40 ]; then
+        pass "40 frames through the ring match their CPU crops"
+    else
+        fail "40-frame pipeline: $bad mismatches"
+    fi
+else
+    fail "40-frame pipeline failed"; diag_file "$T/err"
+fi
+rm -f "$T"/ring/*
+if "$ROICOPY" --quiet --pageable --roi 50x30+9+7 "$T"/frames/f1*.ppm -o "$T/ring" 2>"$T/err" &&
+    [ "$(ls "$T/ring" | wc -l)" -eq 11 ]; then
+    bad=0
+    for f in "$T"/frames/f1*.ppm; do
+        b=$(basename "$f")
+        "$IMGCROP" "$f" 50x30+9+7 "$T/ref/$b" && cmp -s "$T/ring/$b" "$T/ref/$b" || bad=$((bad + 1))
+    done
+    if [ $bad -eq 0 ]; then pass "several inputs with --pageable match"
+    else fail "--pageable frames: $bad mismatches"; fi
+else
+    fail "--pageable with several inputs"; diag_file "$T/err"
+fi
+rm -f "$T"/ring/*
+if "$ROICOPY" --json --quiet --repeat 3 --verify "$T"/frames/f2*.ppm -o "$T/ring" >"$T/stdout" 2>"$T/err" &&
+    grep -q '^{"frames":11,"slots":3,.*"link_bidir_gbps":[0-9.]*,.*"replay_passes":2,.*"replay_gbps":[0-9.]*' "$T/stdout" &&
+    [ "$(wc -l <"$T/stdout")" -eq 1 ] && [ "$(ls "$T/ring" | wc -l)" -eq 11 ] &&
+    "$IMGCROP" "$T/frames/f23.ppm" 67x45+0+0 "$T/ref/f23.ppm" && cmp -s "$T/ring/f23.ppm" "$T/ref/f23.ppm"; then
+    pass "pipeline --json --repeat 3: one object with the link and the replays; outputs intact"
+else
+    fail "pipeline --json"; diag_file "$T/stdout"; diag_file "$T/err"
+fi
+finish

@@ -1,0 +1,86 @@
+# roicopy-lib.sh - sourced by the roicopy shell tests: paths, a scratch
+# directory that is always removed, TAP helpers and `expect_error`.
+# Tests print their plan at the end ("1..N"), which TAP allows.
+
+: "${top_srcdir:=.}"
+: "${top_builddir:=.}"
+ROICOPY="$top_builddir/tools/roicopy"
+MKSAMPLES="$top_builddir/tools/mksamples"
+IMGCROP="$top_builddir/tests/imgcrop"
+SAMPLES="$top_srcdir/samples"
+
+# Scratch space under the build directory's TMPDIR or /tmp, never in
+# $(srcdir), which distcheck makes read-only.
+T=$(mktemp -d "${TMPDIR:-/tmp}/roicopy-test.XXXXXX") || {
+    echo "Bail out! mktemp failed"
+    exit 1
+}
+trap 'rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM HUP
+
+tap_n=0
+tap_failed=0
+pass() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
+fail() {
+    tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1))
+    echo "not ok $tap_n - $*"
+}
+skip_one() { tap_n=$((tap_n + 1)); echo "ok $tap_n - # SKIP $*"; }
+diag_file() { sed 's/^/#   /' "$1"; }
+finish() { echo "1..$tap_n"; exit 0; }
+
+# A directory holding one existing output whose bytes must survive every
+# failing run: roicopy may not truncate it, replace it or leave a
+# temporary file beside it.
+OUT="$T/out"
+mkdir "$OUT"
+printf 'precious bytes\n' >"$OUT/existing.pgm"
+EXISTING="$OUT/existing.pgm"
+
+out_dir_intact() {
+    [ "$(ls -A "$OUT")" = "existing.pgm" ] &&
+        [ "$(cat "$EXISTING")" = "precious bytes" ]
+}
+
+# expect_error STATUS TEXT DESCRIPTION -- ARGS...
+# roicopy ARGS must exit with STATUS, print nothing on stdout and exactly
+# one line on stderr that starts "roicopy: " (or $EXPECT_PREFIX when set)
+# and contains TEXT; $OUT must be
+# untouched.  The run is repeated with every CUDA device hidden: an error
+# found before any CUDA call reads the same either way.
+expect_error() {
+    want=$1 text=$2 desc=$3
+    shift 4
+    "$ROICOPY" "$@" >"$T/stdout" 2>"$T/stderr"
+    rc=$?
+    env CUDA_VISIBLE_DEVICES= "$ROICOPY" "$@" >"$T/stdout2" 2>"$T/stderr2"
+    rc2=$?
+    lines=$(wc -l <"$T/stderr")
+    why=
+    [ "$rc" -eq "$want" ] || why="$why exit $rc, wanted $want;"
+    [ "$lines" -eq 1 ] || why="$why $lines lines on stderr;"
+    grep -q '^roicopy: ' "$T/stderr" || why="$why no 'roicopy: ' prefix;"
+    grep -qF -- "$text" "$T/stderr" || why="$why message lacks '$text';"
+    if [ -n "${EXPECT_PREFIX:-}" ]; then
+        case $(cat "$T/stderr") in
+        "$EXPECT_PREFIX"*) ;;
+        *) why="$why does not start '$EXPECT_PREFIX';" ;;
+        esac
+    fi
+    [ -s "$T/stdout" ] && why="$why output on stdout;"
+    out_dir_intact || why="$why the output directory changed;"
+    if [ "$rc2" -ne "$rc" ] || ! cmp -s "$T/stderr" "$T/stderr2"; then
+        why="$why differs without a device (exit $rc2);"
+    fi
+    if [ -z "$why" ]; then
+        pass "$desc (exit $want)"
+    else
+        fail "$desc:$why"
+        diag_file "$T/stderr"
+        [ "$rc2" -ne "$rc" ] && diag_file "$T/stderr2"
+        # Put the scratch output back for the next case.
+        rm -rf "$OUT" && mkdir "$OUT" &&
+            printf 'precious bytes\n' >"$EXISTING"
+    fi
+    return 0
+}

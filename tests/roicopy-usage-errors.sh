@@ -1,0 +1,63 @@
+#!/bin/sh
+# Usage errors (exit 2): unknown options, malformed geometry and numbers,
+# options that need each other, an ROI that is empty or outside the image,
+# a placement outside the canvas, a format that cannot hold the samples.
+# Each is one line on stderr, found before any CUDA call, with the existing
+# output untouched.  --help and --version succeed.
+. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+
+G="$SAMPLES/gray-97x61.pgm"
+RGBA="$SAMPLES/rgba-64x48.pam"
+E="$EXISTING"
+
+expect_error 2 "unknown option --frobnicate" "unknown long option" -- --frobnicate "$G" "$E"
+expect_error 2 "unknown option --frob" "unknown option with a value, named without it" -- --frob=1 "$G" "$E"
+expect_error 2 "option --verify takes no argument" "a flag given a value" -- --verify=yes "$G" "$E"
+expect_error 2 "unknown option -x" "unknown short option" -- -x "$G" "$E"
+expect_error 2 "option --roi needs an argument" "option without its argument" -- "$G" "$E" --roi
+expect_error 2 "expected INPUT OUTPUT" "no arguments" --
+expect_error 2 "expected INPUT OUTPUT" "an input but no output" -- "$G"
+expect_error 2 "several inputs need -o DIR" "three operands without -o" -- "$G" "$G" "$E"
+expect_error 2 'bad geometry "10x": missing height' "geometry without height" -- --roi 10x "$G" "$E"
+expect_error 2 'bad geometry "10x10+5": missing Y offset' "geometry without Y offset" -- --roi 10x10+5 "$G" "$E"
+expect_error 2 'negative X offset' "geometry with a negative offset" -- --roi 10x10-5+0 "$G" "$E"
+expect_error 2 'trailing "junk"' "geometry with trailing junk" -- --roi 10x10+1+1junk "$G" "$E"
+expect_error 2 'too large' "geometry that overflows" -- --roi 99999999999999999999x1 "$G" "$E"
+expect_error 2 'width must be at least 1' "empty ROI" -- --roi 0x10+1+1 "$G" "$E"
+expect_error 2 "$G: ROI 10x10+90+0 lies outside the 97x61 image" "ROI past the right edge" -- --roi 10x10+90+0 "$G" "$E"
+expect_error 2 "ROI 1x1+0+61 lies outside" "ROI below the last row" -- --roi 1x1+0+61 "$G" "$E"
+expect_error 2 "ROI 98x61+0+0 lies outside" "ROI wider than the image" -- --roi 98x61 "$G" "$E"
+expect_error 2 "--place and --canvas go together" "--place without --canvas" -- --place 1,1 "$G" "$E"
+expect_error 2 "--place and --canvas go together" "--canvas without --place" -- --canvas 100x100 "$G" "$E"
+expect_error 2 "does not fit in the 100x100 canvas" "ROI placed past the canvas" -- --roi 10x10 --place 95,0 --canvas 100x100 "$G" "$E"
+expect_error 2 "does not fit in the 50x50 canvas" "whole image larger than the canvas" -- --place 0,0 --canvas 50x50 "$G" "$E"
+expect_error 2 'bad position "1;1"' "malformed --place" -- --place '1;1' --canvas 100x100 "$G" "$E"
+expect_error 2 'bad size "100"' "malformed --canvas" -- --place 1,1 --canvas 100 "$G" "$E"
+expect_error 2 'bad --streams value "0": value must be at least 1' "--streams 0" -- --streams 0 "$G" "$E"
+expect_error 2 'bad --streams value "65": must be at most 64' "--streams 65" -- --streams 65 "$G" "$E"
+expect_error 2 'bad --streams value "four"' "--streams not a number" -- --streams four "$G" "$E"
+expect_error 2 'bad --repeat value "0"' "--repeat 0" -- --repeat 0 "$G" "$E"
+expect_error 2 'bad --device value "-1": negative value' "--device -1" -- --device -1 "$G" "$E"
+expect_error 2 'bad --depth value "12": must be 8, 16 or 32' "--depth 12" -- --raw 2x2x1 --depth 12 "$G" "$E"
+expect_error 2 "--depth needs --raw" "--depth without --raw" -- --depth 16 "$G" "$E"
+expect_error 2 'bad shape "2x2"' "malformed --raw" -- --raw 2x2 "$G" "$E"
+expect_error 2 'bad --format value "bmp"' "unknown format" -- --format bmp "$G" "$E"
+expect_error 2 "$RGBA: --format ppm needs 3 channels, the input has 4" "RGBA to PPM" -- --format ppm "$RGBA" "$E"
+expect_error 2 "--format pgm needs 1 channel, the input has 3" "RGB to PGM" -- --format pgm "$SAMPLES/rgb-80x60.ppm" "$E"
+head -c 48 /dev/zero >"$T/f.raw"
+expect_error 2 "cannot hold 32-bit float samples" "float raw to PGM" -- --raw 4x3x1 --depth 32 --format pgm "$T/f.raw" "$E"
+
+# --help and --version: exit 0, text on stdout, nothing on stderr.
+if "$ROICOPY" --help >"$T/help" 2>"$T/err" && [ ! -s "$T/err" ] &&
+    grep -q '^usage: roicopy' "$T/help" && grep -q -- '--roi WxH+X+Y' "$T/help"; then
+    pass "--help prints the usage on stdout"
+else
+    fail "--help"; diag_file "$T/help"; diag_file "$T/err"
+fi
+if v=$("$ROICOPY" --version 2>"$T/err") && [ ! -s "$T/err" ] &&
+    case $v in "roicopy (cuxfer) ${PACKAGE_VERSION:-}"*) true ;; *) false ;; esac; then
+    pass "--version prints the package version ($v)"
+else
+    fail "--version: '$v'"
+fi
+finish
