@@ -134,6 +134,20 @@ static void report(const char *name, const char *unit, stat raw, stat cux, int l
     ++rows_printed;
 }
 
+/* A row whose target is an absolute bound on the cuxfer figure (a cost):
+ * PASS when cuxfer <= target. */
+static void report_abs(const char *name, const char *unit, stat raw, stat cux, double target,
+                       const char *target_text)
+{
+    int saved = misses;
+    report(name, unit, raw, cux, 1, 0, target_text);
+    if (cux.median > target)
+        misses = saved + 1;
+    if (out == OUT_TABLE)
+        printf("%-34s %s: cuxfer %.3f %s %s %s\n", "", cux.median <= target ? "PASS" : "MISS",
+               cux.median, unit, cux.median <= target ? "<=" : ">", target_text);
+}
+
 static int want(const char *name)
 {
     return !only || strstr(name, only) != NULL;
@@ -325,8 +339,27 @@ static void bench_enqueue(cudaStream_t s)
 
 /* --- 2D rows -------------------------------------------------------------- */
 
-/* GB/s of ROI bytes for a 2D copy of `width`-byte rows, the strided side's
- * pitch 2 x width, the other side a cudaMallocPitch'd / dense buffer. */
+static cuxfer_plan2d planner;
+
+/* The planner's targets (PERF.md), strided side's pitch 2 x width. */
+static double plan_target(size_t w, int d2h, char *text, size_t n)
+{
+    double t = 0.98;
+    if (!d2h && w == 8)
+        t = 4.0;
+    else if (!d2h && w == 16)
+        t = 2.5;
+    else if (d2h && w == 8)
+        t = 2.0;
+    else if (d2h && w == 16)
+        t = 1.3;
+    snprintf(text, n, ">=%.2fx", t);
+    return t;
+}
+
+/* GB/s of ROI bytes for 2D copies of `width`-byte rows, the host side's
+ * pitch 2 x width, the device side cudaMallocPitch'd: raw
+ * cudaMemcpy2DAsync, cuxfer_copy2d_async and the planner, interleaved. */
 static void bench_2d(cudaStream_t s, cuxfer_timer *t)
 {
     static const size_t widths[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096,
@@ -334,67 +367,276 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
     size_t wi;
     for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
         size_t w = widths[wi], roi_total = (quick ? 16 : 64) * MIB, h, spitch = 2 * w;
-        cuxfer_view hv, dv;
+        cuxfer_view hv, dv, bv;
         unsigned char *host, *back;
-        double v_raw[64], v_cux[64];
-        stat raw, cux;
-        char name[64];
+        double v[3][64];
+        char name[64], tt[16];
         int dir, r, k;
         float ms;
-        if (w <= 8)
-            roi_total = (quick ? 2 : 8) * MIB; /* narrow rows are slow */
+        if (w <= 4)
+            roi_total = (quick ? 1 : 4) * MIB; /* 1-4 B rows crawl */
         h = roi_total / w;
-        if (h > 65535 * 4 && w < 64)
-            h = 65535 * 4;
         host = (unsigned char *)pinned(spitch * h);
         back = (unsigned char *)pinned(spitch * h);
         fill(host, spitch * h, (unsigned)w);
         BENCH_CHECK(cuxfer_view_wrap(&hv, host, spitch, w, h, 1));
+        BENCH_CHECK(cuxfer_view_wrap(&bv, back, spitch, w, h, 1));
         BENCH_CHECK(cuxfer_view_alloc_device(&dv, w, h, 1));
         for (dir = 0; dir < 2; ++dir) {
             snprintf(name, sizeof name, "2d %s rows %zu B", dir ? "d2h" : "h2d", w);
             if (!want(name) && !want("2d"))
                 continue;
+            memset(back, 0x5a, spitch * h);
             for (r = -2; r < reps; ++r)
-                for (k = 0; k < 2; ++k) {
+                for (k = 0; k < 3; ++k) {
                     gate_close(s);
                     BENCH_CHECK(cuxfer_timer_start(t, s));
-                    if (k == 0 && dir == 0)
-                        BENCH_CHECK(cudaMemcpy2DAsync(dv.ptr, dv.pitch, host, spitch, w, h,
-                                                      cudaMemcpyHostToDevice, s));
-                    else if (k == 0)
-                        BENCH_CHECK(cudaMemcpy2DAsync(back, spitch, dv.ptr, dv.pitch, w, h,
-                                                      cudaMemcpyDeviceToHost, s));
-                    else if (dir == 0)
-                        BENCH_CHECK(cuxfer_copy2d_async(&dv, &hv, s));
-                    else {
-                        cuxfer_view bv;
-                        BENCH_CHECK(cuxfer_view_wrap(&bv, back, spitch, w, h, 1));
-                        BENCH_CHECK(cuxfer_copy2d_async(&bv, &dv, s));
-                    }
+                    if (k == 0)
+                        BENCH_CHECK(dir == 0 ? cudaMemcpy2DAsync(dv.ptr, dv.pitch, host, spitch, w,
+                                                                 h, cudaMemcpyHostToDevice, s)
+                                             : cudaMemcpy2DAsync(back, spitch, dv.ptr, dv.pitch, w,
+                                                                 h, cudaMemcpyDeviceToHost, s));
+                    else if (k == 1)
+                        BENCH_CHECK(dir == 0 ? cuxfer_copy2d_async(&dv, &hv, s)
+                                             : cuxfer_copy2d_async(&bv, &dv, s));
+                    else
+                        BENCH_CHECK(dir == 0 ? cuxfer_plan2d_copy_async(&planner, &dv, &hv, s)
+                                             : cuxfer_plan2d_copy_async(&planner, &bv, &dv, s));
                     BENCH_CHECK(cuxfer_timer_stop(t, s));
                     gate_open();
                     BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
                     if (r >= 0)
-                        (k ? v_cux : v_raw)[r] = cuxfer_gbps(w * h, ms);
+                        v[k][r] = cuxfer_gbps(w * h, ms);
                 }
             if (dir == 1) {
-                size_t y;
-                for (y = 0; y < h; ++y)
+                size_t y, x;
+                for (y = 0; y < h; ++y) {
                     if (memcmp(back + y * spitch, host + y * spitch, w) != 0) {
                         fprintf(stderr, "xferbench: %s: row %zu differs\n", name, y);
                         exit(1);
                     }
+                    for (x = w; x < spitch; ++x)
+                        if (back[y * spitch + x] != 0x5a) {
+                            fprintf(stderr, "xferbench: %s: gap byte of row %zu written\n", name, y);
+                            exit(1);
+                        }
+                }
             }
-            raw = stats(v_raw, reps);
-            cux = stats(v_cux, reps);
-            report(name, "GB/s", raw, cux, 0, w >= 256 ? 0.99 : 0.98,
-                   w >= 256 ? ">=0.99x" : ">=0.98x");
+            {
+                stat raw = stats(v[0], reps), cx = stats(v[1], reps), pl = stats(v[2], reps);
+                char n2[80];
+                snprintf(n2, sizeof n2, "%s copy2d", name);
+                report(n2, "GB/s", raw, cx, 0, w >= 256 ? 0.99 : 0.98, w >= 256 ? ">=0.99x" : ">=0.98x");
+                snprintf(n2, sizeof n2, "%s planner", name);
+                report(n2, "GB/s", raw, pl, 0, plan_target(w, dir, tt, sizeof tt), tt);
+            }
         }
         cuxfer_view_free(&dv);
         cuxfer_host_free(host);
         cuxfer_host_free(back);
     }
+}
+
+static void calib_row(size_t row, int d2h, double raw, double planned, void *arg)
+{
+    (void)arg;
+    printf("  calibrate %s %4zu B rows: direct %7.2f GB/s, %s %7.2f GB/s (%.2fx)\n",
+           d2h ? "d2h" : "h2d", row, raw, d2h ? "PACK" : "SPAN", planned, planned / raw);
+}
+
+/* --- pinned pool ------------------------------------------------------------ */
+
+static void bench_pool(void)
+{
+    double v_raw[64], v_cux[64], t0;
+    cuxfer_pinned_pool pool;
+    cuxfer_pinned_block b;
+    cuxfer_pinned_pool_stats st;
+    int r, k;
+    void *p;
+    if (!want("pool"))
+        return;
+    BENCH_CHECK(cuxfer_pinned_pool_create(&pool, NULL));
+    for (r = -2; r < reps; ++r) {
+        t0 = now_us();
+        BENCH_CHECK(cudaHostAlloc(&p, MIB, 0));
+        BENCH_CHECK(cudaFreeHost(p));
+        if (r >= 0)
+            v_raw[r] = now_us() - t0;
+        t0 = now_us();
+        for (k = 0; k < 10000; ++k) {
+            BENCH_CHECK(cuxfer_pinned_pool_acquire(&pool, MIB, &b));
+            BENCH_CHECK(cuxfer_pinned_pool_release(&pool, &b, CUXFER_POOL_IDLE));
+        }
+        if (r >= 0)
+            v_cux[r] = (now_us() - t0) / 10000;
+    }
+    report_abs("pool 1 MiB acquire+release vs cudaHostAlloc+Free", "us", stats(v_raw, reps),
+               stats(v_cux, reps), 0.25, "<=0.25us");
+    /* waste over a spread of sizes */
+    {
+        size_t req = 0, n;
+        cuxfer_pinned_block bl[64];
+        for (n = 0; n < 64; ++n) {
+            size_t sz = 1000 + n * 37777;
+            BENCH_CHECK(cuxfer_pinned_pool_acquire(&pool, sz, &bl[n]));
+            req += sz;
+        }
+        st = cuxfer_pinned_pool_get_stats(&pool);
+        if (out == OUT_TABLE)
+            printf("%-34s reserved %zu for %zu requested: %.4fx (target <= 1.125x) %s\n",
+                   "pool waste, 64 sizes", st.in_use, req, (double)st.in_use / (double)req,
+                   (double)st.in_use / (double)req <= 1.125 ? "PASS" : "MISS");
+        if ((double)st.in_use / (double)req > 1.125)
+            ++misses;
+        for (n = 0; n < 64; ++n)
+            BENCH_CHECK(cuxfer_pinned_pool_release(&pool, &bl[n], CUXFER_POOL_IDLE));
+    }
+    BENCH_CHECK(cuxfer_pinned_pool_destroy(&pool));
+}
+
+/* --- the ring: copy/compute overlap, and a round-trip frame pipeline ------ */
+
+struct ring_arg {
+    void *scratch;
+    size_t work_bytes;
+};
+
+/* The "compute" of a frame: a device-to-device copy sized to take about
+ * twice the upload (it runs on the SMs' copy path, not the H2D engine). */
+static cudaError_t ring_work(const cuxfer_ring_slot *slot, void *arg)
+{
+    struct ring_arg *a = (struct ring_arg *)arg;
+    return cudaMemcpyAsync(a->scratch, (unsigned char *)a->scratch + a->work_bytes,
+                           a->work_bytes, cudaMemcpyDeviceToDevice, slot->stream);
+}
+
+static void bench_ring(cudaStream_t s, cuxfer_timer *t)
+{
+    const int frames = 8;
+    size_t fb = 16 * MIB, wb;
+    cuxfer_ring ring;
+    cuxfer_ring_slot *slot = NULL;
+    cuxfer_ring_job job;
+    struct ring_arg a;
+    double v_ring[64], v_ideal[64], v_one[64];
+    float ms, copy_ms, work_ms;
+    int r, f;
+    void *scratch;
+    if (!want("ring"))
+        return;
+    wb = 1024 * MIB; /* ~0.6 ms of D2D at ~2 TB/s counted both ways */
+    BENCH_CHECK(cudaMalloc(&scratch, 2 * wb));
+    a.scratch = scratch;
+    a.work_bytes = wb;
+    BENCH_CHECK(cuxfer_ring_create(&ring, 2, fb, fb, NULL));
+    memset(&job, 0, sizeof job);
+    job.h2d_bytes = fb;
+    job.work = ring_work;
+    job.arg = &a;
+    for (r = -2; r < reps; ++r) {
+        /* parts alone, on one stream: copy only, then work only */
+        BENCH_CHECK(cuxfer_timer_start(t, ring.slots[0].stream));
+        for (f = 0; f < frames; ++f)
+            BENCH_CHECK(cudaMemcpyAsync(ring.slots[0].device, ring.slots[0].host, fb,
+                                        cudaMemcpyHostToDevice, ring.slots[0].stream));
+        BENCH_CHECK(cuxfer_timer_stop(t, ring.slots[0].stream));
+        BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &copy_ms));
+        BENCH_CHECK(cuxfer_timer_start(t, ring.slots[0].stream));
+        for (f = 0; f < frames; ++f)
+            BENCH_CHECK(ring_work(&ring.slots[0], &a));
+        BENCH_CHECK(cuxfer_timer_stop(t, ring.slots[0].stream));
+        BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &work_ms));
+        /* one stream, copy then work per frame */
+        BENCH_CHECK(cuxfer_timer_start(t, s));
+        for (f = 0; f < frames; ++f) {
+            BENCH_CHECK(cudaMemcpyAsync(ring.slots[0].device, ring.slots[0].host, fb,
+                                        cudaMemcpyHostToDevice, s));
+            BENCH_CHECK(cudaMemcpyAsync(scratch, (unsigned char *)scratch + wb, wb,
+                                        cudaMemcpyDeviceToDevice, s));
+        }
+        BENCH_CHECK(cuxfer_timer_stop(t, s));
+        BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
+        if (r >= 0)
+            v_one[r] = ms;
+        /* the ring */
+        BENCH_CHECK(cudaDeviceSynchronize());
+        BENCH_CHECK(cuxfer_timer_start(t, s));
+        for (f = 0; f < 2; ++f)
+            BENCH_CHECK(cuxfer_stream_wait(ring.slots[f].stream, s));
+        for (f = 0; f < frames; ++f) {
+            BENCH_CHECK(cuxfer_ring_acquire(&ring, &slot));
+            BENCH_CHECK(cuxfer_ring_submit(&ring, slot, &job));
+        }
+        for (f = 0; f < 2; ++f)
+            BENCH_CHECK(cuxfer_stream_wait(s, ring.slots[f].stream));
+        BENCH_CHECK(cuxfer_timer_stop(t, s));
+        BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
+        if (r >= 0) {
+            v_ring[r] = ms;
+            v_ideal[r] = copy_ms > work_ms ? copy_ms : work_ms;
+        }
+    }
+    {
+        stat ring_s = stats(v_ring, reps), ideal = stats(v_ideal, reps), one = stats(v_one, reps);
+        stat ratio_ideal = ideal, ratio_ring = ring_s;
+        if (out == OUT_TABLE)
+            printf("%-34s one stream %.3f ms, ideal max(copy, compute) %.3f ms, ring %.3f ms\n",
+                   "ring overlap, 8 frames x 16 MiB", one.median, ideal.median, ring_s.median);
+        /* ratio reported as ideal/ring: 1.0 = the ideal schedule */
+        ratio_ideal.median = 1.0 / ideal.median;
+        ratio_ring.median = 1.0 / ring_s.median;
+        report("ring overlap vs ideal (1/ms)", "1/ms", ratio_ideal, ratio_ring, 0, 0.97, ">=0.97x");
+    }
+    BENCH_CHECK(cuxfer_ring_destroy(&ring));
+    cudaFree(scratch);
+}
+
+/* Round trip: every frame goes up and comes back through a 3-slot ring, so
+ * frame i+1's upload overlaps frame i's download; against the measured
+ * bidirectional link. */
+static void bench_roundtrip(cudaStream_t s, cuxfer_timer *t)
+{
+    const int frames = 24;
+    size_t fb = 32 * MIB;
+    cuxfer_ring ring;
+    cuxfer_ring_slot *slot = NULL;
+    cuxfer_ring_job job;
+    double v[64], vraw[64];
+    float ms;
+    int r, f, i;
+    if (!want("roundtrip"))
+        return;
+    BENCH_CHECK(cuxfer_ring_create(&ring, 3, 2 * fb, fb, NULL));
+    for (i = 0; i < 3; ++i)
+        fill(ring.slots[i].host, fb, (unsigned)i + 40);
+    memset(&job, 0, sizeof job);
+    job.h2d_bytes = fb;
+    job.d2h_bytes = fb;
+    job.d2h_host_offset = fb;
+    for (r = -2; r < reps; ++r) {
+        BENCH_CHECK(cudaDeviceSynchronize());
+        BENCH_CHECK(cuxfer_timer_start(t, s));
+        for (i = 0; i < 3; ++i)
+            BENCH_CHECK(cuxfer_stream_wait(ring.slots[i].stream, s));
+        for (f = 0; f < frames; ++f) {
+            BENCH_CHECK(cuxfer_ring_acquire(&ring, &slot));
+            BENCH_CHECK(cuxfer_ring_submit(&ring, slot, &job));
+        }
+        for (i = 0; i < 3; ++i)
+            BENCH_CHECK(cuxfer_stream_wait(s, ring.slots[i].stream));
+        BENCH_CHECK(cuxfer_timer_stop(t, s));
+        BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
+        if (r >= 0) {
+            v[r] = cuxfer_gbps(2 * fb * (size_t)frames, ms);
+            vraw[r] = link_bidir;
+        }
+    }
+    for (i = 0; i < 3; ++i)
+        verify(ring.slots[i].host, (unsigned char *)ring.slots[i].host + fb, fb, "roundtrip");
+    report("ring round trip vs bidir link", "GB/s", stats(vraw, reps), stats(v, reps), 0, 0.90,
+           ">=0.90x");
+    BENCH_CHECK(cuxfer_ring_destroy(&ring));
 }
 
 /* --- a full-image ROI the size roicopy moves ------------------------------ */
@@ -447,8 +689,8 @@ static void bench_image(cudaStream_t s, cuxfer_timer *t)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: xferbench [--quick] [--reps N] [--size MIB] [--only CASE] "
-               "[--json | --csv] [--device N]\n");
+    fprintf(f, "usage: xferbench [--quick] [--calibrate] [--reps N] [--size MIB] "
+               "[--only CASE] [--json | --csv] [--device N]\n");
 }
 
 int main(int argc, char **argv)
@@ -458,15 +700,18 @@ int main(int argc, char **argv)
         {"size", required_argument, NULL, 's'}, {"only", required_argument, NULL, 'o'},
         {"json", no_argument, NULL, 'j'}, {"csv", no_argument, NULL, 'c'},
         {"device", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+        {"version", no_argument, NULL, 'V'}, {"calibrate", no_argument, NULL, 'C'},
+        {NULL, 0, NULL, 0}};
+    int calibrate = 0;
     int c, n = 0, dev = 0, drv = 0, rt = 0;
     char *end;
     cudaStream_t s1, s2;
     cuxfer_timer t;
     char name[256];
 
-    while ((c = getopt_long(argc, argv, "qr:s:o:jcd:hV", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qr:s:o:jcd:hVC", opts, NULL)) != -1) {
         switch (c) {
+        case 'C': calibrate = 1; break;
         case 'q': quick = 1; break;
         case 'r':
             reps = (int)strtol(optarg, &end, 10);
@@ -528,10 +773,26 @@ int main(int argc, char **argv)
     BENCH_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     BENCH_CHECK(cuxfer_timer_create(&t));
 
+    BENCH_CHECK(cuxfer_plan2d_create(&planner, NULL));
+    if (calibrate) {
+        cuxfer_plan2d_tuning tu = cuxfer_plan2d_default_tuning();
+        BENCH_CHECK(cuxfer_plan2d_calibrate(&planner, s1, &tu, out == OUT_TABLE ? calib_row : NULL,
+                                            NULL));
+        if (out == OUT_TABLE)
+            printf("calibrated: SPAN up to %zu-byte rows, PACK up to %zu-byte rows "
+                   "(built-in: %zu, %zu)\n", tu.span_max_row, tu.pack_max_row,
+                   cuxfer_plan2d_default_tuning().span_max_row,
+                   cuxfer_plan2d_default_tuning().pack_max_row);
+    }
+
     bench_link(s1, s2, &t);
     bench_enqueue(s1);
     bench_2d(s1, &t);
     bench_image(s1, &t);
+    bench_pool();
+    bench_ring(s1, &t);
+    bench_roundtrip(s1, &t);
+    cuxfer_plan2d_destroy(&planner);
 
     if (out == OUT_JSON)
         printf("%s]\n", rows_printed ? "\n" : "[");
