@@ -268,6 +268,24 @@ CUXFER_API int cuxfer_impl_current_device(void)
     return d;
 }
 
+/* Make dev current for the calls that follow, leaving the previous device
+ * in *saved for cuxfer_impl_restore_device.  Objects remember the device
+ * they were made on and switch to it (and back) where CUDA requires the
+ * current device to match: creating, recording, launching. */
+CUXFER_API cudaError_t cuxfer_impl_use_device(int dev, int *saved)
+{
+    *saved = cuxfer_impl_current_device();
+    if (dev < 0 || dev == *saved)
+        return cudaSuccess;
+    return cudaSetDevice(dev);
+}
+
+CUXFER_API void cuxfer_impl_restore_device(int saved)
+{
+    if (saved >= 0 && saved != cuxfer_impl_current_device())
+        (void)cudaSetDevice(saved);
+}
+
 /* Overflow-checked multiply: 0 and *out set on success, -1 on overflow. */
 CUXFER_API int cuxfer_impl_mul(size_t a, size_t b, size_t *out)
 {
@@ -1060,6 +1078,85 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
     return (size_t)v;
 }
 
+/* Peer access per ordered pair of devices, enabled at most once per
+ * process: 0 not yet asked, 1 enabled, 2 impossible. */
+CUXFER_IMPL_SHARED int cuxfer_impl_peer[CUXFER_IMPL_MAX_DEVICES * CUXFER_IMPL_MAX_DEVICES];
+
+/* Let device `dev` access `peer`'s memory directly (and so copy engines
+ * move data between them without the host), once, idempotently and
+ * thread-safely.  cudaErrorPeerAccessUnsupported when the hardware cannot;
+ * copies between the two then go through host memory (the runtime stages
+ * them). */
+CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
+{
+    int can = 0, saved, *st;
+    cudaError_t err;
+    if (dev < 0 || peer < 0 || dev >= CUXFER_IMPL_MAX_DEVICES || peer >= CUXFER_IMPL_MAX_DEVICES)
+        return cuxfer_impl_fail(cudaErrorInvalidDevice,
+                                "cuxfer_peer_enable: devices %d and %d", dev, peer);
+    if (dev == peer)
+        return cudaSuccess;
+    st = &cuxfer_impl_peer[dev * CUXFER_IMPL_MAX_DEVICES + peer];
+    switch (__atomic_load_n(st, __ATOMIC_ACQUIRE)) {
+    case 1: return cudaSuccess;
+    case 2:
+        return cuxfer_impl_fail(cudaErrorPeerAccessUnsupported,
+                                "device %d cannot access device %d's memory", dev, peer);
+    default: break;
+    }
+    err = cudaDeviceCanAccessPeer(&can, dev, peer);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return err;
+    }
+    if (!can) {
+        __atomic_store_n(st, 2, __ATOMIC_RELEASE);
+        return cuxfer_impl_fail(cudaErrorPeerAccessUnsupported,
+                                "device %d cannot access device %d's memory", dev, peer);
+    }
+    CUXFER_TRY(cuxfer_impl_use_device(dev, &saved));
+    err = cudaDeviceEnablePeerAccess(peer, 0);
+    if (err == cudaErrorPeerAccessAlreadyEnabled) { /* another thread, or the caller */
+        (void)cudaGetLastError();
+        err = cudaSuccess;
+    }
+    cuxfer_impl_restore_device(saved);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return err;
+    }
+    __atomic_store_n(st, 1, __ATOMIC_RELEASE);
+    return cudaSuccess;
+}
+
+/* A 2D copy between memory of two devices: peer access enabled both ways
+ * when the hardware allows, then cudaMemcpy3DPeerAsync (depth 1). */
+CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
+                                               const cuxfer_view *src, int sdev, cudaStream_t s)
+{
+    struct cudaMemcpy3DPeerParms pp;
+    size_t row = cuxfer_view_row_bytes(src);
+    cudaError_t e1 = cuxfer_peer_enable(ddev, sdev), e2 = cuxfer_peer_enable(sdev, ddev);
+    if ((e1 != cudaSuccess && e1 != cudaErrorPeerAccessUnsupported) ||
+        (e2 != cudaSuccess && e2 != cudaErrorPeerAccessUnsupported))
+        return e1 != cudaSuccess ? e1 : e2;
+    memset(&pp, 0, sizeof pp);
+    pp.srcPtr.ptr = src->ptr;
+    pp.srcPtr.pitch = src->pitch;
+    pp.srcPtr.xsize = row;
+    pp.srcPtr.ysize = src->height;
+    pp.srcDevice = sdev;
+    pp.dstPtr.ptr = dst->ptr;
+    pp.dstPtr.pitch = dst->pitch;
+    pp.dstPtr.xsize = row;
+    pp.dstPtr.ysize = dst->height;
+    pp.dstDevice = ddev;
+    pp.extent.width = row;
+    pp.extent.height = src->height;
+    pp.extent.depth = 1;
+    return cudaMemcpy3DPeerAsync(&pp, s);
+}
+
 /* Every check of cuxfer_copy2d_async that needs no device: both views
  * valid, equal extents, pitches within max_pitch (0 = unchecked) when the
  * copy is really 2D.  Pure arithmetic, so it is tested without a GPU. */
@@ -1124,7 +1221,10 @@ CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
     CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, sk));
     CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy2d_async", dk, sk, cuxfer_pageable_policy()));
     row = cuxfer_view_row_bytes(src);
-    if ((dst->pitch == row && src->pitch == row) || src->height == 1) {
+    if (dk == CUXFER_MEMORY_DEVICE && sk == CUXFER_MEMORY_DEVICE && ddev >= 0 && sdev >= 0 &&
+        ddev != sdev) {
+        err = cuxfer_impl_copy2d_peer(dst, ddev, src, sdev, s);
+    } else if ((dst->pitch == row && src->pitch == row) || src->height == 1) {
         err = cudaMemcpyAsync(dst->ptr, src->ptr, row * src->height, cudaMemcpyDefault, s);
     } else {
         dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
@@ -1268,13 +1368,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p)
     return first;
 }
 
-/* Create `count` streams on the current device.  flags: 0 or
- * cudaStreamNonBlocking for non-blocking streams, CUXFER_STREAM_BLOCKING
- * for ordinary ones.  priority is clamped to the device's range
- * (cudaDeviceGetStreamPriorityRange; lower numbers are more urgent) and the
- * value used is left in p->priority. */
-CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
-                                                 unsigned flags, int priority)
+CUXFER_API cudaError_t cuxfer_impl_pool_create_here(cuxfer_stream_pool *p, int count,
+                                                    unsigned flags, int priority)
 {
     int least = 0, greatest = 0, i;
     unsigned sflags;
@@ -1313,6 +1408,33 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int coun
         }
     }
     return cudaSuccess;
+}
+
+/* cuxfer_stream_pool_create on device `device` (one pool per device): the
+ * streams are made there and the calling thread's device is restored. */
+CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int device, int count,
+                                                    unsigned flags, int priority)
+{
+    int saved = -1;
+    cudaError_t err;
+    if (p)
+        memset(p, 0, sizeof *p);
+    err = cuxfer_impl_use_device(device, &saved);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_pool_create_here(p, count, flags, priority);
+    cuxfer_impl_restore_device(saved);
+    return err;
+}
+
+/* Create `count` streams on the current device.  flags: 0 or
+ * cudaStreamNonBlocking for non-blocking streams, CUXFER_STREAM_BLOCKING
+ * for ordinary ones.  priority is clamped to the device's range
+ * (cudaDeviceGetStreamPriorityRange; lower numbers are more urgent) and the
+ * value used is left in p->priority. */
+CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
+                                                 unsigned flags, int priority)
+{
+    return cuxfer_stream_pool_create_on(p, cuxfer_impl_current_device(), count, flags, priority);
 }
 
 /* A pool over streams the caller created and keeps owning (destroy frees
@@ -1435,7 +1557,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p)
 /* Two events bracketing work on a stream.  Safe from one thread at a time. */
 typedef struct cuxfer_timer {
     cudaEvent_t start, stop;
-    int state; /* 0 idle, 1 started, 2 stopped */
+    int state;  /* 0 idle, 1 started, 2 stopped */
+    int device; /* the events' device; start and stop switch to it */
 } cuxfer_timer;
 
 /* Release a timer's events; safe on a zeroed timer. */
@@ -1458,6 +1581,7 @@ CUXFER_API cudaError_t cuxfer_timer_create(cuxfer_timer *t)
     if (!t)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_create: timer is NULL");
     memset(t, 0, sizeof *t);
+    t->device = cuxfer_impl_current_device();
     err = cudaEventCreate(&t->start);
     if (err == cudaSuccess)
         err = cudaEventCreate(&t->stop);
@@ -1469,11 +1593,22 @@ CUXFER_API cudaError_t cuxfer_timer_create(cuxfer_timer *t)
 }
 
 /* Mark the start on stream s. */
+/* Record ev on s with the event's device current. */
+CUXFER_API cudaError_t cuxfer_impl_record_on(cudaEvent_t ev, int device, cudaStream_t s)
+{
+    int saved;
+    cudaError_t err = cuxfer_impl_use_device(device, &saved);
+    if (err == cudaSuccess)
+        err = cudaEventRecord(ev, s);
+    cuxfer_impl_restore_device(saved);
+    return err;
+}
+
 CUXFER_API cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s)
 {
     if (!t || !t->start)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_start: timer not created");
-    CUXFER_TRY(cudaEventRecord(t->start, s));
+    CUXFER_TRY(cuxfer_impl_record_on(t->start, t->device, s));
     t->state = 1;
     return cudaSuccess;
 }
@@ -1486,7 +1621,7 @@ CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
     if (t->state == 0)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_timer_stop: the timer was not started");
-    CUXFER_TRY(cudaEventRecord(t->stop, s));
+    CUXFER_TRY(cuxfer_impl_record_on(t->stop, t->device, s));
     t->state = 2;
     return cudaSuccess;
 }
@@ -1531,17 +1666,31 @@ CUXFER_IMPL_SHARED CUXFER_IMPL_TLS cudaEvent_t cuxfer_impl_order_event[CUXFER_IM
  * host does not block.  Both streams must be on the current device. */
 CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t signaler)
 {
-    int dev = cuxfer_impl_current_device();
+    int dev = cuxfer_impl_current_device(), saved = -1;
     cudaEvent_t *ev;
+    cudaError_t err = cudaSuccess;
     if (waiter == signaler)
         return cudaSuccess;
+#if CUDART_VERSION >= 12080
+    /* The event must live on the signaler's device (it may differ from the
+     * current one); the waiter may be on any device. */
+    if (signaler && cudaStreamGetDevice(signaler, &dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        dev = cuxfer_impl_current_device();
+    }
+#endif
     if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
         return cuxfer_impl_fail(cudaErrorInvalidDevice, "cuxfer_stream_wait: no current device");
+    CUXFER_TRY(cuxfer_impl_use_device(dev, &saved));
     ev = &cuxfer_impl_order_event[dev];
     if (!*ev)
-        CUXFER_TRY(cudaEventCreateWithFlags(ev, cudaEventDisableTiming));
-    CUXFER_TRY(cudaEventRecord(*ev, signaler));
-    return cudaStreamWaitEvent(waiter, *ev, 0);
+        err = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
+    if (err == cudaSuccess)
+        err = cudaEventRecord(*ev, signaler);
+    if (err == cudaSuccess)
+        err = cudaStreamWaitEvent(waiter, *ev, 0);
+    cuxfer_impl_restore_device(saved);
+    return err;
 }
 
 /* A fixed set of timing-free events handed out round robin (thread-safe):
@@ -1640,6 +1789,7 @@ typedef struct cuxfer_latch {
     unsigned long long armed;     /* signals queued */
     unsigned long long fired;     /* signals delivered */
     int ready;
+    int device;                   /* the event's device */
 } cuxfer_latch;
 
 CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
@@ -1648,6 +1798,7 @@ CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
     if (!l)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_init: latch is NULL");
     memset(l, 0, sizeof *l);
+    l->device = cuxfer_impl_current_device();
     err = cudaEventCreateWithFlags(&l->event, cudaEventDisableTiming);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
@@ -1696,10 +1847,11 @@ CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
     pthread_mutex_lock(&l->mu);
     ++l->armed;
     pthread_mutex_unlock(&l->mu);
-    if (cuxfer_stream_is_capturing(s))
+    if (cuxfer_stream_is_capturing(s)) {
         err = cudaEventRecordWithFlags(l->event, s, cudaEventRecordExternal);
-    else
-        err = cudaEventRecord(l->event, s);
+    } else {
+        err = cuxfer_impl_record_on(l->event, l->device, s);
+    }
     return err;
 }
 
@@ -1774,6 +1926,7 @@ CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
  * an event marking the end of the slot's last submission. */
 typedef struct cuxfer_ring_slot {
     int index;
+    int device_id;           /* where the slot's stream, event and buffer live */
     void *host;
     void *device;
     size_t host_bytes;
@@ -1788,6 +1941,8 @@ typedef struct cuxfer_ring_slot {
 typedef struct cuxfer_ring_options {
     unsigned host_flags; /* cuxfer_host_alloc flags (default cudaHostAllocDefault) */
     int priority;        /* stream priority, clamped as in cuxfer_stream_pool_create */
+    const int *devices;  /* slot i lives on devices[i % ndevices] (default: */
+    int ndevices;        /* the current device only) */
 } cuxfer_ring_options;
 
 /* What cuxfer_ring_submit queues on the slot's stream, in order; {0} with
@@ -1892,17 +2047,23 @@ CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host
     prio = o.priority > least ? least : o.priority < greatest ? greatest : o.priority;
     for (i = 0; i < slots && err == cudaSuccess; ++i) {
         cuxfer_ring_slot *s = &r->slots[i];
+        int saved;
         s->index = i;
+        s->device_id = o.ndevices > 0 && o.devices ? o.devices[i % o.ndevices] : r->device;
         s->host_bytes = host_bytes;
         s->device_bytes = device_bytes;
-        if (host_bytes)
-            err = cuxfer_host_alloc(&s->host, host_bytes, 1, o.host_flags);
+        err = cuxfer_impl_use_device(s->device_id, &saved);
+        /* Portable pinned memory: any slot's device may copy from it. */
+        if (err == cudaSuccess && host_bytes)
+            err = cuxfer_host_alloc(&s->host, host_bytes, 1,
+                                    o.host_flags | (o.ndevices > 1 ? cudaHostAllocPortable : 0u));
         if (err == cudaSuccess && device_bytes)
             err = cudaMalloc(&s->device, device_bytes);
         if (err == cudaSuccess)
             err = cudaStreamCreateWithPriority(&s->stream, cudaStreamNonBlocking, prio);
         if (err == cudaSuccess)
             err = cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming);
+        cuxfer_impl_restore_device(saved);
     }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
@@ -1958,7 +2119,8 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
                                           const cuxfer_ring_job *job)
 {
     size_t end_h, end_d;
-    cudaError_t err = cudaSuccess, rec;
+    int saved;
+    cudaError_t err = cudaSuccess, rec, e;
     if (!r || !slot || !job || !slot->held)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_submit: %s",
                                 !job ? "job is NULL" : "slot not acquired");
@@ -1975,6 +2137,10 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
                                "device offset %zu exceeds the slot's buffers (host %zu, "
                                "device %zu)", job->d2h_bytes, job->d2h_host_offset,
                                job->d2h_device_offset, slot->host_bytes, slot->device_bytes);
+    /* The slot's device is current for the copies and the caller's work. */
+    e = cuxfer_impl_use_device(slot->device_id, &saved);
+    if (err == cudaSuccess)
+        err = e;
     if (err == cudaSuccess && job->h2d_bytes)
         err = cudaMemcpyAsync(slot->device, slot->host, job->h2d_bytes,
                               cudaMemcpyHostToDevice, slot->stream);
@@ -1989,6 +2155,7 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
     rec = cudaEventRecord(slot->done, slot->stream);
     if (err == cudaSuccess)
         err = rec;
+    cuxfer_impl_restore_device(saved);
     ++slot->uses;
     (void)cuxfer_ring_release(r, slot);
     return err;
