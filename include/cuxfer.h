@@ -730,6 +730,14 @@ CUXFER_API cudaError_t cuxfer_impl_managed_check(const char *call, const void *p
         return cuxfer_impl_fail(cudaErrorInvalidDevice,
                                 "%s: device %d is neither a device index nor CUXFER_CPU",
                                 call, target);
+    if (target >= 0) {
+        int n = 0;
+        if (cudaGetDeviceCount(&n) != cudaSuccess)
+            (void)cudaGetLastError();
+        if (target >= n)
+            return cuxfer_impl_fail(cudaErrorInvalidDevice,
+                                    "%s: device %d does not exist (%d device(s))", call, target, n);
+    }
     if (cuxfer_memory_kind(p) != CUXFER_MEMORY_MANAGED)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: %p is %s memory, not managed memory", call, p,
@@ -1841,18 +1849,38 @@ CUXFER_API void CUDART_CB cuxfer_impl_latch_fire(void *arg)
 CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
 {
     cudaError_t err;
+    int capturing;
     if (!l || !l->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_arm: latch not initialized");
+    capturing = cuxfer_stream_is_capturing(s);
     CUXFER_TRY(cudaLaunchHostFunc(s, cuxfer_impl_latch_fire, l));
-    pthread_mutex_lock(&l->mu);
-    ++l->armed;
-    pthread_mutex_unlock(&l->mu);
-    if (cuxfer_stream_is_capturing(s)) {
+    /* Captured into a graph, the signal fires once per launch of the
+     * graph, not now: the launcher counts it with cuxfer_latch_expect. */
+    if (!capturing) {
+        pthread_mutex_lock(&l->mu);
+        ++l->armed;
+        pthread_mutex_unlock(&l->mu);
+    }
+    if (capturing) {
         err = cudaEventRecordWithFlags(l->event, s, cudaEventRecordExternal);
     } else {
         err = cuxfer_impl_record_on(l->event, l->device, s);
     }
     return err;
+}
+
+/* Count n more signals to wait for: after each cuxfer_graph_launch of a
+ * graph that captured cuxfer_latch_arm on this latch, call it with n = 1
+ * (arming inside a capture counts nothing, since the signal fires once
+ * per launch). */
+CUXFER_API cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n)
+{
+    if (!l || !l->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_expect: latch not initialized");
+    pthread_mutex_lock(&l->mu);
+    l->armed += n;
+    pthread_mutex_unlock(&l->mu);
+    return cudaSuccess;
 }
 
 /* The CLOCK_REALTIME time ms milliseconds from now, for
@@ -2327,6 +2355,7 @@ CUXFER_API void cuxfer_impl_pool_release_cached(cuxfer_pinned_pool *p, size_t ne
             }
             *pp = b->next;
             p->stats.reserved -= b->size;
+            cuxfer_impl_kcache_flush();
             (void)cudaFreeHost(b->ptr);
             if (b->ready)
                 (void)cudaEventDestroy(b->ready);
@@ -2561,7 +2590,7 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 typedef struct cuxfer_plan2d_options {
     size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB); the
                            plan holds two on the device and two pinned */
-    int threads;        /* host scatter threads (default: cores, at most 8) */
+    int threads;        /* host scatter threads (default: cores, at most 16) */
     int strategy;       /* CUXFER_PLAN_AUTO, or force one */
 } cuxfer_plan2d_options;
 
@@ -2620,8 +2649,30 @@ CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, si
                                          size_t to)
 {
     size_t y;
-    for (y = from; y < to; ++y)
-        memcpy(j->dst + y * j->dpitch, j->src + y * j->row, j->row);
+    unsigned char *d = j->dst + from * j->dpitch;
+    const unsigned char *s = j->src + from * j->row;
+    /* Constant sizes let the compiler turn each row into one or two moves:
+     * a memcpy call per 8-byte row would cost more than the bytes. */
+#define CUXFER_IMPL_SCATTER_CASE(n)                                            \
+    case n:                                                                    \
+        for (y = from; y < to; ++y, d += j->dpitch, s += n)                    \
+            memcpy(d, s, n);                                                   \
+        return;
+    switch (j->row) {
+        CUXFER_IMPL_SCATTER_CASE(1)
+        CUXFER_IMPL_SCATTER_CASE(2)
+        CUXFER_IMPL_SCATTER_CASE(4)
+        CUXFER_IMPL_SCATTER_CASE(8)
+        CUXFER_IMPL_SCATTER_CASE(12)
+        CUXFER_IMPL_SCATTER_CASE(16)
+        CUXFER_IMPL_SCATTER_CASE(24)
+        CUXFER_IMPL_SCATTER_CASE(32)
+        CUXFER_IMPL_SCATTER_CASE(64)
+    default:
+        for (y = from; y < to; ++y, d += j->dpitch, s += j->row)
+            memcpy(d, s, j->row);
+    }
+#undef CUXFER_IMPL_SCATTER_CASE
 }
 
 CUXFER_API void *cuxfer_impl_plan_worker(void *arg)
@@ -2788,7 +2839,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
 #else
         cores = 4;
 #endif
-        p->opt.threads = cores > 8 ? 8 : cores < 1 ? 1 : (int)cores;
+        p->opt.threads = cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
     }
     p->tuning = cuxfer_plan2d_default_tuning();
     p->device = cuxfer_impl_current_device();

@@ -1,0 +1,72 @@
+#!/bin/sh
+# The EXAMPLES of every section 3 man page compile and link: each
+# `.Bd -literal` block of the EXAMPLES section is a complete C99 program,
+# built warning-free against the header and the CUDA runtime (never run:
+# this machine may have no GPU).  A page without an EXAMPLES program fails,
+# except the overview cuxfer.3.  Nothing is written into $top_srcdir.
+: "${top_srcdir:=.}"
+: "${CC:=cc}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-mx.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# extract PAGE PREFIX: write the EXAMPLES' literal blocks to PREFIX.1.c,
+# PREFIX.2.c, ... undoing the roff escapes (\& vanishes, \e is a
+# backslash); print how many blocks there were.
+extract() {
+    awk -v prefix="$2" '
+        /^\.Sh[ \t]/ { in_ex = ($0 ~ /^\.Sh[ \t]+EXAMPLES[ \t]*$/); next }
+        in_ex && /^\.Bd[ \t]+-literal/ { n++; lit = 1; out = prefix "." n ".c"; next }
+        lit && /^\.Ed([ \t]|$)/ { lit = 0; close(out); next }
+        lit {
+            line = $0; s = ""
+            while ((i = index(line, "\\")) > 0) {
+                c = substr(line, i + 1, 1)
+                s = s substr(line, 1, i - 1) (c == "e" ? "\\" : c == "&" ? "" : "\\" c)
+                line = substr(line, i + 2)
+            }
+            print s line > out
+        }
+        END { print n + 0 }
+    ' "$1"
+}
+
+pages=$(ls "$top_srcdir"/man/*.3)
+n=0
+for p in $pages; do n=$((n + 1)); done
+echo "1..$n"
+i=0
+for p in $pages; do
+    i=$((i + 1))
+    name=$(basename "$p" .3)
+    blocks=$(extract "$p" "$tmp/$name")
+    if [ "$blocks" -eq 0 ]; then
+        if [ "$name" = cuxfer ]; then
+            echo "ok $i - $name.3 # SKIP the overview has no EXAMPLES program"
+        else
+            echo "not ok $i - $name.3 has no EXAMPLES program"
+        fi
+        continue
+    fi
+    failed=
+    b=0
+    while [ "$b" -lt "$blocks" ]; do
+        b=$((b + 1))
+        src="$tmp/$name.$b.c"
+        # shellcheck disable=SC2086 # the flag variables are word lists
+        if ! $CC -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror \
+                -pedantic -I"$top_srcdir/include" $CUDA_CPPFLAGS \
+                -o "$tmp/$name.$b" "$src" $CUDA_LDFLAGS $CUDA_LIBS \
+                $PTHREAD_LIBS >"$tmp/log" 2>&1; then
+            failed="$failed $b"
+            sed "s|^|# $name.3 example $b: |" "$tmp/log" >>"$tmp/diag"
+        fi
+    done
+    if [ -z "$failed" ]; then
+        echo "ok $i - $name.3: $blocks example(s) compile and link"
+    else
+        echo "not ok $i - $name.3: example(s)$failed do not compile"
+        cat "$tmp/diag"
+        rm -f "$tmp/diag"
+    fi
+done
+exit 0
