@@ -1452,6 +1452,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
 {
     int i, prio = 0;
     unsigned fl = 0;
+    if (p)
+        memset(p, 0, sizeof *p);
     if (!p || !streams)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_wrap: %s is NULL",
                                 p ? "streams" : "pool");
@@ -1798,6 +1800,7 @@ typedef struct cuxfer_latch {
     unsigned long long fired;     /* signals delivered */
     int ready;
     int device;                   /* the event's device */
+    cudaError_t sticky;           /* an arm that failed: reported by the next wait */
 } cuxfer_latch;
 
 CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
@@ -1853,7 +1856,15 @@ CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
     if (!l || !l->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_arm: latch not initialized");
     capturing = cuxfer_stream_is_capturing(s);
-    CUXFER_TRY(cudaLaunchHostFunc(s, cuxfer_impl_latch_fire, l));
+    err = cudaLaunchHostFunc(s, cuxfer_impl_latch_fire, l);
+    if (err != cudaSuccess) {
+        /* A failed stream refuses new work: remember it so that a waiter
+         * gets the error instead of a success for a signal never queued. */
+        pthread_mutex_lock(&l->mu);
+        l->sticky = err;
+        pthread_mutex_unlock(&l->mu);
+        return err;
+    }
     /* Captured into a graph, the signal fires once per launch of the
      * graph, not now: the launcher counts it with cuxfer_latch_expect. */
     if (!capturing) {
@@ -1867,6 +1878,18 @@ CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
         err = cuxfer_impl_record_on(l->event, l->device, s);
     }
     return err;
+}
+
+/* Milliseconds on the clock cuxfer_impl_deadline uses. */
+CUXFER_API double cuxfer_impl_now_ms(void)
+{
+#if defined(CLOCK_REALTIME)
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+#else
+    return (double)time(NULL) * 1e3;
+#endif
 }
 
 /* Count n more signals to wait for: after each cuxfer_graph_launch of a
@@ -1911,16 +1934,27 @@ CUXFER_API void cuxfer_impl_deadline(struct timespec *until, long ms)
 CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
 {
     struct timespec until;
-    long waited_ms = 0, step_ms = 1;
+    long step_ms = 1;
+    double start = cuxfer_impl_now_ms();
     cudaError_t q;
+    int timed_out;
     if (!l || !l->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_wait: latch not initialized");
     pthread_mutex_lock(&l->mu);
+    if (l->sticky != cudaSuccess) {
+        q = l->sticky;
+        pthread_mutex_unlock(&l->mu);
+        return cuxfer_impl_fail(q, "cuxfer_latch_wait: arming failed: %s", cudaGetErrorName(q));
+    }
     while (l->fired < l->armed) {
         cuxfer_impl_deadline(&until, step_ms);
-        if (pthread_cond_timedwait(&l->cv, &l->mu, &until) != ETIMEDOUT)
+        timed_out = pthread_cond_timedwait(&l->cv, &l->mu, &until) == ETIMEDOUT;
+        if (l->fired >= l->armed)
+            break;
+        /* Time is measured, not counted in sleeps, so wake-ups by other
+         * signals cannot stretch the wait past timeout_ms. */
+        if (!timed_out && (timeout_ms < 0 || cuxfer_impl_now_ms() - start < (double)timeout_ms))
             continue;
-        waited_ms += step_ms;
         /* The signal is late: ask the event whether the stream failed.  The
          * query is made unlocked so a host function is never held up. */
         pthread_mutex_unlock(&l->mu);
@@ -1933,7 +1967,8 @@ CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
         }
         if (q == cudaErrorNotReady)
             (void)cudaGetLastError();
-        if (timeout_ms >= 0 && waited_ms >= timeout_ms) {
+        if (l->fired < l->armed && timeout_ms >= 0 &&
+            cuxfer_impl_now_ms() - start >= (double)timeout_ms) {
             pthread_mutex_unlock(&l->mu);
             return cuxfer_impl_fail(cudaErrorNotReady,
                                     "cuxfer_latch_wait: not signalled within %ld ms",
@@ -2232,6 +2267,8 @@ CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
     cudaError_t err;
     if (!g)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_end: graph is NULL");
+    /* *g is taken as uninitialized: a graph still held in it is not
+     * freed (destroy it first), but garbage is never passed to CUDA. */
     memset(g, 0, sizeof *g);
     err = cudaStreamEndCapture(s, &g->graph);
     if (err == cudaSuccess)

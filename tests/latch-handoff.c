@@ -1,0 +1,474 @@
+/* Completion hand-off: cuxfer_on_complete runs its function after the
+ * queued copies (the data is visible in it), in order; cuxfer_latch hands
+ * 200 frames of copies from a producer thread to a consumer thread; a timed
+ * wait on a held stream returns cudaErrorNotReady within its timeout; 8
+ * waiting threads are all released by one signal; a latch armed inside a
+ * graph capture signals every replay (each launch counted with
+ * cuxfer_latch_expect), and not before the replay ran. */
+#include "sched-helpers.h"
+#include <pthread.h>
+
+static cudaStream_t make_stream(void)
+{
+    cudaStream_t s;
+    GPU_MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    return s;
+}
+
+/* --- cuxfer_on_complete -------------------------------------------------- */
+
+struct seen {
+    const unsigned char *dst, *want;
+    size_t n;
+    int data_ok;   /* written by the first function */
+    int order[3];  /* ids in the order the functions ran */
+    int calls;
+    int done;      /* set by the last function */
+};
+
+struct call {
+    struct seen *seen;
+    int id;
+};
+
+/* No CUDA call here: look at the bytes, record, return. */
+static void CUDART_CB record_call(void *arg)
+{
+    struct call *c = (struct call *)arg;
+    struct seen *sn = c->seen;
+    if (c->id == 1)
+        sn->data_ok = memcmp(sn->dst, sn->want, sn->n) == 0;
+    if (sn->calls < 3)
+        sn->order[sn->calls] = c->id;
+    ++sn->calls;
+    if (c->id == 3)
+        __atomic_store_n(&sn->done, 1, __ATOMIC_RELEASE);
+}
+
+static void test_on_complete(void)
+{
+    enum { BYTES = 8 << 20 };
+    cudaStream_t s = make_stream();
+    unsigned char *src = NULL, *dst = NULL, *d = NULL;
+    struct seen sn;
+    struct call c[3];
+    cudaError_t err;
+    int i;
+
+    GPU_MUST(cudaMallocHost((void **)&src, BYTES));
+    GPU_MUST(cudaMallocHost((void **)&dst, BYTES));
+    GPU_MUST(cudaMalloc((void **)&d, BYTES));
+    fill_pattern(src, BYTES, 21);
+    memset(dst, 0xA5, BYTES);
+    memset(&sn, 0, sizeof sn);
+    sn.dst = dst;
+    sn.want = src;
+    sn.n = BYTES;
+    for (i = 0; i < 3; ++i) {
+        c[i].seen = &sn;
+        c[i].id = i + 1;
+    }
+    err = cuxfer_on_complete(s, NULL, &sn);
+    is_int(cudaErrorInvalidValue, err, "cuxfer_on_complete with a NULL function refused");
+
+    GPU_OK(cudaMemcpyAsync(d, src, BYTES, cudaMemcpyHostToDevice, s), "8 MiB H2D queued");
+    GPU_OK(cudaMemcpyAsync(dst, d, BYTES, cudaMemcpyDeviceToHost, s), "8 MiB D2H queued");
+    GPU_OK(cuxfer_on_complete(s, record_call, &c[0]), "on_complete 1 queued");
+    GPU_OK(cuxfer_on_complete(s, record_call, &c[1]), "on_complete 2 queued");
+    GPU_OK(cuxfer_on_complete(s, record_call, &c[2]), "on_complete 3 queued");
+    if (!ok(wait_flag(&sn.done, 10000), "the functions ran (10 s bound)"))
+        bail("cuxfer_on_complete functions never ran");
+    ok(sn.data_ok, "the first function saw the copied bytes: it ran after the copies");
+    is_int(3, sn.calls, "three calls");
+    ok(sn.order[0] == 1 && sn.order[1] == 2 && sn.order[2] == 3,
+       "in the order queued (%d %d %d)", sn.order[0], sn.order[1], sn.order[2]);
+    GPU_OK(cudaStreamSynchronize(s), "stream completes");
+
+    GPU_MUST(cudaStreamDestroy(s));
+    GPU_MUST(cudaFree(d));
+    GPU_MUST(cudaFreeHost(src));
+    GPU_MUST(cudaFreeHost(dst));
+}
+
+/* --- latch basics and timeouts -------------------------------------------- */
+
+static void test_latch_basics(void)
+{
+    cuxfer_latch l;
+    cudaStream_t s = make_stream();
+    gate g;
+    double t0, el;
+    cudaError_t err;
+    int i;
+
+    memset(&l, 0, sizeof l);
+    GPU_OK(cuxfer_latch_destroy(&l), "destroy of a zeroed latch is safe");
+    GPU_OK(cuxfer_latch_destroy(NULL), "destroy of NULL is safe");
+    err = cuxfer_latch_arm(&l, s);
+    is_int(cudaErrorInvalidValue, err, "arm of a latch never initialized refused");
+    err = cuxfer_latch_wait(&l, 0);
+    is_int(cudaErrorInvalidValue, err, "wait on a latch never initialized refused");
+    err = cuxfer_latch_expect(&l, 1);
+    is_int(cudaErrorInvalidValue, err, "expect on a latch never initialized refused");
+
+    GPU_OK(cuxfer_latch_init(&l), "init");
+    t0 = now_ms();
+    GPU_OK(cuxfer_latch_wait(&l, 1000), "wait on a latch never armed returns at once");
+    ok(now_ms() - t0 < 500.0, "without waiting");
+
+    GPU_OK(gate_hold(&g, s), "hold the stream");
+    GPU_OK(cuxfer_latch_arm(&l, s), "arm behind the gate");
+    cuxfer_clear_reason();
+    t0 = now_ms();
+    err = cuxfer_latch_wait(&l, 200);
+    el = now_ms() - t0;
+    is_int(cudaErrorNotReady, err, "a 200 ms wait on a held stream: cudaErrorNotReady");
+    ok(el >= 190.0 && el < 2200.0, "returned after the timeout, not long after (%.1f ms)", el);
+    contains(cuxfer_last_reason(), "200 ms", "the reason names the timeout");
+    t0 = now_ms();
+    err = cuxfer_latch_wait(&l, 0);
+    is_int(cudaErrorNotReady, err, "a 0 ms wait on a held stream: cudaErrorNotReady");
+    ok(now_ms() - t0 < 1000.0, "promptly");
+    gate_open(&g);
+    GPU_OK(cuxfer_latch_wait(&l, 10000), "after release the wait succeeds");
+    is_int(0, g.timed_out, "the gate was opened by the test");
+
+    /* Several signals: the wait covers all of them. */
+    GPU_OK(gate_hold(&g, s), "hold the stream again");
+    err = cudaSuccess;
+    for (i = 0; i < 3 && err == cudaSuccess; ++i)
+        err = cuxfer_latch_arm(&l, s);
+    is_int(cudaSuccess, err, "arm 3 times");
+    err = cuxfer_latch_wait(&l, 50);
+    is_int(cudaErrorNotReady, err, "not signalled while held");
+    gate_open(&g);
+    GPU_OK(cuxfer_latch_wait(&l, 10000), "all 3 signals delivered after release");
+    GPU_OK(cudaStreamSynchronize(s), "stream completes");
+    GPU_OK(cuxfer_latch_destroy(&l), "destroy");
+    ok(l.ready == 0, "destroy zeroes the latch");
+    GPU_MUST(cudaStreamDestroy(s));
+}
+
+/* --- 8 waiters ----------------------------------------------------------- */
+
+struct latch_waiter {
+    cuxfer_latch *l;
+    const int *released;
+    cudaError_t err;
+    int early; /* returned before the gate was opened */
+    int done;
+};
+
+static void *wait_latch(void *arg)
+{
+    struct latch_waiter *w = (struct latch_waiter *)arg;
+    w->err = cuxfer_latch_wait(w->l, 10000);
+    w->early = !__atomic_load_n(w->released, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void test_many_waiters(void)
+{
+    enum { W = 8 };
+    cuxfer_latch l;
+    cudaStream_t s = make_stream();
+    struct latch_waiter w[W];
+    pthread_t th[W];
+    gate g;
+    int released = 0, i, any_done = 0, all_done, all_ok = 1, early = 0;
+    double t0;
+
+    GPU_MUST(cuxfer_latch_init(&l));
+    GPU_OK(gate_hold(&g, s), "hold the stream");
+    GPU_OK(cuxfer_latch_arm(&l, s), "arm");
+    for (i = 0; i < W; ++i) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].l = &l;
+        w[i].released = &released;
+        w[i].err = cudaErrorUnknown;
+        if (pthread_create(&th[i], NULL, wait_latch, &w[i]) != 0)
+            bail("pthread_create failed");
+    }
+    sleep_ms(150);
+    for (i = 0; i < W; ++i)
+        any_done |= __atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE);
+    ok(!any_done, "8 threads wait while the stream is held (150 ms)");
+    __atomic_store_n(&released, 1, __ATOMIC_RELEASE);
+    gate_open(&g);
+    t0 = now_ms();
+    do {
+        all_done = 1;
+        for (i = 0; i < W; ++i)
+            all_done &= __atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE);
+        if (!all_done)
+            sleep_ms(1);
+    } while (!all_done && now_ms() - t0 < 12000.0);
+    if (!ok(all_done, "all 8 waiters return after the signal (12 s bound)"))
+        bail("latch waiters stuck");
+    for (i = 0; i < W; ++i) {
+        pthread_join(th[i], NULL);
+        if (w[i].err != cudaSuccess) {
+            diag("  waiter %d: %s", i, cudaGetErrorName(w[i].err));
+            all_ok = 0;
+        }
+        early += w[i].early;
+    }
+    ok(all_ok, "all 8 waiters got cudaSuccess");
+    is_int(0, early, "none returned before the stream was released");
+    GPU_OK(cudaStreamSynchronize(s), "stream completes");
+    GPU_MUST(cuxfer_latch_destroy(&l));
+    GPU_MUST(cudaStreamDestroy(s));
+}
+
+/* --- producer / consumer, 200 frames -------------------------------------- */
+
+enum { FRAMES = 200, FRAME_MAX = 256 << 10 };
+
+struct handoff {
+    cuxfer_latch latch;
+    cudaStream_t s;
+    unsigned char *src[2], *dst[2], *dev[2];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int queued;   /* frames armed */
+    int consumed; /* frames checked */
+    int stop;     /* a side gave up */
+    cudaError_t producer_err, consumer_err;
+    int bad_frames;
+    int producer_done, consumer_done;
+};
+
+static size_t frame_bytes(int f)
+{
+    return 4096 + ((size_t)f * 40503u) % (FRAME_MAX - 4096);
+}
+
+/* Wait on h->cv until pred holds; 0 on timeout or stop. */
+static int wait_until(struct handoff *h, int (*pred)(struct handoff *, int), int f)
+{
+    struct timespec until;
+    int okay = 1;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&h->mu);
+    while (!pred(h, f) && !h->stop)
+        if (pthread_cond_timedwait(&h->cv, &h->mu, &until) != 0) {
+            okay = pred(h, f);
+            break;
+        }
+    if (h->stop)
+        okay = 0;
+    pthread_mutex_unlock(&h->mu);
+    return okay;
+}
+
+static int buffer_free(struct handoff *h, int f) { return h->consumed >= f - 1; }
+static int frame_queued(struct handoff *h, int f) { return h->queued > f; }
+
+static void give_up(struct handoff *h)
+{
+    pthread_mutex_lock(&h->mu);
+    h->stop = 1;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void *producer(void *arg)
+{
+    struct handoff *h = (struct handoff *)arg;
+    int f;
+    cudaError_t err = cudaSuccess;
+    for (f = 0; f < FRAMES && err == cudaSuccess; ++f) {
+        int b = f & 1;
+        size_t n = frame_bytes(f);
+        if (!wait_until(h, buffer_free, f)) {
+            err = cudaErrorTimeout;
+            break;
+        }
+        fill_pattern(h->src[b], n, 1000u + (unsigned)f);
+        memset(h->dst[b], 0xA5, FRAME_MAX);
+        err = cudaMemcpyAsync(h->dev[b], h->src[b], n, cudaMemcpyHostToDevice, h->s);
+        if (err == cudaSuccess)
+            err = cudaMemcpyAsync(h->dst[b], h->dev[b], n, cudaMemcpyDeviceToHost, h->s);
+        if (err == cudaSuccess)
+            err = cuxfer_latch_arm(&h->latch, h->s);
+        if (err == cudaSuccess) {
+            pthread_mutex_lock(&h->mu);
+            h->queued = f + 1;
+            pthread_cond_broadcast(&h->cv);
+            pthread_mutex_unlock(&h->mu);
+        }
+    }
+    h->producer_err = err;
+    if (err != cudaSuccess)
+        give_up(h);
+    __atomic_store_n(&h->producer_done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void *consumer(void *arg)
+{
+    struct handoff *h = (struct handoff *)arg;
+    unsigned char *want = (unsigned char *)malloc(FRAME_MAX);
+    cudaError_t err = cudaSuccess;
+    int f;
+    if (!want)
+        bail("out of memory");
+    for (f = 0; f < FRAMES; ++f) {
+        int b = f & 1;
+        size_t n = frame_bytes(f);
+        if (!wait_until(h, frame_queued, f)) {
+            err = cudaErrorTimeout;
+            break;
+        }
+        err = cuxfer_latch_wait(&h->latch, 5000);
+        if (err != cudaSuccess)
+            break;
+        fill_pattern(want, n, 1000u + (unsigned)f);
+        if (memcmp(h->dst[b], want, n) != 0 || !all_bytes(h->dst[b] + n, FRAME_MAX - n, 0xA5)) {
+            if (h->bad_frames++ < 3)
+                diag("  frame %d (%zu bytes) differs", f, n);
+        }
+        pthread_mutex_lock(&h->mu);
+        h->consumed = f + 1;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+    }
+    h->consumer_err = err;
+    if (err != cudaSuccess)
+        give_up(h);
+    free(want);
+    __atomic_store_n(&h->consumer_done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void test_producer_consumer(void)
+{
+    struct handoff h;
+    pthread_t tp, tc;
+    int b, both;
+    double t0;
+
+    memset(&h, 0, sizeof h);
+    h.s = make_stream();
+    for (b = 0; b < 2; ++b) {
+        GPU_MUST(cudaMallocHost((void **)&h.src[b], FRAME_MAX));
+        GPU_MUST(cudaMallocHost((void **)&h.dst[b], FRAME_MAX));
+        GPU_MUST(cudaMalloc((void **)&h.dev[b], FRAME_MAX));
+    }
+    GPU_MUST(cuxfer_latch_init(&h.latch));
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cv, NULL);
+    t0 = now_ms();
+    if (pthread_create(&tp, NULL, producer, &h) != 0 ||
+        pthread_create(&tc, NULL, consumer, &h) != 0)
+        bail("pthread_create failed");
+    both = 0;
+    while (now_ms() - t0 < 30000.0) {
+        if (__atomic_load_n(&h.producer_done, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&h.consumer_done, __ATOMIC_ACQUIRE)) {
+            both = 1;
+            break;
+        }
+        sleep_ms(2);
+    }
+    if (!ok(both, "producer and consumer finish 200 frames (30 s bound)"))
+        bail("producer/consumer stuck");
+    pthread_join(tp, NULL);
+    pthread_join(tc, NULL);
+    diag("200 frames handed over in %.1f ms", now_ms() - t0);
+    is_int(cudaSuccess, h.producer_err, "the producer queued every frame (%s)",
+           cudaGetErrorName(h.producer_err));
+    is_int(cudaSuccess, h.consumer_err, "every latch wait succeeded (%s)",
+           cudaGetErrorName(h.consumer_err));
+    is_int(FRAMES, h.consumed, "the consumer checked all 200 frames");
+    is_int(0, h.bad_frames, "every frame arrived byte for byte, nothing past its end");
+    GPU_OK(cudaStreamSynchronize(h.s), "stream completes");
+    GPU_OK(cuxfer_latch_destroy(&h.latch), "destroy the latch");
+    pthread_mutex_destroy(&h.mu);
+    pthread_cond_destroy(&h.cv);
+    for (b = 0; b < 2; ++b) {
+        GPU_MUST(cudaFreeHost(h.src[b]));
+        GPU_MUST(cudaFreeHost(h.dst[b]));
+        GPU_MUST(cudaFree(h.dev[b]));
+    }
+    GPU_MUST(cudaStreamDestroy(h.s));
+}
+
+/* --- inside graph capture ------------------------------------------------- */
+
+static void test_graph_capture(void)
+{
+    enum { BYTES = 1 << 20, REPLAYS = 4 };
+    cuxfer_latch l;
+    cuxfer_graph g;
+    cudaStream_t s = make_stream();
+    unsigned char *src = NULL, *dst = NULL, *d = NULL;
+    gate gt;
+    double t0;
+    cudaError_t err;
+    int r;
+
+    GPU_MUST(cudaMallocHost((void **)&src, BYTES));
+    GPU_MUST(cudaMallocHost((void **)&dst, BYTES));
+    GPU_MUST(cudaMalloc((void **)&d, BYTES));
+    GPU_MUST(cuxfer_latch_init(&l));
+    memset(&g, 0, sizeof g);
+
+    GPU_OK(cuxfer_graph_begin(s), "begin capture");
+    ok(cuxfer_stream_is_capturing(s), "the stream is capturing");
+    GPU_OK(cudaMemcpyAsync(d, src, BYTES, cudaMemcpyHostToDevice, s), "capture H2D");
+    GPU_OK(cudaMemcpyAsync(dst, d, BYTES, cudaMemcpyDeviceToHost, s), "capture D2H");
+    GPU_OK(cuxfer_latch_arm(&l, s), "arm the latch inside the capture");
+    GPU_OK(cuxfer_graph_end(&g, s), "end capture and instantiate");
+    ok(!cuxfer_stream_is_capturing(s), "the stream no longer captures");
+    t0 = now_ms();
+    GPU_OK(cuxfer_latch_wait(&l, 1000), "arming inside the capture counted nothing: "
+           "a wait before any launch returns");
+    ok(now_ms() - t0 < 500.0, "at once");
+
+    for (r = 0; r < REPLAYS; ++r) {
+        fill_pattern(src, BYTES, 300u + (unsigned)r);
+        memset(dst, 0xA5, BYTES);
+        if (r > 0)
+            GPU_OK(gate_hold(&gt, s), "replay %d: hold the stream before the launch", r + 1);
+        GPU_OK(cuxfer_graph_launch(&g, s), "replay %d: launch", r + 1);
+        GPU_OK(cuxfer_latch_expect(&l, 1), "replay %d: expect its one signal", r + 1);
+        if (r > 0) {
+            err = cuxfer_latch_wait(&l, 200);
+            is_int(cudaErrorNotReady, err,
+                   "replay %d: while the replay is held, the latch is not signalled", r + 1);
+            ok(all_bytes(dst, BYTES, 0xA5), "replay %d: nothing copied yet", r + 1);
+            gate_open(&gt);
+        }
+        err = cuxfer_latch_wait(&l, 10000);
+        is_int(cudaSuccess, err, "replay %d: the latch signals", r + 1);
+        ok(count_diff(dst, src, BYTES, "latch") == 0,
+           "replay %d: when the latch returns, the replay's data is there", r + 1);
+        GPU_OK(cudaStreamSynchronize(s), "replay %d: stream completes", r + 1);
+        ok(count_diff(dst, src, BYTES, "sync") == 0, "replay %d: data byte-exact after sync",
+           r + 1);
+        if (r > 0)
+            is_int(0, gt.timed_out, "replay %d: the gate was opened by the test", r + 1);
+    }
+    GPU_OK(cuxfer_graph_destroy(&g), "destroy the graph");
+    GPU_OK(cuxfer_latch_destroy(&l), "destroy the latch");
+    GPU_MUST(cudaStreamDestroy(s));
+    GPU_MUST(cudaFree(d));
+    GPU_MUST(cudaFreeHost(src));
+    GPU_MUST(cudaFreeHost(dst));
+}
+
+int main(void)
+{
+    gpu_require(1);
+    guard_install(90);
+    plan(0);
+    test_on_complete();
+    test_latch_basics();
+    test_many_waiters();
+    test_producer_consumer();
+    test_graph_capture();
+    done_testing();
+}
