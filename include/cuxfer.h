@@ -1352,13 +1352,15 @@ CUXFER_API cudaError_t cuxfer_impl_pool_init(cuxfer_stream_pool *p, int count)
 CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p)
 {
     cudaError_t first = cudaSuccess, err;
-    int i;
+    int i, saved = -1;
     if (!p || !p->streams)
         return cudaSuccess;
     if (__atomic_load_n(&p->leases, __ATOMIC_ACQUIRE) > 0)
         return cuxfer_impl_fail(cudaErrorNotPermitted,
                                 "cuxfer_stream_pool_destroy: %d stream(s) still leased",
                                 p->leases);
+    if (p->owns && cuxfer_impl_use_device(p->device, &saved) != cudaSuccess)
+        (void)cudaGetLastError();
     for (i = 0; p->owns && i < p->count; ++i) {
         if (!p->streams[i])
             continue;
@@ -1366,6 +1368,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p)
         if (err != cudaSuccess && first == cudaSuccess)
             first = err;
     }
+    if (p->owns)
+        cuxfer_impl_restore_device(saved);
     free(p->streams);
     free(p->leased);
     if (p->sync_ready) {
@@ -1673,7 +1677,9 @@ CUXFER_IMPL_SHARED CUXFER_IMPL_TLS cudaEvent_t cuxfer_impl_order_event[CUXFER_IM
 
 /* Make `waiter` wait, on the GPU, for everything queued so far on
  * `signaler` (record + cudaStreamWaitEvent with a timing-free event).  The
- * host does not block.  Both streams must be on the current device. */
+ * host does not block.  The waiter may be on any device.  With CUDA 12.8
+ * or later the event is made on the signaler's device; before that the
+ * signaler must be on the current device. */
 CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t signaler)
 {
     int dev = cuxfer_impl_current_device(), saved = -1;
@@ -2061,6 +2067,9 @@ CUXFER_API cudaError_t cuxfer_ring_destroy(cuxfer_ring *r)
     cuxfer_impl_kcache_flush();
     for (i = 0; i < r->count; ++i) {
         cuxfer_ring_slot *s = &r->slots[i];
+        int saved;
+        if (cuxfer_impl_use_device(s->device_id, &saved) != cudaSuccess)
+            (void)cudaGetLastError();
         if (s->done)
             (void)cudaEventDestroy(s->done);
         if (s->stream)
@@ -2068,6 +2077,7 @@ CUXFER_API cudaError_t cuxfer_ring_destroy(cuxfer_ring *r)
         if (s->device)
             (void)cudaFree(s->device);
         (void)cuxfer_host_free(s->host);
+        cuxfer_impl_restore_device(saved);
     }
     free(r->slots);
     if (r->sync_ready) {
@@ -2097,6 +2107,15 @@ CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host
     if (slots < 1 || slots > 1024)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_ring_create: %d slots is outside 1..1024", slots);
+    if (o.ndevices < 0 || (o.ndevices > 0 && !o.devices))
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_ring_create: ndevices %d without a devices array",
+                                o.ndevices);
+    for (i = 0; i < o.ndevices; ++i)
+        if (o.devices[i] < 0 || o.devices[i] >= CUXFER_IMPL_MAX_DEVICES)
+            return cuxfer_impl_fail(cudaErrorInvalidDevice,
+                                    "cuxfer_ring_create: devices[%d] = %d is not a device",
+                                    i, o.devices[i]);
     r->slots = (cuxfer_ring_slot *)calloc((size_t)slots, sizeof *r->slots);
     if (!r->slots)
         return cuxfer_impl_fail(cudaErrorMemoryAllocation, "cuxfer_ring_create: out of memory");

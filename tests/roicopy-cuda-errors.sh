@@ -2,8 +2,9 @@
 # CUDA errors (exit 5): a valid run on a machine without a usable device
 # (or with every device hidden) fails with one line
 # "roicopy: INPUT: CUDA: <cudaError name>: <reason>", writes nothing and
-# keeps an existing output.  With a device, --device past the last one is
-# refused the same way.
+# keeps an existing output.  With a device, --device (or a --devices
+# entry) past the last one is refused the same way, naming the index and
+# the count.
 . "${top_srcdir:-.}/tests/roicopy-lib.sh"
 
 G="$SAMPLES/gray-97x61.pgm"
@@ -30,10 +31,20 @@ cuda_error "CUDA: cuda" "no visible device: exit 5, named CUDA error" \
     CUDA_VISIBLE_DEVICES= -- "$G" "$EXISTING"
 cuda_error "CUDA: cuda" "the pipeline too" \
     CUDA_VISIBLE_DEVICES= -- "$G" "$SAMPLES/rgb-80x60.ppm" -o "$OUT"
+cuda_error "CUDA: cuda" "--devices too" \
+    CUDA_VISIBLE_DEVICES= -- --devices 0,1 "$G" "$EXISTING"
 if "$top_builddir/tests/gpu-probe" | grep -q SKIP; then
     skip_one "--device past the last device: no CUDA device here"
+    skip_one "--devices past the last device: no CUDA device here"
+    skip_one "--devices past the last device, pipeline: no CUDA device here"
 else
     cuda_error "--device 1023, but there" "--device past the last device" \
         -- --device 1023 "$G" "$EXISTING"
+    cuda_error "CUDA: cudaErrorInvalidDevice: --devices lists device 1023, but there" \
+        "--devices past the last device: index and count named" \
+        -- --devices 0,1023 "$G" "$EXISTING"
+    cuda_error "--devices lists device 1023, but there" \
+        "--devices past the last device, pipeline" \
+        -- --devices 1023,0 "$G" "$SAMPLES/rgb-80x60.ppm" -o "$OUT"
 fi
 finish

@@ -62,6 +62,36 @@ frame 2:
 output:   $OUT/gray-97x61.pam (pam, GRAYSCALE)
 output:   $OUT/rgb-80x60.pam (pam, RGB)" \
     --format pam --roi 8x8+1+1 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" "$SAMPLES/gray16-61x47.pgm" -o "$OUT"
+plan_has "--devices: bands round robin, each device's share" "bands:    3 (one stream each): rows 0-9 rows 10-19 rows 20-29
+band 0:   rows 0-9 on device 0 (400 bytes each way)
+band 1:   rows 10-19 on device 1 (400 bytes each way)
+band 2:   rows 20-29 on device 0 (400 bytes each way)
+device 0: 2 bands, 20 rows, 800 bytes each way
+device 1: 1 band, 10 rows, 400 bytes each way" \
+    --devices 0,1 --streams 3 --roi 40x30+10+5 "$SAMPLES/gray-97x61.pgm" "$OUT/new.pgm"
+plan_has "--devices: one band per device by default, any order" "bands:    4 (one stream each): rows 0-11 rows 12-23 rows 24-35 rows 36-47
+band 0:   rows 0-11 on device 3 (3072 bytes each way)
+band 3:   rows 36-47 on device 2 (3072 bytes each way)
+device 3: 1 band, 12 rows, 3072 bytes each way
+device 2: 1 band, 12 rows, 3072 bytes each way" \
+    --devices 3,1,0,2 "$SAMPLES/rgba-64x48.pam" "$OUT/new.pam"
+plan_has "--devices: a device without a band when the ROI is short" "bands:    1 (one stream each): rows 0-0
+band 0:   rows 0-0 on device 0 (5 bytes each way)
+device 1: no band (the ROI has fewer rows than there are devices)" \
+    --devices 0,1 --roi 5x1+1+1 "$SAMPLES/gray-97x61.pgm" "$OUT/new.pgm"
+plan_has "--devices with several inputs: ring slots over the devices" "pipeline: 3 frames through a ring of 4 slots
+slot 0:   device 0, 1 frame
+slot 1:   device 1, 1 frame
+slot 2:   device 0, 1 frame
+slot 3:   device 1, 0 frames
+device 0: 2 slots, 2 frames, 192 bytes each way
+device 1: 2 slots, 1 frame, 192 bytes each way
+frame 1:  slot 1 on device 1
+frame 2:  slot 2 on device 0" \
+    --format pam --roi 8x8+1+1 --devices 0,1 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" "$SAMPLES/gray16-61x47.pgm" -o "$OUT"
+plan_has "--pageable with several inputs: frames one at a time, banded" "pipeline: 2 frames, one at a time (--pageable: the ring needs pinned memory)
+bands:    3 (one stream each): rows 0-1 rows 2-4 rows 5-7" \
+    --pageable --roi 8x8+1+1 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" -o "$OUT"
 plan_has "--repeat shows in the bytes line" "1200 each way (40 bytes x 30 rows), 5 times" \
     --repeat 5 --roi 40x30 "$SAMPLES/gray-97x61.pgm" "$OUT/new.pgm"
 finish

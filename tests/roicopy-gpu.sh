@@ -19,41 +19,6 @@ if [ -n "$probe" ]; then
 fi
 . "${top_srcdir:-.}/tests/roicopy-lib.sh"
 
-# same DESCRIPTION CROP-ARGS -- ROICOPY-ARGS: roicopy (with --verify) and
-# imgcrop, each on its own output, must succeed and agree byte for byte.
-# CROP-ARGS are [--raw S --depth D] [--format F] INPUT ROI.
-same() {
-    desc=$1
-    shift
-    crop_args=
-    while [ "$1" != -- ]; do crop_args="$crop_args $1"; shift; done
-    shift
-    rm -f "$T/gpu.out" "$T/cpu.out"
-    "$ROICOPY" --verify "$@" "$T/gpu.out" 2>"$T/err"
-    rc=$?
-    # shellcheck disable=SC2086
-    "$IMGCROP" $crop_args "$T/cpu.out" 2>>"$T/err"
-    if [ $rc -eq 0 ] && cmp -s "$T/gpu.out" "$T/cpu.out"; then
-        pass "$desc"
-    else
-        fail "$desc (roicopy exit $rc)"
-        diag_file "$T/err"
-        cmp "$T/gpu.out" "$T/cpu.out" 2>&1 | sed 's/^/#   /'
-    fi
-}
-
-# Deterministic pseudo-random ROIs inside W x H: "WxH+X+Y" lines.
-random_rois() {
-    awk -v W="$1" -v H="$2" -v n="$3" -v seed="$4" 'BEGIN {
-        srand(seed)
-        for (i = 0; i < n; i++) {
-            w = 1 + int(rand() * W); h = 1 + int(rand() * H)
-            x = int(rand() * (W - w + 1)); y = int(rand() * (H - h + 1))
-            printf "%dx%d+%d+%d\n", w, h, x, y
-        }
-    }'
-}
-
 # -- the bundled samples: full image, corners, random ROIs ------------------
 for s in gray-97x61.pgm:97:61 rgb-80x60.ppm:80:60 rgba-64x48.pam:64:48 \
     gray16-61x47.pgm:61:47; do
@@ -101,6 +66,8 @@ same "--place at the canvas's far corner" "$T/big.pam" 60x40+0+0 -- \
 for n in 2 3 7 64; do
     same "--streams $n" "$T/big.pam" 299x199+1+1 -- --streams "$n" --roi 299x199+1+1 "$T/big.pam"
 done
+same "--devices 0: one listed device, three bands" "$T/big.pam" 299x199+1+1 -- \
+    --devices 0 --streams 3 --roi 299x199+1+1 "$T/big.pam"
 same "--streams 5 with --place" "$T/big.pam" 100x100+7+9 -- \
     --streams 5 --roi 100x100+7+9 --place 3,1 --canvas 128x101 "$T/big.pam"
 same "--pageable" "$T/big.pam" 77x66+5+5 -- \
@@ -133,6 +100,13 @@ if "$ROICOPY" --timing --json --repeat 2 --streams 2 "$T/big.pam" "$T/t.pam" >"$
     pass "--timing prints per-stage times and the raw link; --json one object"
 else
     fail "--timing/--json"; diag_file "$T/stdout"; diag_file "$T/err"
+fi
+
+if "$ROICOPY" --devices 0 --json --streams 2 "$T/big.pam" "$T/t.pam" >"$T/stdout" 2>"$T/err" &&
+    grep -q '"devices":\[{"device":0,"bands":2,"bytes":240000,"h2d_ms":[0-9.]*,.*}\]}$' "$T/stdout"; then
+    pass "--json lists the device's bands and bytes"
+else
+    fail "--json per-device entry"; diag_file "$T/stdout"; diag_file "$T/err"
 fi
 
 # -- a 40-frame pipeline through the ring ------------------------------------
@@ -178,5 +152,13 @@ if "$ROICOPY" --json --quiet --repeat 3 --verify "$T"/frames/f2*.ppm -o "$T/ring
     pass "pipeline --json --repeat 3: one object with the link and the replays; outputs intact"
 else
     fail "pipeline --json"; diag_file "$T/stdout"; diag_file "$T/err"
+fi
+rm -f "$T"/ring/*
+if "$ROICOPY" --devices 0 --json --quiet --verify "$T"/frames/f3*.ppm -o "$T/ring" >"$T/stdout" 2>"$T/err" &&
+    grep -q '^{"frames":11,"slots":3,.*,"devices":\[{"device":0,"slots":3,"frames":11,"bytes":[0-9]*}\]}$' "$T/stdout" &&
+    [ "$(ls "$T/ring" | wc -l)" -eq 11 ]; then
+    pass "pipeline --devices 0: one device, three slots, all frames"
+else
+    fail "pipeline --devices 0"; diag_file "$T/stdout"; diag_file "$T/err"
 fi
 finish

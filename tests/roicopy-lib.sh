@@ -84,3 +84,40 @@ expect_error() {
     fi
     return 0
 }
+
+# ---- for the GPU tests ----------------------------------------------------
+
+# same DESCRIPTION CROP-ARGS -- ROICOPY-ARGS: roicopy (with --verify) and
+# imgcrop, each on its own output, must succeed and agree byte for byte.
+# CROP-ARGS are [--raw S --depth D] [--format F] INPUT ROI.
+same() {
+    desc=$1
+    shift
+    crop_args=
+    while [ "$1" != -- ]; do crop_args="$crop_args $1"; shift; done
+    shift
+    rm -f "$T/gpu.out" "$T/cpu.out"
+    "$ROICOPY" --verify "$@" "$T/gpu.out" >"$T/gpu.stdout" 2>"$T/err"
+    rc=$?
+    # shellcheck disable=SC2086
+    "$IMGCROP" $crop_args "$T/cpu.out" 2>>"$T/err"
+    if [ $rc -eq 0 ] && cmp -s "$T/gpu.out" "$T/cpu.out"; then
+        pass "$desc"
+    else
+        fail "$desc (roicopy exit $rc)"
+        diag_file "$T/err"
+        cmp "$T/gpu.out" "$T/cpu.out" 2>&1 | sed 's/^/#   /'
+    fi
+}
+
+# Deterministic pseudo-random ROIs inside W x H: "WxH+X+Y" lines.
+random_rois() {
+    awk -v W="$1" -v H="$2" -v n="$3" -v seed="$4" 'BEGIN {
+        srand(seed)
+        for (i = 0; i < n; i++) {
+            w = 1 + int(rand() * W); h = 1 + int(rand() * H)
+            x = int(rand() * (W - w + 1)); y = int(rand() * (H - h + 1))
+            printf "%dx%d+%d+%d\n", w, h, x, y
+        }
+    }'
+}

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Usage errors (exit 2): unknown options, malformed geometry and numbers,
 # options that need each other, an ROI that is empty or outside the image,
-# a placement outside the canvas, a format that cannot hold the samples.
+# a placement outside the canvas, a format that cannot hold the samples,
+# a malformed --devices list (syntax, negative, duplicate, too large),
+# --device with --devices, fewer streams than devices.
 # Each is one line on stderr, found before any CUDA call, with the existing
 # output untouched.  --help and --version succeed.
 . "${top_srcdir:-.}/tests/roicopy-lib.sh"
@@ -38,6 +40,19 @@ expect_error 2 'bad --streams value "65": must be at most 64' "--streams 65" -- 
 expect_error 2 'bad --streams value "four"' "--streams not a number" -- --streams four "$G" "$E"
 expect_error 2 'bad --repeat value "0"' "--repeat 0" -- --repeat 0 "$G" "$E"
 expect_error 2 'bad --device value "-1": negative value' "--device -1" -- --device -1 "$G" "$E"
+expect_error 2 '--devices: bad list "0,,1": missing value' "--devices with an empty item" -- --devices 0,,1 "$G" "$E"
+expect_error 2 '--devices: bad list "0,1,": missing value' "--devices with a trailing comma" -- --devices 0,1, "$G" "$E"
+expect_error 2 '--devices: bad list "0;1": unexpected ";1"' "--devices with a bad separator" -- --devices '0;1' "$G" "$E"
+expect_error 2 '--devices: bad list "one"' "--devices not numbers" -- --devices one "$G" "$E"
+expect_error 2 '--devices: bad list "0,-1": negative value' "--devices with a negative device" -- --devices 0,-1 "$G" "$E"
+expect_error 2 '--devices: bad list "0,1,0": device 0 is listed twice' "--devices with a duplicate" -- --devices 0,1,0 "$G" "$E"
+expect_error 2 '--devices: bad list "1,1": device 1 is listed twice' "--devices with a repeated single device" -- --devices 1,1 "$G" "$E"
+expect_error 2 '--devices: bad list "0,1024": device 1024 is too large (at most 1023)' "--devices past 1023" -- --devices 0,1024 "$G" "$E"
+expect_error 2 "option --devices needs an argument" "--devices without its list" -- "$G" "$E" --devices
+expect_error 2 "--device and --devices exclude each other" "--device with --devices" -- --device 0 --devices 0,1 "$G" "$E"
+expect_error 2 "--device and --devices exclude each other" "--devices with --device" -- --devices 0,1 --device 1 "$G" "$E"
+expect_error 2 "--streams 2 is fewer than the 3 devices of --devices" "fewer bands than devices" -- --devices 0,1,2 --streams 2 "$G" "$E"
+expect_error 2 "--streams 1 is fewer than the 2 devices of --devices" "fewer ring slots than devices" -- --devices 0,1 --streams 1 "$G" "$G" -o "$OUT"
 expect_error 2 'bad --depth value "12": must be 8, 16 or 32' "--depth 12" -- --raw 2x2x1 --depth 12 "$G" "$E"
 expect_error 2 "--depth needs --raw" "--depth without --raw" -- --depth 16 "$G" "$E"
 expect_error 2 'bad shape "2x2"' "malformed --raw" -- --raw 2x2 "$G" "$E"

@@ -12,6 +12,12 @@
  * Several:    the transfer ring; a slot holds one input image and its ROI,
  *             so frame i+1's upload and read overlap frame i's download.
  *
+ * Several devices (--devices): band i, or ring slot i, lives on device
+ * devices[i % ndevices].  Each device has its own stream pool, device
+ * buffer (the rows of its bands, stacked, or a canvas of its own) and
+ * timer; the host buffers are shared.  devices[0] is the home device: the
+ * current one between calls, which switch with cudaSetDevice and come back.
+ *
  * Every CUDA return code is checked; a failure is exit status 5 with
  * "roicopy: FILE: CUDA: <error name>: <reason>".
  */
@@ -45,22 +51,59 @@ static int cuda_fail(const char *file, cudaError_t err)
         }                                                                      \
     } while (0)
 
-static int setup_device(const roicopy_plan *p)
+/* ---- devices ------------------------------------------------------------- */
+
+/* Every listed device must exist; each is made current once, so one that
+ * cannot be used fails here, and the home device (devices[0]) is left
+ * current. */
+static int setup_devices(const roicopy_plan *p)
 {
     const char *file = p->frames[0].input;
-    int n = 0;
+    int n = 0, i;
     cudaError_t err;
     cuxfer_clear_reason();
     err = cuxfer_device_count(&n);
     if (err != cudaSuccess)
         return cuda_fail(file, err);
-    if (p->device >= n)
-        return roicopy_fail(RC_CUDA, file, "CUDA: cudaErrorInvalidDevice: "
-                            "--device %d, but there %s only %d device%s",
-                            p->device, n == 1 ? "is" : "are", n,
-                            n == 1 ? "" : "s");
-    err = cudaSetDevice(p->device);
-    return err == cudaSuccess ? RC_OK : cuda_fail(file, err);
+    for (i = 0; i < p->ndevices; ++i)
+        if (p->devices[i] >= n)
+            return roicopy_fail(RC_CUDA, file, "CUDA: cudaErrorInvalidDevice: "
+                                "%s %d, but there %s only %d device%s",
+                                p->devices_given ? "--devices lists device"
+                                                 : "--device",
+                                p->devices[i], n == 1 ? "is" : "are", n,
+                                n == 1 ? "" : "s");
+    for (i = p->ndevices - 1; i >= 0; --i) {
+        cuxfer_clear_reason();
+        err = cudaSetDevice(p->devices[i]);
+        if (err != cudaSuccess)
+            return cuda_fail(file, err);
+    }
+    return RC_OK;
+}
+
+/* Go back to the home device after work on another one, keeping the first
+ * error. */
+static cudaError_t back_home(int home, cudaError_t err)
+{
+    cudaError_t e = cudaSetDevice(home);
+    return err != cudaSuccess ? err : e;
+}
+
+/* Make waiter wait, on the GPU, for what is queued so far on signaler, a
+ * stream of device dev.  The waiter may be on any device, but the event
+ * that carries the wait must be recorded on the signaler's device, which
+ * cuxfer_stream_wait takes to be the current one before CUDA 12.8. */
+static cudaError_t wait_for(cudaStream_t waiter, cudaStream_t signaler,
+                            int dev, int home)
+{
+    cudaError_t err;
+    if (waiter == signaler)
+        return cudaSuccess;
+    err = cudaSetDevice(dev);
+    if (err == cudaSuccess)
+        err = cuxfer_stream_wait(waiter, signaler);
+    return back_home(home, err);
 }
 
 /* ---- host buffers: pinned views or, with --pageable, wrapped malloc ----- */
@@ -84,16 +127,7 @@ static void host_view_free(cuxfer_view *v, void *owned)
     free(owned);
 }
 
-/* ---- one input: bands on pool streams ------------------------------------ */
-
-/* The three views of one band: rows [y0, y1) of the ROI on the host, on the
- * device, and of the host output. */
-typedef struct band {
-    cuxfer_view src, dev, out;
-    cudaStream_t stream;
-} band;
-
-enum pass { PASS_H2D = 1, PASS_D2H = 2, PASS_BOTH = 3 };
+/* ---- one input: bands on pool streams, spread over the devices ---------- */
 
 /* Timing results, in ms: best and sum over --repeat. */
 typedef struct stage_time {
@@ -108,117 +142,294 @@ static void stage_add(stage_time *t, float ms)
     t->sum += ms;
 }
 
+/* What a pass queues: the banded 2D copies, or the raw 1D link (one plain
+ * cudaMemcpyAsync per device of its share of the bytes). */
+enum pass {
+    PASS_H2D = 1, PASS_D2H = 2, PASS_BOTH = 3,
+    PASS_LINK_H2D = 4, PASS_LINK_D2H = 8
+};
+#define PASS_LINK (PASS_LINK_H2D | PASS_LINK_D2H)
+
+/* The stages --timing reports. */
+enum stage { ST_H2D, ST_D2H, ST_TOTAL, ST_LINK_H2D, ST_LINK_D2H, ST_COUNT };
+
+/* The three views of one band: rows [y0, y0 + height) of the ROI on the
+ * host, on its device, and of the host output. */
+typedef struct band {
+    cuxfer_view src, dev, out;
+    cudaStream_t stream;
+    size_t y0, height;
+    size_t dev_y; /* its first row in its device's view */
+} band;
+
+/* One device's share: bands part, part + nparts, part + 2 nparts, ... */
+typedef struct dev_part {
+    int device;
+    int nbands;
+    size_t rows, bytes;       /* ROI rows of its bands; bytes each way */
+    size_t host_offset;       /* its share of the host buffer, for the link */
+    cuxfer_view canvas, dev;  /* its rows, or the ROI's place in its canvas */
+    cuxfer_stream_pool pool;  /* one stream per band, on this device */
+    cudaStream_t lead;        /* its first band's stream */
+    cuxfer_timer timer;       /* this device's span of a timed pass */
+    stage_time t[ST_COUNT];
+} dev_part;
+
 typedef struct single_run {
     const roicopy_frame *f;
-    cuxfer_view img, out, canvas, dev;
+    int home;
+    cuxfer_view img, out;
     void *img_owned, *out_owned;
-    cuxfer_stream_pool pool;
+    dev_part *parts; /* one per device of p->devices */
+    int nparts;
     band *bands;
     int nbands;
-    cuxfer_timer timer;
+    cuxfer_timer timer; /* on the home device: spans every device's work */
     void *link_host; /* pinned, for the raw 1D link when --pageable */
     size_t bytes;    /* ROI bytes, each way */
-    stage_time h2d, d2h, total, link_h2d, link_d2h;
+    stage_time t[ST_COUNT];
 } single_run;
 
+/* Deal the bands out round robin and size each device's share.  Without
+ * --place a device holds only its bands' rows, stacked in band order; with
+ * it, each device has a canvas and a band keeps its row in the ROI. */
+static void plan_parts(single_run *r, const roicopy_plan *p)
+{
+    const roicopy_frame *f = r->f;
+    size_t row = f->roi.width * f->elem_per_pixel * f->elem_size, off = 0;
+    int i;
+    for (i = 0; i < r->nparts; ++i)
+        r->parts[i].device = p->devices[i];
+    for (i = 0; i < r->nbands; ++i) {
+        band *b = &r->bands[i];
+        dev_part *d = &r->parts[i % r->nparts];
+        size_t y1;
+        roicopy_band_rows(f->roi.height, (size_t)r->nbands, (size_t)i, &b->y0,
+                          &y1);
+        b->height = y1 - b->y0;
+        b->dev_y = p->place ? b->y0 : d->rows;
+        d->rows += b->height;
+        ++d->nbands;
+    }
+    for (i = 0; i < r->nparts; ++i) {
+        r->parts[i].bytes = r->parts[i].rows * row;
+        r->parts[i].host_offset = off;
+        off += r->parts[i].bytes;
+    }
+}
+
+/* A device's side, on the current device: a pitched view of its rows, or
+ * the ROI's place in a pitched canvas. */
+static cudaError_t part_view(dev_part *d, const roicopy_plan *p,
+                             const roicopy_frame *f)
+{
+    size_t epp = f->elem_per_pixel;
+    cuxfer_roi at;
+    if (!p->place)
+        return cuxfer_view_alloc_device(&d->dev, f->roi.width * epp, d->rows,
+                                        f->elem_size);
+    CUXFER_TRY(cuxfer_view_alloc_device(&d->canvas, p->canvas_w * epp,
+                                        p->canvas_h, f->elem_size));
+    at.x = p->place_x * epp;
+    at.y = p->place_y;
+    at.width = f->roi.width * epp;
+    at.height = f->roi.height;
+    return cuxfer_view_sub(&d->canvas, at, &d->dev);
+}
+
+/* Buffer, timer and stream pool of a device with bands. */
+static cudaError_t part_setup(single_run *r, dev_part *d,
+                              const roicopy_plan *p)
+{
+    cudaError_t err = cudaSetDevice(d->device);
+    if (err == cudaSuccess)
+        err = part_view(d, p, r->f);
+    if (err == cudaSuccess)
+        err = cuxfer_timer_create(&d->timer);
+    err = back_home(r->home, err);
+    if (err == cudaSuccess)
+        err = cuxfer_stream_pool_create_on(&d->pool, d->device, d->nbands, 0,
+                                           0);
+    return err;
+}
+
+static void part_free(dev_part *d, int home)
+{
+    (void)cuxfer_stream_pool_sync(&d->pool);
+    /* Free on the device that owns it; a failed switch still tries. */
+    (void)cudaSetDevice(d->device);
+    (void)cuxfer_timer_destroy(&d->timer);
+    (void)cuxfer_stream_pool_destroy(&d->pool);
+    if (d->canvas.ptr)
+        (void)cuxfer_view_free(&d->canvas);
+    else
+        (void)cuxfer_view_free(&d->dev);
+    (void)cudaSetDevice(home);
+}
+
+/* Each band's views and stream; a device's first band's stream leads it. */
 static cudaError_t make_bands(single_run *r, const cuxfer_view *src)
 {
-    size_t h = src->height, i;
-    for (i = 0; i < (size_t)r->nbands; ++i) {
-        cuxfer_roi b;
+    int i;
+    for (i = 0; i < r->nbands; ++i) {
         band *bd = &r->bands[i];
+        dev_part *d = &r->parts[i % r->nparts];
+        cuxfer_roi b;
         b.x = 0;
         b.width = src->width;
-        b.y = h * i / (size_t)r->nbands;
-        b.height = h * (i + 1) / (size_t)r->nbands - b.y;
+        b.y = bd->y0;
+        b.height = bd->height;
         CUXFER_TRY(cuxfer_view_sub(src, b, &bd->src));
-        CUXFER_TRY(cuxfer_view_sub(&r->dev, b, &bd->dev));
         CUXFER_TRY(cuxfer_view_sub(&r->out, b, &bd->out));
-        CUXFER_TRY(cuxfer_stream_pool_next(&r->pool, &bd->stream));
+        b.y = bd->dev_y;
+        CUXFER_TRY(cuxfer_view_sub(&d->dev, b, &bd->dev));
+        CUXFER_TRY(cuxfer_stream_pool_next(&d->pool, &bd->stream));
+        if (!d->lead)
+            d->lead = bd->stream;
     }
     return cudaSuccess;
 }
 
-/* Queue one pass over every band; with a timer, fork the band streams from
- * the first one after the start mark and join them back before the stop
- * mark, so the timer spans all of them. */
-static cudaError_t queue_pass(single_run *r, enum pass what, int timed)
+/* Queue one device's part of a pass, with that device current. */
+static cudaError_t queue_part(single_run *r, int k, enum pass what)
 {
-    cudaStream_t lead = r->bands[0].stream;
+    dev_part *d = &r->parts[k];
     int i;
-    if (timed) {
-        CUXFER_TRY(cuxfer_timer_start(&r->timer, lead));
-        for (i = 1; i < r->nbands; ++i)
-            CUXFER_TRY(cuxfer_stream_wait(r->bands[i].stream, lead));
+    if (what & PASS_LINK) {
+        unsigned char *host =
+            (unsigned char *)(r->link_host ? r->link_host : r->out.ptr) +
+            d->host_offset;
+        void *dev = d->canvas.ptr ? d->canvas.ptr : d->dev.ptr;
+        int up = (what & PASS_LINK_H2D) != 0;
+        return cudaMemcpyAsync(up ? dev : (void *)host, up ? (void *)host : dev,
+                               d->bytes, up ? cudaMemcpyHostToDevice
+                                            : cudaMemcpyDeviceToHost,
+                               d->lead);
     }
-    for (i = 0; i < r->nbands; ++i) {
+    for (i = k; i < r->nbands; i += r->nparts) {
         band *b = &r->bands[i];
         if (what & PASS_H2D)
             CUXFER_TRY(cuxfer_copy2d_async(&b->dev, &b->src, b->stream));
         if (what & PASS_D2H)
             CUXFER_TRY(cuxfer_copy2d_async(&b->out, &b->dev, b->stream));
     }
-    if (timed) {
-        for (i = 1; i < r->nbands; ++i)
-            CUXFER_TRY(cuxfer_stream_wait(lead, r->bands[i].stream));
-        CUXFER_TRY(cuxfer_timer_stop(&r->timer, lead));
+    return cudaSuccess;
+}
+
+/* With a timer: the run's timer starts on the lead stream (band 0's, on
+ * the home device); every device's lead waits for it and starts that
+ * device's timer; the device's other band streams wait for their lead.
+ * The raw link uses only the device leads. */
+static cudaError_t fork_timed(single_run *r, int link)
+{
+    cudaStream_t lead = r->parts[0].lead;
+    int k, i;
+    CUXFER_TRY(cuxfer_timer_start(&r->timer, lead));
+    for (k = 0; k < r->nparts; ++k) {
+        dev_part *d = &r->parts[k];
+        if (!d->nbands)
+            continue;
+        CUXFER_TRY(wait_for(d->lead, lead, r->home, r->home));
+        CUXFER_TRY(cuxfer_timer_start(&d->timer, d->lead));
+        for (i = k; !link && i < r->nbands; i += r->nparts)
+            CUXFER_TRY(wait_for(r->bands[i].stream, d->lead, d->device,
+                                r->home));
     }
     return cudaSuccess;
 }
 
-static cudaError_t timed_pass(single_run *r, enum pass what, stage_time *t)
+/* The mirror of fork_timed: each device's lead waits for its bands and
+ * stops its timer, the lead waits for every device and stops the run's. */
+static cudaError_t join_timed(single_run *r, int link)
+{
+    cudaStream_t lead = r->parts[0].lead;
+    int k, i;
+    for (k = 0; k < r->nparts; ++k) {
+        dev_part *d = &r->parts[k];
+        if (!d->nbands)
+            continue;
+        for (i = k; !link && i < r->nbands; i += r->nparts)
+            CUXFER_TRY(wait_for(d->lead, r->bands[i].stream, d->device,
+                                r->home));
+        CUXFER_TRY(cuxfer_timer_stop(&d->timer, d->lead));
+        CUXFER_TRY(wait_for(lead, d->lead, d->device, r->home));
+    }
+    return cuxfer_timer_stop(&r->timer, lead);
+}
+
+/* Queue one pass over every band (or the link) of every device. */
+static cudaError_t queue_pass(single_run *r, enum pass what, int timed)
+{
+    int k, link = (what & PASS_LINK) != 0;
+    if (timed)
+        CUXFER_TRY(fork_timed(r, link));
+    for (k = 0; k < r->nparts; ++k) {
+        cudaError_t err;
+        if (!r->parts[k].nbands)
+            continue;
+        err = cudaSetDevice(r->parts[k].device);
+        if (err == cudaSuccess)
+            err = queue_part(r, k, what);
+        CUXFER_TRY(back_home(r->home, err));
+    }
+    return timed ? join_timed(r, link) : cudaSuccess;
+}
+
+static cudaError_t timed_pass(single_run *r, enum pass what, enum stage st)
 {
     float ms;
+    int k;
     CUXFER_TRY(queue_pass(r, what, 1));
     CUXFER_TRY(cuxfer_timer_ms(&r->timer, CUXFER_WAIT, &ms));
-    stage_add(t, ms);
+    stage_add(&r->t[st], ms);
+    for (k = 0; k < r->nparts; ++k) {
+        if (!r->parts[k].nbands)
+            continue;
+        CUXFER_TRY(cuxfer_timer_ms(&r->parts[k].timer, CUXFER_WAIT, &ms));
+        stage_add(&r->parts[k].t[st], ms);
+    }
     return cudaSuccess;
 }
 
-/* The raw link: one plain cudaMemcpyAsync of the same byte count between
- * pinned host memory and the device buffer, each direction. */
-static cudaError_t timed_link(single_run *r, int to_device, stage_time *t)
+static cudaError_t sync_parts(single_run *r)
 {
-    cudaStream_t s = r->bands[0].stream;
-    void *host = r->link_host ? r->link_host : r->out.ptr;
-    void *dev = r->canvas.ptr ? r->canvas.ptr : r->dev.ptr;
-    float ms;
-    CUXFER_TRY(cuxfer_timer_start(&r->timer, s));
-    CUXFER_TRY(cudaMemcpyAsync(to_device ? dev : host, to_device ? host : dev,
-                               r->bytes, to_device ? cudaMemcpyHostToDevice
-                                                   : cudaMemcpyDeviceToHost,
-                               s));
-    CUXFER_TRY(cuxfer_timer_stop(&r->timer, s));
-    CUXFER_TRY(cuxfer_timer_ms(&r->timer, CUXFER_WAIT, &ms));
-    stage_add(t, ms);
-    return cudaSuccess;
+    cudaError_t first = cudaSuccess, err;
+    int k;
+    for (k = 0; k < r->nparts; ++k) {
+        err = cuxfer_stream_pool_sync(&r->parts[k].pool);
+        if (err != cudaSuccess && first == cudaSuccess)
+            first = err;
+    }
+    return first;
 }
 
-/* --repeat K rounds.  With timing each round measures the link, the two
- * directions alone, then the overlapped banded copy whose result is kept:
- * the last pass always leaves the ROI in r->out. */
+/* --repeat K rounds.  With timing each round measures the link (every
+ * device at once, each moving its share), the two directions alone, then
+ * the overlapped banded copy whose result is kept: the last pass always
+ * leaves the ROI in r->out. */
 static cudaError_t copy_rounds(single_run *r, const roicopy_plan *p)
 {
     int k, timed = p->timing || p->json;
     for (k = 0; k < p->repeat; ++k) {
         if (timed) {
-            CUXFER_TRY(timed_link(r, 1, &r->link_h2d));
-            CUXFER_TRY(timed_link(r, 0, &r->link_d2h));
-            CUXFER_TRY(timed_pass(r, PASS_H2D, &r->h2d));
-            CUXFER_TRY(timed_pass(r, PASS_D2H, &r->d2h));
-            CUXFER_TRY(timed_pass(r, PASS_BOTH, &r->total));
+            CUXFER_TRY(timed_pass(r, PASS_LINK_H2D, ST_LINK_H2D));
+            CUXFER_TRY(timed_pass(r, PASS_LINK_D2H, ST_LINK_D2H));
+            CUXFER_TRY(timed_pass(r, PASS_H2D, ST_H2D));
+            CUXFER_TRY(timed_pass(r, PASS_D2H, ST_D2H));
+            CUXFER_TRY(timed_pass(r, PASS_BOTH, ST_TOTAL));
         } else {
             CUXFER_TRY(queue_pass(r, PASS_BOTH, 0));
         }
     }
-    return cuxfer_stream_pool_sync(&r->pool);
+    return sync_parts(r);
 }
 
-static void print_stage(const char *name, const stage_time *t,
-                        const stage_time *link, size_t bytes, int repeat)
+static void print_stage(const char *indent, const char *name,
+                        const stage_time *t, const stage_time *link,
+                        size_t bytes, int repeat)
 {
-    printf("  %-6s best %9.3f ms %8.2f GB/s  mean %9.3f ms", name, t->best,
-           cuxfer_gbps(bytes, t->best), t->sum / repeat);
+    printf("%s%-6s best %9.3f ms %8.2f GB/s  mean %9.3f ms", indent, name,
+           t->best, cuxfer_gbps(bytes, t->best), t->sum / repeat);
     if (link)
         printf("  | raw 1D link %8.2f GB/s, ratio %.3f",
                cuxfer_gbps(bytes, link->best),
@@ -226,18 +437,45 @@ static void print_stage(const char *name, const stage_time *t,
     printf("\n");
 }
 
+static void print_stages(const char *indent, const stage_time *t,
+                         size_t bytes, int repeat)
+{
+    print_stage(indent, "H2D", &t[ST_H2D], &t[ST_LINK_H2D], bytes, repeat);
+    print_stage(indent, "D2H", &t[ST_D2H], &t[ST_LINK_D2H], bytes, repeat);
+    print_stage(indent, "total", &t[ST_TOTAL], NULL, 2 * bytes, repeat);
+}
+
+/* "0,1,2" */
+static void print_device_list(FILE *out, const roicopy_plan *p)
+{
+    int i;
+    for (i = 0; i < p->ndevices; ++i)
+        fprintf(out, "%s%d", i ? "," : "", p->devices[i]);
+}
+
 static void print_timing(const roicopy_plan *p, const single_run *r)
 {
     const roicopy_frame *f = r->f;
-    printf("%s -> %s: %lux%lu ROI, %lu bytes each way, %d band%s, %s host "
-           "memory, %d round%s\n", f->input, f->output,
-           (unsigned long)f->roi.width, (unsigned long)f->roi.height,
-           (unsigned long)r->bytes, r->nbands, r->nbands == 1 ? "" : "s",
+    int k;
+    printf("%s -> %s: %lux%lu ROI, %lu bytes each way, %d band%s", f->input,
+           f->output, (unsigned long)f->roi.width,
+           (unsigned long)f->roi.height, (unsigned long)r->bytes, r->nbands,
+           r->nbands == 1 ? "" : "s");
+    if (p->devices_given) {
+        printf(" on devices ");
+        print_device_list(stdout, p);
+    }
+    printf(", %s host memory, %d round%s\n",
            p->pageable ? "pageable" : "pinned", p->repeat,
            p->repeat == 1 ? "" : "s");
-    print_stage("H2D", &r->h2d, &r->link_h2d, r->bytes, p->repeat);
-    print_stage("D2H", &r->d2h, &r->link_d2h, r->bytes, p->repeat);
-    print_stage("total", &r->total, NULL, 2 * r->bytes, p->repeat);
+    print_stages("  ", r->t, r->bytes, p->repeat);
+    for (k = 0; p->devices_given && k < r->nparts; ++k) {
+        const dev_part *d = &r->parts[k];
+        printf("  device %d: %d band%s, %lu bytes each way\n", d->device,
+               d->nbands, d->nbands == 1 ? "" : "s", (unsigned long)d->bytes);
+        if (d->nbands)
+            print_stages("    ", d->t, d->bytes, p->repeat);
+    }
 }
 
 static void json_stage(const char *name, const stage_time *t, size_t bytes,
@@ -247,9 +485,20 @@ static void json_stage(const char *name, const stage_time *t, size_t bytes,
            t->best, name, t->sum / repeat, name, cuxfer_gbps(bytes, t->best));
 }
 
+static void json_stages(const stage_time *t, size_t bytes, int repeat)
+{
+    json_stage("h2d", &t[ST_H2D], bytes, repeat);
+    json_stage("d2h", &t[ST_D2H], bytes, repeat);
+    json_stage("total", &t[ST_TOTAL], 2 * bytes, repeat);
+    json_stage("link_h2d", &t[ST_LINK_H2D], bytes, repeat);
+    json_stage("link_d2h", &t[ST_LINK_D2H], bytes, repeat);
+}
+
 static void print_json(const roicopy_plan *p, const single_run *r)
 {
     const roicopy_frame *f = r->f;
+    const stage_time *t = r->t;
+    int k;
     printf("{\"input\":");
     roicopy_json_string(stdout, f->input);
     printf(",\"output\":");
@@ -260,50 +509,46 @@ static void print_json(const roicopy_plan *p, const single_run *r)
     printf(",\"elem_size\":%lu,\"src_pitch\":%lu,\"dev_pitch\":%lu,"
            "\"bytes\":%lu,\"streams\":%d,\"repeat\":%d,\"pageable\":%s",
            (unsigned long)f->elem_size, (unsigned long)r->img.pitch,
-           (unsigned long)r->dev.pitch, (unsigned long)r->bytes, r->nbands,
-           p->repeat, p->pageable ? "true" : "false");
-    json_stage("h2d", &r->h2d, r->bytes, p->repeat);
-    json_stage("d2h", &r->d2h, r->bytes, p->repeat);
-    json_stage("total", &r->total, 2 * r->bytes, p->repeat);
-    json_stage("link_h2d", &r->link_h2d, r->bytes, p->repeat);
-    json_stage("link_d2h", &r->link_d2h, r->bytes, p->repeat);
-    printf(",\"h2d_vs_link\":%.4f,\"d2h_vs_link\":%.4f}\n",
-           r->h2d.best > 0 ? r->link_h2d.best / r->h2d.best : 0.0,
-           r->d2h.best > 0 ? r->link_d2h.best / r->d2h.best : 0.0);
-}
-
-/* The device side: a pitched view of the ROI, or the ROI's place in a
- * pitched canvas. */
-static cudaError_t device_view(single_run *r, const roicopy_plan *p)
-{
-    const roicopy_frame *f = r->f;
-    size_t epp = f->elem_per_pixel;
-    cuxfer_roi at;
-    if (!p->place)
-        return cuxfer_view_alloc_device(&r->dev, f->roi.width * epp,
-                                        f->roi.height, f->elem_size);
-    CUXFER_TRY(cuxfer_view_alloc_device(&r->canvas, p->canvas_w * epp,
-                                        p->canvas_h, f->elem_size));
-    at.x = p->place_x * epp;
-    at.y = p->place_y;
-    at.width = f->roi.width * epp;
-    at.height = f->roi.height;
-    return cuxfer_view_sub(&r->canvas, at, &r->dev);
+           (unsigned long)r->parts[0].dev.pitch, (unsigned long)r->bytes,
+           r->nbands, p->repeat, p->pageable ? "true" : "false");
+    json_stages(t, r->bytes, p->repeat);
+    printf(",\"h2d_vs_link\":%.4f,\"d2h_vs_link\":%.4f",
+           t[ST_H2D].best > 0 ? t[ST_LINK_H2D].best / t[ST_H2D].best : 0.0,
+           t[ST_D2H].best > 0 ? t[ST_LINK_D2H].best / t[ST_D2H].best : 0.0);
+    printf(",\"devices\":[");
+    for (k = 0; k < r->nparts; ++k) {
+        const dev_part *d = &r->parts[k];
+        printf("%s{\"device\":%d,\"bands\":%d,\"bytes\":%lu", k ? "," : "",
+               d->device, d->nbands, (unsigned long)d->bytes);
+        json_stages(d->t, d->bytes, p->repeat);
+        printf("}");
+    }
+    printf("]}\n");
 }
 
 static void single_free(single_run *r)
 {
+    int k;
     (void)cuxfer_timer_destroy(&r->timer);
-    (void)cuxfer_stream_pool_sync(&r->pool);
-    (void)cuxfer_stream_pool_destroy(&r->pool);
+    for (k = 0; r->parts && k < r->nparts; ++k)
+        part_free(&r->parts[k], r->home);
+    free(r->parts);
     free(r->bands);
-    if (r->canvas.ptr)
-        (void)cuxfer_view_free(&r->canvas);
-    else
-        (void)cuxfer_view_free(&r->dev);
     (void)cuxfer_host_free(r->link_host);
     host_view_free(&r->out, r->out_owned);
     host_view_free(&r->img, r->img_owned);
+}
+
+/* The device side of every device with bands, then the bands. */
+static cudaError_t setup_parts(single_run *r, const roicopy_plan *p,
+                               const cuxfer_view *src)
+{
+    int k;
+    for (k = 0; k < r->nparts; ++k)
+        if (r->parts[k].nbands)
+            CUXFER_TRY(part_setup(r, &r->parts[k], p));
+    CUXFER_TRY(cuxfer_timer_create(&r->timer));
+    return make_bands(r, src);
 }
 
 static int run_single(const roicopy_plan *p, const roicopy_frame *f)
@@ -316,14 +561,17 @@ static int run_single(const roicopy_plan *p, const roicopy_frame *f)
     int rc = RC_OK;
     memset(&r, 0, sizeof r);
     r.f = f;
+    r.home = p->devices[0];
     r.bytes = f->out.total_bytes;
-    r.nbands = (size_t)p->streams > f->roi.height ? (int)f->roi.height
-                                                  : p->streams;
+    r.nbands = roicopy_band_count(p, f);
+    r.nparts = p->ndevices;
     r.bands = (band *)calloc((size_t)r.nbands, sizeof *r.bands);
-    if (!r.bands) {
+    r.parts = (dev_part *)calloc((size_t)r.nparts, sizeof *r.parts);
+    if (!r.bands || !r.parts) {
         rc = roicopy_fail(RC_CUDA, file, "out of memory");
         goto done;
     }
+    plan_parts(&r, p);
     GPU_TRY(file, host_view(&r.img, p->pageable, f->in.width * epp,
                             f->in.height, f->elem_size, &r.img_owned));
     if ((rc = roicopy_read_frame(f, r.img.ptr, r.img.pitch)) != RC_OK)
@@ -333,7 +581,6 @@ static int run_single(const roicopy_plan *p, const roicopy_frame *f)
     roi.width = f->roi.width * epp;
     roi.height = f->roi.height;
     GPU_TRY(file, cuxfer_view_sub(&r.img, roi, &src));
-    GPU_TRY(file, device_view(&r, p));
     GPU_TRY(f->output, host_view(&r.out, p->pageable, roi.width, roi.height,
                                  f->elem_size, &r.out_owned));
     /* Poison the output, so a copy that silently did nothing fails
@@ -341,10 +588,8 @@ static int run_single(const roicopy_plan *p, const roicopy_frame *f)
     memset(r.out.ptr, 0xA5, r.out.pitch * r.out.height);
     if (p->pageable && (p->timing || p->json))
         GPU_TRY(file, cuxfer_host_alloc(&r.link_host, r.bytes, 1,
-                                        cudaHostAllocDefault));
-    GPU_TRY(file, cuxfer_stream_pool_create(&r.pool, r.nbands, 0, 0));
-    GPU_TRY(file, cuxfer_timer_create(&r.timer));
-    GPU_TRY(file, make_bands(&r, &src));
+                                        cudaHostAllocPortable));
+    GPU_TRY(file, setup_parts(&r, p, &src));
     GPU_TRY(file, copy_rounds(&r, p));
     if (p->timing)
         print_timing(p, &r);
@@ -444,43 +689,98 @@ static cudaError_t frame_work(const cuxfer_ring_slot *s, void *arg)
     return cuxfer_copy2d_async(&out, &dev, s->stream);
 }
 
-/* The bidirectional link: the same byte count up and down at once on two
- * streams, plain cudaMemcpyAsync between pinned and device buffers. */
-static int measure_bidir(const char *file, size_t bytes, float *ms)
-{
-    void *h[2] = {NULL, NULL}, *d[2] = {NULL, NULL};
+/* One device's part of the bidirectional link: two pinned and two device
+ * buffers, an upload stream and a download stream. */
+typedef struct bidir_dev {
+    int device;
+    void *h[2], *d[2];
     cuxfer_stream_pool pool;
-    cuxfer_timer t;
-    cudaStream_t s[2] = {NULL, NULL};
-    int rc = RC_OK, i;
-    memset(&pool, 0, sizeof pool);
-    memset(&t, 0, sizeof t);
+    cudaStream_t s[2];
+} bidir_dev;
+
+static cudaError_t bidir_setup(bidir_dev *b, size_t bytes, int home)
+{
+    cudaError_t err = cudaSetDevice(b->device);
+    int i;
+    for (i = 0; i < 2 && err == cudaSuccess; ++i) {
+        err = cuxfer_host_alloc(&b->h[i], bytes, 1, cudaHostAllocPortable);
+        if (err == cudaSuccess)
+            err = cudaMalloc(&b->d[i], bytes);
+    }
+    err = back_home(home, err);
+    if (err == cudaSuccess)
+        err = cuxfer_stream_pool_create_on(&b->pool, b->device, 2, 0, 0);
+    for (i = 0; i < 2 && err == cudaSuccess; ++i)
+        err = cuxfer_stream_pool_next(&b->pool, &b->s[i]);
+    return err;
+}
+
+static void bidir_free(bidir_dev *b, int home)
+{
+    int i;
+    (void)cuxfer_stream_pool_sync(&b->pool);
+    (void)cudaSetDevice(b->device);
+    (void)cuxfer_stream_pool_destroy(&b->pool);
     for (i = 0; i < 2; ++i) {
-        GPU_TRY(file, cuxfer_host_alloc(&h[i], bytes, 1, cudaHostAllocDefault));
-        GPU_TRY(file, cudaMalloc(&d[i], bytes));
+        (void)cudaFree(b->d[i]);
+        (void)cuxfer_host_free(b->h[i]);
     }
-    GPU_TRY(file, cuxfer_stream_pool_create(&pool, 2, 0, 0));
+    (void)cudaSetDevice(home);
+}
+
+/* One timed round: every device's two streams wait for the lead (the home
+ * device's upload stream), move the bytes up and down at once, and the
+ * lead waits for all of them. */
+static cudaError_t bidir_round(bidir_dev *b, int n, size_t bytes,
+                               cuxfer_timer *t, int home, float *ms)
+{
+    cudaStream_t lead = b[0].s[0];
+    int k, i;
+    CUXFER_TRY(cuxfer_timer_start(t, lead));
+    for (k = 0; k < n; ++k)
+        for (i = 0; i < 2; ++i)
+            CUXFER_TRY(wait_for(b[k].s[i], lead, home, home));
+    for (k = 0; k < n; ++k) {
+        cudaError_t err = cudaSetDevice(b[k].device);
+        if (err == cudaSuccess)
+            err = cudaMemcpyAsync(b[k].d[0], b[k].h[0], bytes,
+                                  cudaMemcpyHostToDevice, b[k].s[0]);
+        if (err == cudaSuccess)
+            err = cudaMemcpyAsync(b[k].h[1], b[k].d[1], bytes,
+                                  cudaMemcpyDeviceToHost, b[k].s[1]);
+        CUXFER_TRY(back_home(home, err));
+    }
+    for (k = 0; k < n; ++k)
+        for (i = 0; i < 2; ++i)
+            CUXFER_TRY(wait_for(lead, b[k].s[i], b[k].device, home));
+    CUXFER_TRY(cuxfer_timer_stop(t, lead));
+    return cuxfer_timer_ms(t, CUXFER_WAIT, ms);
+}
+
+/* The bidirectional link: the same byte count up and down at once on two
+ * streams of every device, all devices at once, plain cudaMemcpyAsync
+ * between pinned and device buffers. */
+static int measure_bidir(const roicopy_plan *p, size_t bytes, float *ms)
+{
+    const char *file = p->frames[0].input;
+    int home = p->devices[0], n = p->ndevices, rc = RC_OK, i;
+    bidir_dev *b = (bidir_dev *)calloc((size_t)n, sizeof *b);
+    cuxfer_timer t;
+    memset(&t, 0, sizeof t);
+    if (!b)
+        return roicopy_fail(RC_CUDA, file, "out of memory");
+    for (i = 0; i < n; ++i)
+        b[i].device = p->devices[i];
+    for (i = 0; i < n; ++i)
+        GPU_TRY(file, bidir_setup(&b[i], bytes, home));
     GPU_TRY(file, cuxfer_timer_create(&t));
-    GPU_TRY(file, cuxfer_stream_pool_next(&pool, &s[0]));
-    GPU_TRY(file, cuxfer_stream_pool_next(&pool, &s[1]));
-    for (i = 0; i < 2; ++i) { /* the first round warms the link up */
-        GPU_TRY(file, cuxfer_timer_start(&t, s[0]));
-        GPU_TRY(file, cuxfer_stream_wait(s[1], s[0]));
-        GPU_TRY(file, cudaMemcpyAsync(d[0], h[0], bytes,
-                                      cudaMemcpyHostToDevice, s[0]));
-        GPU_TRY(file, cudaMemcpyAsync(h[1], d[1], bytes,
-                                      cudaMemcpyDeviceToHost, s[1]));
-        GPU_TRY(file, cuxfer_stream_wait(s[0], s[1]));
-        GPU_TRY(file, cuxfer_timer_stop(&t, s[0]));
-        GPU_TRY(file, cuxfer_timer_ms(&t, CUXFER_WAIT, ms));
-    }
+    for (i = 0; i < 2; ++i) /* the first round warms the link up */
+        GPU_TRY(file, bidir_round(b, n, bytes, &t, home, ms));
 done:
     (void)cuxfer_timer_destroy(&t);
-    (void)cuxfer_stream_pool_destroy(&pool);
-    for (i = 0; i < 2; ++i) {
-        (void)cudaFree(d[i]);
-        (void)cuxfer_host_free(h[i]);
-    }
+    for (i = 0; i < n; ++i)
+        bidir_free(&b[i], home);
+    free(b);
     return rc;
 }
 
@@ -493,6 +793,7 @@ static double now_ms(void)
 
 typedef struct ring_run {
     cuxfer_ring ring;
+    int home;     /* devices[0]: slot 0's device, the span timer's */
     ring_layout l;
     long *held;   /* frame each slot holds, -1 for none */
     long *last;   /* frame last submitted to each slot, for replays */
@@ -550,25 +851,30 @@ done:
 }
 
 /* After the last submission: stop the span timer once every slot's stream
- * is done (the last frame is not necessarily the last to finish). */
+ * is done (the last frame is not necessarily the last to finish).  Slot 0
+ * lives on the home device, with the timer. */
 static cudaError_t stop_span(ring_run *rr)
 {
     cudaStream_t lead = rr->ring.slots[0].stream;
     int i;
     for (i = 1; i < rr->ring.count; ++i)
-        CUXFER_TRY(cuxfer_stream_wait(lead, rr->ring.slots[i].stream));
+        CUXFER_TRY(wait_for(lead, rr->ring.slots[i].stream,
+                            rr->ring.slots[i].device_id, rr->home));
     return cuxfer_timer_stop(&rr->span, lead);
 }
 
 /* One pass of --repeat: nframes submissions in ring order, each slot
  * copying again the frame it last held - no file read or written, so the
- * span measures the ring's overlap of uploads and downloads alone. */
+ * span measures the ring's overlap of uploads and downloads alone.  Every
+ * slot is idle here (the last span was waited for), so the span starts on
+ * slot 0's stream, on the timer's device, whichever slot comes first. */
 static int replay_pass(const roicopy_plan *p, ring_run *rr)
 {
     const char *file = p->frames[0].input;
     size_t j, bytes = 0;
-    int rc = RC_OK, first = 1;
+    int rc = RC_OK;
     float ms;
+    GPU_TRY(file, cuxfer_timer_start(&rr->span, rr->ring.slots[0].stream));
     for (j = 0; j < p->nframes; ++j) {
         cuxfer_ring_slot *s = NULL;
         cuxfer_ring_job job;
@@ -583,8 +889,7 @@ static int replay_pass(const roicopy_plan *p, ring_run *rr)
         fj.p = p;
         fj.f = &p->frames[k];
         fj.l = &rr->l;
-        fj.span = first ? &rr->span : NULL;
-        first = 0;
+        fj.span = NULL;
         memset(&job, 0, sizeof job);
         job.work = frame_work;
         job.arg = &fj;
@@ -599,6 +904,50 @@ done:
     return rc;
 }
 
+/* Device k's share of the ring: its slots, and the frames those held
+ * (frame i went to slot i % slots), with their bytes both ways. */
+static void device_share(const roicopy_plan *p, const ring_run *rr, int k,
+                         int *slots, size_t *frames, size_t *bytes)
+{
+    size_t i;
+    int s;
+    *slots = 0;
+    *frames = *bytes = 0;
+    for (s = 0; s < rr->ring.count; ++s)
+        if (rr->ring.slots[s].device_id == p->devices[k])
+            ++*slots;
+    for (i = 0; i < p->nframes; ++i)
+        if (rr->ring.slots[i % (size_t)rr->ring.count].device_id ==
+            p->devices[k]) {
+            ++*frames;
+            *bytes += 2 * p->frames[i].out.total_bytes;
+        }
+}
+
+static void ring_devices(const roicopy_plan *p, const ring_run *rr, int json)
+{
+    size_t frames, bytes;
+    int k, slots;
+    if (json)
+        printf(",\"devices\":[");
+    for (k = 0; k < p->ndevices; ++k) {
+        device_share(p, rr, k, &slots, &frames, &bytes);
+        if (json)
+            printf("%s{\"device\":%d,\"slots\":%d,\"frames\":%lu,"
+                   "\"bytes\":%lu}", k ? "," : "", p->devices[k], slots,
+                   (unsigned long)frames, (unsigned long)bytes);
+        else
+            printf("  device %d: %d slot%s, %lu frame%s, %lu bytes moved "
+                   "(both ways)\n", p->devices[k], slots,
+                   slots == 1 ? "" : "s", (unsigned long)frames,
+                   frames == 1 ? "" : "s", (unsigned long)bytes);
+    }
+    if (json)
+        printf("]");
+}
+
+/* link_bytes went up and down at once on every device: the link moved
+ * 2 x link_bytes x devices in bidir_ms. */
 static void ring_report(const roicopy_plan *p, const ring_run *rr,
                         float span_ms, double wall_ms, float bidir_ms,
                         size_t link_bytes)
@@ -609,19 +958,25 @@ static void ring_report(const roicopy_plan *p, const ring_run *rr,
     for (i = 0; i < p->nframes; ++i)
         bytes += 2 * p->frames[i].out.total_bytes;
     gbps = cuxfer_gbps(bytes, span_ms);
-    link = cuxfer_gbps(2 * link_bytes, bidir_ms);
+    link = cuxfer_gbps(2 * link_bytes * (size_t)p->ndevices, bidir_ms);
     if (p->timing) {
-        printf("pipeline: %lu frames, %d slots, %lu bytes moved (both ways)\n"
-               "  GPU span %9.3f ms %8.2f GB/s | bidirectional 1D link %8.2f "
+        printf("pipeline: %lu frames, %d slots, %lu bytes moved (both ways)",
+               (unsigned long)p->nframes, p->streams, (unsigned long)bytes);
+        if (p->devices_given) {
+            printf(", devices ");
+            print_device_list(stdout, p);
+        }
+        printf("\n  GPU span %9.3f ms %8.2f GB/s | bidirectional 1D link %8.2f "
                "GB/s, ratio %.3f\n  wall     %9.3f ms (with file reads and "
-               "writes)\n", (unsigned long)p->nframes, p->streams,
-               (unsigned long)bytes, span_ms, gbps, link,
+               "writes)\n", span_ms, gbps, link,
                link > 0 ? gbps / link : 0.0, wall_ms);
         if (p->repeat > 1)
             printf("  replay   best %9.3f ms %8.2f GB/s  mean %9.3f ms "
                    "(%d passes without file I/O), ratio %.3f\n",
                    rr->replay.best, rgbps, rr->replay.sum / (p->repeat - 1),
                    p->repeat - 1, link > 0 ? rgbps / link : 0.0);
+        if (p->devices_given)
+            ring_devices(p, rr, 0);
     }
     if (p->json) {
         printf("{\"frames\":%lu,\"slots\":%d,\"bytes\":%lu,\"span_ms\":%.6f,"
@@ -634,6 +989,7 @@ static void ring_report(const roicopy_plan *p, const ring_run *rr,
                    "\"replay_gbps\":%.4f,\"replay_vs_link\":%.4f",
                    p->repeat - 1, rr->replay.best, rgbps,
                    link > 0 ? rgbps / link : 0.0);
+        ring_devices(p, rr, 1);
         printf("}\n");
     }
 }
@@ -657,8 +1013,13 @@ static int run_ring(const roicopy_plan *p)
     float span_ms = 0, bidir_ms = 0;
     size_t k, link_bytes = 0;
     double t0, wall_ms;
+    cuxfer_ring_options opt;
     ring_run rr;
     memset(&rr, 0, sizeof rr);
+    memset(&opt, 0, sizeof opt);
+    opt.devices = p->devices; /* slot i on devices[i % ndevices] */
+    opt.ndevices = p->ndevices;
+    rr.home = p->devices[0];
     rr.l = plan_ring(p);
     rr.held = (long *)malloc((size_t)p->streams * sizeof *rr.held);
     rr.last = (long *)malloc((size_t)p->streams * sizeof *rr.last);
@@ -671,10 +1032,10 @@ static int run_ring(const roicopy_plan *p)
     for (k = 0; k < p->nframes; ++k)
         if (p->frames[k].out.total_bytes > link_bytes)
             link_bytes = p->frames[k].out.total_bytes;
-    if (timed && (rc = measure_bidir(file, link_bytes, &bidir_ms)) != RC_OK)
+    if (timed && (rc = measure_bidir(p, link_bytes, &bidir_ms)) != RC_OK)
         goto done;
     GPU_TRY(file, cuxfer_ring_create(&rr.ring, p->streams, rr.l.host_bytes,
-                                     rr.l.device_bytes, NULL));
+                                     rr.l.device_bytes, &opt));
     if (timed)
         GPU_TRY(file, cuxfer_timer_create(&rr.span));
     t0 = now_ms();
@@ -718,7 +1079,7 @@ static int run_each(const roicopy_plan *p)
 
 int roicopy_gpu_run(const roicopy_plan *p)
 {
-    int rc = setup_device(p);
+    int rc = setup_devices(p);
     if (rc != RC_OK)
         return rc;
     if (p->nframes == 1)

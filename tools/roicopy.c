@@ -29,6 +29,7 @@
 
 #define MAX_STREAMS 64
 #define DEFAULT_RING_SLOTS 3
+#define MAX_DEVICE_INDEX 1023
 
 /* What the command line said, before it is checked against the inputs. */
 typedef struct options {
@@ -38,6 +39,9 @@ typedef struct options {
     size_t place_x, place_y, canvas_w, canvas_h;
     unsigned long streams, repeat, device;
     int streams_given, pageable, verify, timing, json, dry_run, quiet;
+    int device_given, devices_given;
+    unsigned long devices[ROICOPY_MAX_DEVICES]; /* --devices */
+    size_t ndevices;
     image_format format;
     image_raw_spec raw;
     int raw_given, depth_given;
@@ -83,6 +87,8 @@ static void usage(FILE *f)
         "  --timing           per-stage times, GB/s and the raw 1D link\n"
         "  --json             one JSON object per run on stdout\n"
         "  --device N         use CUDA device N (default 0)\n"
+        "  --devices LIST     spread bands or ring slots over these devices,\n"
+        "                     round robin (0,1 or 0,1,2,3)\n"
         "  --dry-run          print the plan; no GPU needed\n"
         "  --format F         output format: pgm, ppm, pam or raw\n"
         "  --raw WxHxC        inputs are headerless, WxH pixels of C channels\n"
@@ -121,7 +127,8 @@ size_t roicopy_pitch_estimate(size_t row_bytes)
 
 enum {
     OPT_ROI = 256, OPT_PLACE, OPT_CANVAS, OPT_STREAMS, OPT_PAGEABLE,
-    OPT_VERIFY, OPT_REPEAT, OPT_TIMING, OPT_JSON, OPT_DEVICE, OPT_DRY_RUN,
+    OPT_VERIFY, OPT_REPEAT, OPT_TIMING, OPT_JSON, OPT_DEVICE, OPT_DEVICES,
+    OPT_DRY_RUN,
     OPT_FORMAT, OPT_RAW, OPT_DEPTH, OPT_VERSION
 };
 
@@ -136,6 +143,7 @@ static const struct option long_options[] = {
     {"timing", no_argument, NULL, OPT_TIMING},
     {"json", no_argument, NULL, OPT_JSON},
     {"device", required_argument, NULL, OPT_DEVICE},
+    {"devices", required_argument, NULL, OPT_DEVICES},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"raw", required_argument, NULL, OPT_RAW},
@@ -189,6 +197,31 @@ static int geometry_option(int opt, const char *arg, options *o)
                : 0;
 }
 
+/* --devices LIST: comma-separated device numbers, none twice.  Whether
+ * each exists is asked of CUDA later, in roicopy-gpu.c. */
+static int devices_option(const char *arg, options *o)
+{
+    char err[GEOM_ERR_MAX];
+    size_t i, j;
+    o->devices_given = 1;
+    if (geom_parse_list(arg, o->devices, ROICOPY_MAX_DEVICES, &o->ndevices,
+                        err, sizeof err))
+        return roicopy_fail(RC_USAGE, NULL, "--devices: %s", err);
+    for (i = 0; i < o->ndevices; ++i) {
+        if (o->devices[i] > MAX_DEVICE_INDEX)
+            return roicopy_fail(RC_USAGE, NULL,
+                                "--devices: bad list \"%s\": device %lu is "
+                                "too large (at most %d)", arg, o->devices[i],
+                                MAX_DEVICE_INDEX);
+        for (j = 0; j < i; ++j)
+            if (o->devices[j] == o->devices[i])
+                return roicopy_fail(RC_USAGE, NULL,
+                                    "--devices: bad list \"%s\": device %lu "
+                                    "is listed twice", arg, o->devices[i]);
+    }
+    return 0;
+}
+
 static int value_option(int opt, const char *arg, options *o)
 {
     unsigned long v;
@@ -199,7 +232,10 @@ static int value_option(int opt, const char *arg, options *o)
     case OPT_REPEAT:
         return number_option("--repeat", arg, 1, 1000000, &o->repeat);
     case OPT_DEVICE:
-        return number_option("--device", arg, 0, 1023, &o->device);
+        o->device_given = 1;
+        return number_option("--device", arg, 0, MAX_DEVICE_INDEX, &o->device);
+    case OPT_DEVICES:
+        return devices_option(arg, o);
     case OPT_DEPTH:
         if (number_option("--depth", arg, 8, 32, &v))
             return RC_USAGE;
@@ -289,6 +325,14 @@ static int check_combinations(const options *o)
         return roicopy_fail(RC_USAGE, NULL, "--depth needs --raw");
     if (o->place_given != o->canvas_given)
         return roicopy_fail(RC_USAGE, NULL, "--place and --canvas go together");
+    if (o->device_given && o->devices_given)
+        return roicopy_fail(RC_USAGE, NULL,
+                            "--device and --devices exclude each other");
+    if (o->devices_given && o->streams_given && o->streams < o->ndevices)
+        return roicopy_fail(RC_USAGE, NULL,
+                            "--streams %lu is fewer than the %lu devices of "
+                            "--devices (at least one stream per device)",
+                            o->streams, (unsigned long)o->ndevices);
     if (o->outdir && o->nargs < 1)
         return roicopy_fail(RC_USAGE, NULL, "no INPUT given (try --help)");
     if (!o->outdir && o->nargs != 2)
@@ -541,17 +585,57 @@ static int check_canvas(const options *o, const roicopy_plan *p)
 
 /* ---- the dry run -------------------------------------------------------- */
 
+/* A label of the plan, padded like the fixed ones ("band 3:   "). */
+static void print_label(const char *what, size_t i)
+{
+    char label[32];
+    (void)snprintf(label, sizeof label, "%s %lu:", what, (unsigned long)i);
+    printf("%-10s", label);
+}
+
+/* With --devices: the device of each band, then each device's share. */
+static void print_band_devices(const roicopy_plan *p, const roicopy_frame *f,
+                               size_t n)
+{
+    size_t row = f->roi.width * f->in.pixel_bytes, i, y0, y1;
+    int d;
+    for (i = 0; i < n; ++i) {
+        roicopy_band_rows(f->roi.height, n, i, &y0, &y1);
+        print_label("band", i);
+        printf("rows %lu-%lu on device %d (%lu bytes each way)\n",
+               (unsigned long)y0, (unsigned long)(y1 - 1),
+               roicopy_device_of(p, i), (unsigned long)((y1 - y0) * row));
+    }
+    for (d = 0; d < p->ndevices; ++d) {
+        size_t bands = 0, rows = 0;
+        for (i = (size_t)d; i < n; i += (size_t)p->ndevices) {
+            roicopy_band_rows(f->roi.height, n, i, &y0, &y1);
+            ++bands;
+            rows += y1 - y0;
+        }
+        print_label("device", (size_t)p->devices[d]);
+        if (bands == 0)
+            printf("no band (the ROI has fewer rows than there are "
+                   "devices)\n");
+        else
+            printf("%lu band%s, %lu row%s, %lu bytes each way\n",
+                   (unsigned long)bands, bands == 1 ? "" : "s",
+                   (unsigned long)rows, rows == 1 ? "" : "s",
+                   (unsigned long)(rows * row));
+    }
+}
+
 static void print_bands(const roicopy_plan *p, const roicopy_frame *f)
 {
-    size_t h = f->roi.height, n = (size_t)p->streams, i;
-    if (n > h)
-        n = h;
+    size_t n = (size_t)roicopy_band_count(p, f), i, y0, y1;
     printf("bands:    %lu (one stream each):", (unsigned long)n);
     for (i = 0; i < n; ++i) {
-        size_t y0 = h * i / n, y1 = h * (i + 1) / n;
+        roicopy_band_rows(f->roi.height, n, i, &y0, &y1);
         printf(" rows %lu-%lu", (unsigned long)y0, (unsigned long)(y1 - 1));
     }
     printf("\n");
+    if (p->devices_given)
+        print_band_devices(p, f, n);
 }
 
 static void print_frame_plan(const roicopy_plan *p, const roicopy_frame *f)
@@ -586,28 +670,88 @@ static void print_frame_plan(const roicopy_plan *p, const roicopy_frame *f)
     printf("bytes:    %lu each way (%lu bytes x %lu rows), %d time%s\n",
            (unsigned long)(roi_row * f->roi.height), (unsigned long)roi_row,
            (unsigned long)f->roi.height, p->repeat, p->repeat == 1 ? "" : "s");
-    if (p->nframes == 1)
+    if (p->nframes == 1 || p->pageable)
         print_bands(p, f);
     printf("output:   %s (%s%s%s)\n", f->output,
            image_format_name(f->out.format), f->out.tupltype[0] ? ", " : "",
            f->out.tupltype);
 }
 
+/* With --devices: the device of each ring slot, then each device's share
+ * (frame i goes to slot i % slots). */
+static void print_slot_devices(const roicopy_plan *p)
+{
+    size_t slots = (size_t)p->streams, i, k;
+    int d;
+    for (i = 0; i < slots; ++i) {
+        size_t frames = 0;
+        for (k = i; k < p->nframes; k += slots)
+            ++frames;
+        print_label("slot", i);
+        printf("device %d, %lu frame%s\n", roicopy_device_of(p, i),
+               (unsigned long)frames, frames == 1 ? "" : "s");
+    }
+    for (d = 0; d < p->ndevices; ++d) {
+        size_t nslots = 0, frames = 0, bytes = 0;
+        for (i = (size_t)d; i < slots; i += (size_t)p->ndevices)
+            ++nslots;
+        for (k = 0; k < p->nframes; ++k)
+            if ((k % slots) % (size_t)p->ndevices == (size_t)d) {
+                ++frames;
+                bytes += p->frames[k].out.total_bytes;
+            }
+        print_label("device", (size_t)p->devices[d]);
+        printf("%lu slot%s, %lu frame%s, %lu bytes each way\n",
+               (unsigned long)nslots, nslots == 1 ? "" : "s",
+               (unsigned long)frames, frames == 1 ? "" : "s",
+               (unsigned long)bytes);
+    }
+}
+
 static void print_plan(const roicopy_plan *p)
 {
     size_t i;
+    int ring = p->nframes > 1 && !p->pageable;
     printf("host:     %s\n", p->pageable ? "pageable (malloc)" : "pinned");
-    if (p->nframes > 1)
+    if (ring)
         printf("pipeline: %lu frames through a ring of %d slots\n",
                (unsigned long)p->nframes, p->streams);
+    else if (p->nframes > 1)
+        printf("pipeline: %lu frames, one at a time (--pageable: the ring "
+               "needs pinned memory)\n", (unsigned long)p->nframes);
+    if (ring && p->devices_given)
+        print_slot_devices(p);
     for (i = 0; i < p->nframes; ++i) {
         if (p->nframes > 1)
-            printf("frame %lu:\n", (unsigned long)i);
+            printf("frame %lu:", (unsigned long)i);
+        if (ring && p->devices_given)
+            printf("  slot %lu on device %d",
+                   (unsigned long)(i % (size_t)p->streams),
+                   roicopy_device_of(p, i % (size_t)p->streams));
+        if (p->nframes > 1)
+            printf("\n");
         print_frame_plan(p, &p->frames[i]);
     }
 }
 
 /* ---- services for the GPU part ------------------------------------------ */
+
+int roicopy_band_count(const roicopy_plan *p, const roicopy_frame *f)
+{
+    return (size_t)p->streams > f->roi.height ? (int)f->roi.height
+                                              : p->streams;
+}
+
+void roicopy_band_rows(size_t h, size_t n, size_t i, size_t *y0, size_t *y1)
+{
+    *y0 = h * i / n;
+    *y1 = h * (i + 1) / n;
+}
+
+int roicopy_device_of(const roicopy_plan *p, size_t i)
+{
+    return p->devices[i % (size_t)p->ndevices];
+}
 
 int roicopy_read_frame(const roicopy_frame *f, void *dst, size_t dst_pitch)
 {
@@ -698,6 +842,30 @@ static void install_signals(void)
         (void)sigaction(sigs[i], &sa, NULL);
 }
 
+/* The devices in use and the number of bands or ring slots: with
+ * --devices, one band per device by default, and a ring of two slots per
+ * device (at least DEFAULT_RING_SLOTS), so every device double-buffers. */
+static void fill_devices(const options *o, roicopy_plan *p)
+{
+    size_t i;
+    p->device = (int)o->device;
+    p->devices_given = o->devices_given;
+    p->ndevices = o->devices_given ? (int)o->ndevices : 1;
+    p->devices[0] = p->device;
+    for (i = 0; o->devices_given && i < o->ndevices; ++i)
+        p->devices[i] = (int)o->devices[i];
+    if (o->streams_given)
+        return;
+    if (p->nframes > 1) {
+        p->streams = DEFAULT_RING_SLOTS;
+        if (o->devices_given && 2 * p->ndevices > p->streams)
+            p->streams = 2 * p->ndevices > MAX_STREAMS ? MAX_STREAMS
+                                                       : 2 * p->ndevices;
+    } else if (o->devices_given) {
+        p->streams = p->ndevices;
+    }
+}
+
 static void fill_plan(const options *o, roicopy_plan *p)
 {
     p->place = o->place_given;
@@ -707,8 +875,7 @@ static void fill_plan(const options *o, roicopy_plan *p)
     p->canvas_h = o->canvas_h;
     p->streams_given = o->streams_given;
     p->streams = (int)o->streams;
-    if (p->nframes > 1 && !o->streams_given)
-        p->streams = DEFAULT_RING_SLOTS;
+    fill_devices(o, p);
     if (p->nframes > 1 && p->streams < 2)
         p->streams = 2; /* a ring of one slot cannot overlap anything */
     p->pageable = o->pageable;
@@ -716,7 +883,6 @@ static void fill_plan(const options *o, roicopy_plan *p)
     p->repeat = (int)o->repeat;
     p->timing = o->timing;
     p->json = o->json;
-    p->device = (int)o->device;
     p->quiet = o->quiet;
     p->progress = p->nframes > 1 && !o->quiet && isatty(2);
 }

@@ -30,6 +30,9 @@ enum {
  * slots, which roicopy lays out itself, use it. */
 #define ROICOPY_PITCH_ALIGN 512
 
+/* The most devices --devices takes (and the most bands or ring slots). */
+#define ROICOPY_MAX_DEVICES 64
+
 typedef struct roicopy_frame {
     const char *input;
     char *output;
@@ -51,6 +54,12 @@ typedef struct roicopy_plan {
     int streams_given;
     int pageable, verify, repeat, timing, json, device, quiet;
     int progress;               /* draw a progress bar on stderr */
+    /* The devices in use: --devices LIST, or the one of --device.  Band i
+     * and ring slot i live on devices[i % ndevices]; devices[0] is the
+     * home device, current between device-specific calls. */
+    int devices[ROICOPY_MAX_DEVICES];
+    int ndevices;
+    int devices_given;          /* --devices given */
 } roicopy_plan;
 
 /* Print "roicopy: FILE: message" (or "roicopy: message" when file is NULL)
@@ -82,6 +91,17 @@ void roicopy_json_string(FILE *f, const char *s);
 /* The device pitch cudaMallocPitch will most likely choose for rows of
  * row_bytes (rounded up to ROICOPY_PITCH_ALIGN). */
 size_t roicopy_pitch_estimate(size_t row_bytes);
+
+/* The number of bands of the one-input path: --streams, at most one band
+ * per ROI row. */
+int roicopy_band_count(const roicopy_plan *p, const roicopy_frame *f);
+
+/* Rows [*y0, *y1) of band i of n over h rows. */
+void roicopy_band_rows(size_t h, size_t n, size_t i, size_t *y0,
+                       size_t *y1);
+
+/* The device of band i or ring slot i: round robin over p->devices. */
+int roicopy_device_of(const roicopy_plan *p, size_t i);
 
 /* The GPU part: run the plan, return an exit status. */
 int roicopy_gpu_run(const roicopy_plan *p);
