@@ -945,7 +945,7 @@ CUXFER_API void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y)
 CUXFER_API cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
                                        cuxfer_view *sub)
 {
-    size_t end;
+    size_t end, off;
     if (!sub)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_sub: sub is NULL");
     CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:"));
@@ -961,11 +961,17 @@ CUXFER_API cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
     if (end > v->height)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "ROI y+height %zu exceeds view height %zu", end, v->height);
-    /* In bounds of a valid view, so y * pitch + x * elem_size cannot
-     * overflow (it is below the view's checked span) - unless the ROI is
-     * empty at the far edge, which still lies within the span. */
+    /* The offset is checked on its own: an empty view's span is never
+     * checked, and an empty ROI at the far edge starts past the span. */
+    if (cuxfer_impl_mul(roi.y, v->pitch, &off) != 0 ||
+        cuxfer_impl_mul(roi.x, v->elem_size, &end) != 0 ||
+        cuxfer_impl_add(off, end, &off) != 0 || (uintptr_t)v->ptr > UINTPTR_MAX - off)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "ROI offset y %zu x pitch %zu + x %zu x elem_size %zu "
+                                "wraps around the address space", roi.y, v->pitch, roi.x,
+                                v->elem_size);
     *sub = *v;
-    sub->ptr = (unsigned char *)v->ptr + roi.y * v->pitch + roi.x * v->elem_size;
+    sub->ptr = (unsigned char *)v->ptr + off;
     sub->width = roi.width;
     sub->height = roi.height;
     sub->flags = 0;
@@ -2387,7 +2393,7 @@ CUXFER_API int cuxfer_impl_pool_class(size_t n, size_t *class_size)
 CUXFER_API size_t cuxfer_pinned_pool_class_size(size_t n)
 {
     size_t c = 0;
-    if (n == 0)
+    if (n == 0 || n > SIZE_MAX / 2) /* no class: acquire refuses these */
         return 0;
     (void)cuxfer_impl_pool_class(n, &c);
     return c;
