@@ -3183,6 +3183,996 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     return cudaSuccess;
 }
 
+/* ------------------------------------------------------------------------
+ * 11. Asynchronous staging of pageable memory: the stager
+ * ------------------------------------------------------------------------ */
+
+/* A plain cudaMemcpyAsync from malloc'd memory blocks the caller and runs at
+ * a sixth of the link (PERF.md: 8.6 GB/s H2D, 11 D2H).  A stager moves
+ * pageable memory through a ring of pinned slots instead, from a thread of
+ * its own, and returns to the caller at once:
+ *
+ *     cuxfer_stager st;
+ *     CUXFER_CHECK(cuxfer_stager_create(&st, NULL));     // 4 x 16 MiB, one thread per core
+ *     CUXFER_CHECK(cuxfer_stage_h2d(&st, dev, buf, n, s)); // after the work queued on s
+ *     ... CPU work; do not touch buf or dev ...
+ *     CUXFER_CHECK(cuxfer_stager_wait(&st, -1));           // dev holds buf's bytes
+ *     CUXFER_CHECK(cuxfer_stager_destroy(&st));
+ *
+ * How a job runs.  The call validates its arguments, makes the stager's own
+ * non-blocking stream wait (on the GPU) for everything already queued on
+ * `after`, hands the job to the stager's coordinator thread and returns.
+ *  H2D: worker threads memcpy chunk i of the source into pinned slot
+ *       i % slots while the copy engine drains earlier slots into the device
+ *       (cudaMemcpyAsync on the stager's stream, an event per slot: a slot
+ *       is refilled only once its previous DMA has finished).
+ *  D2H: the copy engine fills slot i from the device while the workers copy
+ *       earlier slots out to the pageable destination.
+ * Chunks are cut into pieces that the workers claim one at a time, so no
+ * thread waits at a barrier per chunk.  Only the device side waits for
+ * `after`: an H2D source is read from the moment of the call, so it must be
+ * complete then, and a D2H destination is written only after the DMA that
+ * follows `after`'s work.
+ *
+ * THE CALLER'S DUTY.  From the stage call until cuxfer_stager_wait (or
+ * cuxfer_stager_query) returned something other than cudaErrorNotReady, the
+ * caller must neither write the source nor read or write the destination,
+ * nor free either: worker threads and the copy engine use them until then.
+ * After a failed job the same holds until that error was returned: when
+ * wait returns, nothing touches the buffers any more, failed or not.
+ *
+ * Strategies (cuxfer_stager_options.strategy):
+ *  CUXFER_STAGE_COPY      the ring of pinned slots described above.
+ *  CUXFER_STAGE_REGISTER  page-lock the caller's buffer in place
+ *                         (cudaHostRegister), one cudaMemcpyAsync, unregister
+ *                         when done; still asynchronous to the caller.  When
+ *                         registration fails (pages shared with another
+ *                         registration, read-only memory) the job falls back
+ *                         to COPY.
+ *  CUXFER_STAGE_AUTO      cuxfer's choice, made in cuxfer_impl_stage_pick:
+ *                         COPY at every size, from the H200 measurements.
+ * Whatever the strategy, a host buffer that is already pinned or managed is
+ * copied with one cudaMemcpyAsync (reported as CUXFER_STAGE_DIRECT).
+ * cuxfer_stager.used says what ran the last job.
+ *
+ * One job at a time per stager: a stage call while a job runs is refused
+ * with cudaErrorNotReady and a reason (not queued), so nothing is allocated
+ * per call and the order of jobs is the order of successful calls.  A job
+ * that finished but was never waited for does not block the next one,
+ * unless it failed: then the next stage call returns that error (once) and
+ * starts nothing, so no error is lost.
+ *
+ * Threads.  Stage, wait and query are safe from several threads on one
+ * stager (of concurrent stage calls one wins, the others get
+ * cudaErrorNotReady; every waiter gets the job's result).  Create and
+ * destroy must not run concurrently with any other call on that stager.
+ * Stagers are independent of one another.  The struct must stay where it
+ * was created (its threads hold its address).  The stager's threads make
+ * CUDA calls on the device current at creation; `after` must be a stream of
+ * that device. */
+
+#include <unistd.h> /* sysconf: the default number of worker threads */
+
+#define CUXFER_STAGE_AUTO 0
+#define CUXFER_STAGE_COPY 1
+#define CUXFER_STAGE_REGISTER 2
+/* Only in cuxfer_stager.used: the host side was already pinned or managed. */
+#define CUXFER_STAGE_DIRECT 3
+
+#define CUXFER_STAGER_MAX_SLOTS 64
+#define CUXFER_STAGER_MAX_THREADS 64
+#define CUXFER_STAGER_MIN_SLOT_BYTES ((size_t)4096)
+#define CUXFER_STAGER_MAX_SLOT_BYTES ((size_t)1 << 30)
+
+/* Options of cuxfer_stager_create; {0} (or NULL) means the defaults. */
+typedef struct cuxfer_stager_options {
+    int slots;         /* pinned slots in the ring, 1..64 (0: 4) */
+    size_t slot_bytes; /* bytes per slot, 4 KiB..1 GiB (0: 16 MiB) */
+    int threads;       /* worker threads that memcpy, 1..64 (0: the online
+                        * cores, at most 16) */
+    int strategy;      /* CUXFER_STAGE_AUTO (0), _COPY or _REGISTER */
+} cuxfer_stager_options;
+
+/* One job as the coordinator and the workers see it. */
+typedef struct cuxfer_impl_stage_job {
+    int d2h;                      /* 0: host -> device, 1: device -> host */
+    int strategy;                 /* COPY, REGISTER or DIRECT */
+    unsigned char *host;          /* the pageable side */
+    unsigned char *dev;           /* the device side */
+    size_t bytes;
+    size_t chunks;                /* ceil(bytes / slot_bytes) */
+    size_t last;                  /* bytes of the last chunk */
+    unsigned long long pieces;    /* pieces of the whole job, < 2^32 - 1 */
+    unsigned gen;                 /* job number, tags the workers' ticket */
+} cuxfer_impl_stage_job;
+
+/* A stager: pinned slots, a stream, events and threads, all made by
+ * cuxfer_stager_create.  Read `opt` (the values in use) and `used`; the
+ * rest is private. */
+typedef struct cuxfer_stager {
+    cuxfer_stager_options opt; /* resolved options */
+    int used;                  /* strategy that ran the last finished job */
+    int device;                /* device current at creation */
+    cudaStream_t stream;       /* non-blocking; every DMA of the stager */
+    cudaEvent_t after_event;   /* recorded on the caller's `after` stream */
+    cudaEvent_t end_event;     /* end of a one-DMA job or of an aborted job */
+    unsigned char **slot;      /* opt.slots pinned buffers of opt.slot_bytes */
+    cudaEvent_t *slot_event;   /* per slot: the last DMA that used it */
+    size_t *filled;            /* per slot: bytes of its chunk copied in/out */
+    size_t piece_bytes;        /* what one worker copies at a time */
+    size_t pieces_per_chunk;
+    pthread_t coordinator;
+    pthread_t *workers;
+    int workers_started;
+    int coordinator_started;
+    int sync_ready;            /* mu and the condition variables exist */
+    int ready;                 /* fully created */
+    pthread_mutex_t mu;
+    pthread_cond_t coord_cv;   /* wakes the coordinator */
+    pthread_cond_t work_cv;    /* wakes the workers */
+    pthread_cond_t done_cv;    /* wakes the waiters */
+    /* Under mu. */
+    int busy;                  /* a job is claimed, queued or running */
+    int pending;               /* the job waits for the coordinator */
+    int quit;                  /* destroy: the coordinator leaves when idle */
+    int workers_quit;          /* the coordinator left: so do the workers */
+    int reported;              /* result was returned by wait, query or stage */
+    cudaError_t result;        /* of the last finished job */
+    cuxfer_impl_stage_job job; /* the last job handed over */
+    cuxfer_impl_stage_job wjob;/* the job the workers copy */
+    unsigned gen;              /* jobs published to the workers */
+    char reason[CUXFER_REASON_MAX]; /* why the last job failed */
+    /* Atomics shared by coordinator and workers during a job. */
+    unsigned long long ticket;      /* gen << 32 | next piece to claim */
+    unsigned long long pieces_done; /* pieces finished (or skipped) */
+    size_t permit;                  /* chunks the workers may touch: [0, permit) */
+    int abort;                      /* the job failed: skip what is left */
+} cuxfer_stager;
+
+/* Spins of a worker on the permit before it sleeps. */
+#define CUXFER_IMPL_STAGER_SPIN 4096
+#define CUXFER_IMPL_TICKET_CLOSED 0xffffffffull
+
+/* Worker threads by default: the online cores, at least 1, at most 16
+ * (PERF.md: pageable -> pinned memcpy reaches 47.6 GB/s with 16 threads). */
+CUXFER_API int cuxfer_impl_stager_default_threads(void)
+{
+    long n = -1;
+#if defined(_SC_NPROCESSORS_ONLN)
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+    if (n < 1)
+        n = 1;
+    return n > 16 ? 16 : (int)n;
+}
+
+/* Fill in the defaults of opt (NULL: all defaults) and check the result,
+ * without any CUDA call: what cuxfer_stager_create will use.  *out is
+ * written only on success. */
+CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
+                                                     const cuxfer_stager_options *opt)
+{
+    cuxfer_stager_options o;
+    size_t total;
+    if (!out)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stager_options: out is NULL");
+    memset(&o, 0, sizeof o);
+    if (opt)
+        o = *opt;
+    if (o.slots == 0)
+        o.slots = 4;
+    if (o.slot_bytes == 0)
+        o.slot_bytes = (size_t)16 << 20;
+    if (o.threads == 0)
+        o.threads = cuxfer_impl_stager_default_threads();
+    if (o.slots < 1 || o.slots > CUXFER_STAGER_MAX_SLOTS)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_stager_options: slots %d is outside 1..%d", o.slots,
+                                CUXFER_STAGER_MAX_SLOTS);
+    if (o.slot_bytes < CUXFER_STAGER_MIN_SLOT_BYTES ||
+        o.slot_bytes > CUXFER_STAGER_MAX_SLOT_BYTES)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_stager_options: slot_bytes %zu is outside %zu..%zu",
+                                o.slot_bytes, CUXFER_STAGER_MIN_SLOT_BYTES,
+                                CUXFER_STAGER_MAX_SLOT_BYTES);
+    if (o.threads < 1 || o.threads > CUXFER_STAGER_MAX_THREADS)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_stager_options: threads %d is outside 1..%d", o.threads,
+                                CUXFER_STAGER_MAX_THREADS);
+    if (o.strategy != CUXFER_STAGE_AUTO && o.strategy != CUXFER_STAGE_COPY &&
+        o.strategy != CUXFER_STAGE_REGISTER)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_stager_options: strategy %d is not CUXFER_STAGE_AUTO "
+                                "(0), CUXFER_STAGE_COPY (1) or CUXFER_STAGE_REGISTER (2)",
+                                o.strategy);
+    if (cuxfer_impl_mul((size_t)o.slots, o.slot_bytes, &total) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_stager_options: %d slots x %zu bytes overflows size_t",
+                                o.slots, o.slot_bytes);
+    *out = o;
+    return cudaSuccess;
+}
+
+/* The one place that decides how a job runs.  A host side that is already
+ * page-locked (or managed) needs no staging: one DMA.  Otherwise AUTO is
+ * COPY at every size: on the H200 (PERF.md) register + copy + unregister of
+ * 512 MiB ran at 14.9 GB/s against 27.3 H2D / 25.2 D2H through 4 slots of
+ * 16 MiB, and registration alone costs 17 ms + 8 ms per 512 MiB, which a
+ * one-off copy never earns back.  Change this when measurements say
+ * otherwise (bytes is here for that). */
+CUXFER_API int cuxfer_impl_stage_pick(int strategy, cuxfer_memkind host_kind, size_t bytes)
+{
+    (void)bytes;
+    if (host_kind == CUXFER_MEMORY_PINNED || host_kind == CUXFER_MEMORY_MANAGED)
+        return CUXFER_STAGE_DIRECT;
+    if (strategy == CUXFER_STAGE_REGISTER)
+        return CUXFER_STAGE_REGISTER;
+    return CUXFER_STAGE_COPY;
+}
+
+/* Bytes of chunk c of a job. */
+CUXFER_API size_t cuxfer_impl_chunk_len(const cuxfer_impl_stage_job *j, size_t c,
+                                        size_t slot_bytes)
+{
+    return c + 1 < j->chunks ? slot_bytes : j->last;
+}
+
+/* Wait for an event: a query first (no sleep when it is done), then
+ * cudaEventSynchronize, which returns a failed stream's error. */
+CUXFER_API cudaError_t cuxfer_impl_event_wait(cudaEvent_t e)
+{
+    cudaError_t err = cudaEventQuery(e);
+    if (err != cudaErrorNotReady)
+        return err;
+    (void)cudaGetLastError();
+    return cudaEventSynchronize(e);
+}
+
+/* --- workers --------------------------------------------------------------- */
+
+/* Wait until chunk c may be touched (its slot is free for H2D, its data
+ * arrived for D2H).  0 when the job was aborted instead. */
+CUXFER_API int cuxfer_impl_stager_permit(cuxfer_stager *st, size_t c)
+{
+    int i, go;
+    for (i = 0; i < CUXFER_IMPL_STAGER_SPIN; ++i) {
+        if (__atomic_load_n(&st->permit, __ATOMIC_ACQUIRE) > c)
+            return 1;
+        if (__atomic_load_n(&st->abort, __ATOMIC_ACQUIRE))
+            return 0;
+    }
+    pthread_mutex_lock(&st->mu);
+    while (__atomic_load_n(&st->permit, __ATOMIC_ACQUIRE) <= c &&
+           !__atomic_load_n(&st->abort, __ATOMIC_ACQUIRE))
+        pthread_cond_wait(&st->work_cv, &st->mu);
+    go = !__atomic_load_n(&st->abort, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(&st->mu);
+    return go;
+}
+
+/* Claim pieces of the job until none is left, copying each between the
+ * pageable buffer and its slot.  A claim is a compare-and-swap on the
+ * ticket, which carries the job number: a worker late from an earlier job
+ * can never claim a piece of a later one.  While a claimed piece is not
+ * done its job cannot end, so the job read at wake-up stays valid. */
+CUXFER_API void cuxfer_impl_stager_pieces(cuxfer_stager *st, const cuxfer_impl_stage_job *job)
+{
+    const size_t S = st->opt.slot_bytes, P = st->piece_bytes, ppc = st->pieces_per_chunk;
+    const size_t slots = (size_t)st->opt.slots;
+    for (;;) {
+        unsigned long long t = __atomic_load_n(&st->ticket, __ATOMIC_ACQUIRE), q, done;
+        size_t c, off, len, chunk, si, now = 0;
+        int go, wake;
+        do {
+            if ((t >> 32) != job->gen || (t & CUXFER_IMPL_TICKET_CLOSED) >= job->pieces)
+                return;
+        } while (!__atomic_compare_exchange_n(&st->ticket, &t, t + 1, 0, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_ACQUIRE));
+        q = t & CUXFER_IMPL_TICKET_CLOSED;
+        c = (size_t)(q / ppc);
+        off = (size_t)(q % ppc) * P;
+        chunk = cuxfer_impl_chunk_len(job, c, S);
+        len = chunk - off < P ? chunk - off : P;
+        si = c % slots;
+        go = cuxfer_impl_stager_permit(st, c);
+        if (go) {
+            if (job->d2h)
+                memcpy(job->host + c * S + off, st->slot[si] + off, len);
+            else
+                memcpy(st->slot[si] + off, job->host + c * S + off, len);
+            now = __atomic_add_fetch(&st->filled[si], len, __ATOMIC_ACQ_REL);
+        }
+        /* The last touch of the job's state; the coordinator waits for it
+         * before it reports the job (sequentially consistent with its
+         * abort flag, so one of the two sees the other). */
+        done = __atomic_add_fetch(&st->pieces_done, 1ull, __ATOMIC_SEQ_CST);
+        wake = (go && now == chunk) || done == job->pieces ||
+               __atomic_load_n(&st->abort, __ATOMIC_SEQ_CST);
+        if (wake) {
+            pthread_mutex_lock(&st->mu);
+            pthread_cond_broadcast(&st->coord_cv);
+            pthread_mutex_unlock(&st->mu);
+        }
+    }
+}
+
+CUXFER_API void *cuxfer_impl_stager_worker(void *arg)
+{
+    cuxfer_stager *st = (cuxfer_stager *)arg;
+    cuxfer_impl_stage_job job;
+    unsigned seen;
+    pthread_mutex_lock(&st->mu);
+    seen = st->gen;
+    for (;;) {
+        while (st->gen == seen && !st->workers_quit)
+            pthread_cond_wait(&st->work_cv, &st->mu);
+        if (st->gen == seen)
+            break;
+        seen = st->gen;
+        job = st->wjob;
+        pthread_mutex_unlock(&st->mu);
+        cuxfer_impl_stager_pieces(st, &job);
+        pthread_mutex_lock(&st->mu);
+    }
+    pthread_mutex_unlock(&st->mu);
+    return NULL;
+}
+
+/* --- the coordinator ------------------------------------------------------- */
+
+/* Open a job to the workers, chunks [0, permit) touchable at once. */
+CUXFER_API void cuxfer_impl_stager_publish(cuxfer_stager *st, cuxfer_impl_stage_job *job,
+                                           size_t permit)
+{
+    int i;
+    for (i = 0; i < st->opt.slots; ++i)
+        __atomic_store_n(&st->filled[i], (size_t)0, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->pieces_done, 0ull, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&st->abort, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&st->permit, permit, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&st->mu);
+    job->gen = ++st->gen;
+    st->wjob = *job;
+    __atomic_store_n(&st->ticket, (unsigned long long)job->gen << 32, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&st->work_cv);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* Let the workers touch chunks [0, permit). */
+CUXFER_API void cuxfer_impl_stager_grant(cuxfer_stager *st, size_t permit)
+{
+    pthread_mutex_lock(&st->mu);
+    __atomic_store_n(&st->permit, permit, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&st->work_cv);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* Wait until the workers copied all len bytes of the chunk in slot si. */
+CUXFER_API void cuxfer_impl_stager_await(cuxfer_stager *st, size_t si, size_t len)
+{
+    if (__atomic_load_n(&st->filled[si], __ATOMIC_ACQUIRE) == len)
+        return;
+    pthread_mutex_lock(&st->mu);
+    while (__atomic_load_n(&st->filled[si], __ATOMIC_ACQUIRE) != len)
+        pthread_cond_wait(&st->coord_cv, &st->mu);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* End a piecewise job.  After a failure: stop the workers from starting
+ * pieces and wait for every DMA queued so far (they read or write the
+ * slots and the caller's device buffer).  Then close the ticket and wait
+ * until every claimed piece is finished: after this no thread and no copy
+ * engine touches the caller's memory. */
+CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st,
+                                                 const cuxfer_impl_stage_job *job,
+                                                 cudaError_t err)
+{
+    unsigned long long claimed;
+    cudaError_t e;
+    if (err != cudaSuccess) {
+        pthread_mutex_lock(&st->mu);
+        __atomic_store_n(&st->abort, 1, __ATOMIC_SEQ_CST);
+        pthread_cond_broadcast(&st->work_cv);
+        pthread_mutex_unlock(&st->mu);
+        e = cudaEventRecord(st->end_event, st->stream);
+        if (e == cudaSuccess)
+            e = cuxfer_impl_event_wait(st->end_event);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            (void)cudaStreamSynchronize(st->stream);
+            (void)cudaGetLastError();
+        }
+    }
+    claimed = __atomic_exchange_n(&st->ticket,
+                                  ((unsigned long long)job->gen << 32) | CUXFER_IMPL_TICKET_CLOSED,
+                                  __ATOMIC_SEQ_CST) & CUXFER_IMPL_TICKET_CLOSED;
+    if (claimed > job->pieces)
+        claimed = job->pieces;
+    pthread_mutex_lock(&st->mu);
+    while (__atomic_load_n(&st->pieces_done, __ATOMIC_SEQ_CST) < claimed)
+        pthread_cond_wait(&st->coord_cv, &st->mu);
+    pthread_mutex_unlock(&st->mu);
+    return err;
+}
+
+/* H2D through the slots.  Priorities: queue the DMA of the next chunk as
+ * soon as the workers filled it; else wait for the oldest DMA in flight and
+ * free its slot for refilling; else wait for the workers. */
+CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_stage_job *job,
+                                              char *why, size_t why_n)
+{
+    const size_t n = job->chunks, slots = (size_t)st->opt.slots, S = st->opt.slot_bytes;
+    size_t issued = 0, completed = 0, si, len;
+    cudaError_t err = cudaSuccess;
+    cuxfer_impl_stager_publish(st, job, n < slots ? n : slots);
+    while (completed < n) {
+        if (issued < n) {
+            si = issued % slots;
+            len = cuxfer_impl_chunk_len(job, issued, S);
+            if (completed == issued ||
+                __atomic_load_n(&st->filled[si], __ATOMIC_ACQUIRE) == len) {
+                cuxfer_impl_stager_await(st, si, len);
+                __atomic_store_n(&st->filled[si], (size_t)0, __ATOMIC_RELAXED);
+                err = cudaMemcpyAsync(job->dev + issued * S, st->slot[si], len,
+                                      cudaMemcpyHostToDevice, st->stream);
+                if (err == cudaSuccess)
+                    err = cudaEventRecord(st->slot_event[si], st->stream);
+                if (err != cudaSuccess) {
+                    (void)cudaGetLastError();
+                    (void)snprintf(why, why_n,
+                                   "cuxfer_stage_h2d: chunk %zu of %zu (%zu bytes to %p): %s: %s",
+                                   issued, n, len, (void *)(job->dev + issued * S),
+                                   cudaGetErrorName(err), cudaGetErrorString(err));
+                    break;
+                }
+                ++issued;
+                continue;
+            }
+        }
+        err = cuxfer_impl_event_wait(st->slot_event[completed % slots]);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            (void)snprintf(why, why_n, "cuxfer_stage_h2d: the copy of chunk %zu of %zu failed: %s: %s",
+                           completed, n, cudaGetErrorName(err), cudaGetErrorString(err));
+            break;
+        }
+        ++completed;
+        if (completed + slots <= n)
+            cuxfer_impl_stager_grant(st, completed + slots);
+    }
+    return cuxfer_impl_stager_finish(st, job, err);
+}
+
+/* D2H through the slots.  Priorities: when the workers emptied the oldest
+ * slot, refill it from the device; else wait for the oldest DMA in flight
+ * and open its chunk to the workers; else wait for the workers. */
+CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_stage_job *job,
+                                              char *why, size_t why_n)
+{
+    const size_t n = job->chunks, slots = (size_t)st->opt.slots, S = st->opt.slot_bytes;
+    size_t issued = 0, ready = 0, drained = 0, si, len;
+    cudaError_t err = cudaSuccess;
+    cuxfer_impl_stager_publish(st, job, 0);
+    while (drained < n && err == cudaSuccess) {
+        /* Keep every free slot busy with a DMA. */
+        while (issued < n && issued < drained + slots) {
+            si = issued % slots;
+            len = cuxfer_impl_chunk_len(job, issued, S);
+            err = cudaMemcpyAsync(st->slot[si], job->dev + issued * S, len,
+                                  cudaMemcpyDeviceToHost, st->stream);
+            if (err == cudaSuccess)
+                err = cudaEventRecord(st->slot_event[si], st->stream);
+            if (err != cudaSuccess) {
+                (void)cudaGetLastError();
+                (void)snprintf(why, why_n,
+                               "cuxfer_stage_d2h: chunk %zu of %zu (%zu bytes from %p): %s: %s",
+                               issued, n, len, (void *)(job->dev + issued * S),
+                               cudaGetErrorName(err), cudaGetErrorString(err));
+                break;
+            }
+            ++issued;
+        }
+        if (err != cudaSuccess)
+            break;
+        si = drained % slots;
+        len = cuxfer_impl_chunk_len(job, drained, S);
+        if (drained < ready &&
+            (ready == issued || __atomic_load_n(&st->filled[si], __ATOMIC_ACQUIRE) == len)) {
+            cuxfer_impl_stager_await(st, si, len);
+            __atomic_store_n(&st->filled[si], (size_t)0, __ATOMIC_RELAXED);
+            ++drained;
+            continue;
+        }
+        err = cuxfer_impl_event_wait(st->slot_event[ready % slots]);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            (void)snprintf(why, why_n, "cuxfer_stage_d2h: the copy of chunk %zu of %zu failed: %s: %s",
+                           ready, n, cudaGetErrorName(err), cudaGetErrorString(err));
+            break;
+        }
+        ++ready;
+        cuxfer_impl_stager_grant(st, ready);
+    }
+    return cuxfer_impl_stager_finish(st, job, err);
+}
+
+/* One DMA between the caller's buffer and the device: DIRECT, or REGISTER
+ * once the buffer is page-locked here.  Returns cudaErrorNotSupported
+ * without doing anything when registration fails: the caller falls back to
+ * COPY. */
+CUXFER_API cudaError_t cuxfer_impl_stager_whole(cuxfer_stager *st, cuxfer_impl_stage_job *job,
+                                                char *why, size_t why_n)
+{
+    const char *call = job->d2h ? "cuxfer_stage_d2h" : "cuxfer_stage_h2d";
+    int reg = job->strategy == CUXFER_STAGE_REGISTER;
+    cudaError_t err, e;
+    if (reg && cudaHostRegister(job->host, job->bytes, cudaHostRegisterDefault) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cudaErrorNotSupported;
+    }
+    if (job->d2h)
+        err = cudaMemcpyAsync(job->host, job->dev, job->bytes, cudaMemcpyDeviceToHost, st->stream);
+    else
+        err = cudaMemcpyAsync(job->dev, job->host, job->bytes, cudaMemcpyHostToDevice, st->stream);
+    if (err == cudaSuccess) {
+        err = cudaEventRecord(st->end_event, st->stream);
+        if (err == cudaSuccess)
+            err = cuxfer_impl_event_wait(st->end_event);
+        else
+            (void)cudaStreamSynchronize(st->stream); /* the DMA may be queued */
+    }
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)snprintf(why, why_n, "%s: %s copy of %zu bytes: %s: %s", call,
+                       reg ? "registered" : "direct", job->bytes, cudaGetErrorName(err),
+                       cudaGetErrorString(err));
+    }
+    if (reg) {
+        cuxfer_impl_kcache_flush();
+        e = cudaHostUnregister(job->host);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            if (err == cudaSuccess) {
+                err = e;
+                (void)snprintf(why, why_n, "%s: cudaHostUnregister of %p: %s", call,
+                               (void *)job->host, cudaGetErrorName(e));
+            }
+        }
+    }
+    return err;
+}
+
+CUXFER_API cudaError_t cuxfer_impl_stager_run(cuxfer_stager *st, cuxfer_impl_stage_job *job,
+                                              char *why, size_t why_n)
+{
+    cudaError_t err;
+    if (job->strategy != CUXFER_STAGE_COPY) {
+        err = cuxfer_impl_stager_whole(st, job, why, why_n);
+        if (!(err == cudaErrorNotSupported && job->strategy == CUXFER_STAGE_REGISTER))
+            return err;
+        job->strategy = CUXFER_STAGE_COPY; /* registration refused: stage it */
+    }
+    return job->d2h ? cuxfer_impl_stager_d2h(st, job, why, why_n)
+                    : cuxfer_impl_stager_h2d(st, job, why, why_n);
+}
+
+CUXFER_API void *cuxfer_impl_stager_main(void *arg)
+{
+    cuxfer_stager *st = (cuxfer_stager *)arg;
+    cuxfer_impl_stage_job job;
+    char why[CUXFER_REASON_MAX];
+    cudaError_t err;
+    if (st->device >= 0 && cudaSetDevice(st->device) != cudaSuccess)
+        (void)cudaGetLastError();
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        while (!st->pending && !st->quit)
+            pthread_cond_wait(&st->coord_cv, &st->mu);
+        if (!st->pending)
+            break; /* quit, and no job left */
+        job = st->job;
+        st->pending = 0;
+        pthread_mutex_unlock(&st->mu);
+        why[0] = '\0';
+        err = cuxfer_impl_stager_run(st, &job, why, sizeof why);
+        pthread_mutex_lock(&st->mu);
+        st->result = err;
+        st->reported = err == cudaSuccess;
+        (void)snprintf(st->reason, sizeof st->reason, "%s", why);
+        st->used = job.strategy;
+        st->busy = 0;
+        pthread_cond_broadcast(&st->done_cv);
+    }
+    st->workers_quit = 1;
+    pthread_cond_broadcast(&st->work_cv);
+    pthread_mutex_unlock(&st->mu);
+    return NULL;
+}
+
+/* --- the public calls ------------------------------------------------------ */
+
+/* Wait for the job in flight, stop the threads and free everything; safe
+ * on NULL and on a zeroed stager.  Blocks until a running job finished
+ * (which needs the work queued on its `after` stream to complete).  Returns
+ * the error of a last job that no wait, query or stage call reported, so
+ * none is lost; else the first error releasing CUDA resources. */
+CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
+{
+    cudaError_t first = cudaSuccess, err;
+    int i;
+    if (!st || !st->sync_ready)
+        return cudaSuccess;
+    st->ready = 0;
+    pthread_mutex_lock(&st->mu);
+    if (st->coordinator_started) {
+        st->quit = 1;
+        pthread_cond_broadcast(&st->coord_cv);
+    } else {
+        st->workers_quit = 1;
+        pthread_cond_broadcast(&st->work_cv);
+    }
+    pthread_mutex_unlock(&st->mu);
+    if (st->coordinator_started)
+        (void)pthread_join(st->coordinator, NULL);
+    for (i = 0; i < st->workers_started; ++i)
+        (void)pthread_join(st->workers[i], NULL);
+    if (!st->reported && st->result != cudaSuccess)
+        first = st->result;
+    if (st->slot || st->slot_event) {
+        cuxfer_impl_kcache_flush();
+        for (i = 0; i < st->opt.slots; ++i) {
+            if (st->slot_event && st->slot_event[i]) {
+                err = cudaEventDestroy(st->slot_event[i]);
+                if (err != cudaSuccess && first == cudaSuccess)
+                    first = err;
+            }
+            if (st->slot && st->slot[i]) {
+                err = cudaFreeHost(st->slot[i]);
+                if (err != cudaSuccess && first == cudaSuccess)
+                    first = err;
+            }
+        }
+    }
+    if (st->after_event && (err = cudaEventDestroy(st->after_event)) != cudaSuccess &&
+        first == cudaSuccess)
+        first = err;
+    if (st->end_event && (err = cudaEventDestroy(st->end_event)) != cudaSuccess &&
+        first == cudaSuccess)
+        first = err;
+    if (st->stream && (err = cudaStreamDestroy(st->stream)) != cudaSuccess &&
+        first == cudaSuccess)
+        first = err;
+    (void)cudaGetLastError();
+    free(st->slot);
+    free(st->slot_event);
+    free(st->filled);
+    free(st->workers);
+    pthread_mutex_destroy(&st->mu);
+    pthread_cond_destroy(&st->coord_cv);
+    pthread_cond_destroy(&st->work_cv);
+    pthread_cond_destroy(&st->done_cv);
+    memset(st, 0, sizeof *st);
+    return first;
+}
+
+/* Create a stager on the current device: opt->slots pinned slots of
+ * opt->slot_bytes, a non-blocking stream, an event per slot, opt->threads
+ * worker threads and a coordinator thread.  Everything a job needs is made
+ * here; stage calls allocate nothing.  opt may be NULL (defaults).  On
+ * failure *st is left zeroed and the reason names the step that failed. */
+CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stager_options *opt)
+{
+    cuxfer_stager_options o;
+    const char *step = "";
+    cudaError_t err = cudaSuccess;
+    size_t p;
+    int i, rc = 0;
+    if (!st)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stager_create: stager is NULL");
+    memset(st, 0, sizeof *st);
+    CUXFER_TRY(cuxfer_stager_options_resolve(&o, opt));
+    st->opt = o;
+    st->device = cuxfer_impl_current_device();
+    st->used = CUXFER_STAGE_AUTO;
+    /* About four pieces per thread per slot, whole pages, 64 KiB at least:
+     * enough to balance the threads, few enough to cost nothing. */
+    p = o.slot_bytes / ((size_t)o.threads * 4);
+    p = (p + 4095) & ~(size_t)4095;
+    if (p < ((size_t)64 << 10))
+        p = (size_t)64 << 10;
+    if (p > o.slot_bytes)
+        p = o.slot_bytes;
+    st->piece_bytes = p;
+    st->pieces_per_chunk = (o.slot_bytes + p - 1) / p;
+    st->slot = (unsigned char **)calloc((size_t)o.slots, sizeof *st->slot);
+    st->slot_event = (cudaEvent_t *)calloc((size_t)o.slots, sizeof *st->slot_event);
+    st->filled = (size_t *)calloc((size_t)o.slots, sizeof *st->filled);
+    st->workers = (pthread_t *)calloc((size_t)o.threads, sizeof *st->workers);
+    if (!st->slot || !st->slot_event || !st->filled || !st->workers) {
+        free(st->slot);
+        free(st->slot_event);
+        free(st->filled);
+        free(st->workers);
+        memset(st, 0, sizeof *st);
+        return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                "cuxfer_stager_create: out of host memory");
+    }
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_cond_init(&st->coord_cv, NULL);
+    pthread_cond_init(&st->work_cv, NULL);
+    pthread_cond_init(&st->done_cv, NULL);
+    st->sync_ready = 1;
+
+    step = "cudaStreamCreateWithFlags";
+    err = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
+    if (err == cudaSuccess) {
+        step = "cudaEventCreateWithFlags";
+        err = cudaEventCreateWithFlags(&st->after_event, cudaEventDisableTiming);
+    }
+    /* Blocking-sync events: the coordinator sleeps in cudaEventSynchronize
+     * instead of spinning on a core the workers need. */
+    if (err == cudaSuccess)
+        err = cudaEventCreateWithFlags(&st->end_event,
+                                       cudaEventDisableTiming | cudaEventBlockingSync);
+    for (i = 0; i < o.slots && err == cudaSuccess; ++i)
+        err = cudaEventCreateWithFlags(&st->slot_event[i],
+                                       cudaEventDisableTiming | cudaEventBlockingSync);
+    if (err == cudaSuccess)
+        step = "cudaHostAlloc of a slot";
+    for (i = 0; i < o.slots && err == cudaSuccess; ++i)
+        err = cudaHostAlloc((void **)&st->slot[i], o.slot_bytes, cudaHostAllocDefault);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cuxfer_stager_destroy(st);
+        return cuxfer_impl_fail(err, "cuxfer_stager_create: %s: %s (%d slots of %zu bytes)",
+                                step, cudaGetErrorName(err), o.slots, o.slot_bytes);
+    }
+    for (i = 0; i < o.threads && rc == 0; ++i) {
+        rc = pthread_create(&st->workers[i], NULL, cuxfer_impl_stager_worker, st);
+        if (rc == 0)
+            st->workers_started = i + 1;
+    }
+    if (rc == 0) {
+        rc = pthread_create(&st->coordinator, NULL, cuxfer_impl_stager_main, st);
+        st->coordinator_started = rc == 0;
+    }
+    if (rc != 0) {
+        (void)cuxfer_stager_destroy(st);
+        return cuxfer_impl_fail(cudaErrorOperatingSystem,
+                                "cuxfer_stager_create: pthread_create: %s", strerror(rc));
+    }
+    st->ready = 1;
+    return cudaSuccess;
+}
+
+/* Wait for the last job and collect its result.  timeout_ms < 0: no limit;
+ * 0: do not wait (cuxfer_stager_query).  The coordinator waits for the
+ * copies with cudaEventSynchronize, which returns when a stream fails, so a
+ * failed copy is reported, never waited on forever. */
+CUXFER_API cudaError_t cuxfer_impl_stager_collect(cuxfer_stager *st, const char *call,
+                                                  long timeout_ms, int quiet)
+{
+    struct timespec until;
+    char why[CUXFER_REASON_MAX];
+    cudaError_t err;
+    int timed_out = 0, d2h;
+    size_t bytes;
+    if (!st || !st->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %s", call,
+                                st ? "the stager was not created (or was destroyed)"
+                                   : "stager is NULL");
+    if (timeout_ms > 0)
+        cuxfer_impl_deadline(&until, timeout_ms);
+    pthread_mutex_lock(&st->mu);
+    while (st->busy && !timed_out) {
+        if (timeout_ms < 0)
+            pthread_cond_wait(&st->done_cv, &st->mu);
+        else if (timeout_ms == 0 ||
+                 pthread_cond_timedwait(&st->done_cv, &st->mu, &until) == ETIMEDOUT)
+            timed_out = 1;
+    }
+    if (st->busy) {
+        d2h = st->job.d2h;
+        bytes = st->job.bytes;
+        pthread_mutex_unlock(&st->mu);
+        if (quiet)
+            return cudaErrorNotReady;
+        return cuxfer_impl_fail(cudaErrorNotReady,
+                                "%s: the %s job of %zu bytes is not done within %ld ms", call,
+                                d2h ? "D2H" : "H2D", bytes, timeout_ms);
+    }
+    err = st->result;
+    st->reported = 1;
+    (void)snprintf(why, sizeof why, "%s", st->reason);
+    pthread_mutex_unlock(&st->mu);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "%s", why);
+    return cudaSuccess;
+}
+
+/* Wait until the last job finished, at most timeout_ms (< 0: no limit).
+ * cudaSuccess: the data is in place (on the device for H2D, in the
+ * pageable buffer for D2H) and the caller owns both buffers again;
+ * cudaErrorNotReady (with a reason) on timeout; or the error of the failed
+ * copy, with a reason naming the chunk - also then the buffers are free.
+ * With no job ever started: cudaSuccess.  The result stays until the next
+ * job starts, so any number of threads may wait. */
+CUXFER_API cudaError_t cuxfer_stager_wait(cuxfer_stager *st, long timeout_ms)
+{
+    return cuxfer_impl_stager_collect(st, "cuxfer_stager_wait", timeout_ms, 0);
+}
+
+/* cuxfer_stager_wait without waiting: cudaErrorNotReady while the job runs
+ * (no reason set: cheap to poll), else its result. */
+CUXFER_API cudaError_t cuxfer_stager_query(cuxfer_stager *st)
+{
+    return cuxfer_impl_stager_collect(st, "cuxfer_stager_query", 0, 1);
+}
+
+/* Checks of a stage call that need neither a device nor a stager. */
+CUXFER_API cudaError_t cuxfer_impl_stage_check(const char *call, int d2h, const void *host,
+                                               const void *dev, size_t bytes)
+{
+    const char *hn = d2h ? "dst_pageable" : "src_pageable";
+    const char *dn = d2h ? "src_device" : "dst_device";
+    uintptr_t h = (uintptr_t)host, d = (uintptr_t)dev;
+    if (d2h ? !host : !dev)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %s is NULL", call, d2h ? hn : dn);
+    if (d2h ? !dev : !host)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %s is NULL", call, d2h ? dn : hn);
+    if (bytes == 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: bytes is 0: nothing to stage", call);
+    if (h > UINTPTR_MAX - bytes)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: %s %p + %zu bytes wraps around the address space", call,
+                                hn, host, bytes);
+    if (d > UINTPTR_MAX - bytes)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: %s %p + %zu bytes wraps around the address space", call,
+                                dn, dev, bytes);
+    if (h < d + bytes && d < h + bytes)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: %s %p and %s %p overlap (%zu bytes)", call, hn, host, dn,
+                                dev, bytes);
+    return cudaSuccess;
+}
+
+/* Which memory each side is in: the device side must be device or managed
+ * memory, the host side host memory (UNKNOWN passes: CUDA judges). */
+CUXFER_API cudaError_t cuxfer_impl_stage_kinds(const char *call, int d2h, const void *host,
+                                               const void *dev, cuxfer_memkind *host_kind)
+{
+    cuxfer_memkind hk = cuxfer_impl_classify(host, NULL);
+    cuxfer_memkind dk = cuxfer_impl_classify(dev, NULL);
+    *host_kind = hk;
+    if (dk == CUXFER_MEMORY_PAGEABLE || dk == CUXFER_MEMORY_PINNED)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: %s %p is %s memory, not device memory", call,
+                                d2h ? "src_device" : "dst_device", dev, cuxfer_memkind_name(dk));
+    if (hk == CUXFER_MEMORY_DEVICE)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: %s %p is device memory, not host memory (copy device to "
+                                "device with cudaMemcpyAsync)", call,
+                                d2h ? "dst_pageable" : "src_pageable", host);
+    return cudaSuccess;
+}
+
+/* What a stage call does after its checks: claim the stager, order its
+ * stream after `after`, hand the job to the coordinator. */
+CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, int d2h,
+                                         void *host, void *dev, size_t bytes, cudaStream_t after)
+{
+    cuxfer_impl_stage_job job;
+    cuxfer_memkind hk = CUXFER_MEMORY_UNKNOWN;
+    char prev[CUXFER_REASON_MAX];
+    cudaError_t err;
+    unsigned long long pieces;
+    if (!st)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: stager is NULL", call);
+    CUXFER_TRY(cuxfer_impl_stage_check(call, d2h, host, dev, bytes));
+    if (!st->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: the stager was not created (or was destroyed)", call);
+    memset(&job, 0, sizeof job);
+    job.d2h = d2h;
+    job.host = (unsigned char *)host;
+    job.dev = (unsigned char *)dev;
+    job.bytes = bytes;
+    job.chunks = (bytes - 1) / st->opt.slot_bytes + 1;
+    job.last = bytes - (job.chunks - 1) * st->opt.slot_bytes;
+    pieces = (unsigned long long)(job.chunks - 1) * st->pieces_per_chunk +
+             (job.last + st->piece_bytes - 1) / st->piece_bytes;
+    if (pieces >= CUXFER_IMPL_TICKET_CLOSED)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: %zu bytes make %llu pieces of %zu bytes, more than a "
+                                "stager counts; use larger slots", call, bytes, pieces,
+                                st->piece_bytes);
+    job.pieces = pieces;
+    CUXFER_TRY(cuxfer_impl_stage_kinds(call, d2h, host, dev, &hk));
+    if (cuxfer_stream_is_capturing(after))
+        return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
+                                "%s: the stream `after` is being captured into a graph; a "
+                                "stager's copies run outside graphs", call);
+    job.strategy = cuxfer_impl_stage_pick(st->opt.strategy, hk, bytes);
+
+    pthread_mutex_lock(&st->mu);
+    if (st->busy) {
+        size_t busy_bytes = st->job.bytes;
+        int busy_d2h = st->job.d2h;
+        pthread_mutex_unlock(&st->mu);
+        return cuxfer_impl_fail(cudaErrorNotReady,
+                                "%s: the stager is busy with a %s job of %zu bytes (one job "
+                                "at a time): cuxfer_stager_wait for it first", call,
+                                busy_d2h ? "D2H" : "H2D", busy_bytes);
+    }
+    if (!st->reported && st->result != cudaSuccess) {
+        err = st->result;
+        st->reported = 1;
+        (void)snprintf(prev, sizeof prev, "%s", st->reason);
+        pthread_mutex_unlock(&st->mu);
+        return cuxfer_impl_fail(err, "%s: not started: the previous job failed: %s", call, prev);
+    }
+    st->busy = 1;
+    st->job = job;
+    pthread_mutex_unlock(&st->mu);
+
+    /* cuxfer_stream_wait's semantics with the stager's own event (made on
+     * the stager's device, so any thread may call). */
+    err = cudaEventRecord(st->after_event, after);
+    if (err == cudaSuccess)
+        err = cudaStreamWaitEvent(st->stream, st->after_event, 0);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        pthread_mutex_lock(&st->mu);
+        st->busy = 0;
+        pthread_cond_broadcast(&st->done_cv);
+        pthread_mutex_unlock(&st->mu);
+        return cuxfer_impl_fail(err, "%s: cannot order the stager after stream %p: %s", call,
+                                (void *)after, cudaGetErrorName(err));
+    }
+    pthread_mutex_lock(&st->mu);
+    st->pending = 1;
+    pthread_cond_broadcast(&st->coord_cv);
+    pthread_mutex_unlock(&st->mu);
+#ifdef CUXFER_DEBUG_SYNC
+    return cuxfer_stager_wait(st, -1);
+#else
+    return cudaSuccess;
+#endif
+}
+
+/* Copy bytes of pageable host memory src_pageable to device memory
+ * dst_device, after the work queued so far on `after`; returns before the
+ * copy completes (see THE CALLER'S DUTY above: src_pageable must hold its
+ * data now and, like dst_device, be left alone until cuxfer_stager_wait
+ * returned).  Refused on the CPU, before any CUDA call: a NULL pointer,
+ * 0 bytes, a range that wraps, overlapping ranges (cudaErrorInvalidValue);
+ * then a dst that is host memory or a src that is device memory
+ * (cudaErrorInvalidValue), an `after` being captured
+ * (cudaErrorStreamCaptureUnsupported), a stager busy with a job
+ * (cudaErrorNotReady), and an unreported failure of the previous job
+ * (its error). */
+CUXFER_API cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
+                                        const void *src_pageable, size_t bytes,
+                                        cudaStream_t after)
+{
+    return cuxfer_impl_stage(st, "cuxfer_stage_h2d", 0, (void *)src_pageable, dst_device, bytes,
+                             after);
+}
+
+/* Copy bytes of device memory src_device to pageable host memory
+ * dst_pageable, after the work queued so far on `after` (which may be what
+ * writes src_device); returns before the copy completes.  dst_pageable is
+ * complete only when cuxfer_stager_wait returned cudaSuccess.  Refusals as
+ * for cuxfer_stage_h2d. */
+CUXFER_API cudaError_t cuxfer_stage_d2h(cuxfer_stager *st, void *dst_pageable,
+                                        const void *src_device, size_t bytes,
+                                        cudaStream_t after)
+{
+    return cuxfer_impl_stage(st, "cuxfer_stage_d2h", 1, dst_pageable, (void *)src_device, bytes,
+                             after);
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
