@@ -555,8 +555,8 @@ int image_read_pixels(const char *path, const image_header *h, void *dst,
                 rc = -1;
     }
     if (rc)
-        say(err, errsz, ferror(f) ? strerror(errno)
-                                  : "truncated pixel data (the file shrank)");
+        say(err, errsz, "%s", ferror(f) ? strerror(errno)
+                                        : "truncated pixel data (the file shrank)");
     fclose(f);
     return rc;
 }

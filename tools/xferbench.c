@@ -278,17 +278,6 @@ static void bench_link(cudaStream_t s1, cudaStream_t s2, cuxfer_timer *t)
         verify(h, h2, n, "bidir-1d");
         report("bidir-1d pinned (H2D+D2H)", "GB/s", raw, cux, 0, 0.99, ">=0.99x");
     }
-    if (want("h2d-pageable")) {
-        /* The cost of the most common mistake, for reference: a plain
-         * cudaMemcpyAsync from malloc'd memory against the same from
-         * pinned memory. */
-        unsigned char *pg = (unsigned char *)malloc(n);
-        fill(pg, n, 2);
-        raw = time_1d(raw_copy, d, pg, n, 1, s1, t);
-        cux = time_1d(raw_copy, d, h, n, 1, s1, t);
-        report("h2d pageable vs pinned (raw both)", "GB/s", raw, cux, 0, 0, "info");
-        free(pg);
-    }
     BENCH_CHECK(cudaDeviceSynchronize());
     cuxfer_host_free(h);
     cuxfer_host_free(h2);
