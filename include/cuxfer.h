@@ -366,22 +366,22 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
     }
 }
 
-/* A per-thread cache of recent classifications for the copy functions:
- * cudaPointerGetAttributes costs ~0.1 us, which would be most of the
- * checked-copy overhead for two pointers.  Only pinned, device and managed
- * answers are kept (a pageable copy is slow anyway, so it is always asked
- * again), each for at most CUXFER_IMPL_KCACHE_USES lookups, and every
- * cuxfer free or unregister empties all threads' caches.  The cache only
- * feeds the pageable guard and the view-kind check: copies never take their
- * direction from it (they use cudaMemcpyDefault).  So memory freed behind
- * cuxfer's back and reused at the same address as pageable memory can, for
- * a bounded number of copies, escape the guard - never be copied wrongly. */
+/* Classification for the copy functions, cheap: cudaPointerGetAttributes
+ * costs 0.1-0.25 us, more than the whole budget of a checked copy.  Each
+ * thread keeps a few ranges it has seen; behind it, a registry holds the
+ * exact ranges of memory cuxfer allocated or pinned itself; only pointers
+ * neither knows are asked of the driver.  Every cuxfer free, unregister or
+ * trim empties all threads' caches. */
 #define CUXFER_IMPL_KCACHE 8
 #define CUXFER_IMPL_KCACHE_USES 256u
+#define CUXFER_IMPL_REG_MAX 4096
+struct cuxfer_impl_range {
+    uintptr_t lo, hi; /* [lo, hi) */
+    int kind, dev;
+    int queried;      /* learned from a query of one pointer: expires */
+};
 struct cuxfer_impl_kcache {
-    const void *ptr[CUXFER_IMPL_KCACHE];
-    int kind[CUXFER_IMPL_KCACHE];
-    int dev[CUXFER_IMPL_KCACHE];
+    struct cuxfer_impl_range r[CUXFER_IMPL_KCACHE];
     unsigned uses[CUXFER_IMPL_KCACHE];
     unsigned gen;
     unsigned next;
@@ -389,41 +389,128 @@ struct cuxfer_impl_kcache {
 CUXFER_IMPL_SHARED CUXFER_IMPL_TLS struct cuxfer_impl_kcache cuxfer_impl_kcache;
 CUXFER_IMPL_SHARED unsigned cuxfer_impl_kgen;
 
+/* The registry: the exact ranges cuxfer itself allocated or pinned
+ * (cuxfer_host_alloc, cuxfer_host_register, cuxfer_view_alloc_device), so
+ * copies of cuxfer's own memory - at any offset into it - are classified
+ * without asking the driver.  Bounded; when full, new ranges are simply
+ * not registered and copies fall back to queries. */
+CUXFER_IMPL_SHARED struct cuxfer_impl_range cuxfer_impl_reg[CUXFER_IMPL_REG_MAX];
+CUXFER_IMPL_SHARED int cuxfer_impl_reg_n;
+CUXFER_IMPL_SHARED pthread_mutex_t cuxfer_impl_reg_mu = PTHREAD_MUTEX_INITIALIZER;
+
 /* Forget every thread's cached classifications (after a free). */
 CUXFER_API void cuxfer_impl_kcache_flush(void)
 {
     __atomic_add_fetch(&cuxfer_impl_kgen, 1u, __ATOMIC_ACQ_REL);
 }
 
-CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device)
+CUXFER_API void cuxfer_impl_reg_add(const void *p, size_t bytes, cuxfer_memkind kind, int dev)
+{
+    struct cuxfer_impl_range *r;
+    if (!p || bytes == 0 || (uintptr_t)p > UINTPTR_MAX - bytes)
+        return;
+    pthread_mutex_lock(&cuxfer_impl_reg_mu);
+    if (cuxfer_impl_reg_n < CUXFER_IMPL_REG_MAX) {
+        r = &cuxfer_impl_reg[cuxfer_impl_reg_n];
+        __atomic_store_n(&cuxfer_impl_reg_n, cuxfer_impl_reg_n + 1, __ATOMIC_RELEASE);
+        r->lo = (uintptr_t)p;
+        r->hi = (uintptr_t)p + bytes;
+        r->kind = (int)kind;
+        r->dev = dev;
+        r->queried = 0;
+    }
+    pthread_mutex_unlock(&cuxfer_impl_reg_mu);
+}
+
+/* Drop the range starting at p (before it is freed) and every thread's
+ * cached copy of it. */
+CUXFER_API void cuxfer_impl_reg_remove(const void *p)
+{
+    int i;
+    pthread_mutex_lock(&cuxfer_impl_reg_mu);
+    for (i = 0; i < cuxfer_impl_reg_n; ++i)
+        if (cuxfer_impl_reg[i].lo == (uintptr_t)p) {
+            cuxfer_impl_reg[i] = cuxfer_impl_reg[cuxfer_impl_reg_n - 1];
+            __atomic_store_n(&cuxfer_impl_reg_n, cuxfer_impl_reg_n - 1, __ATOMIC_RELEASE);
+            break;
+        }
+    pthread_mutex_unlock(&cuxfer_impl_reg_mu);
+    cuxfer_impl_kcache_flush();
+}
+
+CUXFER_API void cuxfer_impl_kcache_put(const struct cuxfer_impl_range *r)
+{
+    struct cuxfer_impl_kcache *c = &cuxfer_impl_kcache;
+    unsigned i = c->next++ % CUXFER_IMPL_KCACHE;
+    c->r[i] = *r;
+    c->uses[i] = 0;
+}
+
+/* What this thread's cache or the registry know of p, without asking the
+ * driver: CUXFER_MEMORY_UNKNOWN when neither knows. */
+CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
 {
     struct cuxfer_impl_kcache *c = &cuxfer_impl_kcache;
     unsigned gen = __atomic_load_n(&cuxfer_impl_kgen, __ATOMIC_ACQUIRE);
-    int i, dev = -1;
-    cuxfer_memkind k;
+    uintptr_t a = (uintptr_t)p;
+    int i;
     if (CUXFER_IMPL_UNLIKELY(c->gen != gen)) {
-        memset(c->ptr, 0, sizeof c->ptr);
+        memset(c->r, 0, sizeof c->r);
         c->gen = gen;
     }
-    for (i = 0; i < CUXFER_IMPL_KCACHE; ++i)
-        if (c->ptr[i] == p && p) {
-            if (++c->uses[i] <= CUXFER_IMPL_KCACHE_USES) {
-                if (device)
-                    *device = c->dev[i];
-                return (cuxfer_memkind)c->kind[i];
+    for (i = 0; i < CUXFER_IMPL_KCACHE; ++i) {
+        struct cuxfer_impl_range *r = &c->r[i];
+        if (a >= r->lo && a < r->hi) {
+            if (r->queried && ++c->uses[i] > CUXFER_IMPL_KCACHE_USES) {
+                r->lo = r->hi = 0; /* ask the driver again */
+                break;
             }
-            c->ptr[i] = NULL;
-            break;
+            if (device)
+                *device = r->dev;
+            return (cuxfer_memkind)r->kind;
         }
+    }
+    if (__atomic_load_n(&cuxfer_impl_reg_n, __ATOMIC_ACQUIRE) == 0)
+        return CUXFER_MEMORY_UNKNOWN;
+    pthread_mutex_lock(&cuxfer_impl_reg_mu);
+    for (i = 0; i < cuxfer_impl_reg_n; ++i)
+        if (a >= cuxfer_impl_reg[i].lo && a < cuxfer_impl_reg[i].hi) {
+            struct cuxfer_impl_range r = cuxfer_impl_reg[i];
+            pthread_mutex_unlock(&cuxfer_impl_reg_mu);
+            cuxfer_impl_kcache_put(&r);
+            if (device)
+                *device = r.dev;
+            return (cuxfer_memkind)r.kind;
+        }
+    pthread_mutex_unlock(&cuxfer_impl_reg_mu);
+    return CUXFER_MEMORY_UNKNOWN;
+}
+
+/* cuxfer_impl_lookup, else one cudaPointerGetAttributes whose pinned,
+ * device or managed answer is cached for this exact pointer for at most
+ * CUXFER_IMPL_KCACHE_USES lookups (pageable answers are never cached: a
+ * pageable copy is slow anyway).  The cache feeds only the pageable guard
+ * and the view-kind check; copies take their direction from
+ * cudaMemcpyDefault.  So memory freed behind cuxfer's back and reused at
+ * the same address as pageable memory can escape the guard for a bounded
+ * number of copies - never be copied wrongly. */
+CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device)
+{
+    struct cuxfer_impl_range r;
+    int dev = -1;
+    cuxfer_memkind k = cuxfer_impl_lookup(p, device);
+    if (k != CUXFER_MEMORY_UNKNOWN || !p)
+        return k;
     k = cuxfer_impl_classify(p, &dev);
     if (device)
         *device = dev;
     if (k == CUXFER_MEMORY_PINNED || k == CUXFER_MEMORY_DEVICE || k == CUXFER_MEMORY_MANAGED) {
-        i = (int)(c->next++ % CUXFER_IMPL_KCACHE);
-        c->ptr[i] = p;
-        c->kind[i] = (int)k;
-        c->dev[i] = dev;
-        c->uses[i] = 0;
+        r.lo = (uintptr_t)p;
+        r.hi = r.lo + 1;
+        r.kind = (int)k;
+        r.dev = dev;
+        r.queried = 1;
+        cuxfer_impl_kcache_put(&r);
     }
     return k;
 }
@@ -573,6 +660,7 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
         return cuxfer_impl_fail(err, "cuxfer_host_alloc: cudaHostAlloc of %zu bytes: %s",
                                 bytes, cudaGetErrorName(err));
     }
+    cuxfer_impl_reg_add(*p, bytes, CUXFER_MEMORY_PINNED, -1);
     return cudaSuccess;
 }
 
@@ -581,7 +669,7 @@ CUXFER_API cudaError_t cuxfer_host_free(void *p)
 {
     if (!p)
         return cudaSuccess;
-    cuxfer_impl_kcache_flush();
+    cuxfer_impl_reg_remove(p);
     return cudaFreeHost(p);
 }
 
@@ -626,6 +714,7 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
         return cuxfer_impl_fail(err, "cuxfer_host_register: %p, %zu bytes: %s", p,
                                 bytes, cudaGetErrorName(err));
     }
+    cuxfer_impl_reg_add(p, bytes, CUXFER_MEMORY_PINNED, -1);
     return cudaSuccess;
 }
 
@@ -635,7 +724,7 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
     cudaError_t err;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_unregister: p is NULL");
-    cuxfer_impl_kcache_flush();
+    cuxfer_impl_reg_remove(p);
     err = cudaHostUnregister(p);
     if (err != cudaSuccess)
         (void)cudaGetLastError();
@@ -1010,6 +1099,7 @@ CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
     CUXFER_TRY(cuxfer_impl_view_init(v, p, pitch, width, height, elem_size,
                                      CUXFER_MEMORY_DEVICE, cuxfer_impl_current_device()));
     v->flags = CUXFER_VIEW_OWNS_DEVICE;
+    cuxfer_impl_reg_add(p, pitch * height, CUXFER_MEMORY_DEVICE, v->device);
     return cudaSuccess;
 }
 
@@ -1057,12 +1147,12 @@ CUXFER_API cudaError_t cuxfer_view_free(cuxfer_view *v)
     cudaError_t err = cudaSuccess;
     if (!v)
         return cudaSuccess;
-    if (v->flags & (CUXFER_VIEW_OWNS_DEVICE | CUXFER_VIEW_OWNS_HOST))
-        cuxfer_impl_kcache_flush();
-    if (v->flags & CUXFER_VIEW_OWNS_DEVICE)
+    if (v->flags & CUXFER_VIEW_OWNS_DEVICE) {
+        cuxfer_impl_reg_remove(v->ptr);
         err = cudaFree(v->ptr);
-    else if (v->flags & CUXFER_VIEW_OWNS_HOST)
-        err = cudaFreeHost(v->ptr);
+    } else if (v->flags & CUXFER_VIEW_OWNS_HOST) {
+        err = cuxfer_host_free(v->ptr);
+    }
     memset(v, 0, sizeof *v);
     return err;
 }
@@ -1279,13 +1369,21 @@ CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_
 CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
                                          cudaStream_t s)
 {
+    cuxfer_memkind dk, sk;
     cudaError_t err;
     if (bytes == 0)
         return cudaSuccess;
     CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
-    CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy_async", cuxfer_impl_classify_cached(dst, NULL),
-                                 cuxfer_impl_classify_cached(src, NULL),
-                                 cuxfer_pageable_policy()));
+    /* A pinned side rules out every misuse: no query of the other side. */
+    dk = cuxfer_impl_lookup(dst, NULL);
+    sk = cuxfer_impl_lookup(src, NULL);
+    if (dk != CUXFER_MEMORY_PINNED && sk != CUXFER_MEMORY_PINNED) {
+        if (sk == CUXFER_MEMORY_UNKNOWN)
+            sk = cuxfer_impl_classify_cached(src, NULL);
+        if (dk == CUXFER_MEMORY_UNKNOWN && sk != CUXFER_MEMORY_PINNED)
+            dk = cuxfer_impl_classify_cached(dst, NULL);
+        CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy_async", dk, sk, cuxfer_pageable_policy()));
+    }
     err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
 #ifdef CUXFER_DEBUG_SYNC
     if (err == cudaSuccess)
@@ -3103,7 +3201,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
 }
 
 /* Measure, on this machine, up to which row width SPAN and PACK beat the
- * direct 2D copy by at least 10% (strided pitch 2 x row, 8 MiB of rows),
+ * direct 2D copy by at least 10% (strided pitch 2 x row, 64 MiB of rows),
  * and store the result in p->tuning (also in *out when not NULL).  It
  * allocates and frees its own test buffers and takes about a second;
  * run it once at start-up, not per copy.  `report`, when not NULL, is
@@ -3116,7 +3214,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
                                                void *arg)
 {
     static const size_t rows_b[] = {1, 2, 4, 8, 16, 32, 64, 128};
-    const size_t total = 8u << 20;
+    const size_t total = 64u << 20; /* several chunks, so the pipelines fill */
     cuxfer_view hv, dv;
     void *h = NULL, *d = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;

@@ -491,13 +491,13 @@ struct ring_arg {
     size_t work_bytes;
 };
 
-/* The "compute" of a frame: a device-to-device copy sized to take about
- * twice the upload (it runs on the SMs' copy path, not the H2D engine). */
+/* The "compute" of a frame: a memset of device memory sized to take about
+ * twice the upload.  It runs on the SMs, not on a copy engine (a
+ * device-to-device memcpy would compete with the upload's engine). */
 static cudaError_t ring_work(const cuxfer_ring_slot *slot, void *arg)
 {
     struct ring_arg *a = (struct ring_arg *)arg;
-    return cudaMemcpyAsync(a->scratch, (unsigned char *)a->scratch + a->work_bytes,
-                           a->work_bytes, cudaMemcpyDeviceToDevice, slot->stream);
+    return cudaMemsetAsync(a->scratch, slot->index & 0xff, a->work_bytes, slot->stream);
 }
 
 static void bench_ring(cudaStream_t s, cuxfer_timer *t)
@@ -514,8 +514,8 @@ static void bench_ring(cudaStream_t s, cuxfer_timer *t)
     void *scratch;
     if (!want("ring"))
         return;
-    wb = 1024 * MIB; /* ~0.6 ms of D2D at ~2 TB/s counted both ways */
-    BENCH_CHECK(cudaMalloc(&scratch, 2 * wb));
+    wb = 1536 * MIB; /* ~0.5 ms of memset at ~3 TB/s */
+    BENCH_CHECK(cudaMalloc(&scratch, wb));
     a.scratch = scratch;
     a.work_bytes = wb;
     BENCH_CHECK(cuxfer_ring_create(&ring, 2, fb, fb, NULL));
@@ -541,8 +541,7 @@ static void bench_ring(cudaStream_t s, cuxfer_timer *t)
         for (f = 0; f < frames; ++f) {
             BENCH_CHECK(cudaMemcpyAsync(ring.slots[0].device, ring.slots[0].host, fb,
                                         cudaMemcpyHostToDevice, s));
-            BENCH_CHECK(cudaMemcpyAsync(scratch, (unsigned char *)scratch + wb, wb,
-                                        cudaMemcpyDeviceToDevice, s));
+            BENCH_CHECK(cudaMemsetAsync(scratch, f & 0xff, wb, s));
         }
         BENCH_CHECK(cuxfer_timer_stop(t, s));
         BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
