@@ -1261,6 +1261,23 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
     return cudaMemcpy3DPeerAsync(&pp, s);
 }
 
+/* The pitch bound of a real 2D copy (max_pitch 0 = unknown, unchecked). */
+CUXFER_API cudaError_t cuxfer_impl_max_pitch_check(const cuxfer_view *dst,
+                                                   const cuxfer_view *src, size_t max_pitch)
+{
+    if (max_pitch && src->height > 1) {
+        if (dst->pitch > max_pitch)
+            return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                    "cuxfer_copy2d_async: dst pitch %zu exceeds the "
+                                    "device's maximum pitch %zu", dst->pitch, max_pitch);
+        if (src->pitch > max_pitch)
+            return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                    "cuxfer_copy2d_async: src pitch %zu exceeds the "
+                                    "device's maximum pitch %zu", src->pitch, max_pitch);
+    }
+    return cudaSuccess;
+}
+
 /* Every check of cuxfer_copy2d_async that needs no device: both views
  * valid, equal extents, pitches within max_pitch (0 = unchecked) when the
  * copy is really 2D.  Pure arithmetic, so it is tested without a GPU. */
@@ -1276,17 +1293,7 @@ CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
                                 "%zu-byte elements, src %zux%zu of %zu-byte elements",
                                 dst->width, dst->height, dst->elem_size, src->width,
                                 src->height, src->elem_size);
-    if (max_pitch && src->height > 1) {
-        if (dst->pitch > max_pitch)
-            return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                    "cuxfer_copy2d_async: dst pitch %zu exceeds the "
-                                    "device's maximum pitch %zu", dst->pitch, max_pitch);
-        if (src->pitch > max_pitch)
-            return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                    "cuxfer_copy2d_async: src pitch %zu exceeds the "
-                                    "device's maximum pitch %zu", src->pitch, max_pitch);
-    }
-    return cudaSuccess;
+    return cuxfer_impl_max_pitch_check(dst, src, max_pitch);
 }
 
 /* A view's recorded kind against what CUDA says of its pointer: a view
@@ -1332,7 +1339,7 @@ CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
         err = cudaMemcpyAsync(dst->ptr, src->ptr, row * src->height, cudaMemcpyDefault, s);
     } else {
         dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
-        CUXFER_TRY(cuxfer_copy2d_check(dst, src, cuxfer_device_max_pitch(dev)));
+        CUXFER_TRY(cuxfer_impl_max_pitch_check(dst, src, cuxfer_device_max_pitch(dev)));
         err = cudaMemcpy2DAsync(dst->ptr, dst->pitch, src->ptr, src->pitch, row,
                                 src->height, cudaMemcpyDefault, s);
     }
@@ -3059,8 +3066,8 @@ CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *d
     int h2d = dev_dst && src->kind == CUXFER_MEMORY_PINNED;
     int d2h = dev_src && dst->kind == CUXFER_MEMORY_PINNED;
     int want = p->opt.strategy;
-    if (src->height < 2 || row == 0)
-        return CUXFER_PLAN_DIRECT;
+    if (src->height < 2 || row == 0 || (p->opt.chunk_bytes && row > p->opt.chunk_bytes))
+        return CUXFER_PLAN_DIRECT; /* a row must fit one scratch chunk */
     if (want == CUXFER_PLAN_SPAN)
         return h2d && src->pitch > row ? CUXFER_PLAN_SPAN : CUXFER_PLAN_DIRECT;
     if (want == CUXFER_PLAN_PACK)
@@ -3161,10 +3168,6 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
      * so the pageable guard has nothing to say; check the kinds are true. */
     CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, cuxfer_impl_classify_cached(dst->ptr, NULL)));
     CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, cuxfer_impl_classify_cached(src->ptr, NULL)));
-    if (strategy == CUXFER_PLAN_PACK && p->hstage[0] && src->width * src->elem_size > p->opt.chunk_bytes)
-        return cuxfer_copy2d_async(dst, src, s);
-    if (strategy == CUXFER_PLAN_SPAN && src->width * src->elem_size > p->opt.chunk_bytes)
-        return cuxfer_copy2d_async(dst, src, s);
     err = strategy == CUXFER_PLAN_SPAN ? cuxfer_impl_plan_span(p, dst, src, s)
                                        : cuxfer_impl_plan_pack(p, dst, src, s);
 #ifdef CUXFER_DEBUG_SYNC

@@ -845,8 +845,8 @@ static void bench_multi(int ndev)
         unsigned char *chk = (unsigned char *)malloc(n);
         BENCH_CHECK(cudaSetDevice(0));
         BENCH_CHECK(cudaMemcpy(chk, d[0], n, cudaMemcpyDeviceToHost));
-        /* d[0] last received gpu(ndev-1)'s buffer, which came from gpu0's
-         * upload of h[0]... verify against the device it came from */
+        /* The last peer copy was gpu(ndev-1) -> gpu0: both must now hold
+         * the same bytes. */
         {
             unsigned char *other = (unsigned char *)malloc(n);
             BENCH_CHECK(cudaSetDevice(ndev - 1));
