@@ -1,0 +1,199 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# .ci/gpu-runtimes.sh - the C test suite on the GPU against older CUDA
+# runtimes (11.8 and 12.9), whose headers and libcudart come from NVIDIA's
+# wheels, the way .ci/cuda-matrix.sh gets them.  Two steps, because the GPU
+# machine has no package registry:
+#
+#   sh .ci/gpu-runtimes.sh fetch DIR   (a machine with pip and the network)
+#       downloads the wheels into .ci/cuda-matrix.sh's cache
+#       ($CUDA_MATRIX_CACHE, default ~/.cache/cuxfer-cuda-matrix, one
+#       folder per version), unpacks headers and libcudart into
+#       DIR/cuda-11.8 and DIR/cuda-12.9 (include/, lib/ with a libcudart.so
+#       link) and writes DIR/cuda-V/VERSION.  About 60 MB in all.
+#   sh .ci/gpu-runtimes.sh run DIR     (the GPU machine, DIR carried there)
+#       for each DIR/cuda-V: an out-of-tree build in DIR/build-V configured
+#       --with-cuda=DIR/cuda-V --without-nvcc (the .cu tests need nvcc, whose
+#       own runtime would be 13: they are left out), then
+#       `make check` with CUXFER_REQUIRE_GPU=1 and LD_LIBRARY_PATH=DIR/cuda-V/lib,
+#       and a check that the test programs really load that libcudart.
+#       Needs ./configure (run ./bootstrap first where autoreconf exists).
+#
+# Environment: GPU_RUNTIMES (versions, default "11.8 12.9"), CUDA_MATRIX_CACHE,
+# PIP (default "python3 -m pip"), MAKEFLAGS_CHECK (default -j8), CUXFER_REQUIRE_GPU
+# (default 1; 2 on a two-GPU machine makes the 2-GPU tests mandatory).
+# Prints TAP (one line per version and step); exits non-zero on any failure.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+top=$(pwd)
+: "${GPU_RUNTIMES:=11.8 12.9}"
+: "${CUDA_MATRIX_CACHE:=${HOME:-/tmp}/.cache/cuxfer-cuda-matrix}"
+: "${PIP:=python3 -m pip}"
+: "${MAKEFLAGS_CHECK:=-j8}"
+: "${CUXFER_REQUIRE_GPU:=1}"
+
+usage() {
+    echo "usage: $0 fetch DIR | run DIR" >&2
+    exit 2
+}
+[ $# -eq 2 ] || usage
+mode=$1
+case $2 in
+/*) dir=$2 ;;
+*) dir=$(pwd)/$2 ;;
+esac
+
+n=0 failed=0
+result() { # result ok|"not ok" NAME [LOG]
+    n=$((n + 1))
+    echo "$1 $n - $2"
+    if [ "$1" != ok ]; then
+        failed=$((failed + 1))
+        [ -n "${3:-}" ] && [ -f "$3" ] && tail -n 40 "$3" | sed 's/^/#   /'
+    fi
+}
+finish() {
+    echo "1..$n"
+    if [ $failed -ne 0 ]; then
+        echo "# .ci/gpu-runtimes.sh $mode: $failed of $n failed" >&2
+        exit 1
+    fi
+    echo "# .ci/gpu-runtimes.sh $mode: all $n passed"
+    exit 0
+}
+
+# The wheels of a version: the runtime (headers, libcudart) and the nvcc
+# wheel, of which only include/crt is taken (cuda_runtime_api.h includes
+# crt/host_defines.h; see .ci/cuda-matrix.sh).  The cache folder name is
+# .ci/cuda-matrix.sh's ("12" for 12.9), so both scripts share downloads.
+wheels() {
+    case $1 in
+    11.8) echo "nvidia-cuda-runtime-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.*" ;;
+    12.9) echo "nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-nvcc-cu12==12.9.*" ;;
+    *) return 1 ;;
+    esac
+}
+cache_name() {
+    case $1 in
+    12.*) echo 12 ;;
+    *) echo "$1" ;;
+    esac
+}
+
+# Unpack headers and libcudart of the wheels named in $2.. into $1.
+unpack() {
+    python3 - "$@" <<'PY'
+import os, sys, zipfile, shutil
+dst, wheels = sys.argv[1], sys.argv[2:]
+for whl in wheels:
+    with zipfile.ZipFile(whl) as z:
+        for m in z.namelist():
+            parts = m.split("/")
+            if m.endswith("/") or len(parts) < 4 or parts[0] != "nvidia":
+                continue
+            if parts[2] == "include" and m.endswith((".h", ".hpp")):
+                if "nvcc" in parts[1] and parts[3] != "crt":
+                    continue
+                out = os.path.join(dst, "include", *parts[3:])
+            elif parts[2] == "lib" and parts[3].startswith("libcudart.so"):
+                out = os.path.join(dst, "lib", parts[3])
+            else:
+                continue
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            with z.open(m) as f, open(out, "wb") as g:
+                shutil.copyfileobj(f, g)
+PY
+}
+
+fetch_one() {
+    v=$1
+    specs=$(wheels "$v") || { result "not ok" "CUDA $v: unknown version"; return; }
+    cache="$CUDA_MATRIX_CACHE/$(cache_name "$v")"
+    root="$dir/cuda-$v"
+    log="$dir/fetch-$v.log"
+    mkdir -p "$cache" "$dir" || { result "not ok" "CUDA $v: mkdir $cache $dir"; return; }
+    # shellcheck disable=SC2086
+    if ! $PIP download --no-deps --only-binary=:all: -q -d "$cache" $specs >"$log" 2>&1; then
+        result "not ok" "CUDA $v: pip download $specs" "$log"
+        return
+    fi
+    whls=
+    for p in $specs; do
+        name=$(echo "${p%%=*}" | tr - _)
+        ver=${p#*==}
+        ver=${ver%\*}
+        w=$(ls "$cache/${name}-${ver}"*.whl 2>/dev/null | sort -V | tail -n 1)
+        [ -n "$w" ] || { result "not ok" "CUDA $v: $p not in $cache"; return; }
+        whls="$whls $w"
+    done
+    rm -rf "$root"
+    # shellcheck disable=SC2086
+    if ! unpack "$root" $whls >>"$log" 2>&1 ||
+        [ ! -f "$root/include/cuda_runtime_api.h" ] ||
+        [ ! -f "$root/include/crt/host_defines.h" ]; then
+        result "not ok" "CUDA $v: unpack headers and libcudart" "$log"
+        return
+    fi
+    so=$(cd "$root/lib" && ls libcudart.so.* 2>/dev/null | head -n 1)
+    [ -n "$so" ] || { result "not ok" "CUDA $v: no libcudart.so.* in the wheel"; return; }
+    ln -sf "$so" "$root/lib/libcudart.so"
+    cv=$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "$root/include/cuda_runtime_api.h")
+    echo "CUDART_VERSION $cv $so from$whls" >"$root/VERSION"
+    rm -f "$log"
+    result ok "CUDA $v: CUDART_VERSION $cv, $so in $root"
+}
+
+run_one() {
+    v=$1
+    root="$dir/cuda-$v"
+    build="$dir/build-$v"
+    log="$dir/run-$v.log"
+    if [ ! -f "$root/include/cuda_runtime_api.h" ] || [ ! -e "$root/lib/libcudart.so" ]; then
+        result "not ok" "CUDA $v: no runtime in $root (run '$0 fetch $dir' where pip works)"
+        return
+    fi
+    [ -x "$top/configure" ] || { result "not ok" "CUDA $v: no ./configure (run ./bootstrap)"; return; }
+    rm -rf "$build"
+    mkdir -p "$build" || { result "not ok" "CUDA $v: mkdir $build"; return; }
+    if ! (cd "$build" && "$top/configure" --with-cuda="$root" --without-nvcc) >"$log" 2>&1 ||
+        ! grep -q "CUDA: *yes *($root)" "$log"; then
+        result "not ok" "CUDA $v: configure --with-cuda=$root --without-nvcc" "$log"
+        return
+    fi
+    result ok "CUDA $v: configure --with-cuda=$root --without-nvcc"
+    # shellcheck disable=SC2086
+    if ! (cd "$build" && make $MAKEFLAGS_CHECK all && make $MAKEFLAGS_CHECK check TESTS=) \
+        >>"$log" 2>&1; then
+        result "not ok" "CUDA $v: build" "$log"
+        return
+    fi
+    result ok "CUDA $v: the library, tools and C tests build"
+    got=$(env -u LD_LIBRARY_PATH ldd "$build/tests/gpu-smoke" 2>/dev/null |
+        sed -n 's/.*libcudart[^ ]* => \([^ ]*\).*/\1/p')
+    case $got in
+    "$root/lib/"*) result ok "CUDA $v: tests/gpu-smoke loads $got" ;;
+    *) echo "tests/gpu-smoke loads libcudart from '$got'" >"$log.ldd"
+       result "not ok" "CUDA $v: the tests load this runtime's libcudart" "$log.ldd" ;;
+    esac
+    # shellcheck disable=SC2086
+    if (cd "$build" && CUXFER_REQUIRE_GPU=$CUXFER_REQUIRE_GPU \
+        LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        make $MAKEFLAGS_CHECK check) >>"$log" 2>&1; then
+        result ok "CUDA $v: make check with CUXFER_REQUIRE_GPU=$CUXFER_REQUIRE_GPU"
+    else
+        result "not ok" "CUDA $v: make check with CUXFER_REQUIRE_GPU=$CUXFER_REQUIRE_GPU" "$log"
+    fi
+    # Every failing test point, whatever make said.
+    for f in "$build"/tests/*.log; do
+        [ -f "$f" ] || continue
+        grep -hE '^(not ok|Bail out)' "$f" | sed "s|^|# CUDA $v ${f#"$build"/}: |"
+    done
+    [ -f "$build/test-suite.log" ] && sed -n '1,12s/^/# /p' "$build/test-suite.log"
+}
+
+case $mode in
+fetch) for v in $GPU_RUNTIMES; do fetch_one "$v"; done ;;
+run) for v in $GPU_RUNTIMES; do run_one "$v"; done ;;
+*) usage ;;
+esac
+finish
