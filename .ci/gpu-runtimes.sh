@@ -17,7 +17,10 @@
 #       own runtime would be 13: they are left out), then
 #       `make check` with CUXFER_REQUIRE_GPU=1 and LD_LIBRARY_PATH=DIR/cuda-V/lib,
 #       and a check that the test programs really load that libcudart.
-#       Needs ./configure (run ./bootstrap first where autoreconf exists).
+#       The sources: when the tree is configured in place (config.status),
+#       a clean copy made by its `make distdir` into DIR/src (VPATH builds
+#       refuse a configured source tree); otherwise the tree itself, which
+#       then needs ./configure (./bootstrap where autoreconf exists).
 #
 # Environment: GPU_RUNTIMES (versions, default "11.8 12.9"), CUDA_MATRIX_CACHE,
 # PIP (default "python3 -m pip"), MAKEFLAGS_CHECK (default -j8), CUXFER_REQUIRE_GPU
@@ -152,10 +155,10 @@ run_one() {
         result "not ok" "CUDA $v: no runtime in $root (run '$0 fetch $dir' where pip works)"
         return
     fi
-    [ -x "$top/configure" ] || { result "not ok" "CUDA $v: no ./configure (run ./bootstrap)"; return; }
+    [ -x "$src/configure" ] || { result "not ok" "CUDA $v: no $src/configure (run ./bootstrap)"; return; }
     rm -rf "$build"
     mkdir -p "$build" || { result "not ok" "CUDA $v: mkdir $build"; return; }
-    if ! (cd "$build" && "$top/configure" --with-cuda="$root" --without-nvcc) >"$log" 2>&1 ||
+    if ! (cd "$build" && "$src/configure" --with-cuda="$root" --without-nvcc) >"$log" 2>&1 ||
         ! grep -q "CUDA: *yes *($root)" "$log"; then
         result "not ok" "CUDA $v: configure --with-cuda=$root --without-nvcc" "$log"
         return
@@ -191,9 +194,23 @@ run_one() {
     [ -f "$build/test-suite.log" ] && sed -n '1,12s/^/# /p' "$build/test-suite.log"
 }
 
+# The sources the builds configure from (see the top comment).
+pick_sources() {
+    src=$top
+    [ -f "$top/config.status" ] || return 0
+    src="$dir/src"
+    rm -rf "$src"
+    if (cd "$top" && make distdir distdir="$src") >"$dir/distdir.log" 2>&1; then
+        result ok "a clean copy of the sources in $src (make distdir)"
+    else
+        result "not ok" "make distdir distdir=$src" "$dir/distdir.log"
+        finish
+    fi
+}
+
 case $mode in
 fetch) for v in $GPU_RUNTIMES; do fetch_one "$v"; done ;;
-run) for v in $GPU_RUNTIMES; do run_one "$v"; done ;;
+run) pick_sources; for v in $GPU_RUNTIMES; do run_one "$v"; done ;;
 *) usage ;;
 esac
 finish
