@@ -155,7 +155,6 @@ static void prep(ctx *c)
     memcpy(c->blk.ptr, c->ref, NB);
     c->cb_runs = 0;
     c->cb_exact = 0;
-    c->iscap = -1;
     c->step = NULL;
 }
 
@@ -450,6 +449,8 @@ static int expected(const call *k, int kind)
         return -1; /* the legacy stream cannot be captured; nor can a capture begin twice */
     if (k->run == r_is_capturing)
         return 1;
+    if (k->run == r_prefetch && !cuxfer_managed_concurrent(C.dev))
+        return 0; /* refused with cudaErrorNotSupported where pages migrate on demand */
     if (is_capture(kind) || kind == K_OTHERDEV)
         return 0;
     return 1; /* an ordinary stream of the current device */
@@ -499,6 +500,7 @@ static void ordinary(const call *k, cudaStream_t s, char *what, size_t n, int *w
     prep(&C);
     C.capturing = 0;
     C.replay = 0;
+    C.iscap = -1;
     cuxfer_clear_reason();
     err = k->run(&C, s);
     (void)snprintf(why, sizeof why, "%s", cuxfer_last_reason());
@@ -540,6 +542,7 @@ static void captured(const call *k, int kind, char *what, size_t n, int *works, 
     prep(&C);
     C.capturing = 1;
     C.replay = 0;
+    C.iscap = -1;
     GPU_MUST(cudaStreamBeginCapture(s, kind_mode[kind]));
     cuxfer_clear_reason();
     err = k->run(&C, s);
