@@ -618,12 +618,13 @@ static void captured(const call *k, int kind, char *what, size_t n, int *works, 
 static void cell(const call *k, int kind)
 {
     char what[160], why[256];
-    int works = 0, pass = 0, want = expected(k, kind);
+    int works = 0, pass = 0, want;
     C.dev = kind == K_OTHERDEV ? 1 : 0;
     if (kind == K_OTHERDEV && C.ndev < 2) {
         skip(1, "%s / %s: needs 2 GPUs", k->name, kind_name[kind]);
         return;
     }
+    want = expected(k, kind);
     (void)cudaGetLastError();
     GPU_MUST(cudaSetDevice(C.dev));
     if (is_capture(kind))
