@@ -210,7 +210,13 @@ pick_sources() {
 
 case $mode in
 fetch) for v in $GPU_RUNTIMES; do fetch_one "$v"; done ;;
-run) pick_sources; for v in $GPU_RUNTIMES; do run_one "$v"; done ;;
+run)
+    if [ ! -d "$dir" ]; then
+        result "not ok" "no folder $dir: run '$0 fetch $dir' where pip works, and carry it"
+        finish
+    fi
+    pick_sources
+    for v in $GPU_RUNTIMES; do run_one "$v"; done ;;
 *) usage ;;
 esac
 finish
