@@ -57,7 +57,9 @@
  * THREADS
  *  Each family's man page says whether it is safe from several host threads.
  *  Process-wide state is limited to the reason text (per thread), the
- *  pageable policy and the warned-once flags; these are weak symbols so every
+ *  pageable and default-stream policies, the warned-once flags, the
+ *  classification registry and caches (man 3 cuxfer_memory_kind) and a few
+ *  per-device capability tables; these are weak symbols so every
  *  translation unit shares one copy (GCC, Clang and nvcc on ELF).
  *
  * LICENCE  MIT.  See man 3 cuxfer for the overview and a page per family.
@@ -3832,6 +3834,7 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
     memset(&o, 0, sizeof o);
     if (opt)
         o = *opt;
+    memset(out, 0, sizeof *out); /* set on every path (after reading opt: out may be opt) */
     if (o.slots == 0)
         o.slots = 4;
     if (o.slot_bytes == 0)

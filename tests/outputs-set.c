@@ -52,6 +52,17 @@ int main(int argc, char **argv)
     printf("%d %p %p %p %zu %.3f %d\n", n, (void *)s, (void *)t, (void *)rs, roi.width,
            (double)rms, *hp);
     {
+        cuxfer_stager_options so;
+        cuxfer_pinned_pool pp;
+        cuxfer_pinned_block blk;
+        CUXFER_CHECK(cuxfer_stager_options_resolve(&so, NULL));
+        CUXFER_CHECK(cuxfer_pinned_pool_create(&pp, NULL));
+        CUXFER_CHECK(cuxfer_pinned_pool_acquire(&pp, 64, &blk));
+        printf("%d %p\n", so.threads, blk.ptr);
+        CUXFER_CHECK(cuxfer_pinned_pool_release(&pp, &blk, s));
+        CUXFER_CHECK(cuxfer_pinned_pool_destroy(&pp));
+    }
+    {
         cuxfer_timer tm;
         CUXFER_CHECK(cuxfer_timer_create(&tm));
         CUXFER_CHECK(cuxfer_timer_start(&tm, s));
