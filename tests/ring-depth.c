@@ -7,6 +7,7 @@
  * submission (by any thread) has completed, and never two threads one
  * slot.  Every transfer is checked byte for byte. */
 #include <pthread.h>
+#include <time.h>
 #include "gpu.h"
 
 enum { SLOT = 1 << 16, THREADS = 8, ROUNDS = 200 };
@@ -80,8 +81,23 @@ static int gpu_present(void)
     return 0;
 }
 
+static int lockless_done;
+
+static void *lockless_cycle(void *arg)
+{
+    cuxfer_ring_slot *slot;
+    (void)arg;
+    if (cuxfer_ring_acquire(&ring, &slot) == cudaSuccess && slot &&
+        cuxfer_ring_release(&ring, slot) == cudaSuccess)
+        __atomic_store_n(&lockless_done, 1, __ATOMIC_RELEASE);
+    else
+        __atomic_store_n(&lockless_done, 2, __ATOMIC_RELEASE);
+    return NULL;
+}
+
 int main(void)
 {
+    struct timespec one_ms = {0, 1000000};
     cuxfer_ring zero;
     cuxfer_ring_slot *slot = (cuxfer_ring_slot *)&slot;
     cuxfer_ring_options opt;
@@ -150,6 +166,18 @@ int main(void)
         GPU_MUST(cuxfer_ring_release(&ring, slot));
     }
     is_int(0, order, "depth 1: always slot 0");
+
+    /* A free slot is taken and given back without the ring's mutex: it
+     * completes while this thread holds it. */
+    pthread_mutex_lock(&ring.mu);
+    if (pthread_create(&th[0], NULL, lockless_cycle, NULL) != 0)
+        bail("pthread_create");
+    for (i = 0; i < 5000 && !__atomic_load_n(&lockless_done, __ATOMIC_ACQUIRE); ++i)
+        nanosleep(&one_ms, NULL);
+    is_int(1, __atomic_load_n(&lockless_done, __ATOMIC_ACQUIRE),
+           "acquire and release of a free slot complete while the ring's mutex is held");
+    pthread_mutex_unlock(&ring.mu);
+    pthread_join(th[0], NULL);
 
     /* Streams without acquiring. */
     for (order = 0, i = 0; i < 4; ++i) {
