@@ -41,6 +41,9 @@
  *  CUXFER_PAGEABLE_POLICY default pageable-guard policy
  *                         (CUXFER_PAGEABLE_WARN); the environment variable
  *                         CUXFER_PAGEABLE=allow|warn|error overrides it
+ *  CUXFER_DEFAULT_STREAM_POLICY  the same for async copies queued on the
+ *                         legacy default stream (CUXFER_PAGEABLE_WARN);
+ *                         CUXFER_DEFAULT_STREAM=allow|warn|error overrides it
  *  CUXFER_REASON_MAX      size of the per-thread reason text   (256)
  *
  * ERRORS
@@ -54,7 +57,9 @@
  * THREADS
  *  Each family's man page says whether it is safe from several host threads.
  *  Process-wide state is limited to the reason text (per thread), the
- *  pageable policy and the warned-once flags; these are weak symbols so every
+ *  pageable and default-stream policies, the warned-once flags, the
+ *  classification registry and caches (man 3 cuxfer_memory_kind) and a few
+ *  per-device capability tables; these are weak symbols so every
  *  translation unit shares one copy (GCC, Clang and nvcc on ELF).
  *
  * LICENCE  MIT.  See man 3 cuxfer for the overview and a page per family.
@@ -117,6 +122,11 @@
 #define CUXFER_PAGEABLE_ERROR 3
 #ifndef CUXFER_PAGEABLE_POLICY
 #define CUXFER_PAGEABLE_POLICY CUXFER_PAGEABLE_WARN
+#endif
+/* Default-stream guard policy (section 6): the same three values, for an
+ * async copy queued on the legacy default stream. */
+#ifndef CUXFER_DEFAULT_STREAM_POLICY
+#define CUXFER_DEFAULT_STREAM_POLICY CUXFER_PAGEABLE_WARN
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -390,12 +400,17 @@ CUXFER_IMPL_SHARED CUXFER_IMPL_TLS struct cuxfer_impl_kcache cuxfer_impl_kcache;
 CUXFER_IMPL_SHARED unsigned cuxfer_impl_kgen;
 
 /* The registry: the exact ranges cuxfer itself allocated or pinned
- * (cuxfer_host_alloc, cuxfer_host_register, cuxfer_view_alloc_device), so
- * copies of cuxfer's own memory - at any offset into it - are classified
- * without asking the driver.  Bounded; when full, new ranges are simply
- * not registered and copies fall back to queries. */
+ * (cuxfer_host_alloc, cuxfer_host_register, cuxfer_device_alloc,
+ * cuxfer_view_alloc_device), so copies of cuxfer's own memory - at any
+ * offset into it - are classified without asking the driver.  Bounded;
+ * when full, new ranges are simply not registered and copies fall back to
+ * queries.  Writers (allocations and frees) serialize on a mutex; readers
+ * (every copy whose thread cache misses) take no lock: a sequence counter,
+ * odd while a writer works, tells them to scan again, so 8 threads copying
+ * at once never contend. */
 CUXFER_IMPL_SHARED struct cuxfer_impl_range cuxfer_impl_reg[CUXFER_IMPL_REG_MAX];
 CUXFER_IMPL_SHARED int cuxfer_impl_reg_n;
+CUXFER_IMPL_SHARED unsigned cuxfer_impl_reg_seq;
 CUXFER_IMPL_SHARED pthread_mutex_t cuxfer_impl_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Forget every thread's cached classifications (after a free). */
@@ -404,20 +419,47 @@ CUXFER_API void cuxfer_impl_kcache_flush(void)
     __atomic_add_fetch(&cuxfer_impl_kgen, 1u, __ATOMIC_ACQ_REL);
 }
 
+/* Writers bracket their change: odd while it is in progress.  Fields are
+ * stored with release (and read with acquire) atomics, so lock-free
+ * readers never race and a reader that sees a new field also sees the odd
+ * counter; no fences (ThreadSanitizer does not model them).  On x86 all of
+ * these are plain moves. */
+CUXFER_API void cuxfer_impl_reg_write_begin(void)
+{
+    __atomic_store_n(&cuxfer_impl_reg_seq, cuxfer_impl_reg_seq + 1u, __ATOMIC_RELAXED);
+}
+
+CUXFER_API void cuxfer_impl_reg_write_end(void)
+{
+    __atomic_store_n(&cuxfer_impl_reg_seq, cuxfer_impl_reg_seq + 1u, __ATOMIC_RELEASE);
+}
+
+CUXFER_API void cuxfer_impl_reg_store(struct cuxfer_impl_range *dst,
+                                      const struct cuxfer_impl_range *src)
+{
+    __atomic_store_n(&dst->lo, src->lo, __ATOMIC_RELEASE);
+    __atomic_store_n(&dst->hi, src->hi, __ATOMIC_RELEASE);
+    __atomic_store_n(&dst->kind, src->kind, __ATOMIC_RELEASE);
+    __atomic_store_n(&dst->dev, src->dev, __ATOMIC_RELEASE);
+    __atomic_store_n(&dst->queried, src->queried, __ATOMIC_RELEASE);
+}
+
 CUXFER_API void cuxfer_impl_reg_add(const void *p, size_t bytes, cuxfer_memkind kind, int dev)
 {
-    struct cuxfer_impl_range *r;
+    struct cuxfer_impl_range r;
     if (!p || bytes == 0 || (uintptr_t)p > UINTPTR_MAX - bytes)
         return;
+    r.lo = (uintptr_t)p;
+    r.hi = (uintptr_t)p + bytes;
+    r.kind = (int)kind;
+    r.dev = dev;
+    r.queried = 0;
     pthread_mutex_lock(&cuxfer_impl_reg_mu);
     if (cuxfer_impl_reg_n < CUXFER_IMPL_REG_MAX) {
-        r = &cuxfer_impl_reg[cuxfer_impl_reg_n];
+        cuxfer_impl_reg_write_begin();
+        cuxfer_impl_reg_store(&cuxfer_impl_reg[cuxfer_impl_reg_n], &r);
         __atomic_store_n(&cuxfer_impl_reg_n, cuxfer_impl_reg_n + 1, __ATOMIC_RELEASE);
-        r->lo = (uintptr_t)p;
-        r->hi = (uintptr_t)p + bytes;
-        r->kind = (int)kind;
-        r->dev = dev;
-        r->queried = 0;
+        cuxfer_impl_reg_write_end();
     }
     pthread_mutex_unlock(&cuxfer_impl_reg_mu);
 }
@@ -426,16 +468,53 @@ CUXFER_API void cuxfer_impl_reg_add(const void *p, size_t bytes, cuxfer_memkind 
  * cached copy of it. */
 CUXFER_API void cuxfer_impl_reg_remove(const void *p)
 {
-    int i;
+    int i, n;
     pthread_mutex_lock(&cuxfer_impl_reg_mu);
-    for (i = 0; i < cuxfer_impl_reg_n; ++i)
+    n = cuxfer_impl_reg_n;
+    for (i = 0; i < n; ++i)
         if (cuxfer_impl_reg[i].lo == (uintptr_t)p) {
-            cuxfer_impl_reg[i] = cuxfer_impl_reg[cuxfer_impl_reg_n - 1];
-            __atomic_store_n(&cuxfer_impl_reg_n, cuxfer_impl_reg_n - 1, __ATOMIC_RELEASE);
+            cuxfer_impl_reg_write_begin();
+            cuxfer_impl_reg_store(&cuxfer_impl_reg[i], &cuxfer_impl_reg[n - 1]);
+            __atomic_store_n(&cuxfer_impl_reg_n, n - 1, __ATOMIC_RELEASE);
+            cuxfer_impl_reg_write_end();
             break;
         }
     pthread_mutex_unlock(&cuxfer_impl_reg_mu);
     cuxfer_impl_kcache_flush();
+}
+
+/* Scan the registry for a; 1 and *out when found.  Lock-free: retried
+ * while a writer works or when one finished during the scan. */
+CUXFER_API int cuxfer_impl_reg_find(uintptr_t a, struct cuxfer_impl_range *out)
+{
+    unsigned s1, s2;
+    int i, n, found;
+    for (;;) {
+        s1 = __atomic_load_n(&cuxfer_impl_reg_seq, __ATOMIC_ACQUIRE);
+        if (s1 & 1u) {
+            sched_yield();
+            continue;
+        }
+        found = 0;
+        n = __atomic_load_n(&cuxfer_impl_reg_n, __ATOMIC_ACQUIRE);
+        for (i = 0; i < n && i < CUXFER_IMPL_REG_MAX; ++i) {
+            const struct cuxfer_impl_range *r = &cuxfer_impl_reg[i];
+            uintptr_t lo = __atomic_load_n(&r->lo, __ATOMIC_ACQUIRE);
+            uintptr_t hi = __atomic_load_n(&r->hi, __ATOMIC_ACQUIRE);
+            if (a >= lo && a < hi) {
+                out->lo = lo;
+                out->hi = hi;
+                out->kind = __atomic_load_n(&r->kind, __ATOMIC_ACQUIRE);
+                out->dev = __atomic_load_n(&r->dev, __ATOMIC_ACQUIRE);
+                out->queried = 0;
+                found = 1;
+                break;
+            }
+        }
+        s2 = __atomic_load_n(&cuxfer_impl_reg_seq, __ATOMIC_ACQUIRE);
+        if (s1 == s2)
+            return found;
+    }
 }
 
 CUXFER_API void cuxfer_impl_kcache_put(const struct cuxfer_impl_range *r)
@@ -453,6 +532,7 @@ CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
     struct cuxfer_impl_kcache *c = &cuxfer_impl_kcache;
     unsigned gen = __atomic_load_n(&cuxfer_impl_kgen, __ATOMIC_ACQUIRE);
     uintptr_t a = (uintptr_t)p;
+    struct cuxfer_impl_range found;
     int i;
     if (CUXFER_IMPL_UNLIKELY(c->gen != gen)) {
         memset(c->r, 0, sizeof c->r);
@@ -472,17 +552,12 @@ CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
     }
     if (__atomic_load_n(&cuxfer_impl_reg_n, __ATOMIC_ACQUIRE) == 0)
         return CUXFER_MEMORY_UNKNOWN;
-    pthread_mutex_lock(&cuxfer_impl_reg_mu);
-    for (i = 0; i < cuxfer_impl_reg_n; ++i)
-        if (a >= cuxfer_impl_reg[i].lo && a < cuxfer_impl_reg[i].hi) {
-            struct cuxfer_impl_range r = cuxfer_impl_reg[i];
-            pthread_mutex_unlock(&cuxfer_impl_reg_mu);
-            cuxfer_impl_kcache_put(&r);
-            if (device)
-                *device = r.dev;
-            return (cuxfer_memkind)r.kind;
-        }
-    pthread_mutex_unlock(&cuxfer_impl_reg_mu);
+    if (cuxfer_impl_reg_find(a, &found)) {
+        cuxfer_impl_kcache_put(&found);
+        if (device)
+            *device = found.dev;
+        return (cuxfer_memkind)found.kind;
+    }
     return CUXFER_MEMORY_UNKNOWN;
 }
 
@@ -730,6 +805,86 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
         (void)cudaGetLastError();
     return err;
 }
+
+/* Device memory for count elements of elem_size bytes on the current
+ * device (cudaMalloc), registered with cuxfer so copies from and to it are
+ * classified without a driver query.  Zero bytes and overflow are refused
+ * before any CUDA call; a failure names the bytes and, when there is no
+ * usable device, why not.  *p is NULL on failure.  Free with
+ * cuxfer_device_free (cudaFree would leave a stale registry entry). */
+CUXFER_API cudaError_t cuxfer_device_alloc(void **p, size_t count, size_t elem_size)
+{
+    size_t bytes = 0;
+    cudaError_t err;
+    int n = 0;
+    if (p)
+        *p = NULL;
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_device_alloc: p is NULL");
+    CUXFER_TRY(cuxfer_impl_bytes("cuxfer_device_alloc", count, elem_size, &bytes));
+    err = cudaMalloc(p, bytes);
+    if (err == cudaSuccess) {
+        cuxfer_impl_reg_add(*p, bytes, CUXFER_MEMORY_DEVICE, cuxfer_impl_current_device());
+        return cudaSuccess;
+    }
+    *p = NULL;
+    (void)cudaGetLastError();
+    if (cuxfer_device_count(&n) != cudaSuccess) {
+        char why[CUXFER_REASON_MAX];
+        snprintf(why, sizeof why, "%s", cuxfer_last_reason());
+        return cuxfer_impl_fail(err, "cuxfer_device_alloc: cudaMalloc of %zu bytes: %s: %s",
+                                bytes, cudaGetErrorName(err), why);
+    }
+    return cuxfer_impl_fail(err, "cuxfer_device_alloc: cudaMalloc of %zu bytes on device %d: %s",
+                            bytes, cuxfer_impl_current_device(), cudaGetErrorName(err));
+}
+
+/* Free memory from cuxfer_device_alloc (dropping its registry entry and
+ * every thread's cached classification); NULL is a no-op. */
+CUXFER_API cudaError_t cuxfer_device_free(void *p)
+{
+    cudaError_t err;
+    if (!p)
+        return cudaSuccess;
+    cuxfer_impl_reg_remove(p);
+    err = cudaFree(p);
+    if (err != cudaSuccess)
+        (void)cudaGetLastError();
+    return err;
+}
+
+/* Typed allocation: the element size comes from the pointer, so
+ *     float *h; int *d;
+ *     CUXFER_CHECK(CUXFER_HOST_ALLOC(&h, n, cudaHostAllocDefault));
+ *     CUXFER_CHECK(CUXFER_DEVICE_ALLOC(&d, n));
+ * needs no cast in C, C++ or CUDA and cannot get "bytes, not elements"
+ * wrong.  pp must point to an object pointer (a void * or a non-pointer
+ * does not compile: sizeof **(pp)).  The result is stored with memcpy, as
+ * every object pointer has void *'s representation on the platforms CUDA
+ * supports (POSIX requires it). */
+CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t count,
+                                               size_t elem_size, unsigned flags, int device)
+{
+    void *q = NULL;
+    cudaError_t err;
+    const char *call = device ? "CUXFER_DEVICE_ALLOC" : "CUXFER_HOST_ALLOC";
+    if (!pp || pp_size != sizeof q) {
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %s", call,
+                                !pp ? "the pointer's address is NULL"
+                                    : "the target is not an object pointer");
+    }
+    memcpy(pp, &q, sizeof q);
+    if (device)
+        err = cuxfer_device_alloc(&q, count, elem_size);
+    else
+        err = cuxfer_host_alloc(&q, count, elem_size, flags);
+    memcpy(pp, &q, sizeof q);
+    return err;
+}
+#define CUXFER_HOST_ALLOC(pp, count, flags)                                    \
+    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), sizeof **(pp), (flags), 0)
+#define CUXFER_DEVICE_ALLOC(pp, count)                                         \
+    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), sizeof **(pp), 0u, 1)
 
 /* The target of cuxfer_prefetch and cuxfer_advise meaning host memory
  * (cudaCpuDeviceId). */
@@ -1311,6 +1466,75 @@ CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_vi
                             cuxfer_memkind_name(actual));
 }
 
+/* The default-stream guard, the tutorial's "default stream serialises
+ * everything" trap: work queued on the legacy default stream waits for,
+ * and holds up, every blocking stream of the device, so an "async" copy
+ * there overlaps nothing.  Policy: CUXFER_DEFAULT_STREAM=allow|warn|error
+ * in the environment, else CUXFER_DEFAULT_STREAM_POLICY; parsed once per
+ * process (0 not yet, -1 unset or invalid). */
+CUXFER_IMPL_SHARED int cuxfer_impl_env_stream_policy;
+CUXFER_IMPL_SHARED int cuxfer_impl_warned_stream;
+
+/* The effective default-stream policy of the calling translation unit. */
+CUXFER_API int cuxfer_default_stream_policy(void)
+{
+    int p = __atomic_load_n(&cuxfer_impl_env_stream_policy, __ATOMIC_ACQUIRE);
+    if (CUXFER_IMPL_UNLIKELY(p == 0)) {
+        const char *s = getenv("CUXFER_DEFAULT_STREAM");
+        p = s ? cuxfer_pageable_policy_parse(s) : -1;
+        if (p == 0) {
+            p = -1;
+            if (__atomic_exchange_n(&cuxfer_impl_env_stream_policy, -1,
+                                    __ATOMIC_ACQ_REL) == 0)
+                CUXFER_LOG("cuxfer: warning: CUXFER_DEFAULT_STREAM=%s is not one of "
+                           "allow, warn, error; using the default\n", s);
+        }
+        __atomic_store_n(&cuxfer_impl_env_stream_policy, p, __ATOMIC_RELEASE);
+    }
+    return p > 0 ? p : CUXFER_DEFAULT_STREAM_POLICY;
+}
+
+/* 1 when s is the legacy default stream in the calling unit: 0 means it
+ * unless the unit was built per-thread (CUDA_API_PER_THREAD_DEFAULT_STREAM,
+ * also set by nvcc --default-stream per-thread), where 0 is the calling
+ * thread's own stream.  static inline, so each unit answers for itself. */
+CUXFER_API int cuxfer_impl_is_legacy_stream(cudaStream_t s)
+{
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+    return s == cudaStreamLegacy;
+#else
+    return s == (cudaStream_t)0 || s == cudaStreamLegacy;
+#endif
+}
+
+/* Apply the guard to an async call `call` about to queue work on s: under
+ * ALLOW nothing, under WARN one line per process, under ERROR
+ * cudaErrorInvalidValue with a reason (as the pageable guard).  One compare when s is
+ * not the legacy stream.  Copies call it; so must every cuxfer call that
+ * queues work on a caller's stream (timers). */
+CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s)
+{
+    int policy;
+    if (!cuxfer_impl_is_legacy_stream(s))
+        return cudaSuccess;
+    policy = cuxfer_default_stream_policy();
+    if (policy == CUXFER_PAGEABLE_ALLOW)
+        return cudaSuccess;
+    if (policy == CUXFER_PAGEABLE_ERROR)
+        return cuxfer_impl_fail(
+            cudaErrorInvalidValue,
+            "%s: stream %p is the legacy default stream, which serialises with "
+            "every blocking stream; use a non-blocking stream "
+            "(cuxfer_stream_pool_create) or set CUXFER_DEFAULT_STREAM=allow",
+            call, (void *)s);
+    if (__atomic_exchange_n(&cuxfer_impl_warned_stream, 1, __ATOMIC_ACQ_REL) == 0)
+        CUXFER_LOG("cuxfer: warning: %s: queued on the legacy default stream, "
+                   "which serialises with every blocking stream, so nothing "
+                   "overlaps; use a non-blocking stream "
+                   "(CUXFER_DEFAULT_STREAM=allow|warn|error; shown once)\n", call);
+    return cudaSuccess;
+}
+
 /* Copy src to dst (views of equal extents) on stream s, in whichever
  * direction their memory implies (cudaMemcpyDefault).  Row bytes come from
  * the views, never from the caller; both pointers are classified, checked
@@ -1326,6 +1550,7 @@ CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
     if (src->width == 0 || src->height == 0)
         return cudaSuccess;
+    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy2d_async", s));
     dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
     sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
     CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
@@ -1381,6 +1606,7 @@ CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t byte
     if (bytes == 0)
         return cudaSuccess;
     CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
+    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy_async", s));
     /* A pinned side rules out every misuse: no query of the other side. */
     dk = cuxfer_impl_lookup(dst, NULL);
     sk = cuxfer_impl_lookup(src, NULL);
@@ -1594,6 +1820,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
 CUXFER_API cudaError_t cuxfer_stream_pool_next(cuxfer_stream_pool *p, cudaStream_t *s)
 {
     int tries, i;
+    if (s)
+        *s = NULL; /* set on every path: no -Wmaybe-uninitialized after CUXFER_CHECK */
     if (!p || !s || !p->streams)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_next: %s",
                                 !s ? "stream pointer is NULL" : "empty pool");
@@ -1615,6 +1843,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_acquire(cuxfer_stream_pool *p, int wai
                                                   cudaStream_t *s)
 {
     int i;
+    if (s)
+        *s = NULL; /* set on every path */
     if (!p || !s || !p->streams)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_acquire: %s",
                                 !s ? "stream pointer is NULL" : "empty pool");
@@ -2103,7 +2333,8 @@ CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
  * ------------------------------------------------------------------------ */
 
 /* One slot of a ring: a pinned host buffer, a device buffer, a stream and
- * an event marking the end of the slot's last submission. */
+ * an event marking the end of the slot's last submission (and, in a timing
+ * ring, one marking its start, so a cycle can be timed). */
 typedef struct cuxfer_ring_slot {
     int index;
     int device_id;           /* where the slot's stream, event and buffer live */
@@ -2113,8 +2344,9 @@ typedef struct cuxfer_ring_slot {
     size_t device_bytes;
     cudaStream_t stream;
     cudaEvent_t done;
+    cudaEvent_t start;       /* timing rings only (else NULL): start of the last submission */
     unsigned long long uses; /* submissions so far */
-    int held;                /* acquired and not yet submitted */
+    int held;                /* acquired and not yet submitted (atomic) */
 } cuxfer_ring_slot;
 
 /* Options of cuxfer_ring_create; {0} means the defaults. */
@@ -2123,6 +2355,7 @@ typedef struct cuxfer_ring_options {
     int priority;        /* stream priority, clamped as in cuxfer_stream_pool_create */
     const int *devices;  /* slot i lives on devices[i % ndevices] (default: */
     int ndevices;        /* the current device only) */
+    int timing;          /* non-zero: timing events, cuxfer_ring_slot_ms works */
 } cuxfer_ring_options;
 
 /* What cuxfer_ring_submit queues on the slot's stream, in order; {0} with
@@ -2139,12 +2372,17 @@ typedef struct cuxfer_ring_job {
 } cuxfer_ring_job;
 
 /* N slots used in turn: double buffering when N = 2.  Acquire and submit
- * are safe from several host threads; slots are handed out in order. */
+ * are safe from several host threads; slots are handed out in order.  The
+ * first `depth` slots are used (all of them unless cuxfer_ring_set_depth
+ * said fewer).  A free slot is taken with one atomic exchange; only a
+ * thread that finds its slot held sleeps on the mutex and condition. */
 typedef struct cuxfer_ring {
     cuxfer_ring_slot *slots;
-    int count;
+    int count;               /* slots created: the capacity */
+    int depth;               /* slots in use, 1..count */
     int device;
     unsigned long long next; /* index of the next slot to hand out, ever-growing */
+    int waiters;             /* threads asleep in acquire (atomic) */
     int sync_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -2183,10 +2421,11 @@ CUXFER_API cudaError_t cuxfer_ring_destroy(cuxfer_ring *r)
             (void)cudaGetLastError();
         if (s->done)
             (void)cudaEventDestroy(s->done);
+        if (s->start)
+            (void)cudaEventDestroy(s->start);
         if (s->stream)
             (void)cudaStreamDestroy(s->stream);
-        if (s->device)
-            (void)cudaFree(s->device);
+        (void)cuxfer_device_free(s->device);
         (void)cuxfer_host_free(s->host);
         cuxfer_impl_restore_device(saved);
     }
@@ -2201,7 +2440,8 @@ CUXFER_API cudaError_t cuxfer_ring_destroy(cuxfer_ring *r)
 
 /* Create `slots` slots on the current device, each with host_bytes of
  * pinned memory, device_bytes of device memory (either may be 0), a
- * non-blocking stream and an event.  opt may be NULL. */
+ * non-blocking stream and an event (two timing events with opt->timing).
+ * opt may be NULL.  The depth starts at `slots`. */
 CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host_bytes,
                                           size_t device_bytes,
                                           const cuxfer_ring_options *opt)
@@ -2231,6 +2471,7 @@ CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host
     if (!r->slots)
         return cuxfer_impl_fail(cudaErrorMemoryAllocation, "cuxfer_ring_create: out of memory");
     r->count = slots;
+    r->depth = slots;
     r->device = cuxfer_impl_current_device();
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
@@ -2251,11 +2492,14 @@ CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host
             err = cuxfer_host_alloc(&s->host, host_bytes, 1,
                                     o.host_flags | (o.ndevices > 1 ? cudaHostAllocPortable : 0u));
         if (err == cudaSuccess && device_bytes)
-            err = cudaMalloc(&s->device, device_bytes);
+            err = cuxfer_device_alloc(&s->device, device_bytes, 1);
         if (err == cudaSuccess)
             err = cudaStreamCreateWithPriority(&s->stream, cudaStreamNonBlocking, prio);
         if (err == cudaSuccess)
-            err = cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming);
+            err = cudaEventCreateWithFlags(&s->done, o.timing ? cudaEventDefault
+                                                              : cudaEventDisableTiming);
+        if (err == cudaSuccess && o.timing)
+            err = cudaEventCreateWithFlags(&s->start, cudaEventDefault);
         cuxfer_impl_restore_device(saved);
     }
     if (err != cudaSuccess) {
@@ -2267,42 +2511,166 @@ CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host
     return cudaSuccess;
 }
 
+/* Take a free slot: one atomic exchange, no lock. */
+CUXFER_API int cuxfer_impl_ring_try_hold(cuxfer_ring_slot *s)
+{
+    int zero = 0;
+    return __atomic_compare_exchange_n(&s->held, &zero, 1, 0, __ATOMIC_SEQ_CST,
+                                       __ATOMIC_SEQ_CST);
+}
+
 /* The next slot, in order, once its previous submission has completed: the
  * CPU can then refill its host buffer (the source of the last upload is no
  * longer being read) and read the results of its last download.  Blocks
  * while another thread holds the slot or the GPU still works on it.  On a
  * failed previous submission returns that error (the slot is still
- * handed out, so the caller can submit or give it back). */
+ * handed out, so the caller can submit or give it back).  *slot is set on
+ * every path (NULL on a refusal).  A free slot costs no lock and no device
+ * query: a ticket (atomic add), an exchange and cudaEventSynchronize of an
+ * event that is usually complete already. */
 CUXFER_API cudaError_t cuxfer_ring_acquire(cuxfer_ring *r, cuxfer_ring_slot **slot)
 {
     cuxfer_ring_slot *s;
+    unsigned long long t;
+    int depth;
     cudaError_t err;
+    if (slot)
+        *slot = NULL;
     if (!r || !r->slots || !slot)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_acquire: %s",
                                 slot ? "ring not created" : "slot is NULL");
-    *slot = NULL;
-    pthread_mutex_lock(&r->mu);
-    s = &r->slots[r->next % (unsigned long long)r->count];
-    ++r->next;
-    while (s->held)
-        pthread_cond_wait(&r->cv, &r->mu);
-    s->held = 1;
-    pthread_mutex_unlock(&r->mu);
+    depth = __atomic_load_n(&r->depth, __ATOMIC_ACQUIRE);
+    t = __atomic_fetch_add(&r->next, 1ull, __ATOMIC_RELAXED);
+    s = &r->slots[t % (unsigned long long)depth];
+    if (!cuxfer_impl_ring_try_hold(s)) {
+        /* Announce the sleeper before re-checking, so a release either sees
+         * it (and signals) or happened before the re-check (which wins). */
+        pthread_mutex_lock(&r->mu);
+        __atomic_add_fetch(&r->waiters, 1, __ATOMIC_SEQ_CST);
+        while (!cuxfer_impl_ring_try_hold(s))
+            pthread_cond_wait(&r->cv, &r->mu);
+        __atomic_sub_fetch(&r->waiters, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_unlock(&r->mu);
+    }
     err = cudaEventSynchronize(s->done);
     *slot = s;
     return err;
 }
 
-/* Hand a slot back without submitting anything. */
+/* Hand a slot back without submitting anything.  Takes the lock only when
+ * a thread sleeps in acquire. */
 CUXFER_API cudaError_t cuxfer_ring_release(cuxfer_ring *r, cuxfer_ring_slot *slot)
 {
-    if (!r || !slot || !slot->held)
+    int one = 1;
+    if (!r || !slot ||
+        !__atomic_compare_exchange_n(&slot->held, &one, 0, 0, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST))
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_release: slot not held");
-    pthread_mutex_lock(&r->mu);
-    slot->held = 0;
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
+    if (__atomic_load_n(&r->waiters, __ATOMIC_SEQ_CST) > 0) {
+        pthread_mutex_lock(&r->mu);
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+    }
     return cudaSuccess;
+}
+
+/* The number of slots the ring was created with (its capacity); 0 for a
+ * NULL or zeroed ring. */
+CUXFER_API int cuxfer_ring_slots(const cuxfer_ring *r)
+{
+    return r && r->slots ? r->count : 0;
+}
+
+/* The number of slots in use (cuxfer_ring_set_depth); 0 for a NULL or
+ * zeroed ring. */
+CUXFER_API int cuxfer_ring_depth(const cuxfer_ring *r)
+{
+    return r && r->slots ? __atomic_load_n(&r->depth, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* Use only slots 0..depth-1 from now on (1 <= depth <= the capacity): one
+ * ring serves as single, double or deeper buffering without re-creating
+ * it.  Refused (cudaErrorNotPermitted) while a slot is held; not to be
+ * called concurrently with acquire.  Hand-out restarts at slot 0; slots
+ * beyond the depth keep their last submission, which drain still waits
+ * for. */
+CUXFER_API cudaError_t cuxfer_ring_set_depth(cuxfer_ring *r, int depth)
+{
+    int i;
+    if (!r || !r->slots)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_set_depth: ring not created");
+    if (depth < 1 || depth > r->count)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_ring_set_depth: depth %d is outside 1..%d (the "
+                                "ring's slots)", depth, r->count);
+    for (i = 0; i < r->count; ++i)
+        if (__atomic_load_n(&r->slots[i].held, __ATOMIC_ACQUIRE))
+            return cuxfer_impl_fail(cudaErrorNotPermitted,
+                                    "cuxfer_ring_set_depth: slot %d is held", i);
+    __atomic_store_n(&r->next, 0ull, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->depth, depth, __ATOMIC_RELEASE);
+    return cudaSuccess;
+}
+
+/* Slot i's stream (0 <= i < cuxfer_ring_slots), without acquiring the
+ * slot: to make other streams wait for it, or to time around it.  Work
+ * queued there directly is ordered with the slot's submissions but not
+ * covered by its event.  *s is set on every path (NULL on a refusal). */
+CUXFER_API cudaError_t cuxfer_ring_stream(const cuxfer_ring *r, int i, cudaStream_t *s)
+{
+    if (s)
+        *s = NULL;
+    if (!r || !r->slots || !s)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_stream: %s",
+                                s ? "ring not created" : "stream pointer is NULL");
+    if (i < 0 || i >= r->count)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_ring_stream: slot %d is outside 0..%d", i, r->count - 1);
+    *s = r->slots[i].stream;
+    return cudaSuccess;
+}
+
+/* Milliseconds the slot's last submission took on the GPU, from before its
+ * upload to after its download (timing rings: cuxfer_ring_options.timing).
+ * wait: CUXFER_WAIT blocks until it ends, CUXFER_NOWAIT returns
+ * cudaErrorNotReady while it runs (one cudaEventQuery).  *ms is set on
+ * every path (0 unless timed). */
+CUXFER_API cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wait, float *ms)
+{
+    cudaError_t err;
+    if (ms)
+        *ms = 0.0f;
+    if (!slot || !ms)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_slot_ms: %s is NULL",
+                                ms ? "slot" : "ms");
+    if (!slot->start)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_ring_slot_ms: slot %d is not timed (create the "
+                                "ring with cuxfer_ring_options.timing)", slot->index);
+    if (slot->uses == 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_ring_slot_ms: slot %d has no submission yet",
+                                slot->index);
+    err = wait == CUXFER_WAIT ? cudaEventSynchronize(slot->done) : cudaEventQuery(slot->done);
+    if (err != cudaSuccess) {
+        if (err == cudaErrorNotReady)
+            (void)cudaGetLastError();
+        return err;
+    }
+    return cudaEventElapsedTime(ms, slot->start, slot->done);
+}
+
+/* Make slot_dev current for a submission, querying the device once: a
+ * ring on the caller's device switches nothing and restores nothing.
+ * *saved is -1 when nothing was switched. */
+CUXFER_API cudaError_t cuxfer_impl_ring_enter(int slot_dev, int *saved)
+{
+    int cur = cuxfer_impl_current_device();
+    *saved = -1;
+    if (slot_dev < 0 || slot_dev == cur)
+        return cudaSuccess;
+    *saved = cur;
+    return cudaSetDevice(slot_dev);
 }
 
 /* Queue the job on the slot's stream (upload, the caller's work,
@@ -2314,7 +2682,7 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
     size_t end_h, end_d;
     int saved;
     cudaError_t err = cudaSuccess, rec, e;
-    if (!r || !slot || !job || !slot->held)
+    if (!r || !slot || !job || !__atomic_load_n(&slot->held, __ATOMIC_ACQUIRE))
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_submit: %s",
                                 !job ? "job is NULL" : "slot not acquired");
     if (job->h2d_bytes > slot->host_bytes || job->h2d_bytes > slot->device_bytes)
@@ -2331,9 +2699,11 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
                                "device %zu)", job->d2h_bytes, job->d2h_host_offset,
                                job->d2h_device_offset, slot->host_bytes, slot->device_bytes);
     /* The slot's device is current for the copies and the caller's work. */
-    e = cuxfer_impl_use_device(slot->device_id, &saved);
+    e = cuxfer_impl_ring_enter(slot->device_id, &saved);
     if (err == cudaSuccess)
         err = e;
+    if (err == cudaSuccess && slot->start)
+        err = cudaEventRecord(slot->start, slot->stream);
     if (err == cudaSuccess && job->h2d_bytes)
         err = cudaMemcpyAsync(slot->device, slot->host, job->h2d_bytes,
                               cudaMemcpyHostToDevice, slot->stream);
@@ -2348,7 +2718,8 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
     rec = cudaEventRecord(slot->done, slot->stream);
     if (err == cudaSuccess)
         err = rec;
-    cuxfer_impl_restore_device(saved);
+    if (saved >= 0 && cudaSetDevice(saved) != cudaSuccess)
+        (void)cudaGetLastError();
     ++slot->uses;
     (void)cuxfer_ring_release(r, slot);
     return err;
@@ -3464,6 +3835,7 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
     memset(&o, 0, sizeof o);
     if (opt)
         o = *opt;
+    memset(out, 0, sizeof *out); /* set on every path (after reading opt: out may be opt) */
     if (o.slots == 0)
         o.slots = 4;
     if (o.slot_bytes == 0)

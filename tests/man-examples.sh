@@ -1,11 +1,18 @@
 #!/bin/sh
 # The EXAMPLES of every section 3 man page compile and link: each
 # `.Bd -literal` block of the EXAMPLES section is a complete C99 program,
-# built warning-free against the header and the CUDA runtime (never run:
-# this machine may have no GPU).  A page without an EXAMPLES program fails,
+# built warning-free against the header and the CUDA runtime at -O2, where
+# GCC's -Wmaybe-uninitialized sees outputs left unset, and compiled by
+# nvcc -O2 too when it is present, as the C they are (tests/outputs-set.sh
+# covers CUDA C++); never run: this machine may have no GPU.  A page without an EXAMPLES program fails,
 # except the overview cuxfer.3.  Nothing is written into $top_srcdir.
 : "${top_srcdir:=.}"
 : "${CC:=cc}"
+first_word() { set -- $1; echo "$1"; }
+have_nvcc=
+if [ -n "$NVCC" ] && command -v "$(first_word "$NVCC")" >/dev/null 2>&1; then
+    have_nvcc=1
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-mx.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -53,16 +60,21 @@ for p in $pages; do
         b=$((b + 1))
         src="$tmp/$name.$b.c"
         # shellcheck disable=SC2086 # the flag variables are word lists
-        if ! $CC -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror \
+        if ! $CC -std=c99 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror \
                 -pedantic -I"$top_srcdir/include" $CUDA_CPPFLAGS \
                 -o "$tmp/$name.$b" "$src" $CUDA_LDFLAGS $CUDA_LIBS \
                 $PTHREAD_LIBS >"$tmp/log" 2>&1; then
             failed="$failed $b"
             sed "s|^|# $name.3 example $b: |" "$tmp/log" >>"$tmp/diag"
+        elif [ -n "$have_nvcc" ] && ! $NVCC -x c -O2 -Werror all-warnings \
+                -Xcompiler -Wall,-Wextra,-Werror -I"$top_srcdir/include" \
+                -c -o "$tmp/$name.$b.o" "$src" >"$tmp/log" 2>&1; then
+            failed="$failed $b(nvcc)"
+            sed "s|^|# $name.3 example $b (nvcc): |" "$tmp/log" >>"$tmp/diag"
         fi
     done
     if [ -z "$failed" ]; then
-        echo "ok $i - $name.3: $blocks example(s) compile and link"
+        echo "ok $i - $name.3: $blocks example(s) compile and link at -O2${have_nvcc:+ (and under nvcc)}"
     else
         echo "not ok $i - $name.3: example(s)$failed do not compile"
         cat "$tmp/diag"

@@ -326,6 +326,118 @@ static void bench_enqueue(cudaStream_t s)
     cudaFree(d);
 }
 
+/* --- enqueue cost from 8 threads at once ---------------------------------- */
+
+/* Each of 8 threads enqueues small pinned H2D copies on its own gated
+ * stream, all starting together; the cost is the median over threads of
+ * the per-copy time.  With `bufs` > 8 source buffers per thread the
+ * sources rotate past the per-thread classification cache, so every
+ * checked copy looks its source up in the process-wide registry: the case
+ * that shows whether readers contend. */
+enum { MT_THREADS = 8, MT_BATCH = 200, MT_BUFS = 16 };
+struct mt_arg {
+    copy1d_fn f;
+    cudaStream_t s;
+    void *dst;
+    void *src[MT_BUFS];
+    int bufs;
+    double us;
+};
+static pthread_barrier_t mt_barrier;
+
+static void *mt_worker(void *p)
+{
+    struct mt_arg *a = (struct mt_arg *)p;
+    double t0;
+    int c;
+    pthread_barrier_wait(&mt_barrier);
+    t0 = now_us();
+    for (c = 0; c < MT_BATCH; ++c)
+        BENCH_CHECK(a->f(a->dst, a->src[c % a->bufs], 4096, a->s));
+    a->us = (now_us() - t0) / MT_BATCH;
+    return NULL;
+}
+
+static stat time_enqueue_mt(copy1d_fn f, struct mt_arg *args, int bufs)
+{
+    double v[64], per[MT_THREADS];
+    pthread_t th[MT_THREADS];
+    int r, i;
+    for (r = -3; r < reps; ++r) {
+        __atomic_store_n(&gate_flag, 0, __ATOMIC_RELEASE);
+        for (i = 0; i < MT_THREADS; ++i) {
+            BENCH_CHECK(cudaLaunchHostFunc(args[i].s, gate_fn, &gate_flag));
+            args[i].f = f;
+            args[i].bufs = bufs;
+        }
+        for (i = 0; i < MT_THREADS; ++i)
+            if (pthread_create(&th[i], NULL, mt_worker, &args[i]) != 0) {
+                fprintf(stderr, "xferbench: pthread_create failed\n");
+                exit(1);
+            }
+        for (i = 0; i < MT_THREADS; ++i) {
+            pthread_join(th[i], NULL);
+            per[i] = args[i].us;
+        }
+        gate_open();
+        for (i = 0; i < MT_THREADS; ++i)
+            BENCH_CHECK(cudaStreamSynchronize(args[i].s));
+        if (r >= 0)
+            v[r] = stats(per, MT_THREADS).median;
+    }
+    return stats(v, reps);
+}
+
+static void bench_enqueue_mt(void)
+{
+    struct mt_arg args[MT_THREADS];
+    unsigned char *check;
+    stat raw, cux;
+    int i, b, round;
+    if (!want("enqueue-8t"))
+        return;
+    memset(args, 0, sizeof args);
+    if (pthread_barrier_init(&mt_barrier, NULL, MT_THREADS) != 0) {
+        fprintf(stderr, "xferbench: pthread_barrier_init failed\n");
+        exit(1);
+    }
+    for (i = 0; i < MT_THREADS; ++i) {
+        BENCH_CHECK(cudaStreamCreateWithFlags(&args[i].s, cudaStreamNonBlocking));
+        BENCH_CHECK(cuxfer_device_alloc(&args[i].dst, 4096, 1));
+        for (b = 0; b < MT_BUFS; ++b) {
+            args[i].src[b] = pinned(4096);
+            fill(args[i].src[b], 4096, (unsigned)(i * MT_BUFS + b));
+        }
+    }
+    for (b = 1; b <= MT_BUFS; b += MT_BUFS - 1) {
+        const char *name = b == 1 ? "enqueue-8t 8 threads x 4 KiB H2D (cost)"
+                                  : "enqueue-8t 8 threads, 16 bufs each (cost)";
+        for (round = 0; round < 3; ++round) {
+            raw = time_enqueue_mt(raw_copy, args, b);
+            cux = time_enqueue_mt(cux_copy, args, b);
+        }
+        report(name, "us", raw, cux, 1, 1.10, "<=1.10x");
+    }
+    /* The last copy of each thread came from src[(MT_BATCH - 1) % 16]. */
+    check = (unsigned char *)malloc(4096);
+    if (!check) {
+        fprintf(stderr, "xferbench: out of memory\n");
+        exit(1);
+    }
+    for (i = 0; i < MT_THREADS; ++i) {
+        BENCH_CHECK(cudaMemcpy(check, args[i].dst, 4096, cudaMemcpyDeviceToHost));
+        verify(args[i].src[(MT_BATCH - 1) % MT_BUFS], check, 4096, "enqueue-8t");
+    }
+    free(check);
+    for (i = 0; i < MT_THREADS; ++i) {
+        for (b = 0; b < MT_BUFS; ++b)
+            cuxfer_host_free(args[i].src[b]);
+        cuxfer_device_free(args[i].dst);
+        cudaStreamDestroy(args[i].s);
+    }
+    pthread_barrier_destroy(&mt_barrier);
+}
+
 /* --- 2D rows -------------------------------------------------------------- */
 
 static cuxfer_plan2d planner;
@@ -968,6 +1080,7 @@ int main(int argc, char **argv)
 
     bench_link(s1, s2, &t);
     bench_enqueue(s1);
+    bench_enqueue_mt();
     bench_2d(s1, &t);
     bench_image(s1, &t);
     bench_pool();
