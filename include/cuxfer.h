@@ -324,7 +324,10 @@ CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
 {
     int dev = -1;
 #if CUDART_VERSION >= 12080
-    if (cudaStreamGetDevice(s, &dev) == cudaSuccess && dev >= 0)
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query */
+    cudaError_t err = cudaStreamGetDevice(s, &dev);
+    cuxfer_impl_relax_end(rx);
+    if (err == cudaSuccess && dev >= 0)
         return dev;
     (void)cudaGetLastError();
 #else
