@@ -723,7 +723,13 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_host_alloc: unknown flags 0x%x", flags & ~known);
     CUXFER_TRY(cuxfer_impl_bytes("cuxfer_host_alloc", count, elem_size, &bytes));
-    err = cudaHostAlloc(p, bytes, flags);
+    {
+        /* Relaxed: pinning touches no stream, so another thread's Global
+         * capture survives it (as in PyTorch's host allocator). */
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+        err = cudaHostAlloc(p, bytes, flags);
+        cuxfer_impl_relax_end(rx);
+    }
     if (err != cudaSuccess) {
         *p = NULL;
         (void)cudaGetLastError();
@@ -737,10 +743,15 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
 /* Free memory from cuxfer_host_alloc; NULL is a no-op. */
 CUXFER_API cudaError_t cuxfer_host_free(void *p)
 {
+    cuxfer_impl_relax rx;
+    cudaError_t err;
     if (!p)
         return cudaSuccess;
     cuxfer_impl_reg_remove(p);
-    return cudaFreeHost(p);
+    rx = cuxfer_impl_relax_begin(); /* no stream: keep other threads' captures */
+    err = cudaFreeHost(p);
+    cuxfer_impl_relax_end(rx);
+    return err;
 }
 
 /* Page-lock memory the caller already has (a decoded image, an mmap'd
@@ -778,7 +789,11 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
                                     "cudaHostRegisterReadOnly", dev);
     }
 #endif
-    err = cudaHostRegister(p, bytes, flags);
+    {
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* no stream, as above */
+        err = cudaHostRegister(p, bytes, flags);
+        cuxfer_impl_relax_end(rx);
+    }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         return cuxfer_impl_fail(err, "cuxfer_host_register: %p, %zu bytes: %s", p,
@@ -795,7 +810,11 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_unregister: p is NULL");
     cuxfer_impl_reg_remove(p);
-    err = cudaHostUnregister(p);
+    {
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* no stream, as above */
+        err = cudaHostUnregister(p);
+        cuxfer_impl_relax_end(rx);
+    }
     if (err != cudaSuccess)
         (void)cudaGetLastError();
     return err;

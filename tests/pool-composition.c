@@ -37,7 +37,7 @@ static void CUDART_CB hold(void *arg)
 {
     long i;
     (void)arg;
-    for (i = 0; i < 200000000L && !__atomic_load_n(&gate, __ATOMIC_ACQUIRE); ++i)
+    for (i = 0; i < 20000000L && !__atomic_load_n(&gate, __ATOMIC_ACQUIRE); ++i)
         sched_yield();
 }
 
