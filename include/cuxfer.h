@@ -837,8 +837,10 @@ CUXFER_API int cuxfer_managed_concurrent(int device)
         return 0;
     c = __atomic_load_n(&cuxfer_impl_managed_cap[device], __ATOMIC_ACQUIRE);
     if (c == 0) {
-        if (cudaDeviceGetAttribute(&v, cudaDevAttrConcurrentManagedAccess,
-                                   device) != cudaSuccess) {
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query: keep captures */
+        cudaError_t err = cudaDeviceGetAttribute(&v, cudaDevAttrConcurrentManagedAccess, device);
+        cuxfer_impl_relax_end(rx);
+        if (err != cudaSuccess) {
             (void)cudaGetLastError();
             return 0; /* not cached: a failed query may be transient */
         }
@@ -910,8 +912,10 @@ CUXFER_API cudaError_t cuxfer_impl_managed_check(const char *call, const void *p
                                 call, target);
     if (target >= 0) {
         int n = 0;
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query: keep captures */
         if (cudaGetDeviceCount(&n) != cudaSuccess)
             (void)cudaGetLastError();
+        cuxfer_impl_relax_end(rx);
         if (target >= n)
             return cuxfer_impl_fail(cudaErrorInvalidDevice,
                                     "%s: device %d does not exist (%d device(s))", call, target, n);
