@@ -322,8 +322,8 @@ CUXFER_API void cuxfer_impl_relax_end(cuxfer_impl_relax r)
  * current device's).  -1 when there is none. */
 CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
 {
-    int dev = -1;
 #if CUDART_VERSION >= 12080
+    int dev = -1;
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query */
     cudaError_t err = cudaStreamGetDevice(s, &dev);
     cuxfer_impl_relax_end(rx);
