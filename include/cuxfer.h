@@ -3517,14 +3517,14 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
     CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, cuxfer_impl_classify_cached(dst->ptr, NULL)));
     CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, cuxfer_impl_classify_cached(src->ptr, NULL)));
     err = cudaEventRecord(p->ev_fork, s);
-    if (err == cudaErrorInvalidResourceHandle) {
-        /* before 12.8 the way to learn that s is another device's stream:
-         * nothing was queued, the direct copy works on any stream */
+    if (err != cudaSuccess) {
+        /* Before 12.8 the way to learn that s is another device's stream
+         * (cudaErrorInvalidResourceHandle).  Nothing was queued, and the
+         * direct copy works on any stream - or fails with the stream's own
+         * error, which it then reports. */
         (void)cudaGetLastError();
         return cuxfer_copy2d_async(dst, src, s);
     }
-    if (err != cudaSuccess)
-        return err;
     err = strategy == CUXFER_PLAN_SPAN ? cuxfer_impl_plan_span(p, dst, src, s)
                                        : cuxfer_impl_plan_pack(p, dst, src, s);
 #ifdef CUXFER_DEBUG_SYNC

@@ -41,6 +41,9 @@ static void CUDART_CB hold(void *arg)
         sched_yield();
 }
 
+static int rows_equal(const cuxfer_view *got, const unsigned char *want, size_t wpitch,
+                      int poison);
+
 static double now_ms(void)
 {
     struct timespec t;
@@ -199,6 +202,41 @@ static void two_devices(void)
         is_string("", cuxfer_last_reason(), "a copy that works leaves no reason behind");
     }
 
+    /* a plan of device 0 on device 1's stream: DIRECT, exact */
+    {
+        const size_t w = 8, h = 30011, hp = 24;
+        cuxfer_plan2d p;
+        cuxfer_plan2d_options o;
+        cuxfer_view src, dv1, back;
+        void *hb = NULL, *bb = NULL;
+        memset(&o, 0, sizeof o);
+        o.chunk_bytes = 16 * 1024;
+        o.strategy = CUXFER_PLAN_SPAN;
+        GPU_MUST(cuxfer_plan2d_create(&p, &o)); /* on device 0 */
+        GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
+        GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
+        GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
+        GPU_MUST(cuxfer_view_wrap(&back, bb, hp, w, h, 1));
+        GPU_MUST(cudaSetDevice(1));
+        GPU_MUST(cuxfer_view_alloc_device(&dv1, w, h, 1));
+        GPU_MUST(cudaSetDevice(0));
+        fill_pattern(hb, hp * h, 77);
+        memset(bb, 0x5A, hp * h);
+        ok(cuxfer_plan2d_choose(&p, &dv1, &src) == CUXFER_PLAN_SPAN, "the plan would use SPAN");
+        GPU_OK(cuxfer_plan2d_copy_async(&p, &dv1, &src, s1),
+               "a device-0 plan copies on device 1's stream");
+        GPU_OK(cuxfer_copy2d_async(&back, &dv1, s1), "and back");
+        GPU_OK(cudaStreamSynchronize(s1), "sync");
+        ok(rows_equal(&back, (const unsigned char *)hb, hp, 0x5A), "byte-exact (DIRECT)");
+        is_int(cudaSuccess, cudaGetLastError(), "no error left behind by the detour");
+        GPU_OK(cuxfer_plan2d_destroy(&p), "destroy the plan");
+        GPU_MUST(cudaSetDevice(1));
+        GPU_MUST(cuxfer_view_free(&dv1));
+        GPU_MUST(cudaSetDevice(0));
+        GPU_MUST(cuxfer_host_free(hb));
+        GPU_MUST(cuxfer_host_free(bb));
+    }
+
     /* a calibration that fails (a stream of the other device) keeps the
      * plan's strategy */
     {
@@ -242,6 +280,45 @@ static int rows_equal(const cuxfer_view *got, const unsigned char *want, size_t 
             }
     }
     return 1;
+}
+
+/* The planner's SPAN and PACK on the default streams: a round trip, exact. */
+static void planner_on_default_streams(void)
+{
+    static const char *const names[] = {"stream 0", "cudaStreamLegacy", "cudaStreamPerThread"};
+    const cudaStream_t streams[] = {(cudaStream_t)0, cudaStreamLegacy, cudaStreamPerThread};
+    const size_t w = 8, h = 30011, hp = 24;
+    cuxfer_plan2d up, down;
+    cuxfer_plan2d_options o;
+    cuxfer_view src, dev, back;
+    void *hb = NULL, *bb = NULL;
+    int k;
+    memset(&o, 0, sizeof o);
+    o.chunk_bytes = 16 * 1024;
+    o.strategy = CUXFER_PLAN_SPAN;
+    GPU_MUST(cuxfer_plan2d_create(&up, &o));
+    o.strategy = CUXFER_PLAN_PACK;
+    GPU_MUST(cuxfer_plan2d_create(&down, &o));
+    GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
+    GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
+    GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
+    GPU_MUST(cuxfer_view_wrap(&back, bb, hp, w, h, 1));
+    GPU_MUST(cuxfer_view_alloc_device(&dev, w, h, 1));
+    for (k = 0; k < 3; ++k) {
+        cudaStream_t s = streams[k];
+        fill_pattern(hb, hp * h, (unsigned)(60 + k));
+        memset(bb, 0x5A, hp * h);
+        GPU_OK(cuxfer_plan2d_copy_async(&up, &dev, &src, s), "%s (%s): SPAN upload", names[k], BUILD);
+        GPU_OK(cuxfer_plan2d_copy_async(&down, &back, &dev, s), "%s: PACK download", names[k]);
+        GPU_OK(cudaStreamSynchronize(s), "%s: sync", names[k]);
+        ok(rows_equal(&back, (const unsigned char *)hb, hp, 0x5A),
+           "%s: SPAN + PACK round trip byte-exact, gaps untouched", names[k]);
+    }
+    GPU_OK(cuxfer_plan2d_destroy(&up), "destroy");
+    GPU_OK(cuxfer_plan2d_destroy(&down), "destroy");
+    GPU_MUST(cuxfer_view_free(&dev));
+    GPU_MUST(cuxfer_host_free(hb));
+    GPU_MUST(cuxfer_host_free(bb));
 }
 
 /* Item 3: SPAN and PACK captured in each mode, 3 replays, then ordinary. */
@@ -540,6 +617,7 @@ int main(void)
     GPU_MUST(cudaSetDevice(0));
     pool_on_default_streams();
     pool_release_in_capture();
+    planner_on_default_streams();
     planner_in_graphs();
     global_capture_elsewhere();
     overlap_on_device();
