@@ -523,10 +523,12 @@ static void global_capture_elsewhere(void)
     ok(b.ptr != first, "the pending block was not handed out");
     GPU_OK(cuxfer_pinned_pool_acquire(&pool, 3000, &m), "acquire another class (a miss)");
     GPU_OK(cuxfer_pinned_pool_release(&pool, &m, CUXFER_POOL_IDLE), "release idle");
+    /* open the gate first: cudaFreeHost may wait for the device, and the
+     * scatters below need CUDA's host-function thread */
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
     GPU_OK(cuxfer_pinned_pool_trim(&pool), "trim (cudaFreeHost of an idle block)");
     GPU_OK(cuxfer_copy_async(dev, fresh, 4096, s),
            "a copy classifying new pointers (cudaPointerGetAttributes)");
-    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE); /* the scatters need the host-function thread */
     GPU_OK(cuxfer_plan2d_copy_async(&p, &hv, &dv, s),
            "a PACK copy of 300 chunks, more than its 256 records (cudaStreamQuery)");
     /* -- end of the window -- */
