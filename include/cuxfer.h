@@ -296,6 +296,73 @@ CUXFER_API void cuxfer_impl_restore_device(int saved)
         (void)cudaSetDevice(saved);
 }
 
+/* Capture safety.  While any thread captures a stream in
+ * cudaStreamCaptureModeGlobal, a "potentially unsafe" call (cudaEventQuery,
+ * cudaStreamQuery, cudaHostAlloc, cudaFreeHost, cudaEventCreate, pointer
+ * and device queries...) from any thread not in Relaxed mode invalidates
+ * that capture.  cuxfer's bookkeeping calls of this kind touch no captured
+ * stream (they query, allocate or free objects no graph uses), so they run
+ * with the calling thread switched to Relaxed, as PyTorch's caching
+ * allocators do; cuxfer_impl_relax_end restores the thread's mode.  Never
+ * used around work queued on the caller's stream. */
+typedef struct cuxfer_impl_relax {
+    enum cudaStreamCaptureMode mode;
+    int switched;
+} cuxfer_impl_relax;
+
+CUXFER_API cuxfer_impl_relax cuxfer_impl_relax_begin(void)
+{
+    cuxfer_impl_relax r;
+    r.mode = cudaStreamCaptureModeRelaxed;
+    r.switched = cudaThreadExchangeStreamCaptureMode(&r.mode) == cudaSuccess;
+    if (!r.switched)
+        (void)cudaGetLastError();
+    return r;
+}
+
+CUXFER_API void cuxfer_impl_relax_end(cuxfer_impl_relax r)
+{
+    if (r.switched && cudaThreadExchangeStreamCaptureMode(&r.mode) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
+/* The device a stream belongs to: cudaStreamGetDevice where the runtime
+ * has it (12.8+), else the calling thread's current device (the special
+ * handles 0, cudaStreamLegacy and cudaStreamPerThread always mean the
+ * current device's).  -1 when there is none. */
+CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
+{
+#if CUDART_VERSION >= 12080
+    int dev = -1;
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query */
+    cudaError_t err = cudaStreamGetDevice(s, &dev);
+    cuxfer_impl_relax_end(rx);
+    if (err == cudaSuccess && dev >= 0)
+        return dev;
+    (void)cudaGetLastError();
+#else
+    (void)s;
+#endif
+    return cuxfer_impl_current_device();
+}
+
+/* Whether work may be queued on s for cuxfer's own purposes: 0 when s is
+ * not capturing, 1 when it is (status active or invalidated), or the
+ * error cudaStreamIsCapturing gave (cudaErrorStreamCaptureImplicit: s is
+ * the legacy stream while a blocking stream captures).  The query is not
+ * one of the unsafe calls; it changes no capture. */
+CUXFER_API int cuxfer_impl_capturing(cudaStream_t s, cudaError_t *err)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaError_t e = cudaStreamIsCapturing(s, &st);
+    *err = e;
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return st != cudaStreamCaptureStatusNone;
+}
+
 /* Overflow-checked multiply: 0 and *out set on success, -1 on overflow. */
 CUXFER_API int cuxfer_impl_mul(size_t a, size_t b, size_t *out)
 {
@@ -351,10 +418,13 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
 {
     struct cudaPointerAttributes a;
     cudaError_t err;
+    cuxfer_impl_relax rx;
     memset(&a, 0, sizeof a);
     if (device)
         *device = -1;
+    rx = cuxfer_impl_relax_begin(); /* a query: must not break a capture */
     err = cudaPointerGetAttributes(&a, p);
+    cuxfer_impl_relax_end(rx);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         return err == cudaErrorInvalidValue && p ? CUXFER_MEMORY_PAGEABLE
@@ -728,7 +798,13 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_host_alloc: unknown flags 0x%x", flags & ~known);
     CUXFER_TRY(cuxfer_impl_bytes("cuxfer_host_alloc", count, elem_size, &bytes));
-    err = cudaHostAlloc(p, bytes, flags);
+    {
+        /* Relaxed: pinning touches no stream, so another thread's Global
+         * capture survives it (as in PyTorch's host allocator). */
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+        err = cudaHostAlloc(p, bytes, flags);
+        cuxfer_impl_relax_end(rx);
+    }
     if (err != cudaSuccess) {
         *p = NULL;
         (void)cudaGetLastError();
@@ -742,10 +818,15 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
 /* Free memory from cuxfer_host_alloc; NULL is a no-op. */
 CUXFER_API cudaError_t cuxfer_host_free(void *p)
 {
+    cuxfer_impl_relax rx;
+    cudaError_t err;
     if (!p)
         return cudaSuccess;
     cuxfer_impl_reg_remove(p);
-    return cudaFreeHost(p);
+    rx = cuxfer_impl_relax_begin(); /* no stream: keep other threads' captures */
+    err = cudaFreeHost(p);
+    cuxfer_impl_relax_end(rx);
+    return err;
 }
 
 /* Page-lock memory the caller already has (a decoded image, an mmap'd
@@ -783,7 +864,11 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
                                     "cudaHostRegisterReadOnly", dev);
     }
 #endif
-    err = cudaHostRegister(p, bytes, flags);
+    {
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* no stream, as above */
+        err = cudaHostRegister(p, bytes, flags);
+        cuxfer_impl_relax_end(rx);
+    }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         return cuxfer_impl_fail(err, "cuxfer_host_register: %p, %zu bytes: %s", p,
@@ -800,7 +885,11 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_unregister: p is NULL");
     cuxfer_impl_reg_remove(p);
-    err = cudaHostUnregister(p);
+    {
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* no stream, as above */
+        err = cudaHostUnregister(p);
+        cuxfer_impl_relax_end(rx);
+    }
     if (err != cudaSuccess)
         (void)cudaGetLastError();
     return err;
@@ -903,8 +992,10 @@ CUXFER_API int cuxfer_managed_concurrent(int device)
         return 0;
     c = __atomic_load_n(&cuxfer_impl_managed_cap[device], __ATOMIC_ACQUIRE);
     if (c == 0) {
-        if (cudaDeviceGetAttribute(&v, cudaDevAttrConcurrentManagedAccess,
-                                   device) != cudaSuccess) {
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query: keep captures */
+        cudaError_t err = cudaDeviceGetAttribute(&v, cudaDevAttrConcurrentManagedAccess, device);
+        cuxfer_impl_relax_end(rx);
+        if (err != cudaSuccess) {
             (void)cudaGetLastError();
             return 0; /* not cached: a failed query may be transient */
         }
@@ -976,8 +1067,10 @@ CUXFER_API cudaError_t cuxfer_impl_managed_check(const char *call, const void *p
                                 call, target);
     if (target >= 0) {
         int n = 0;
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query: keep captures */
         if (cudaGetDeviceCount(&n) != cudaSuccess)
             (void)cudaGetLastError();
+        cuxfer_impl_relax_end(rx);
         if (target >= n)
             return cuxfer_impl_fail(cudaErrorInvalidDevice,
                                     "%s: device %d does not exist (%d device(s))", call, target, n);
@@ -1329,9 +1422,14 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
     c = __atomic_load_n(&cuxfer_impl_max_pitch[dev], __ATOMIC_ACQUIRE);
     if (c)
         return c;
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxPitch, dev) != cudaSuccess || v <= 0) {
-        (void)cudaGetLastError();
-        return 0;
+    {
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* may run inside a capture */
+        cudaError_t err = cudaDeviceGetAttribute(&v, cudaDevAttrMaxPitch, dev);
+        cuxfer_impl_relax_end(rx);
+        if (err != cudaSuccess || v <= 0) {
+            (void)cudaGetLastError();
+            return 0;
+        }
     }
     __atomic_store_n(&cuxfer_impl_max_pitch[dev], (size_t)v, __ATOMIC_RELEASE);
     return (size_t)v;
@@ -1349,6 +1447,7 @@ CUXFER_IMPL_SHARED int cuxfer_impl_peer[CUXFER_IMPL_MAX_DEVICES * CUXFER_IMPL_MA
 CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
 {
     int can = 0, saved, *st;
+    cuxfer_impl_relax rx;
     cudaError_t err;
     if (dev < 0 || peer < 0 || dev >= CUXFER_IMPL_MAX_DEVICES || peer >= CUXFER_IMPL_MAX_DEVICES)
         return cuxfer_impl_fail(cudaErrorInvalidDevice,
@@ -1363,26 +1462,31 @@ CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
                                 "device %d cannot access device %d's memory", dev, peer);
     default: break;
     }
+    /* Device queries and enabling access touch no stream: Relaxed, so a
+     * copy made inside a capture (or next to another thread's) keeps it. */
+    rx = cuxfer_impl_relax_begin();
     err = cudaDeviceCanAccessPeer(&can, dev, peer);
+    if (err == cudaSuccess && can) {
+        err = cuxfer_impl_use_device(dev, &saved);
+        if (err == cudaSuccess) {
+            err = cudaDeviceEnablePeerAccess(peer, 0);
+            if (err == cudaErrorPeerAccessAlreadyEnabled) { /* another thread, or the caller */
+                (void)cudaGetLastError();
+                err = cudaSuccess;
+            }
+            cuxfer_impl_restore_device(saved);
+        }
+    }
+    cuxfer_impl_relax_end(rx);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
-        return err;
+        return cuxfer_impl_fail(err, "cuxfer_peer_enable: devices %d and %d: %s", dev, peer,
+                                cudaGetErrorName(err));
     }
     if (!can) {
         __atomic_store_n(st, 2, __ATOMIC_RELEASE);
         return cuxfer_impl_fail(cudaErrorPeerAccessUnsupported,
                                 "device %d cannot access device %d's memory", dev, peer);
-    }
-    CUXFER_TRY(cuxfer_impl_use_device(dev, &saved));
-    err = cudaDeviceEnablePeerAccess(peer, 0);
-    if (err == cudaErrorPeerAccessAlreadyEnabled) { /* another thread, or the caller */
-        (void)cudaGetLastError();
-        err = cudaSuccess;
-    }
-    cuxfer_impl_restore_device(saved);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return err;
     }
     __atomic_store_n(st, 1, __ATOMIC_RELEASE);
     return cudaSuccess;
@@ -1399,6 +1503,10 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
     if ((e1 != cudaSuccess && e1 != cudaErrorPeerAccessUnsupported) ||
         (e2 != cudaSuccess && e2 != cudaErrorPeerAccessUnsupported))
         return e1 != cudaSuccess ? e1 : e2;
+    /* No peer access is not this copy's failure (the runtime stages it
+     * through the host): leave no reason behind for a copy that works. */
+    if (e1 != cudaSuccess || e2 != cudaSuccess)
+        cuxfer_clear_reason();
     memset(&pp, 0, sizeof pp);
     pp.srcPtr.ptr = src->ptr;
     pp.srcPtr.pitch = src->pitch;
@@ -1433,9 +1541,85 @@ CUXFER_API cudaError_t cuxfer_impl_max_pitch_check(const cuxfer_view *dst,
     return cudaSuccess;
 }
 
+/* Row y of a view starts at base + y * pitch and holds w bytes. */
+struct cuxfer_impl_rows {
+    uintptr_t base;
+    size_t pitch, w, h;
+};
+
+/* The first row of r at or after row i whose end is past address x. */
+CUXFER_API size_t cuxfer_impl_row_past(const struct cuxfer_impl_rows *r, size_t i, uintptr_t x)
+{
+    size_t k;
+    if (r->base + i * r->pitch + r->w > x)
+        return i;
+    k = (size_t)(x - r->base - r->w) / r->pitch + 1; /* pitch >= w > 0 */
+    return k > i ? k : i + 1;
+}
+
+/* Byte-exact overlap of two views of the same row bytes (both valid, so
+ * no span wraps): 1 and the first clashing rows *ia, *ib when some byte
+ * belongs to a row of each.  Rows of one may fall in the other's gaps
+ * without overlapping (two sub-views of one image, side by side), so the
+ * spans only rule overlap out; equal pitches are decided in O(1), others
+ * by a sweep that jumps over the rows that cannot meet. */
+CUXFER_API int cuxfer_impl_views_overlap(const cuxfer_view *a, const cuxfer_view *b, size_t *ia,
+                                         size_t *ib)
+{
+    struct cuxfer_impl_rows ra, rb;
+    size_t i = 0, j = 0;
+    ra.base = (uintptr_t)a->ptr;
+    ra.pitch = a->pitch;
+    ra.w = a->width * a->elem_size;
+    ra.h = a->height;
+    rb.base = (uintptr_t)b->ptr;
+    rb.pitch = b->pitch;
+    rb.w = b->width * b->elem_size;
+    rb.h = b->height;
+    if (ra.w == 0 || ra.h == 0 || rb.w == 0 || rb.h == 0 || ra.w != rb.w)
+        return 0;
+    if (ra.base + (ra.h - 1) * ra.pitch + ra.w <= rb.base ||
+        rb.base + (rb.h - 1) * rb.pitch + rb.w <= ra.base)
+        return 0; /* disjoint spans */
+    if (ra.pitch == rb.pitch) {
+        /* row i of the lower view meets row j = 0 of the higher one iff
+         * |i * pitch - d| < w; only the two i around d / pitch can. */
+        const struct cuxfer_impl_rows *lo = ra.base <= rb.base ? &ra : &rb;
+        size_t d = ra.base <= rb.base ? rb.base - ra.base : ra.base - rb.base;
+        size_t k = d / lo->pitch;
+        size_t *ilo = lo == &ra ? ia : ib, *ihi = lo == &ra ? ib : ia;
+        if (k < lo->h && d - k * lo->pitch < lo->w) {
+            *ilo = k;
+            *ihi = 0;
+            return 1;
+        }
+        if (k + 1 < lo->h && (k + 1) * lo->pitch - d < lo->w) {
+            *ilo = k + 1;
+            *ihi = 0;
+            return 1;
+        }
+        return 0;
+    }
+    while (i < ra.h && j < rb.h) {
+        uintptr_t as = ra.base + i * ra.pitch, bs = rb.base + j * rb.pitch;
+        if (as + ra.w <= bs)
+            i = cuxfer_impl_row_past(&ra, i, bs);
+        else if (bs + rb.w <= as)
+            j = cuxfer_impl_row_past(&rb, j, as);
+        else {
+            *ia = i;
+            *ib = j;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Every check of cuxfer_copy2d_async that needs no device: both views
- * valid, equal extents, pitches within max_pitch (0 = unchecked) when the
- * copy is really 2D.  Pure arithmetic, so it is tested without a GPU. */
+ * valid, equal extents, no byte in both views (like cuxfer_copy_check:
+ * CUDA's copies do not handle overlap), pitches within max_pitch (0 =
+ * unchecked) when the copy is really 2D.  Pure arithmetic, so it is
+ * tested without a GPU. */
 CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
                                            const cuxfer_view *src, size_t max_pitch)
 {
@@ -1448,6 +1632,13 @@ CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
                                 "%zu-byte elements, src %zux%zu of %zu-byte elements",
                                 dst->width, dst->height, dst->elem_size, src->width,
                                 src->height, src->elem_size);
+    {
+        size_t dr = 0, sr = 0;
+        if (cuxfer_impl_views_overlap(dst, src, &dr, &sr))
+            return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                    "cuxfer_copy2d_async: dst %p and src %p overlap: dst row "
+                                    "%zu and src row %zu share bytes", dst->ptr, src->ptr, dr, sr);
+    }
     return cuxfer_impl_max_pitch_check(dst, src, max_pitch);
 }
 
@@ -1535,6 +1726,24 @@ CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s
     return cudaSuccess;
 }
 
+/* The legacy default stream (0 outside a per-thread build, or
+ * cudaStreamLegacy) while a blocking stream of the device is being
+ * captured: work queued on it would be an implicit dependency on the
+ * capture, and CUDA would fail it and invalidate the capture.  Refuse it
+ * first, with the query's error (cudaErrorStreamCaptureImplicit), so the
+ * capture survives.  Other streams cost a pointer compare. */
+CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
+{
+    cudaError_t err;
+    if (!cuxfer_impl_is_legacy_stream(s))
+        return cudaSuccess;
+    if (cuxfer_impl_capturing(s, &err) >= 0)
+        return cudaSuccess;
+    return cuxfer_impl_fail(err, "%s: the legacy default stream cannot take work while a "
+                            "blocking stream is being captured (%s)", call,
+                            cudaGetErrorName(err));
+}
+
 /* Copy src to dst (views of equal extents) on stream s, in whichever
  * direction their memory implies (cudaMemcpyDefault).  Row bytes come from
  * the views, never from the caller; both pointers are classified, checked
@@ -1550,6 +1759,7 @@ CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
     if (src->width == 0 || src->height == 0)
         return cudaSuccess;
+    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy2d_async", s));
     CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy2d_async", s));
     dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
     sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
@@ -1606,6 +1816,7 @@ CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t byte
     if (bytes == 0)
         return cudaSuccess;
     CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
+    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy_async", s));
     CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy_async", s));
     /* A pinned side rules out every misuse: no query of the other side. */
     dk = cuxfer_impl_lookup(dst, NULL);
@@ -2010,11 +2221,34 @@ CUXFER_API double cuxfer_gbps(size_t bytes, float ms)
     return ms > 0.0f ? (double)bytes / ((double)ms * 1e6) : 0.0;
 }
 
-/* Events for ordering streams, one per device per thread, made on first use
- * and kept: cudaStreamWaitEvent captures the event's latest record at the
- * time of the call, so one event can be re-recorded at once and hot loops
- * create no events. */
-CUXFER_IMPL_SHARED CUXFER_IMPL_TLS cudaEvent_t cuxfer_impl_order_event[CUXFER_IMPL_MAX_DEVICES];
+/* The event that orders two streams lives for one call: made (on the
+ * current device) right before the record, destroyed right after the wait
+ * (cudaStreamWaitEvent has taken the record by then, and CUDA frees a
+ * pending event once it completes).  An event kept per thread and device
+ * would never be destroyed when its thread exits, and would dangle after
+ * cudaDeviceReset: the runtime can hand the same handle to a new event of
+ * the program's, which cuxfer would then re-record (an ABA).  Creating
+ * and destroying touch no stream, so they run Relaxed and break no
+ * capture. */
+CUXFER_API cudaError_t cuxfer_impl_order_event_make(cudaEvent_t *ev)
+{
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+    cudaError_t err = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
+    cuxfer_impl_relax_end(rx);
+    if (err != cudaSuccess) {
+        *ev = NULL;
+        (void)cudaGetLastError();
+    }
+    return err;
+}
+
+CUXFER_API void cuxfer_impl_order_event_drop(cudaEvent_t ev)
+{
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+    if (ev && cudaEventDestroy(ev) != cudaSuccess)
+        (void)cudaGetLastError();
+    cuxfer_impl_relax_end(rx);
+}
 
 /* Make `waiter` wait, on the GPU, for everything queued so far on
  * `signaler` (record + cudaStreamWaitEvent with a timing-free event).  The
@@ -2024,7 +2258,7 @@ CUXFER_IMPL_SHARED CUXFER_IMPL_TLS cudaEvent_t cuxfer_impl_order_event[CUXFER_IM
 CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t signaler)
 {
     int dev = cuxfer_impl_current_device(), saved = -1;
-    cudaEvent_t *ev;
+    cudaEvent_t ev = NULL;
     cudaError_t err = cudaSuccess;
     if (waiter == signaler)
         return cudaSuccess;
@@ -2039,13 +2273,12 @@ CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t sign
     if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
         return cuxfer_impl_fail(cudaErrorInvalidDevice, "cuxfer_stream_wait: no current device");
     CUXFER_TRY(cuxfer_impl_use_device(dev, &saved));
-    ev = &cuxfer_impl_order_event[dev];
-    if (!*ev)
-        err = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
+    err = cuxfer_impl_order_event_make(&ev);
     if (err == cudaSuccess)
-        err = cudaEventRecord(*ev, signaler);
+        err = cudaEventRecord(ev, signaler);
     if (err == cudaSuccess)
-        err = cudaStreamWaitEvent(waiter, *ev, 0);
+        err = cudaStreamWaitEvent(waiter, ev, 0);
+    cuxfer_impl_order_event_drop(ev);
     cuxfer_impl_restore_device(saved);
     return err;
 }
@@ -2104,11 +2337,22 @@ CUXFER_API cudaError_t cuxfer_event_pool_create(cuxfer_event_pool *p, int count)
 }
 
 /* The next event, round robin.  An event comes back after `count` calls:
- * size the pool for the events you keep in flight. */
+ * size the pool for the events you keep in flight.  The index itself is
+ * kept in 0..count-1 (advanced modulo count), so the cycle has no seam: a
+ * free-running counter taken modulo count repeated an event where it
+ * wrapped at 2^32 unless count divides 2^32. */
 CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
 {
-    CUXFER_ASSERT(p && p->events);
-    return p->events[__atomic_fetch_add(&p->next, 1u, __ATOMIC_RELAXED) % (unsigned)p->count];
+    unsigned seen, idx, nxt, n;
+    CUXFER_ASSERT(p && p->events && p->count > 0);
+    n = (unsigned)p->count;
+    seen = __atomic_load_n(&p->next, __ATOMIC_RELAXED);
+    do {
+        idx = seen % n; /* also mends a counter left out of range */
+        nxt = idx + 1 == n ? 0 : idx + 1;
+    } while (!__atomic_compare_exchange_n(&p->next, &seen, nxt, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return p->events[idx];
 }
 
 /* Run fn(arg) on a CUDA-internal host thread once everything queued so far
@@ -2807,12 +3051,17 @@ struct cuxfer_impl_pblock {
     size_t size;       /* class size: bytes reserved */
     size_t requested;  /* bytes the current holder asked for */
     cudaEvent_t ready; /* recorded at a stream release; gates reuse */
+    int ready_dev;     /* the device ready was made on */
     int pending;       /* ready recorded and not yet seen complete */
     struct cuxfer_impl_pblock *next;
 };
 
-/* cuxfer_pinned_pool_release: nothing on the GPU uses the block. */
-#define CUXFER_POOL_IDLE ((cudaStream_t)0)
+/* cuxfer_pinned_pool_release: nothing on the GPU uses the block.  Not a
+ * stream anyone can hold (all bits set; CUDA's handles are aligned
+ * pointers and its special streams 0x0, 0x1, 0x2): 0, cudaStreamLegacy and
+ * cudaStreamPerThread are streams like any other and get an event, so a
+ * copy queued on the default stream is never mistaken for "idle". */
+#define CUXFER_POOL_IDLE ((cudaStream_t)(~(uintptr_t)0))
 
 /* What cuxfer_pinned_pool_acquire hands out: use ptr for size bytes. */
 typedef struct cuxfer_pinned_block {
@@ -2891,6 +3140,7 @@ CUXFER_API void cuxfer_impl_pool_release_cached(cuxfer_pinned_pool *p, size_t ne
                 pp = &b->next;
                 continue;
             }
+            b->pending = 0;
             *pp = b->next;
             p->stats.reserved -= b->size;
             cuxfer_impl_kcache_flush();
@@ -2933,7 +3183,8 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
 {
     struct cuxfer_impl_pblock **pp, *b;
     size_t cs;
-    int c;
+    int c, relaxed = 0;
+    cuxfer_impl_relax rx;
     cudaError_t err;
     if (!p || !p->ready || !blk)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_pinned_pool_acquire: %s",
@@ -2945,9 +3196,22 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_pinned_pool_acquire: %zu bytes is too large", bytes);
     c = cuxfer_impl_pool_class(bytes, &cs);
+    rx.mode = cudaStreamCaptureModeRelaxed;
+    rx.switched = 0;
     pthread_mutex_lock(&p->mu);
+    /* The queries and allocations below touch no stream; run them Relaxed
+     * so that another thread's Global-mode capture survives them (switched
+     * only when needed: a warm acquire of an idle block makes no CUDA call). */
+#define CUXFER_IMPL_POOL_RELAX()                                               \
+    do {                                                                       \
+        if (!relaxed) {                                                        \
+            rx = cuxfer_impl_relax_begin();                                    \
+            relaxed = 1;                                                       \
+        }                                                                      \
+    } while (0)
     for (pp = &p->free_lists[c]; (b = *pp) != NULL; pp = &b->next) {
         if (b->pending) {
+            CUXFER_IMPL_POOL_RELAX();
             if (cudaEventQuery(b->ready) != cudaSuccess) {
                 (void)cudaGetLastError();
                 continue; /* a copy still reads it: not yet */
@@ -2960,11 +3224,13 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
     if (b) {
         p->stats.hits++;
     } else {
+        CUXFER_IMPL_POOL_RELAX();
         if (p->opt.cap_bytes && p->stats.reserved + cs > p->opt.cap_bytes)
             cuxfer_impl_pool_release_cached(p, cs);
         if (p->opt.cap_bytes && p->stats.reserved + cs > p->opt.cap_bytes) {
             size_t held = p->stats.reserved;
             pthread_mutex_unlock(&p->mu);
+            cuxfer_impl_relax_end(rx);
             return cuxfer_impl_fail(cudaErrorMemoryAllocation,
                                     "cuxfer_pinned_pool_acquire: %zu bytes (class %zu) would "
                                     "exceed the cap of %zu bytes (%zu held)",
@@ -2976,6 +3242,7 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
             (void)cudaGetLastError();
             free(b);
             pthread_mutex_unlock(&p->mu);
+            cuxfer_impl_relax_end(rx);
             return cuxfer_impl_fail(err, "cuxfer_pinned_pool_acquire: cudaHostAlloc of %zu "
                                     "bytes: %s", cs, cudaGetErrorName(err));
         }
@@ -2985,22 +3252,79 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
         if (p->stats.reserved > p->stats.peak_reserved)
             p->stats.peak_reserved = p->stats.reserved;
     }
+#undef CUXFER_IMPL_POOL_RELAX
     b->requested = bytes;
     b->next = NULL;
     p->stats.in_use += b->size;
     p->stats.requested += bytes;
     pthread_mutex_unlock(&p->mu);
+    cuxfer_impl_relax_end(rx);
     blk->ptr = b->ptr;
     blk->size = bytes;
     blk->impl = b;
     return cudaSuccess;
 }
 
+/* Record the block's event on s, a stream that may still use the block.
+ * The event must belong to s's device: it is made there, and remade when
+ * the block moves to another device's stream (it is not pending then:
+ * acquire handed the block out only after its last event completed).  A
+ * stream being captured is refused: the graph uses the block at every
+ * launch, which no event recorded now can tell. */
+CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaStream_t s)
+{
+    cuxfer_impl_relax rx;
+    cudaError_t err = cudaSuccess;
+    int dev, saved = -1, cap = cuxfer_impl_capturing(s, &err);
+    if (cap < 0)
+        return cuxfer_impl_fail(err, "cuxfer_pinned_pool_release: stream %p cannot take an "
+                                "event now: %s; the block stays acquired", (void *)s,
+                                cudaGetErrorName(err));
+    if (cap)
+        return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
+                                "cuxfer_pinned_pool_release: stream %p is being captured: a "
+                                "graph uses the block at every launch; the block stays "
+                                "acquired: release it with CUXFER_POOL_IDLE once the graph is "
+                                "destroyed", (void *)s);
+    dev = cuxfer_impl_stream_device(s);
+    rx = cuxfer_impl_relax_begin(); /* event bookkeeping: no captured stream */
+    err = cuxfer_impl_use_device(dev, &saved);
+    if (err == cudaSuccess && b->ready && b->ready_dev != dev) {
+        (void)cudaEventDestroy(b->ready);
+        b->ready = NULL;
+    }
+    if (err == cudaSuccess && !b->ready) {
+        err = cudaEventCreateWithFlags(&b->ready, cudaEventDisableTiming);
+        if (err == cudaSuccess)
+            b->ready_dev = dev;
+        else
+            b->ready = NULL;
+    }
+    if (err == cudaSuccess)
+        err = cudaEventRecord(b->ready, s);
+    cuxfer_impl_restore_device(saved);
+    cuxfer_impl_relax_end(rx);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_pinned_pool_release: cannot record an event on "
+                                "stream %p (device %d): %s; the block stays acquired%s",
+                                (void *)s, dev, cudaGetErrorName(err),
+                                CUDART_VERSION < 12080
+                                    ? " (before CUDA 12.8 the stream's device must be current)"
+                                    : "");
+    }
+    b->pending = 1;
+    return cudaSuccess;
+}
+
 /* Give a block back.  in_use_by names the stream of a copy that may still
- * read or write the block: the block is not handed out again until the
- * work queued so far on that stream completed (event-gated reuse).  Pass
- * CUXFER_POOL_IDLE when nothing on the GPU uses it any more.  *blk is
- * zeroed. */
+ * read or write the block - any stream, 0, cudaStreamLegacy and
+ * cudaStreamPerThread included, on any device: the block is not handed out
+ * again until the work queued so far on that stream completed
+ * (event-gated reuse).  Pass CUXFER_POOL_IDLE when nothing on the GPU uses
+ * it any more.  *blk is zeroed; when the event cannot be recorded (a
+ * stream being captured, a failed context) the release is refused with
+ * the error and a reason, *blk stays acquired and nothing waits. */
 CUXFER_API cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
                                                   cuxfer_pinned_block *blk,
                                                   cudaStream_t in_use_by)
@@ -3008,26 +3332,12 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
     struct cuxfer_impl_pblock *b;
     int c;
     size_t cs;
-    cudaError_t err = cudaSuccess;
     if (!p || !p->ready || !blk || !blk->impl)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_pinned_pool_release: %s",
                                 blk && !blk->impl ? "block not acquired" : "pool not created");
     b = blk->impl;
-    if (in_use_by) {
-        if (!b->ready)
-            err = cudaEventCreateWithFlags(&b->ready, cudaEventDisableTiming);
-        if (err == cudaSuccess)
-            err = cudaEventRecord(b->ready, in_use_by);
-        if (err != cudaSuccess) {
-            /* Cannot prove the copy finished: wait for the stream instead
-             * of risking reuse under a running copy. */
-            (void)cudaGetLastError();
-            (void)cudaStreamSynchronize(in_use_by);
-            b->pending = 0;
-        } else {
-            b->pending = 1;
-        }
-    }
+    if (in_use_by != CUXFER_POOL_IDLE)
+        CUXFER_TRY(cuxfer_impl_pool_mark(b, in_use_by));
     c = cuxfer_impl_pool_class(b->size, &cs);
     pthread_mutex_lock(&p->mu);
     p->stats.in_use -= b->size;
@@ -3036,17 +3346,20 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
     p->free_lists[c] = b;
     pthread_mutex_unlock(&p->mu);
     memset(blk, 0, sizeof *blk);
-    return err;
+    return cudaSuccess;
 }
 
 /* Return every cached block that no copy still reads to the system. */
 CUXFER_API cudaError_t cuxfer_pinned_pool_trim(cuxfer_pinned_pool *p)
 {
+    cuxfer_impl_relax rx;
     if (!p || !p->ready)
         return cudaSuccess;
+    rx = cuxfer_impl_relax_begin(); /* queries and frees: no captured stream */
     pthread_mutex_lock(&p->mu);
     cuxfer_impl_pool_release_cached(p, 0);
     pthread_mutex_unlock(&p->mu);
+    cuxfer_impl_relax_end(rx);
     cuxfer_impl_kcache_flush();
     return cudaSuccess;
 }
@@ -3070,6 +3383,7 @@ CUXFER_API cuxfer_pinned_pool_stats cuxfer_pinned_pool_get_stats(cuxfer_pinned_p
 CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 {
     int i;
+    cuxfer_impl_relax rx;
     if (!p || !p->ready)
         return cudaSuccess;
     pthread_mutex_lock(&p->mu);
@@ -3079,6 +3393,7 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
         return cuxfer_impl_fail(cudaErrorNotPermitted,
                                 "cuxfer_pinned_pool_destroy: %zu bytes still acquired", n);
     }
+    rx = cuxfer_impl_relax_begin(); /* waits on the pool's own events only */
     for (i = 0; i < CUXFER_IMPL_POOL_CLASSES; ++i) {
         struct cuxfer_impl_pblock *b = p->free_lists[i], *nx;
         for (; b; b = nx) {
@@ -3091,6 +3406,7 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
             free(b);
         }
     }
+    cuxfer_impl_relax_end(rx);
     pthread_mutex_unlock(&p->mu);
     pthread_mutex_destroy(&p->mu);
     free(p->free_lists);
@@ -3128,7 +3444,8 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 typedef struct cuxfer_plan2d_options {
     size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB); the
                            plan holds two on the device and two pinned */
-    int threads;        /* host scatter threads (default: cores, at most 16) */
+    int threads;        /* host scatter threads (default: cores, at most 16;
+                           at most CUXFER_PLAN_MAX_THREADS) */
     int strategy;       /* CUXFER_PLAN_AUTO, or force one */
 } cuxfer_plan2d_options;
 
@@ -3151,12 +3468,15 @@ struct cuxfer_impl_scatter {
 
 /* Host functions run long after they are queued, so each queued scatter
  * gets its own record from a ring; a record is reused only after its host
- * function ran. */
+ * function ran (busy, cleared by the host function itself: no counters
+ * that more runs than records - a graph replay - could wrap).  Copies on
+ * a stream being captured never use records: they go direct. */
 #define CUXFER_IMPL_PLAN_RECS 256
 struct cuxfer_plan2d;
 struct cuxfer_impl_scatter_rec {
     struct cuxfer_plan2d *plan;
     struct cuxfer_impl_scatter job;
+    int busy; /* queued, its host function not yet run (atomic) */
 };
 
 typedef struct cuxfer_plan2d {
@@ -3176,7 +3496,6 @@ typedef struct cuxfer_plan2d {
     struct cuxfer_impl_scatter job;
     struct cuxfer_impl_scatter_rec recs[CUXFER_IMPL_PLAN_RECS];
     unsigned long long rec_next; /* records handed out (enqueueing thread) */
-    unsigned long long rec_done; /* records whose host function ran (atomic) */
     pthread_mutex_t mu;
     pthread_cond_t cv_job, cv_done;
     int ready;
@@ -3267,27 +3586,35 @@ CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
             pthread_cond_wait(&p->cv_done, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
-    __atomic_add_fetch(&p->rec_done, 1ull, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
 }
 
-/* The next scatter record.  When all are queued and not yet run (more
- * than CUXFER_IMPL_PLAN_RECS chunks in flight) wait for the oldest; a
- * failed host stream (whose host functions CUDA skips) ends the wait with
- * its error. */
+/* The next scatter record, in ring order.  While its previous host
+ * function has not run (more than CUXFER_IMPL_PLAN_RECS chunks in flight)
+ * wait for it; a failed host stream (whose host functions CUDA skips) ends
+ * the wait with its error, an idle one proves the record free.  The
+ * stream query runs Relaxed: it must not break another thread's capture. */
 CUXFER_API cudaError_t cuxfer_impl_plan_rec(cuxfer_plan2d *p, struct cuxfer_impl_scatter_rec **r)
 {
+    struct cuxfer_impl_scatter_rec *x = &p->recs[p->rec_next % CUXFER_IMPL_PLAN_RECS];
+    cuxfer_impl_relax rx;
     cudaError_t q;
-    while (p->rec_next - __atomic_load_n(&p->rec_done, __ATOMIC_ACQUIRE) >= CUXFER_IMPL_PLAN_RECS) {
+    while (__atomic_load_n(&x->busy, __ATOMIC_ACQUIRE)) {
+        rx = cuxfer_impl_relax_begin();
         q = cudaStreamQuery(p->host);
-        if (q != cudaSuccess && q != cudaErrorNotReady)
+        cuxfer_impl_relax_end(rx);
+        if (q == cudaSuccess)
+            break; /* nothing pending on the host stream: its function ran or never will */
+        if (q != cudaErrorNotReady)
             return cuxfer_impl_fail(q, "cuxfer_plan2d_copy_async: the plan's stream failed: %s",
                                     cudaGetErrorName(q));
-        if (q == cudaErrorNotReady)
-            (void)cudaGetLastError();
+        (void)cudaGetLastError();
         sched_yield();
     }
-    *r = &p->recs[p->rec_next++ % CUXFER_IMPL_PLAN_RECS];
-    (*r)->plan = p;
+    p->rec_next++;
+    x->plan = p;
+    __atomic_store_n(&x->busy, 1, __ATOMIC_RELAXED);
+    *r = x;
     return cudaSuccess;
 }
 
@@ -3461,7 +3788,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view
     size_t row = src->width * src->elem_size, per, y, rows, span;
     int b = 0;
     per = (p->opt.chunk_bytes - row) / src->pitch + 1; /* rows whose span fits */
-    CUXFER_TRY(cudaEventRecord(p->ev_fork, s));
+    /* ev_fork was recorded on s by cuxfer_plan2d_copy_async */
     CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_fork, 0));
     for (y = 0; y < src->height; y += rows, b ^= 1) {
         rows = src->height - y < per ? src->height - y : per;
@@ -3489,7 +3816,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view
     size_t row = src->width * src->elem_size, per = p->opt.chunk_bytes / row, y, rows;
     struct cuxfer_impl_scatter_rec *rec = NULL;
     int b = 0;
-    CUXFER_TRY(cudaEventRecord(p->ev_fork, s));
+    cudaError_t err;
+    /* ev_fork was recorded on s by cuxfer_plan2d_copy_async */
     CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_fork, 0));
     CUXFER_TRY(cudaStreamWaitEvent(p->host, p->ev_fork, 0));
     for (y = 0; y < src->height; y += rows, b ^= 1) {
@@ -3512,7 +3840,10 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view
         rec->job.dpitch = dst->pitch;
         rec->job.row = row;
         rec->job.rows = rows;
-        CUXFER_TRY(cudaLaunchHostFunc(p->host, cuxfer_impl_plan_scatter, rec));
+        if ((err = cudaLaunchHostFunc(p->host, cuxfer_impl_plan_scatter, rec)) != cudaSuccess) {
+            __atomic_store_n(&rec->busy, 0, __ATOMIC_RELEASE); /* never queued */
+            return err;
+        }
         CUXFER_TRY(cudaEventRecord(p->ev_freed[b], p->host));
     }
     CUXFER_TRY(cudaEventRecord(p->ev_join, p->host));
@@ -3523,11 +3854,18 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view
  * strategy cuxfer_plan2d_choose picks.  Stream-ordered on s.  One copy at
  * a time per plan: the plan's buffers are reused by the next call only
  * after the previous copy released them (events), but its chunk records
- * are not - do not call it from two threads at once. */
+ * are not - do not call it from two threads at once.
+ * SPAN and PACK fork the plan's own streams, buffers, events and host
+ * functions off s.  Captured into a graph they would be replayed against
+ * scratch that ordinary copies reuse, with events left holding captured
+ * records; so on a stream being captured (any mode) the copy is DIRECT,
+ * one cudaMemcpy2DAsync node that replays any number of times and leaves
+ * the plan untouched.  A stream of another device than the plan's also
+ * goes DIRECT (the plan's streams and events cannot join it). */
 CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_view *dst,
                                                 const cuxfer_view *src, cudaStream_t s)
 {
-    int strategy;
+    int strategy, cap;
     cudaError_t err;
     if (!p || !p->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_copy_async: plan not created");
@@ -3535,10 +3873,29 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
     strategy = cuxfer_plan2d_choose(p, dst, src);
     if (strategy == CUXFER_PLAN_DIRECT)
         return cuxfer_copy2d_async(dst, src, s);
+    cap = cuxfer_impl_capturing(s, &err);
+    if (cap < 0)
+        return cuxfer_impl_fail(err, "cuxfer_plan2d_copy_async: stream %p cannot be used now: "
+                                "%s", (void *)s, cudaGetErrorName(err));
+    if (cap)
+        return cuxfer_copy2d_async(dst, src, s);
+#if CUDART_VERSION >= 12080
+    if (cuxfer_impl_stream_device(s) != p->device)
+        return cuxfer_copy2d_async(dst, src, s);
+#endif
     /* SPAN and PACK ask only for pinned and device views (choose says so),
      * so the pageable guard has nothing to say; check the kinds are true. */
     CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, cuxfer_impl_classify_cached(dst->ptr, NULL)));
     CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, cuxfer_impl_classify_cached(src->ptr, NULL)));
+    err = cudaEventRecord(p->ev_fork, s);
+    if (err != cudaSuccess) {
+        /* Before 12.8 the way to learn that s is another device's stream
+         * (cudaErrorInvalidResourceHandle).  Nothing was queued, and the
+         * direct copy works on any stream - or fails with the stream's own
+         * error, which it then reports. */
+        (void)cudaGetLastError();
+        return cuxfer_copy2d_async(dst, src, s);
+    }
     err = strategy == CUXFER_PLAN_SPAN ? cuxfer_impl_plan_span(p, dst, src, s)
                                        : cuxfer_impl_plan_pack(p, dst, src, s);
 #ifdef CUXFER_DEBUG_SYNC
@@ -3557,17 +3914,23 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
 {
     float ms[5], t;
     int r, i, j, saved = p->opt.strategy;
+    cudaError_t err = cudaSuccess;
     p->opt.strategy = strategy;
-    for (r = -1; r < 5; ++r) {
-        CUXFER_TRY(cudaEventRecord(e0, s));
-        CUXFER_TRY(strategy ? cuxfer_plan2d_copy_async(p, dst, src, s)
-                            : cuxfer_copy2d_async(dst, src, s));
-        CUXFER_TRY(cudaEventRecord(e1, s));
-        CUXFER_TRY(cudaEventSynchronize(e1));
-        if (r >= 0)
-            CUXFER_TRY(cudaEventElapsedTime(&ms[r], e0, e1));
+    for (r = -1; r < 5 && err == cudaSuccess; ++r) {
+        err = cudaEventRecord(e0, s);
+        if (err == cudaSuccess)
+            err = strategy ? cuxfer_plan2d_copy_async(p, dst, src, s)
+                           : cuxfer_copy2d_async(dst, src, s);
+        if (err == cudaSuccess)
+            err = cudaEventRecord(e1, s);
+        if (err == cudaSuccess)
+            err = cudaEventSynchronize(e1);
+        if (err == cudaSuccess && r >= 0)
+            err = cudaEventElapsedTime(&ms[r], e0, e1);
     }
-    p->opt.strategy = saved;
+    p->opt.strategy = saved; /* also on failure: the plan is not left forced */
+    if (err != cudaSuccess)
+        return err;
     for (i = 1; i < 5; ++i) /* insertion sort, then the median */
         for (j = i; j > 0 && ms[j - 1] > ms[j]; --j) {
             t = ms[j];
@@ -3602,6 +3965,11 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     cudaError_t err;
     if (!p || !p->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_calibrate: plan not created");
+    if (cuxfer_impl_capturing(s, &err) != 0)
+        return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
+                                "cuxfer_plan2d_calibrate: stream %p is being captured (or "
+                                "cannot be used now): calibration times and synchronizes, "
+                                "run it before any capture", (void *)s);
     t = p->tuning;
     t.span_max_row = 0;
     t.pack_max_row = 0;
