@@ -2191,8 +2191,16 @@ CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
  * fails, fn is never called: wait with a cuxfer_latch to learn of it. */
 CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg)
 {
+    int cap;
+    cudaError_t err;
     if (!fn)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_complete: fn is NULL");
+    /* The legacy stream while a blocking stream is captured: queueing on
+     * it would invalidate that capture, so refuse first. */
+    err = cuxfer_impl_capture_state(s, &cap);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "cuxfer_on_complete: stream %p cannot be used now: %s",
+                                (void *)s, cudaGetErrorName(err));
     return cudaLaunchHostFunc(s, fn, arg);
 }
 
