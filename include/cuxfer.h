@@ -26,7 +26,9 @@
  *  3. Copy with cuxfer_copy2d_async / cuxfer_copy_async on an explicit,
  *     non-blocking stream (cuxfer_stream_pool_*): never stream 0.
  *  4. Overlap: queue frame i+1's upload while frame i computes and comes
- *     back (cuxfer_ring_*), hand results to CPU threads with cuxfer_latch.
+ *     back (cuxfer_ring_*), order streams on the GPU (cuxfer_stream_wait,
+ *     cuxfer_stream_wait_all for fan-in, cuxfer_stream_all_wait for
+ *     fan-out), hand results to CPU threads with cuxfer_latch.
  *  5. Check every call: CUXFER_CHECK aborts with a readable report,
  *     CUXFER_TRY returns the error; cuxfer_last_reason() says why a cuxfer
  *     call refused its arguments.
@@ -1926,7 +1928,7 @@ CUXFER_API cudaError_t cuxfer_impl_order_event_get(int dev, cudaEvent_t *ev)
 CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
                                         cudaEvent_t *ev, int *saved)
 {
-    int cur = cuxfer_impl_current_device(), dev = cur, n = 0, i = 0;
+    int cur = cuxfer_impl_current_device(), dev = cur;
     cudaError_t err;
     *saved = -1;
     *ev = NULL;
@@ -1946,28 +1948,32 @@ CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
     if (err == cudaSuccess)
         err = cudaEventRecord(*ev, signaler);
 #if CUDART_VERSION < 12080
-    if (err == cudaErrorInvalidResourceHandle) {
+    /* A foreign stream is refused as an invalid handle (or value, by some
+     * runtimes); the first error is the one reported if no device fits. */
+    if (err == cudaErrorInvalidResourceHandle || err == cudaErrorInvalidValue) {
+        cudaError_t first = err, e;
+        int n = 0, i;
         (void)cudaGetLastError();
         if (cudaGetDeviceCount(&n) != cudaSuccess) {
             (void)cudaGetLastError();
             n = 0;
         }
-        for (i = 0; i < n && i < CUXFER_IMPL_MAX_DEVICES; ++i) {
+        for (i = 0; i < n && i < CUXFER_IMPL_MAX_DEVICES && err != cudaSuccess; ++i) {
             if (i == cur)
                 continue;
-            err = cudaSetDevice(i);
-            if (err == cudaSuccess)
-                err = cuxfer_impl_order_event_get(i, ev);
-            if (err == cudaSuccess)
-                err = cudaEventRecord(*ev, signaler);
-            if (err != cudaErrorInvalidResourceHandle)
-                break;
-            (void)cudaGetLastError();
+            e = cudaSetDevice(i);
+            if (e == cudaSuccess)
+                e = cuxfer_impl_order_event_get(i, ev);
+            if (e == cudaSuccess)
+                e = cudaEventRecord(*ev, signaler);
+            if (e == cudaSuccess)
+                err = cudaSuccess;
+            else
+                (void)cudaGetLastError();
         }
+        if (err != cudaSuccess)
+            err = first;
     }
-#else
-    (void)n;
-    (void)i;
 #endif
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
