@@ -2225,7 +2225,9 @@ CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
  * settimeofday) neither ends them early nor stretches them.  The condition
  * variables they wait on are made for that clock.  Strict ISO C builds
  * without POSIX 2001 have neither: they fall back to the default clock
- * and whole seconds from time() (define _POSIX_C_SOURCE=200809L). */
+ * and whole seconds from time() (define _POSIX_C_SOURCE=200809L).  The
+ * choice is made per translation unit: a latch or stager made in a POSIX
+ * unit must not be waited on from a strict ISO C unit. */
 #if defined(CLOCK_MONOTONIC) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L
 #define CUXFER_IMPL_MONOTONIC 1
 #else
