@@ -26,7 +26,9 @@
  *  3. Copy with cuxfer_copy2d_async / cuxfer_copy_async on an explicit,
  *     non-blocking stream (cuxfer_stream_pool_*): never stream 0.
  *  4. Overlap: queue frame i+1's upload while frame i computes and comes
- *     back (cuxfer_ring_*), hand results to CPU threads with cuxfer_latch.
+ *     back (cuxfer_ring_*), order streams on the GPU (cuxfer_stream_wait,
+ *     cuxfer_stream_wait_all for fan-in, cuxfer_stream_all_wait for
+ *     fan-out), hand results to CPU threads with cuxfer_latch.
  *  5. Check every call: CUXFER_CHECK aborts with a readable report,
  *     CUXFER_TRY returns the error; cuxfer_last_reason() says why a cuxfer
  *     call refused its arguments.
@@ -2120,11 +2122,29 @@ CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p)
     return first;
 }
 
+/* cuxfer_timer_options flags.  BLOCKING_SYNC: the events are made with
+ * cudaEventBlockingSync, so a CUXFER_WAIT read sleeps in the driver instead
+ * of spinning a core (simpleStreams' --sync_method).  ON_DEVICE: make the
+ * events on options.device instead of the current device (a flag, so that
+ * the zeroed options, device 0 included, mean "the current device"). */
+#define CUXFER_TIMER_BLOCKING_SYNC 0x1u
+#define CUXFER_TIMER_ON_DEVICE 0x2u
+
+/* Options of cuxfer_timer_create_with; {0} (or NULL) means the defaults:
+ * spinning waits, the current device. */
+typedef struct cuxfer_timer_options {
+    unsigned flags; /* CUXFER_TIMER_BLOCKING_SYNC | CUXFER_TIMER_ON_DEVICE */
+    int device;     /* the events' device, with CUXFER_TIMER_ON_DEVICE */
+} cuxfer_timer_options;
+
 /* Two events bracketing work on a stream.  Safe from one thread at a time. */
 typedef struct cuxfer_timer {
     cudaEvent_t start, stop;
-    int state;  /* 0 idle, 1 started, 2 stopped */
-    int device; /* the events' device; start and stop switch to it */
+    int state;                 /* 0 idle, 1 started, 2 stopped */
+    int device;                /* the events' device; start and stop switch to it */
+    unsigned flags;            /* the options' flags */
+    cudaStream_t start_stream; /* where the start was recorded: a stop on
+                                  another stream first waits for it */
 } cuxfer_timer;
 
 /* Release a timer's events; safe on a zeroed timer. */
@@ -2141,24 +2161,52 @@ CUXFER_API cudaError_t cuxfer_timer_destroy(cuxfer_timer *t)
     return e1 != cudaSuccess ? e1 : e2;
 }
 
-CUXFER_API cudaError_t cuxfer_timer_create(cuxfer_timer *t)
+/* cuxfer_timer_create with options (NULL: the defaults). */
+CUXFER_API cudaError_t cuxfer_timer_create_with(cuxfer_timer *t, const cuxfer_timer_options *opt)
 {
+    cuxfer_timer_options o;
+    unsigned evflags;
+    int saved = -1;
     cudaError_t err;
     if (!t)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_create: timer is NULL");
     memset(t, 0, sizeof *t);
-    t->device = cuxfer_impl_current_device();
-    err = cudaEventCreate(&t->start);
+    memset(&o, 0, sizeof o);
+    if (opt)
+        o = *opt;
+    if (o.flags & ~(CUXFER_TIMER_BLOCKING_SYNC | CUXFER_TIMER_ON_DEVICE))
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_timer_create: unknown flags 0x%x", o.flags);
+    if ((o.flags & CUXFER_TIMER_ON_DEVICE) &&
+        (o.device < 0 || o.device >= CUXFER_IMPL_MAX_DEVICES))
+        return cuxfer_impl_fail(cudaErrorInvalidDevice,
+                                "cuxfer_timer_create: device %d is not a device", o.device);
+    t->device = (o.flags & CUXFER_TIMER_ON_DEVICE) ? o.device : cuxfer_impl_current_device();
+    t->flags = o.flags;
+    evflags = (o.flags & CUXFER_TIMER_BLOCKING_SYNC) ? (unsigned)cudaEventBlockingSync
+                                                     : (unsigned)cudaEventDefault;
+    err = cuxfer_impl_use_device(t->device, &saved);
     if (err == cudaSuccess)
-        err = cudaEventCreate(&t->stop);
+        err = cudaEventCreateWithFlags(&t->start, evflags);
+    if (err == cudaSuccess)
+        err = cudaEventCreateWithFlags(&t->stop, evflags);
+    cuxfer_impl_restore_device(saved);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         (void)cuxfer_timer_destroy(t);
+        return cuxfer_impl_fail(err, "cuxfer_timer_create: device %d: %s",
+                                (o.flags & CUXFER_TIMER_ON_DEVICE) ? o.device : -1,
+                                cudaGetErrorName(err));
     }
-    return err;
+    return cudaSuccess;
 }
 
-/* Mark the start on stream s. */
+/* A timer on the current device with spinning waits. */
+CUXFER_API cudaError_t cuxfer_timer_create(cuxfer_timer *t)
+{
+    return cuxfer_timer_create_with(t, NULL);
+}
+
 /* Record ev on s with the event's device current. */
 CUXFER_API cudaError_t cuxfer_impl_record_on(cudaEvent_t ev, int device, cudaStream_t s)
 {
@@ -2170,49 +2218,107 @@ CUXFER_API cudaError_t cuxfer_impl_record_on(cudaEvent_t ev, int device, cudaStr
     return err;
 }
 
+/* The capture state of s without side effects.  cudaStreamIsCapturing is
+ * safe in every capture mode; on the legacy stream while a blocking stream
+ * is captured it answers cudaErrorStreamCaptureImplicit (any use of the
+ * legacy stream would invalidate that capture): that error is returned. */
+CUXFER_API cudaError_t cuxfer_impl_capture_state(cudaStream_t s, int *capturing)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaError_t err = cudaStreamIsCapturing(s, &st);
+    *capturing = 0;
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return err;
+    }
+    *capturing = st != cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+}
+
+/* Timers measure real launches: their events inside a capture would become
+ * graph nodes that cudaEventElapsedTime cannot read.  Refused before any
+ * call that could touch the capture. */
+CUXFER_API cudaError_t cuxfer_impl_timer_stream_ok(const char *call, cudaStream_t s)
+{
+    int cap;
+    cudaError_t err = cuxfer_impl_capture_state(s, &cap);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "%s: stream %p cannot be used now: %s", call, (void *)s,
+                                cudaGetErrorName(err));
+    if (cap)
+        return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
+                                "%s: stream %p is being captured into a graph; a timer "
+                                "times launches, not captures", call, (void *)s);
+    return cudaSuccess;
+}
+
+/* Mark the start on stream s (a stream of the timer's device). */
 CUXFER_API cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s)
 {
     if (!t || !t->start)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_start: timer not created");
+    CUXFER_TRY(cuxfer_impl_timer_stream_ok("cuxfer_timer_start", s));
+    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_timer_start", s));
+    t->state = 0;
     CUXFER_TRY(cuxfer_impl_record_on(t->start, t->device, s));
+    t->start_stream = s;
     t->state = 1;
     return cudaSuccess;
 }
 
-/* Mark the stop on stream s; refused before a start. */
+/* Mark the stop on stream s; refused before a start.  On another stream
+ * than the start's, s first waits (on the GPU) for the start event, so the
+ * stop can never complete before the start: the interval is never
+ * negative and a completed stop means both events completed. */
 CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
 {
+    int saved;
+    cudaError_t err;
     if (!t || !t->stop)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_stop: timer not created");
     if (t->state == 0)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_timer_stop: the timer was not started");
-    CUXFER_TRY(cuxfer_impl_record_on(t->stop, t->device, s));
+    CUXFER_TRY(cuxfer_impl_timer_stream_ok("cuxfer_timer_stop", s));
+    err = cuxfer_impl_use_device(t->device, &saved);
+    if (err == cudaSuccess && s != t->start_stream)
+        err = cudaStreamWaitEvent(s, t->start, 0);
+    if (err == cudaSuccess)
+        err = cudaEventRecord(t->stop, s);
+    cuxfer_impl_restore_device(saved);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_timer_stop: stream %p (timer on device %d): %s",
+                                (void *)s, t->device, cudaGetErrorName(err));
+    }
     t->state = 2;
     return cudaSuccess;
 }
 
 /* Milliseconds between start and stop.  It cannot be misread: before the
  * stop event completed it waits (CUXFER_WAIT) or returns cudaErrorNotReady
- * (CUXFER_NOWAIT) and sets *ms to NaN; a timer never stopped is refused. */
+ * (CUXFER_NOWAIT) and sets *ms to NaN; a timer never stopped is refused.
+ * The stop is ordered after the start (cuxfer_timer_stop), so the stop
+ * alone says whether the interval is complete.  A CUXFER_NOWAIT poll that
+ * is not ready costs one cudaEventQuery (cudaErrorNotReady is not recorded
+ * as the thread's last error: nothing to clear). */
 CUXFER_API cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms)
 {
     cudaError_t err;
-    if (!t || !ms)
+    if (CUXFER_IMPL_UNLIKELY(!t || !ms))
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_ms: %s is NULL",
                                 t ? "ms" : "timer");
     *ms = NAN;
-    if (t->state != 2)
+    if (CUXFER_IMPL_UNLIKELY(t->state != 2))
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_ms: the timer %s",
                                 t->state == 0 ? "was not started" : "was not stopped");
     err = wait == CUXFER_WAIT ? cudaEventSynchronize(t->stop) : cudaEventQuery(t->stop);
-    if (err == cudaErrorNotReady) {
-        (void)cudaGetLastError();
-        return err;
-    }
     if (err != cudaSuccess)
         return err;
-    return cudaEventElapsedTime(ms, t->start, t->stop);
+    err = cudaEventElapsedTime(ms, t->start, t->stop);
+    if (err != cudaSuccess)
+        *ms = NAN;
+    return err;
 }
 
 /* Gigabytes (1e9 bytes) per second for bytes moved in ms; 0 for ms <= 0. */
@@ -2250,37 +2356,225 @@ CUXFER_API void cuxfer_impl_order_event_drop(cudaEvent_t ev)
     cuxfer_impl_relax_end(rx);
 }
 
-/* Make `waiter` wait, on the GPU, for everything queued so far on
- * `signaler` (record + cudaStreamWaitEvent with a timing-free event).  The
- * host does not block.  The waiter may be on any device.  With CUDA 12.8
- * or later the event is made on the signaler's device; before that the
- * signaler must be on the current device. */
-CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t signaler)
+/* Record a fresh ordering event (cuxfer_impl_order_event_make) of the
+ * signaler's device on `signaler`, leaving that device current (*saved: the
+ * device to restore); the caller drops *ev after its waits.
+ * The event must live on the signaler's device.  CUDA 12.8 and later tell
+ * the device (cudaStreamGetDevice).  Older runtimes cannot: the current
+ * device is tried first (the usual case, and always right for the default
+ * streams), then every other device, since recording on another device's
+ * stream fails with cudaErrorInvalidResourceHandle and changes nothing. */
+CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
+                                        cudaEvent_t *ev, int *saved)
 {
-    int dev = cuxfer_impl_current_device(), saved = -1;
-    cudaEvent_t ev = NULL;
-    cudaError_t err = cudaSuccess;
-    if (waiter == signaler)
-        return cudaSuccess;
+    int cur = cuxfer_impl_current_device(), dev = cur;
+    cudaError_t err;
+    *saved = -1;
+    *ev = NULL;
+    if (cur < 0 || cur >= CUXFER_IMPL_MAX_DEVICES)
+        return cuxfer_impl_fail(cudaErrorInvalidDevice, "%s: no current device", call);
 #if CUDART_VERSION >= 12080
-    /* The event must live on the signaler's device (it may differ from the
-     * current one); the waiter may be on any device. */
-    if (signaler && cudaStreamGetDevice(signaler, &dev) != cudaSuccess) {
+    if (cudaStreamGetDevice(signaler, &dev) != cudaSuccess) {
         (void)cudaGetLastError();
-        dev = cuxfer_impl_current_device();
+        dev = cur;
+    }
+    if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
+        dev = cur;
+#endif
+    err = cuxfer_impl_use_device(dev, saved);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_order_event_make(ev);
+    if (err == cudaSuccess)
+        err = cudaEventRecord(*ev, signaler);
+#if CUDART_VERSION < 12080
+    /* A foreign stream is refused as an invalid handle (or value, by some
+     * runtimes); the first error is the one reported if no device fits. */
+    if (err == cudaErrorInvalidResourceHandle || err == cudaErrorInvalidValue) {
+        cudaError_t first = err, e;
+        int n = 0, i;
+        (void)cudaGetLastError();
+        cuxfer_impl_order_event_drop(*ev);
+        *ev = NULL;
+        if (cudaGetDeviceCount(&n) != cudaSuccess) {
+            (void)cudaGetLastError();
+            n = 0;
+        }
+        for (i = 0; i < n && i < CUXFER_IMPL_MAX_DEVICES && err != cudaSuccess; ++i) {
+            if (i == cur)
+                continue;
+            e = cudaSetDevice(i);
+            if (e == cudaSuccess)
+                e = cuxfer_impl_order_event_make(ev);
+            if (e == cudaSuccess)
+                e = cudaEventRecord(*ev, signaler);
+            if (e == cudaSuccess) {
+                err = cudaSuccess;
+            } else {
+                (void)cudaGetLastError();
+                cuxfer_impl_order_event_drop(*ev);
+                *ev = NULL;
+            }
+        }
+        if (err != cudaSuccess)
+            err = first;
     }
 #endif
-    if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
-        return cuxfer_impl_fail(cudaErrorInvalidDevice, "cuxfer_stream_wait: no current device");
-    CUXFER_TRY(cuxfer_impl_use_device(dev, &saved));
-    err = cuxfer_impl_order_event_make(&ev);
-    if (err == cudaSuccess)
-        err = cudaEventRecord(ev, signaler);
-    if (err == cudaSuccess)
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        cuxfer_impl_order_event_drop(*ev);
+        *ev = NULL;
+        return cuxfer_impl_fail(err, "%s: cannot record on signaler stream %p: %s", call,
+                                (void *)signaler, cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
+/* Refuse, before anything is queued, what would break a capture: a
+ * capturing waiter cannot wait for a stream outside its capture (the
+ * dependency would point outside the graph: cudaErrorStreamCaptureIsolation),
+ * and the legacy stream cannot be used while a blocking stream is captured
+ * (cudaErrorStreamCaptureImplicit).  *cap_sig: the signaler is capturing. */
+CUXFER_API cudaError_t cuxfer_impl_wait_check(const char *call, cudaStream_t waiter,
+                                              int waiter_cap, cudaStream_t signaler,
+                                              int *cap_sig)
+{
+    cudaError_t err = cuxfer_impl_capture_state(signaler, cap_sig);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "%s: signaler stream %p cannot be used now: %s", call,
+                                (void *)signaler, cudaGetErrorName(err));
+    if (waiter_cap && !*cap_sig)
+        return cuxfer_impl_fail(cudaErrorStreamCaptureIsolation,
+                                "%s: waiter stream %p is being captured but signaler stream %p "
+                                "is not: a graph cannot wait for work outside it", call,
+                                (void *)waiter, (void *)signaler);
+    return cudaSuccess;
+}
+
+CUXFER_API cudaError_t cuxfer_impl_waiter_state(const char *call, cudaStream_t waiter, int *cap)
+{
+    cudaError_t err = cuxfer_impl_capture_state(waiter, cap);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "%s: waiter stream %p cannot be used now: %s", call,
+                                (void *)waiter, cudaGetErrorName(err));
+    return cudaSuccess;
+}
+
+/* waiter waits for signaler, both already checked. */
+CUXFER_API cudaError_t cuxfer_impl_wait1(const char *call, cudaStream_t waiter,
+                                         cudaStream_t signaler)
+{
+    cudaEvent_t ev;
+    int saved;
+    cudaError_t err = cuxfer_impl_mark(call, signaler, &ev, &saved);
+    if (err == cudaSuccess) {
         err = cudaStreamWaitEvent(waiter, ev, 0);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            err = cuxfer_impl_fail(err, "%s: waiter stream %p cannot wait: %s", call,
+                                   (void *)waiter, cudaGetErrorName(err));
+        }
+        cuxfer_impl_order_event_drop(ev);
+    }
+    cuxfer_impl_restore_device(saved);
+    return err;
+}
+
+/* Make `waiter` wait, on the GPU, for everything queued so far on
+ * `signaler` (record + cudaStreamWaitEvent with a timing-free event).  The
+ * host does not block.  The streams may be on different devices (before
+ * CUDA 12.8 the signaler's device is found by trying: see
+ * cuxfer_impl_mark).  Capture-safe: inside a capture it records the fork
+ * (signaler capturing, waiter joins) or the join (both capturing) and
+ * creates nothing the capture forbids; a capturing waiter and a signaler
+ * outside the capture are refused before anything is queued. */
+CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t signaler)
+{
+    int cw, cs;
+    if (waiter == signaler)
+        return cudaSuccess;
+    CUXFER_TRY(cuxfer_impl_waiter_state("cuxfer_stream_wait", waiter, &cw));
+    CUXFER_TRY(cuxfer_impl_wait_check("cuxfer_stream_wait", waiter, cw, signaler, &cs));
+    return cuxfer_impl_wait1("cuxfer_stream_wait", waiter, signaler);
+}
+
+/* Fan-in: `waiter` waits for everything queued so far on each of the n
+ * streams (n = 0 is a no-op; a signaler equal to the waiter is skipped).
+ * Every stream is checked before anything is queued; if a later step fails,
+ * the waits already queued stay (they only add ordering). */
+CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStream_t *signalers,
+                                              int n)
+{
+    static const char call[] = "cuxfer_stream_wait_all";
+    int cw, cs, i;
+    if (n < 0 || (n > 0 && !signalers))
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %d signalers%s", call, n,
+                                n < 0 ? "" : " in a NULL array");
+    CUXFER_TRY(cuxfer_impl_waiter_state(call, waiter, &cw));
+    for (i = 0; i < n; ++i) {
+        if (signalers[i] == waiter)
+            continue;
+        CUXFER_TRY(cuxfer_impl_wait_check(call, waiter, cw, signalers[i], &cs));
+    }
+    for (i = 0; i < n; ++i)
+        if (signalers[i] != waiter)
+            CUXFER_TRY(cuxfer_impl_wait1(call, waiter, signalers[i]));
+    return cudaSuccess;
+}
+
+/* Fan-out: each of the n streams waits for everything queued so far on
+ * `signaler`, with one event record (n = 0 is a no-op; a waiter equal to
+ * the signaler is skipped).  Checked before anything is queued. */
+CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n,
+                                              cudaStream_t signaler)
+{
+    static const char call[] = "cuxfer_stream_all_wait";
+    cudaEvent_t ev;
+    int cw, cs = 0, i, saved, any = 0;
+    cudaError_t err;
+    if (n < 0 || (n > 0 && !waiters))
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %d waiters%s", call, n,
+                                n < 0 ? "" : " in a NULL array");
+    for (i = 0; i < n; ++i) {
+        if (waiters[i] == signaler)
+            continue;
+        CUXFER_TRY(cuxfer_impl_waiter_state(call, waiters[i], &cw));
+        CUXFER_TRY(cuxfer_impl_wait_check(call, waiters[i], cw, signaler, &cs));
+        any = 1;
+    }
+    if (!any)
+        return cudaSuccess;
+    err = cuxfer_impl_mark(call, signaler, &ev, &saved);
+    for (i = 0; i < n && err == cudaSuccess; ++i) {
+        if (waiters[i] == signaler)
+            continue;
+        err = cudaStreamWaitEvent(waiters[i], ev, 0);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            err = cuxfer_impl_fail(err, "%s: waiters[%d] (stream %p) cannot wait: %s", call, i,
+                                   (void *)waiters[i], cudaGetErrorName(err));
+        }
+    }
     cuxfer_impl_order_event_drop(ev);
     cuxfer_impl_restore_device(saved);
     return err;
+}
+
+/* Every stream of the pool waits for the work queued so far on s: fence a
+ * pool behind a control stream (fan-out), e.g. before timing the pool. */
+CUXFER_API cudaError_t cuxfer_stream_pool_wait(cuxfer_stream_pool *p, cudaStream_t s)
+{
+    if (!p || !p->streams)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_wait: empty pool");
+    return cuxfer_stream_all_wait(p->streams, p->count, s);
+}
+
+/* s waits for the work queued so far on every stream of the pool (fan-in):
+ * join a pool back into a control stream. */
+CUXFER_API cudaError_t cuxfer_stream_wait_pool(cudaStream_t s, cuxfer_stream_pool *p)
+{
+    if (!p || !p->streams)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_wait_pool: empty pool");
+    return cuxfer_stream_wait_all(s, p->streams, p->count);
 }
 
 /* A fixed set of timing-free events handed out round robin (thread-safe):
@@ -2362,8 +2656,16 @@ CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
  * fails, fn is never called: wait with a cuxfer_latch to learn of it. */
 CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg)
 {
+    int cap;
+    cudaError_t err;
     if (!fn)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_complete: fn is NULL");
+    /* The legacy stream while a blocking stream is captured: queueing on
+     * it would invalidate that capture, so refuse first. */
+    err = cuxfer_impl_capture_state(s, &cap);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "cuxfer_on_complete: stream %p cannot be used now: %s",
+                                (void *)s, cudaGetErrorName(err));
     return cudaLaunchHostFunc(s, fn, arg);
 }
 
@@ -2378,133 +2680,56 @@ CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
     return st == cudaStreamCaptureStatusActive;
 }
 
-/* A producer/consumer hand-off: work queued on a stream signals it (from a
- * host function, without CUDA calls), a CPU thread waits for it.  The wait
- * is timed and falls back to cudaEventQuery, so when the stream fails (and
- * CUDA skips the host function) the waiter gets the stream's error instead
- * of hanging.  Arm from one thread; wait from any number. */
-typedef struct cuxfer_latch {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    cudaEvent_t event;            /* recorded after the signal, for the fallback */
-    unsigned long long armed;     /* signals queued */
-    unsigned long long fired;     /* signals delivered */
-    int ready;
-    int device;                   /* the event's device */
-    cudaError_t sticky;           /* an arm that failed: reported by the next wait */
-} cuxfer_latch;
+/* Timed waits (latch, stager) use CLOCK_MONOTONIC: a wall-clock step (NTP,
+ * settimeofday) neither ends them early nor stretches them.  The condition
+ * variables they wait on are made for that clock.  Strict ISO C builds
+ * without POSIX 2001 have neither: they fall back to the default clock
+ * and whole seconds from time() (define _POSIX_C_SOURCE=200809L).  The
+ * choice is made per translation unit: a latch or stager made in a POSIX
+ * unit must not be waited on from a strict ISO C unit. */
+#if defined(CLOCK_MONOTONIC) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L
+#define CUXFER_IMPL_MONOTONIC 1
+#else
+#define CUXFER_IMPL_MONOTONIC 0
+#endif
 
-CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
+/* A condition variable whose timed waits use cuxfer_impl_deadline's clock. */
+CUXFER_API void cuxfer_impl_cond_init(pthread_cond_t *cv)
 {
-    cudaError_t err;
-    if (!l)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_init: latch is NULL");
-    memset(l, 0, sizeof *l);
-    l->device = cuxfer_impl_current_device();
-    err = cudaEventCreateWithFlags(&l->event, cudaEventDisableTiming);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        l->event = NULL;
-        return err;
+#if CUXFER_IMPL_MONOTONIC
+    pthread_condattr_t a;
+    if (pthread_condattr_init(&a) == 0) {
+        if (pthread_condattr_setclock(&a, CLOCK_MONOTONIC) == 0 &&
+            pthread_cond_init(cv, &a) == 0) {
+            pthread_condattr_destroy(&a);
+            return;
+        }
+        pthread_condattr_destroy(&a);
     }
-    pthread_mutex_init(&l->mu, NULL);
-    pthread_cond_init(&l->cv, NULL);
-    l->ready = 1;
-    return cudaSuccess;
+#endif
+    pthread_cond_init(cv, NULL);
 }
 
-/* Release a latch; safe on a zeroed one.  Armed signals must have fired
- * (wait first): a host function still queued would touch freed memory. */
-CUXFER_API cudaError_t cuxfer_latch_destroy(cuxfer_latch *l)
-{
-    cudaError_t err = cudaSuccess;
-    if (!l || !l->ready)
-        return cudaSuccess;
-    if (l->event)
-        err = cudaEventDestroy(l->event);
-    pthread_mutex_destroy(&l->mu);
-    pthread_cond_destroy(&l->cv);
-    memset(l, 0, sizeof *l);
-    return err;
-}
-
-/* The host function behind the latch: no CUDA call, just the hand-off. */
-CUXFER_API void CUDART_CB cuxfer_impl_latch_fire(void *arg)
-{
-    cuxfer_latch *l = (cuxfer_latch *)arg;
-    pthread_mutex_lock(&l->mu);
-    ++l->fired;
-    pthread_cond_broadcast(&l->cv);
-    pthread_mutex_unlock(&l->mu);
-}
-
-/* Queue a signal on s after the work queued so far.  Inside graph capture
- * the fallback event becomes an external event-record node. */
-CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
-{
-    cudaError_t err;
-    int capturing;
-    if (!l || !l->ready)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_arm: latch not initialized");
-    capturing = cuxfer_stream_is_capturing(s);
-    err = cudaLaunchHostFunc(s, cuxfer_impl_latch_fire, l);
-    if (err != cudaSuccess) {
-        /* A failed stream refuses new work: remember it so that a waiter
-         * gets the error instead of a success for a signal never queued. */
-        pthread_mutex_lock(&l->mu);
-        l->sticky = err;
-        pthread_mutex_unlock(&l->mu);
-        return err;
-    }
-    /* Captured into a graph, the signal fires once per launch of the
-     * graph, not now: the launcher counts it with cuxfer_latch_expect. */
-    if (!capturing) {
-        pthread_mutex_lock(&l->mu);
-        ++l->armed;
-        pthread_mutex_unlock(&l->mu);
-    }
-    if (capturing) {
-        err = cudaEventRecordWithFlags(l->event, s, cudaEventRecordExternal);
-    } else {
-        err = cuxfer_impl_record_on(l->event, l->device, s);
-    }
-    return err;
-}
-
-/* Milliseconds on the clock cuxfer_impl_deadline uses. */
+/* Milliseconds on the monotonic clock, for measuring waits. */
 CUXFER_API double cuxfer_impl_now_ms(void)
 {
-#if defined(CLOCK_REALTIME)
+#if CUXFER_IMPL_MONOTONIC
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 #else
     return (double)time(NULL) * 1e3;
 #endif
 }
 
-/* Count n more signals to wait for: after each cuxfer_graph_launch of a
- * graph that captured cuxfer_latch_arm on this latch, call it with n = 1
- * (arming inside a capture counts nothing, since the signal fires once
- * per launch). */
-CUXFER_API cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n)
-{
-    if (!l || !l->ready)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_expect: latch not initialized");
-    pthread_mutex_lock(&l->mu);
-    l->armed += n;
-    pthread_mutex_unlock(&l->mu);
-    return cudaSuccess;
-}
-
-/* The CLOCK_REALTIME time ms milliseconds from now, for
- * pthread_cond_timedwait.  Strict ISO C builds without POSIX feature
- * macros have no clock_gettime: there the deadline is whole seconds from
- * time(), so waits are coarser (define _POSIX_C_SOURCE=200809L). */
+/* The CLOCK_MONOTONIC time ms milliseconds from now, for
+ * pthread_cond_timedwait on a condition variable made by
+ * cuxfer_impl_cond_init.  Without POSIX clocks the deadline is whole
+ * seconds from time(), so waits are coarser. */
 CUXFER_API void cuxfer_impl_deadline(struct timespec *until, long ms)
 {
-#if defined(CLOCK_REALTIME)
-    clock_gettime(CLOCK_REALTIME, until);
+#if CUXFER_IMPL_MONOTONIC
+    clock_gettime(CLOCK_MONOTONIC, until);
 #else
     until->tv_sec = time(NULL);
     until->tv_nsec = 0;
@@ -2519,9 +2744,247 @@ CUXFER_API void cuxfer_impl_deadline(struct timespec *until, long ms)
     }
 }
 
-/* Wait until every armed signal fired, at most timeout_ms (< 0: no limit).
- * Returns cudaSuccess; cudaErrorNotReady on timeout; or the stream's error
- * when it failed (the host function was skipped). */
+/* How many streams a latch watches at once for failures. */
+#define CUXFER_LATCH_STREAMS 8
+
+/* One stream a latch was armed on, and its own fallback event. */
+typedef struct cuxfer_latch_watch {
+    cudaStream_t stream;
+    cudaEvent_t event;        /* recorded before each signal queued on stream */
+    unsigned long long last;  /* arm counter at its latest arm (oldest is reused) */
+    int used;
+} cuxfer_latch_watch;
+
+/* A producer/consumer hand-off: work queued on a stream signals it (from a
+ * host function, without CUDA calls), a CPU thread waits for it.  The wait
+ * is timed and falls back to cudaEventQuery on an event of each stream the
+ * latch was armed on, so when a stream fails (and CUDA skips the host
+ * function) the waiter gets the stream's error instead of hanging.
+ * Signals can be declared in advance (cuxfer_latch_expect): a waiter then
+ * cannot pass before they fired.  Arm and wait from any threads. */
+typedef struct cuxfer_latch {
+    pthread_mutex_t mu;           /* counters and failure; taken by the signal */
+    pthread_mutex_t arm_mu;       /* serializes arms (watch table); never taken
+                                     by the signal, so CUDA calls are made under it */
+    pthread_cond_t cv;
+    unsigned long long armed;     /* signals to wait for */
+    unsigned long long fired;     /* signals delivered (or given up: failed arms) */
+    unsigned long long credit;    /* expected in advance, not yet armed */
+    unsigned long long graph_early; /* graph signals that fired before their expect */
+    unsigned long long arms;      /* arm counter, for the watch table */
+    int ready;
+    int device;                   /* the events' device */
+    cudaError_t failed;           /* first arm failure not yet cleared */
+    int failed_reported;          /* a wait returned it; the next good arm clears it */
+    cuxfer_latch_watch watch[CUXFER_LATCH_STREAMS];
+} cuxfer_latch;
+
+/* Release a latch; safe on a zeroed one.  Armed signals must have fired
+ * (wait first): a host function still queued would touch freed memory. */
+CUXFER_API cudaError_t cuxfer_latch_destroy(cuxfer_latch *l)
+{
+    cudaError_t first = cudaSuccess, err;
+    int i, saved = -1;
+    if (!l || !l->ready)
+        return cudaSuccess;
+    if (cuxfer_impl_use_device(l->device, &saved) != cudaSuccess)
+        (void)cudaGetLastError();
+    for (i = 0; i < CUXFER_LATCH_STREAMS; ++i) {
+        if (!l->watch[i].event)
+            continue;
+        err = cudaEventDestroy(l->watch[i].event);
+        if (err != cudaSuccess && first == cudaSuccess)
+            first = err;
+    }
+    cuxfer_impl_restore_device(saved);
+    pthread_mutex_destroy(&l->mu);
+    pthread_mutex_destroy(&l->arm_mu);
+    pthread_cond_destroy(&l->cv);
+    memset(l, 0, sizeof *l);
+    return first;
+}
+
+/* Prepare a latch on the current device: its watch events are made here,
+ * before any capture, so arming never creates one. */
+CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
+{
+    cudaError_t err = cudaSuccess;
+    int i;
+    if (!l)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_init: latch is NULL");
+    memset(l, 0, sizeof *l);
+    l->device = cuxfer_impl_current_device();
+    for (i = 0; i < CUXFER_LATCH_STREAMS && err == cudaSuccess; ++i) {
+        err = cudaEventCreateWithFlags(&l->watch[i].event, cudaEventDisableTiming);
+        if (err != cudaSuccess)
+            l->watch[i].event = NULL;
+    }
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_mutex_init(&l->arm_mu, NULL);
+    cuxfer_impl_cond_init(&l->cv);
+    l->ready = 1;
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cuxfer_latch_destroy(l);
+        return cuxfer_impl_fail(err, "cuxfer_latch_init: %s", cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
+/* The host functions behind the latch: no CUDA call, just the hand-off. */
+CUXFER_API void CUDART_CB cuxfer_impl_latch_fire(void *arg)
+{
+    cuxfer_latch *l = (cuxfer_latch *)arg;
+    pthread_mutex_lock(&l->mu);
+    ++l->fired;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* A signal captured into a graph: each launch is announced by
+ * cuxfer_latch_expect(l, 1), before or after it fires. */
+CUXFER_API void CUDART_CB cuxfer_impl_latch_fire_graph(void *arg)
+{
+    cuxfer_latch *l = (cuxfer_latch *)arg;
+    pthread_mutex_lock(&l->mu);
+    ++l->fired;
+    if (l->credit > 0)
+        --l->credit;
+    else
+        ++l->graph_early;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* An arm that queued no signal: the caller gets err; the waits get it too
+ * (cuxfer_latch_wait), and a signal declared in advance for it counts as
+ * delivered, so no waiter waits for a signal that will never come. */
+CUXFER_API cudaError_t cuxfer_impl_latch_arm_failed(cuxfer_latch *l, cudaStream_t s, int capturing,
+                                                    cudaError_t err, const char *what)
+{
+    pthread_mutex_lock(&l->mu);
+    if (l->failed == cudaSuccess || l->failed_reported) {
+        l->failed = err;
+        l->failed_reported = 0;
+    }
+    if (!capturing && l->credit > 0) {
+        --l->credit;
+        ++l->fired;
+    }
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    return cuxfer_impl_fail(err, "cuxfer_latch_arm: stream %p: %s: %s", (void *)s, what,
+                            cudaGetErrorName(err));
+}
+
+/* Queue a signal on s after the work queued so far.  Outside a capture it
+ * takes one signal declared by cuxfer_latch_expect, or adds one to wait
+ * for.  Inside a capture it counts nothing (the signal fires once per
+ * launch: announce each launch with cuxfer_latch_expect) and the watch
+ * event becomes an external event-record node. */
+CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
+{
+    cuxfer_latch_watch *w = NULL;
+    cudaError_t err;
+    int capturing = 0, i, saved;
+    if (!l || !l->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_arm: latch not initialized");
+    err = cuxfer_impl_capture_state(s, &capturing);
+    if (err != cudaSuccess)
+        return cuxfer_impl_latch_arm_failed(l, s, 0, err, "the stream cannot be used now");
+    pthread_mutex_lock(&l->arm_mu);
+    for (i = 0; i < CUXFER_LATCH_STREAMS && !w; ++i)
+        if (l->watch[i].used && l->watch[i].stream == s)
+            w = &l->watch[i];
+    for (i = 0; i < CUXFER_LATCH_STREAMS && !w; ++i)
+        if (!l->watch[i].used)
+            w = &l->watch[i];
+    if (!w) {
+        /* More streams than watched: hand the oldest watch over. */
+        w = &l->watch[0];
+        for (i = 1; i < CUXFER_LATCH_STREAMS; ++i)
+            if (l->watch[i].last < w->last)
+                w = &l->watch[i];
+    }
+    err = cuxfer_impl_use_device(l->device, &saved);
+    if (err == cudaSuccess)
+        err = capturing ? cudaEventRecordWithFlags(w->event, s, cudaEventRecordExternal)
+                        : cudaEventRecord(w->event, s);
+    cuxfer_impl_restore_device(saved);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        pthread_mutex_unlock(&l->arm_mu);
+        return cuxfer_impl_latch_arm_failed(l, s, capturing, err,
+                                            "cannot record the latch's event (a stream of "
+                                            "another device than the latch's?)");
+    }
+    w->stream = s;
+    w->used = 1;
+    w->last = ++l->arms;
+    err = cudaLaunchHostFunc(s, capturing ? cuxfer_impl_latch_fire_graph : cuxfer_impl_latch_fire,
+                             l);
+    pthread_mutex_unlock(&l->arm_mu);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_latch_arm_failed(l, s, capturing, err, "cudaLaunchHostFunc");
+    }
+    pthread_mutex_lock(&l->mu);
+    if (!capturing) {
+        if (l->credit > 0)
+            --l->credit;
+        else
+            ++l->armed;
+    }
+    if (l->failed != cudaSuccess && l->failed_reported)
+        l->failed = cudaSuccess;
+    pthread_mutex_unlock(&l->mu);
+    return cudaSuccess;
+}
+
+/* Declare n signals in advance: a wait cannot pass until n more signals
+ * fired.  The next n arms (outside a capture) take these slots instead of
+ * adding signals, so declaring before the producers start makes waiting
+ * safe however the threads are scheduled.  After each cuxfer_graph_launch
+ * of a graph that captured cuxfer_latch_arm, call it with n = 1. */
+CUXFER_API cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n)
+{
+    unsigned long long k;
+    if (!l || !l->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_expect: latch not initialized");
+    pthread_mutex_lock(&l->mu);
+    k = l->graph_early < n ? l->graph_early : n;
+    l->graph_early -= k;
+    l->armed += n;
+    l->credit += n - k;
+    pthread_mutex_unlock(&l->mu);
+    return cudaSuccess;
+}
+
+/* Query the watch event of every stream the latch was armed on (unlocked,
+ * so a host function is never held up); the first failure, or success. */
+CUXFER_API cudaError_t cuxfer_impl_latch_probe(cuxfer_latch *l)
+{
+    cudaEvent_t ev[CUXFER_LATCH_STREAMS];
+    int i, n = 0;
+    cudaError_t q;
+    pthread_mutex_lock(&l->arm_mu);
+    for (i = 0; i < CUXFER_LATCH_STREAMS; ++i)
+        if (l->watch[i].used)
+            ev[n++] = l->watch[i].event;
+    pthread_mutex_unlock(&l->arm_mu);
+    for (i = 0; i < n; ++i) {
+        q = cudaEventQuery(ev[i]);
+        if (q != cudaSuccess && q != cudaErrorNotReady)
+            return q;
+    }
+    return cudaSuccess;
+}
+
+/* Wait until every armed or expected signal fired, at most timeout_ms
+ * (< 0: no limit).  Returns cudaSuccess; cudaErrorNotReady on timeout; the
+ * error of a stream that failed (its host function was skipped); or the
+ * error of an arm that failed, from the first failure on until an arm
+ * succeeds after a wait reported it. */
 CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
 {
     struct timespec until;
@@ -2532,11 +2995,6 @@ CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
     if (!l || !l->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_wait: latch not initialized");
     pthread_mutex_lock(&l->mu);
-    if (l->sticky != cudaSuccess) {
-        q = l->sticky;
-        pthread_mutex_unlock(&l->mu);
-        return cuxfer_impl_fail(q, "cuxfer_latch_wait: arming failed: %s", cudaGetErrorName(q));
-    }
     while (l->fired < l->armed) {
         cuxfer_impl_deadline(&until, step_ms);
         timed_out = pthread_cond_timedwait(&l->cv, &l->mu, &until) == ETIMEDOUT;
@@ -2546,18 +3004,15 @@ CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
          * signals cannot stretch the wait past timeout_ms. */
         if (!timed_out && (timeout_ms < 0 || cuxfer_impl_now_ms() - start < (double)timeout_ms))
             continue;
-        /* The signal is late: ask the event whether the stream failed.  The
-         * query is made unlocked so a host function is never held up. */
+        /* The signal is late: ask the streams' events whether one failed. */
         pthread_mutex_unlock(&l->mu);
-        q = cudaEventQuery(l->event);
+        q = cuxfer_impl_latch_probe(l);
         pthread_mutex_lock(&l->mu);
-        if (q != cudaSuccess && q != cudaErrorNotReady) {
+        if (q != cudaSuccess) {
             pthread_mutex_unlock(&l->mu);
             return cuxfer_impl_fail(q, "cuxfer_latch_wait: the stream failed: %s",
                                     cudaGetErrorName(q));
         }
-        if (q == cudaErrorNotReady)
-            (void)cudaGetLastError();
         if (l->fired < l->armed && timeout_ms >= 0 &&
             cuxfer_impl_now_ms() - start >= (double)timeout_ms) {
             pthread_mutex_unlock(&l->mu);
@@ -2568,7 +3023,12 @@ CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
         if (step_ms < 64)
             step_ms *= 2;
     }
+    q = l->failed;
+    if (q != cudaSuccess)
+        l->failed_reported = 1;
     pthread_mutex_unlock(&l->mu);
+    if (q != cudaSuccess)
+        return cuxfer_impl_fail(q, "cuxfer_latch_wait: arming failed: %s", cudaGetErrorName(q));
     return cudaSuccess;
 }
 
@@ -2977,17 +3437,40 @@ typedef struct cuxfer_graph {
 
 /* Start capturing the work queued on s (copies, kernels, host functions,
  * latch signals) instead of running it.  Thread-local capture mode: other
- * threads' CUDA calls are not disturbed. */
+ * threads' CUDA calls are not disturbed.  The legacy default stream cannot
+ * be captured.  Stream 0 is the legacy stream, except in a translation unit
+ * built with per-thread default streams (nvcc --default-stream per-thread,
+ * or CUDA_API_PER_THREAD_DEFAULT_STREAM before the CUDA headers): there 0
+ * is that thread's per-thread stream, which can be captured.  The test is
+ * made in this expansion of the header, so it follows the caller's unit. */
 CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s)
 {
-    if (!s)
+    int cap;
+    cudaError_t err;
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+    const int zero_is_legacy = 0;
+#else
+    const int zero_is_legacy = 1;
+#endif
+    if ((!s && zero_is_legacy) || s == cudaStreamLegacy)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_graph_begin: stream 0 (the legacy default "
-                                "stream) cannot be captured");
-    if (cuxfer_stream_is_capturing(s))
+                                "cuxfer_graph_begin: %s (the legacy default stream) cannot be "
+                                "captured; use a stream of your own or cudaStreamPerThread",
+                                s ? "cudaStreamLegacy" : "stream 0");
+    err = cuxfer_impl_capture_state(s, &cap);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "cuxfer_graph_begin: stream %p cannot be used now: %s",
+                                (void *)s, cudaGetErrorName(err));
+    if (cap)
         return cuxfer_impl_fail(cudaErrorIllegalState,
                                 "cuxfer_graph_begin: the stream is already capturing");
-    return cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    err = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_graph_begin: stream %p: %s", (void *)s,
+                                cudaGetErrorName(err));
+    }
+    return cudaSuccess;
 }
 
 /* Release a graph; safe on a zeroed one. */
@@ -4745,7 +5228,7 @@ CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stag
     pthread_mutex_init(&st->mu, NULL);
     pthread_cond_init(&st->coord_cv, NULL);
     pthread_cond_init(&st->work_cv, NULL);
-    pthread_cond_init(&st->done_cv, NULL);
+    cuxfer_impl_cond_init(&st->done_cv); /* timed waits: CLOCK_MONOTONIC */
     st->sync_ready = 1;
 
     step = "cudaStreamCreateWithFlags";

@@ -2,7 +2,12 @@
  * refused; a held-back stop gives cudaErrorNotReady and NaN with
  * CUXFER_NOWAIT, waits with CUXFER_WAIT); cuxfer_gbps arithmetic;
  * cuxfer_stream_wait makes one stream wait for another on the GPU; the
- * event pool hands out its events round robin, also from several threads. */
+ * event pool hands out its events round robin, also from several threads;
+ * a timer started on one stream and stopped on another reads correctly
+ * whichever stream is held back (never NaN with CUXFER_WAIT, never
+ * negative); timers with options (blocking-sync events, a device; {0} and
+ * NULL mean the defaults; bad options refused); a timer on a capturing
+ * stream is refused and the capture stays valid. */
 #include "sched-helpers.h"
 #include <math.h>
 #include <pthread.h>
@@ -308,6 +313,184 @@ static void test_event_pool(void)
     GPU_MUST(cudaStreamDestroy(s));
 }
 
+/* Start on A, stop on B, with A or B held back by a gate. */
+static void timer_two_streams(int hold_start)
+{
+    enum { BYTES = 32 << 20 };
+    cuxfer_timer t;
+    cudaStream_t a = make_stream(), b = make_stream();
+    unsigned char *h = NULL, *d = NULL;
+    struct reader r;
+    pthread_t th;
+    gate g;
+    float ms;
+    cudaError_t err;
+    const char *which = hold_start ? "start's stream held" : "stop's stream held";
+
+    GPU_MUST(cudaMallocHost((void **)&h, BYTES));
+    GPU_MUST(cudaMalloc((void **)&d, BYTES));
+    fill_pattern(h, BYTES, 9);
+    GPU_MUST(cuxfer_timer_create(&t));
+    GPU_OK(gate_hold(&g, hold_start ? a : b), "%s: hold it", which);
+    GPU_OK(cuxfer_timer_start(&t, a), "%s: start on stream A", which);
+    GPU_OK(cudaMemcpyAsync(d, h, BYTES, cudaMemcpyHostToDevice, a), "%s: 32 MiB H2D on A", which);
+    GPU_OK(cuxfer_timer_stop(&t, b), "%s: stop on stream B", which);
+    sleep_ms(50);
+    ms = 1.0f;
+    err = cuxfer_timer_ms(&t, CUXFER_NOWAIT, &ms);
+    is_int(cudaErrorNotReady, err, "%s: CUXFER_NOWAIT gives cudaErrorNotReady", which);
+    ok(isnan(ms), "%s: and NaN", which);
+    memset(&r, 0, sizeof r);
+    r.t = &t;
+    r.ms = 1.0f;
+    r.err = cudaErrorUnknown;
+    if (pthread_create(&th, NULL, read_waiting, &r) != 0)
+        bail("pthread_create failed");
+    sleep_ms(100);
+    ok(!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE), "%s: CUXFER_WAIT blocks (100 ms)", which);
+    gate_open(&g);
+    if (!ok(wait_flag(&r.done, 10000), "%s: CUXFER_WAIT returns (10 s bound)", which))
+        bail("cuxfer_timer_ms(CUXFER_WAIT) never returned");
+    pthread_join(th, NULL);
+    is_int(cudaSuccess, r.err, "%s: CUXFER_WAIT succeeds, never cudaErrorNotReady (%s)", which,
+           cudaGetErrorName(r.err));
+    ok(!isnan(r.ms) && r.ms >= 0.0f, "%s: a time >= 0 ms, never NaN or negative (%g)", which,
+       (double)r.ms);
+    if (!hold_start)
+        ok(r.ms >= 80.0f, "%s: the interval covers B's hold (%g ms >= 80)", which, (double)r.ms);
+    ms = -1.0f;
+    GPU_OK(cuxfer_timer_ms(&t, CUXFER_NOWAIT, &ms), "%s: NOWAIT now succeeds", which);
+    ok(ms == r.ms, "%s: the same time", which);
+    is_int(0, g.timed_out, "%s: the gate was opened by the test", which);
+    GPU_OK(cudaStreamSynchronize(a), "%s: A syncs", which);
+    GPU_OK(cudaStreamSynchronize(b), "%s: B syncs", which);
+    is_int(cudaSuccess, cudaGetLastError(), "%s: no error left behind", which);
+    GPU_MUST(cuxfer_timer_destroy(&t));
+    GPU_MUST(cudaStreamDestroy(a));
+    GPU_MUST(cudaStreamDestroy(b));
+    GPU_MUST(cudaFree(d));
+    GPU_MUST(cudaFreeHost(h));
+}
+
+static void test_timer_two_streams(void)
+{
+    timer_two_streams(1);
+    timer_two_streams(0);
+}
+
+static void test_timer_options(void)
+{
+    enum { BYTES = 16 << 20 };
+    cuxfer_timer t;
+    cuxfer_timer_options o;
+    cudaStream_t s = make_stream();
+    unsigned char *h = NULL, *d = NULL;
+    int dev = -1, ndev = 0, i;
+    float ms;
+    cudaError_t err;
+    double t0, t_poll, t_raw;
+
+    GPU_MUST(cudaGetDevice(&dev));
+    GPU_MUST(cudaGetDeviceCount(&ndev));
+    GPU_MUST(cudaMallocHost((void **)&h, BYTES));
+    GPU_MUST(cudaMalloc((void **)&d, BYTES));
+
+    GPU_OK(cuxfer_timer_create_with(&t, NULL), "create_with(NULL): the defaults");
+    ok(t.flags == 0 && t.device == dev, "spinning events on the current device");
+    GPU_MUST(cuxfer_timer_destroy(&t));
+    memset(&o, 0, sizeof o);
+    GPU_OK(cuxfer_timer_create_with(&t, &o), "create_with({0}): the defaults");
+    ok(t.flags == 0 && t.device == dev, "the same as NULL");
+    GPU_MUST(cuxfer_timer_destroy(&t));
+
+    o.flags = 0x80u;
+    cuxfer_clear_reason();
+    err = cuxfer_timer_create_with(&t, &o);
+    is_int(cudaErrorInvalidValue, err, "unknown flags refused");
+    contains(cuxfer_last_reason(), "0x80", "the reason names them");
+    ok(t.start == NULL && t.stop == NULL, "and the timer is left zeroed");
+    o.flags = CUXFER_TIMER_ON_DEVICE;
+    o.device = -1;
+    err = cuxfer_timer_create_with(&t, &o);
+    is_int(cudaErrorInvalidDevice, err, "device -1 refused");
+    o.device = ndev;
+    err = cuxfer_timer_create_with(&t, &o);
+    ok(err != cudaSuccess, "device %d (one past the last) refused (%s)", ndev,
+       cudaGetErrorName(err));
+    (void)cudaGetLastError();
+
+    o.flags = CUXFER_TIMER_BLOCKING_SYNC | CUXFER_TIMER_ON_DEVICE;
+    o.device = ndev - 1;
+    GPU_OK(cuxfer_timer_create_with(&t, &o), "a blocking-sync timer on device %d", ndev - 1);
+    ok(t.device == ndev - 1 && (t.flags & CUXFER_TIMER_BLOCKING_SYNC), "it records both");
+    {
+        int cur = -1;
+        GPU_MUST(cudaGetDevice(&cur));
+        is_int(dev, cur, "creating it left the current device alone");
+    }
+    if (ndev - 1 == dev) {
+        fill_pattern(h, BYTES, 5);
+        GPU_OK(cuxfer_timer_start(&t, s), "start");
+        GPU_OK(cudaMemcpyAsync(d, h, BYTES, cudaMemcpyHostToDevice, s), "16 MiB H2D");
+        GPU_OK(cuxfer_timer_stop(&t, s), "stop");
+        ms = -1.0f;
+        GPU_OK(cuxfer_timer_ms(&t, CUXFER_WAIT, &ms), "CUXFER_WAIT on blocking-sync events");
+        ok(ms > 0.0f && !isnan(ms), "a positive time (%g ms)", (double)ms);
+    }
+    GPU_MUST(cuxfer_timer_destroy(&t));
+
+    /* Poll cost: CUXFER_NOWAIT on a held timer against a raw cudaEventQuery. */
+    {
+        gate g;
+        enum { POLLS = 20000 };
+        GPU_MUST(cuxfer_timer_create(&t));
+        GPU_OK(gate_hold(&g, s), "hold the stream for the poll loop");
+        GPU_OK(cuxfer_timer_start(&t, s), "start");
+        GPU_OK(cuxfer_timer_stop(&t, s), "stop");
+        err = cudaErrorNotReady;
+        t0 = now_ms();
+        for (i = 0; i < POLLS && err == cudaErrorNotReady; ++i)
+            err = cuxfer_timer_ms(&t, CUXFER_NOWAIT, &ms);
+        t_poll = now_ms() - t0;
+        is_int(cudaErrorNotReady, err, "%d polls all answer cudaErrorNotReady", POLLS);
+        t0 = now_ms();
+        for (i = 0; i < POLLS && err == cudaErrorNotReady; ++i)
+            err = cudaEventQuery(t.stop);
+        t_raw = now_ms() - t0;
+        is_int(cudaErrorNotReady, err, "and so do %d raw queries", POLLS);
+        diag("poll: cuxfer_timer_ms %.0f ns, cudaEventQuery %.0f ns", t_poll * 1e6 / POLLS,
+             t_raw * 1e6 / POLLS);
+        is_int(cudaSuccess, cudaGetLastError(), "polling leaves no error behind");
+        gate_open(&g);
+        GPU_OK(cudaStreamSynchronize(s), "sync");
+        is_int(0, g.timed_out, "the gate was opened by the test");
+        GPU_MUST(cuxfer_timer_destroy(&t));
+    }
+
+    /* A timer on a capturing stream is refused; the capture stays valid. */
+    {
+        cuxfer_graph gr;
+        GPU_MUST(cuxfer_timer_create(&t));
+        GPU_OK(cuxfer_graph_begin(s), "begin a capture");
+        cuxfer_clear_reason();
+        err = cuxfer_timer_start(&t, s);
+        is_int(cudaErrorStreamCaptureUnsupported, err, "timer start in a capture refused");
+        contains(cuxfer_last_reason(), "captured", "with a reason");
+        GPU_OK(cudaMemcpyAsync(d, h, 4096, cudaMemcpyHostToDevice, s), "a captured copy");
+        GPU_OK(cuxfer_graph_end(&gr, s), "the capture ends valid");
+        GPU_OK(cuxfer_graph_launch(&gr, s), "and launches");
+        GPU_OK(cudaStreamSynchronize(s), "sync");
+        GPU_OK(cuxfer_graph_destroy(&gr), "destroy the graph");
+        GPU_OK(cuxfer_timer_start(&t, s), "the timer works outside the capture");
+        GPU_OK(cuxfer_timer_stop(&t, s), "stop");
+        GPU_OK(cuxfer_timer_ms(&t, CUXFER_WAIT, &ms), "read");
+        GPU_MUST(cuxfer_timer_destroy(&t));
+    }
+    GPU_MUST(cudaStreamDestroy(s));
+    GPU_MUST(cudaFree(d));
+    GPU_MUST(cudaFreeHost(h));
+}
+
 int main(void)
 {
     gpu_require(1);
@@ -318,5 +501,7 @@ int main(void)
     test_gbps();
     test_stream_wait();
     test_event_pool();
+    test_timer_two_streams();
+    test_timer_options();
     done_testing();
 }

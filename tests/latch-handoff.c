@@ -4,7 +4,12 @@
  * wait on a held stream returns cudaErrorNotReady within its timeout; 8
  * waiting threads are all released by one signal; a latch armed inside a
  * graph capture signals every replay (each launch counted with
- * cuxfer_latch_expect), and not before the replay ran. */
+ * cuxfer_latch_expect), and not before the replay ran; a failed arm is
+ * reported by the waits until a later arm succeeds, then waits succeed
+ * again (it does not poison the latch), and an expected signal whose arm
+ * failed does not leave a waiter hanging; signals declared with
+ * cuxfer_latch_expect before any arm hold a waiter back until producers
+ * armed them and they fired. */
 #include "sched-helpers.h"
 #include <pthread.h>
 
@@ -460,6 +465,162 @@ static void test_graph_capture(void)
     GPU_MUST(cudaFreeHost(dst));
 }
 
+/* --- a failed arm does not poison the latch -------------------------------- */
+
+static void test_failed_arm(void)
+{
+    cuxfer_latch l;
+    cuxfer_graph g;
+    cudaStream_t s = make_stream(), blocking;
+    unsigned char *h = NULL, *d = NULL;
+    double t0;
+    cudaError_t err;
+
+    GPU_MUST(cudaStreamCreate(&blocking)); /* blocking: syncs with the legacy stream */
+    GPU_MUST(cudaMallocHost((void **)&h, 4096));
+    GPU_MUST(cudaMalloc((void **)&d, 4096));
+    GPU_MUST(cuxfer_latch_init(&l));
+    memset(&g, 0, sizeof g);
+
+    /* Any use of the legacy stream while a blocking stream is captured
+     * would invalidate that capture: the arm must refuse it untouched. */
+    GPU_OK(cuxfer_graph_begin(blocking), "capture a blocking stream");
+    GPU_OK(cudaMemcpyAsync(d, h, 4096, cudaMemcpyHostToDevice, blocking), "a captured copy");
+    cuxfer_clear_reason();
+    err = cuxfer_latch_arm(&l, cudaStreamLegacy);
+    is_int(cudaErrorStreamCaptureImplicit, err,
+           "arm on the legacy stream during that capture refused (%s)", cudaGetErrorName(err));
+    contains(cuxfer_last_reason(), "cuxfer_latch_arm", "with a reason");
+    ok(cuxfer_stream_is_capturing(blocking), "the capture is still going");
+    GPU_OK(cuxfer_graph_end(&g, blocking), "and ends valid: the refusal did not invalidate it");
+    GPU_OK(cuxfer_graph_destroy(&g), "destroy that graph");
+
+    t0 = now_ms();
+    err = cuxfer_latch_wait(&l, 5000);
+    is_int(cudaErrorStreamCaptureImplicit, err, "the next wait reports the failed arm");
+    ok(now_ms() - t0 < 1000.0, "at once: nothing was queued by the failed arm");
+    err = cuxfer_latch_wait(&l, 0);
+    is_int(cudaErrorStreamCaptureImplicit, err, "so does any wait before a new arm succeeds");
+
+    GPU_OK(cuxfer_latch_arm(&l, s), "a later arm succeeds");
+    GPU_OK(cuxfer_latch_wait(&l, 10000), "and once it fired, the wait succeeds: no poison");
+    GPU_OK(cuxfer_latch_arm(&l, s), "arm again");
+    GPU_OK(cuxfer_latch_wait(&l, 10000), "wait again: success");
+
+    /* A failed arm that had a declared signal gives it up: no hang. */
+    GPU_OK(cuxfer_latch_expect(&l, 1), "declare one signal");
+    GPU_OK(cuxfer_graph_begin(blocking), "capture the blocking stream again");
+    err = cuxfer_latch_arm(&l, cudaStreamLegacy);
+    is_int(cudaErrorStreamCaptureImplicit, err, "its arm fails");
+    GPU_OK(cuxfer_graph_end(&g, blocking), "the capture ends valid");
+    GPU_OK(cuxfer_graph_destroy(&g), "destroy that graph");
+    t0 = now_ms();
+    err = cuxfer_latch_wait(&l, 5000);
+    is_int(cudaErrorStreamCaptureImplicit, err,
+           "the wait for the declared signal returns the arm's error");
+    ok(now_ms() - t0 < 1000.0, "at once, instead of waiting for a signal never queued");
+    GPU_OK(cuxfer_latch_expect(&l, 1), "declare another");
+    GPU_OK(cuxfer_latch_arm(&l, s), "and arm it");
+    GPU_OK(cuxfer_latch_wait(&l, 10000), "that wait succeeds");
+    GPU_OK(cudaStreamSynchronize(s), "stream completes");
+    is_int(cudaSuccess, cudaGetLastError(), "no error left behind");
+
+    GPU_OK(cuxfer_latch_destroy(&l), "destroy");
+    GPU_MUST(cudaStreamDestroy(s));
+    GPU_MUST(cudaStreamDestroy(blocking));
+    GPU_MUST(cudaFree(d));
+    GPU_MUST(cudaFreeHost(h));
+}
+
+/* --- signals declared before any arm -------------------------------------- */
+
+enum { EXP_BYTES = 2 << 20, EXP_N = 3 };
+
+struct late_producer {
+    cuxfer_latch *l;
+    cudaStream_t s;
+    unsigned char *src[EXP_N], *dst[EXP_N], *dev;
+    cudaError_t err;
+    int arms;
+};
+
+static void *arm_late(void *arg)
+{
+    struct late_producer *p = (struct late_producer *)arg;
+    cudaError_t err = cudaSuccess;
+    int i;
+    sleep_ms(200); /* the waiter is already waiting */
+    for (i = 0; i < EXP_N && err == cudaSuccess; ++i) {
+        fill_pattern(p->src[i], EXP_BYTES, 500u + (unsigned)i);
+        err = cudaMemcpyAsync(p->dev, p->src[i], EXP_BYTES, cudaMemcpyHostToDevice, p->s);
+        if (err == cudaSuccess)
+            err = cudaMemcpyAsync(p->dst[i], p->dev, EXP_BYTES, cudaMemcpyDeviceToHost, p->s);
+        if (err == cudaSuccess)
+            err = cuxfer_latch_arm(p->l, p->s);
+        if (err == cudaSuccess)
+            __atomic_add_fetch(&p->arms, 1, __ATOMIC_RELEASE);
+    }
+    p->err = err;
+    return NULL;
+}
+
+static void test_expect_before_arm(void)
+{
+    cuxfer_latch l;
+    struct late_producer p;
+    unsigned char *want;
+    pthread_t th;
+    double t0, el;
+    cudaError_t err;
+    int i, bad = 0;
+
+    memset(&p, 0, sizeof p);
+    want = (unsigned char *)malloc(EXP_BYTES);
+    if (!want)
+        bail("out of memory");
+    p.s = make_stream();
+    p.l = &l;
+    for (i = 0; i < EXP_N; ++i) {
+        GPU_MUST(cudaMallocHost((void **)&p.src[i], EXP_BYTES));
+        GPU_MUST(cudaMallocHost((void **)&p.dst[i], EXP_BYTES));
+        memset(p.dst[i], 0xA5, EXP_BYTES);
+    }
+    GPU_MUST(cudaMalloc((void **)&p.dev, EXP_BYTES));
+    GPU_MUST(cuxfer_latch_init(&l));
+    GPU_OK(cuxfer_latch_expect(&l, EXP_N), "declare %d signals before any arm", EXP_N);
+    err = cuxfer_latch_wait(&l, 50);
+    is_int(cudaErrorNotReady, err, "a wait before any arm does not pass (50 ms)");
+    if (pthread_create(&th, NULL, arm_late, &p) != 0)
+        bail("pthread_create failed");
+    t0 = now_ms();
+    err = cuxfer_latch_wait(&l, 10000);
+    el = now_ms() - t0;
+    is_int(cudaSuccess, err, "the wait returns once the %d declared signals fired", EXP_N);
+    ok(el >= 150.0, "not before the producer armed them (%.1f ms)", el);
+    pthread_join(th, NULL);
+    is_int(cudaSuccess, p.err, "the producer's calls succeeded (%s)", cudaGetErrorName(p.err));
+    is_int(EXP_N, p.arms, "%d arms", EXP_N);
+    /* dst[i] was written before signal i fired; the wait covered all. */
+    for (i = 0; i < EXP_N; ++i) {
+        fill_pattern(want, EXP_BYTES, 500u + (unsigned)i);
+        if (count_diff(p.dst[i], want, EXP_BYTES, "declared signal") != 0)
+            ++bad;
+    }
+    is_int(0, bad, "when the wait returned, all %d downloads were there byte for byte", EXP_N);
+    t0 = now_ms();
+    GPU_OK(cuxfer_latch_wait(&l, 1000), "the arms took the declared slots: nothing extra to wait for");
+    ok(now_ms() - t0 < 500.0, "at once");
+    GPU_OK(cudaStreamSynchronize(p.s), "stream completes");
+    GPU_OK(cuxfer_latch_destroy(&l), "destroy");
+    for (i = 0; i < EXP_N; ++i) {
+        GPU_MUST(cudaFreeHost(p.src[i]));
+        GPU_MUST(cudaFreeHost(p.dst[i]));
+    }
+    GPU_MUST(cudaFree(p.dev));
+    GPU_MUST(cudaStreamDestroy(p.s));
+    free(want);
+}
+
 int main(void)
 {
     gpu_require(1);
@@ -470,5 +631,7 @@ int main(void)
     test_many_waiters();
     test_producer_consumer();
     test_graph_capture();
+    test_failed_arm();
+    test_expect_before_arm();
     done_testing();
 }

@@ -2,7 +2,10 @@
  * threads at once; 2D copies between device views on different GPUs are
  * byte-exact (peer or staged); pools, timers and rings made for another
  * device work there and leave the caller's current device alone;
- * cuxfer_stream_wait orders streams of different devices.  Needs 2 GPUs:
+ * cuxfer_stream_wait orders streams of different devices (with every CUDA
+ * runtime: before 12.8 the signaler's device is found by trying), and so
+ * do the fan-in/fan-out helpers; a timer made for device 1 with options
+ * while device 0 is current times work there.  Needs 2 GPUs:
  * skips with fewer, fails with CUXFER_REQUIRE_GPU=2. */
 #include "gpu.h"
 
@@ -172,6 +175,50 @@ int main(void)
                 ok(memcmp(want, hb, 1 << 20) == 0, "the peer copy saw the upload it waited for");
                 free(want);
             }
+            cudaFree(d0);
+        }
+        /* fan-in and fan-out across devices */
+        {
+            unsigned char *hb = (unsigned char *)h, *want = (unsigned char *)malloc(1 << 20);
+            void *d0 = NULL;
+            cudaStream_t both[2];
+            cuxfer_timer t1;
+            cuxfer_timer_options to;
+            float ms1 = 0;
+            if (!want)
+                bail("out of memory");
+            GPU_MUST(cudaMalloc(&d0, 1 << 20));
+            fill_pattern(hb, 1 << 20, 78);
+            fill_pattern(want, 1 << 20, 78);
+            GPU_MUST(cudaMemcpyAsync(d1, hb, 1 << 20, cudaMemcpyHostToDevice, ps));
+            both[0] = ps;
+            both[1] = s1;
+            GPU_OK(cuxfer_stream_wait_all(s0, both, 2),
+                   "device 0's stream waits for two streams of device 1");
+            GPU_MUST(cudaMemcpyPeerAsync(d0, 0, d1, 1, 1 << 20, s0));
+            both[0] = s1;
+            both[1] = ps;
+            GPU_OK(cuxfer_stream_all_wait(both, 2, s0),
+                   "two streams of device 1 wait for device 0's stream");
+            GPU_MUST(cudaStreamSynchronize(s0));
+            memset(hb, 0, 1 << 20);
+            GPU_MUST(cudaMemcpy(hb, d0, 1 << 20, cudaMemcpyDeviceToHost));
+            ok(memcmp(want, hb, 1 << 20) == 0, "the fan-in ordered the peer copy after the upload");
+            GPU_MUST(cudaStreamSynchronize(ps));
+            GPU_MUST(cudaStreamSynchronize(s1));
+            is_int(0, current(), "device 0 is still current");
+            memset(&to, 0, sizeof to);
+            to.flags = CUXFER_TIMER_ON_DEVICE | CUXFER_TIMER_BLOCKING_SYNC;
+            to.device = 1;
+            GPU_OK(cuxfer_timer_create_with(&t1, &to), "a blocking-sync timer for device 1, made from device 0");
+            is_int(0, current(), "making it left device 0 current");
+            GPU_OK(cuxfer_timer_start(&t1, ps), "start on device 1's stream");
+            GPU_OK(cuxfer_copy_async(d1, h, 1 << 20, ps), "copy there");
+            GPU_OK(cuxfer_timer_stop(&t1, s1), "stop on another stream of device 1");
+            GPU_OK(cuxfer_timer_ms(&t1, CUXFER_WAIT, &ms1), "read");
+            ok(ms1 > 0 && ms1 == ms1, "a positive time (%.3f ms)", ms1);
+            GPU_MUST(cuxfer_timer_destroy(&t1));
+            free(want);
             cudaFree(d0);
         }
         GPU_MUST(cuxfer_timer_destroy(&t));
