@@ -10,6 +10,7 @@
  *                                    (16-bit samples compared by value),
  *                                    1 at the first difference
  *   codec-tool convert IN OUT [PAGE] decode IN, encode OUT
+ *   codec-tool formats               the formats compiled in
  *
  * Errors print "codec-tool: FILE: message" and exit 3, as roicopy does
  * for a bad input.
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../tools/formats.h"
 #include "../tools/image.h"
 #ifdef HAVE_PNG
 #include "../tools/png-io.h"
@@ -201,6 +203,10 @@ static int cmd_convert(const char *in, const char *out, unsigned page)
 int main(int argc, char **argv)
 {
     unsigned page = 0;
+    if (argc == 2 && !strcmp(argv[1], "formats")) {
+        printf("%s\n", roicopy_formats());
+        return 0;
+    }
     if (argc >= 3 && !strcmp(argv[1], "info")) {
         image_header h;
         if (argc > 3)

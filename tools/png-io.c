@@ -256,6 +256,20 @@ static int same_geometry(const image_header *a, const image_header *b)
            a->channels == b->channels && a->bytes == b->bytes;
 }
 
+/* Decode every row (all passes of an interlaced file) and the chunks
+ * after the pixels.  Its own function so that setjmp() has no local that
+ * changes after it. */
+static int decode_rows(png_ctx *c, char *err, size_t errsz)
+{
+    if (setjmp(png_jmpbuf(c->png))) {
+        say(err, errsz, "%s", c->msg);
+        return -1;
+    }
+    png_read_image(c->png, c->rows);
+    png_read_end(c->png, NULL);
+    return 0;
+}
+
 int png_io_read_pixels(const char *path, const image_header *h, void *dst,
                        size_t dst_pitch, char *err, size_t errsz)
 {
@@ -282,13 +296,7 @@ int png_io_read_pixels(const char *path, const image_header *h, void *dst,
     }
     for (y = 0; y < h->height; ++y)
         c.rows[y] = (png_bytep)dst + y * dst_pitch;
-    if (setjmp(png_jmpbuf(c.png))) {
-        say(err, errsz, "%s", c.msg);
-        goto out;
-    }
-    png_read_image(c.png, c.rows);
-    png_read_end(c.png, NULL);
-    rc = 0;
+    rc = decode_rows(&c, err, errsz);
 out:
     ctx_free(&c);
     return rc;
@@ -296,15 +304,50 @@ out:
 
 /* ---- writing ------------------------------------------------------------ */
 
-int png_io_write_fd(int fd, const image_header *h, const void *pixels,
-                    size_t pitch, char *err, size_t errsz)
+static void write_rows(png_ctx *c, const image_header *h,
+                       const unsigned char *pixels, size_t pitch)
+{
+    size_t y, i;
+    for (y = 0; y < h->height; ++y) {
+        const unsigned char *r = pixels + y * pitch;
+        if (c->swap_row) {
+            for (i = 0; i + 1 < h->row_bytes; i += 2) {
+                c->swap_row[i] = r[i + 1];
+                c->swap_row[i + 1] = r[i];
+            }
+            r = c->swap_row;
+        }
+        png_write_row(c->png, r);
+    }
+}
+
+/* The libpng calls, under one setjmp() with no local that changes. */
+static int encode(png_ctx *c, const image_header *h, const void *pixels,
+                  size_t pitch, char *err, size_t errsz)
 {
     static const int types[5] = {0, PNG_COLOR_TYPE_GRAY,
                                  PNG_COLOR_TYPE_GRAY_ALPHA,
                                  PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGBA};
+    if (setjmp(png_jmpbuf(c->png))) {
+        say(err, errsz, "%s", c->msg);
+        return -1;
+    }
+    png_set_write_fn(c->png, c, on_write, on_flush);
+    png_set_IHDR(c->png, c->info, (png_uint_32)h->width,
+                 (png_uint_32)h->height, (int)h->bytes * 8,
+                 types[h->channels], PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(c->png, c->info);
+    write_rows(c, h, (const unsigned char *)pixels, pitch);
+    png_write_end(c->png, NULL);
+    return 0;
+}
+
+int png_io_write_fd(int fd, const image_header *h, const void *pixels,
+                    size_t pitch, char *err, size_t errsz)
+{
     png_ctx c;
-    size_t y;
-    int rc = -1, swap;
+    int rc = -1;
     if (h->is_float || (h->bytes != 1 && h->bytes != 2)) {
         say(err, errsz, "PNG cannot hold %s samples (8 or 16-bit integers "
             "only)", h->is_float ? "32-bit float" : "these");
@@ -324,41 +367,17 @@ int png_io_write_fd(int fd, const image_header *h, const void *pixels,
     c.fd = fd;
     /* libpng writes 16-bit samples big-endian from big-endian rows: swap a
      * copy of each row when the samples are in the other order. */
-    swap = h->bytes == 2 && !h->big_endian;
-    if (swap && !(c.swap_row = (unsigned char *)malloc(h->row_bytes))) {
+    if (h->bytes == 2 && !h->big_endian &&
+        !(c.swap_row = (unsigned char *)malloc(h->row_bytes))) {
         say(err, errsz, "out of memory");
         return -1;
     }
     c.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &c, on_error,
                                     on_warning);
-    if (!c.png || !(c.info = png_create_info_struct(c.png))) {
+    if (!c.png || !(c.info = png_create_info_struct(c.png)))
         say(err, errsz, "libpng: out of memory");
-        goto out;
-    }
-    if (setjmp(png_jmpbuf(c.png))) {
-        say(err, errsz, "%s", c.msg);
-        goto out;
-    }
-    png_set_write_fn(c.png, &c, on_write, on_flush);
-    png_set_IHDR(c.png, c.info, (png_uint_32)h->width, (png_uint_32)h->height,
-                 (int)h->bytes * 8, types[h->channels], PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_write_info(c.png, c.info);
-    for (y = 0; y < h->height; ++y) {
-        const unsigned char *r = (const unsigned char *)pixels + y * pitch;
-        if (swap) {
-            size_t i;
-            for (i = 0; i + 1 < h->row_bytes; i += 2) {
-                c.swap_row[i] = r[i + 1];
-                c.swap_row[i + 1] = r[i];
-            }
-            r = c.swap_row;
-        }
-        png_write_row(c.png, r);
-    }
-    png_write_end(c.png, NULL);
-    rc = 0;
-out:
+    else
+        rc = encode(&c, h, pixels, pitch, err, errsz);
     ctx_free_write(&c);
     return rc;
 }
