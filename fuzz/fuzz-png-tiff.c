@@ -39,6 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static int in_fd = -1, out_fd = -1;
 static char in_path[64], out_path[64];
 
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+static void fail(const char *what);
+
 static void fail(const char *what)
 {
     fprintf(stderr, "fuzz-png-tiff: %s\n", what);
@@ -125,7 +130,7 @@ static void exercise(header_fn hd, read_fn rd, write_fn wr, unsigned page)
 {
     char err[IMAGE_ERR_MAX] = "";
     image_header h, h2;
-    unsigned char *a, *b;
+    unsigned char *a = NULL, *b = NULL;
     image_diff d;
     if (hd(in_path, page, &h, err, sizeof err) != 0) {
         if (err[0] == '\0' || !memchr(err, '\0', sizeof err))
