@@ -160,6 +160,8 @@ static int write_fd_file(const char *path, const image_header *h,
     int rc = -1, fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0)
         die(path, strerror(errno));
+    (void)h;
+    (void)p;
 #ifdef HAVE_PNG
     if (kind_of(path) == K_PNG)
         rc = png_io_write_fd(fd, h, p, h->row_bytes, err, sizeof err);
