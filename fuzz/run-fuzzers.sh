@@ -10,14 +10,22 @@
 # (it grows while fuzzing) and artifacts live in a temporary directory,
 # removed on success and kept on failure.
 #
-# Environment: FUZZ_SECONDS (per target, default 60), FUZZ_TARGETS (default
-# all three), CLANG (default clang), CUDA_HOME (default /usr/local/cuda),
-# FUZZ_KEEP=1 to keep the temporary directory.
+# Environment: FUZZ_SECONDS (per target, default 60), FUZZ_TOTAL_SECONDS
+# (all targets together, default 240: each gets at most its share),
+# FUZZ_TARGETS (default all four; fuzz-png-tiff needs libpng and/or
+# libtiff-4 through pkg-config), CLANG (default clang), CUDA_HOME (default
+# /usr/local/cuda), FUZZ_KEEP=1 to keep the temporary directory.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 : "${FUZZ_SECONDS:=60}"
-: "${FUZZ_TARGETS:=fuzz-image-header fuzz-geometry fuzz-view}"
+: "${FUZZ_TARGETS:=fuzz-image-header fuzz-geometry fuzz-view fuzz-png-tiff}"
+: "${FUZZ_TOTAL_SECONDS:=240}"
+# The CI budget stays bounded as targets are added.
+n_targets=$(echo $FUZZ_TARGETS | wc -w)
+share=$((FUZZ_TOTAL_SECONDS / n_targets))
+[ "$share" -ge 1 ] || share=1
+[ "$FUZZ_SECONDS" -le "$share" ] || FUZZ_SECONDS=$share
 : "${CLANG:=clang}"
 : "${CUDA_HOME:=/usr/local/cuda}"
 
@@ -48,6 +56,16 @@ build() { # build TARGET OUTPUT
     case $1 in
     fuzz-image-header) extra="$top/tools/image.c" ;;
     fuzz-geometry) extra="$top/tools/geometry.c" ;;
+    fuzz-png-tiff)
+        extra="$top/tools/image.c -lpthread"
+        if pkg-config --exists libpng 2>/dev/null; then
+            extra="$extra -DHAVE_PNG $top/tools/png-io.c \
+$(pkg-config --cflags --libs libpng)"
+        fi
+        if pkg-config --exists libtiff-4 2>/dev/null; then
+            extra="$extra -DHAVE_TIFF $top/tools/tiff-io.c \
+$(pkg-config --cflags --libs libtiff-4)"
+        fi ;;
     fuzz-view)
         [ -n "$cuda_lib" ] || {
             echo "run-fuzzers: no libcudart.so under $CUDA_HOME" >&2

@@ -17,7 +17,7 @@
 top_srcdir=$(cd "$top_srcdir" && pwd) || exit 1
 top_builddir=$(cd "$top_builddir" && pwd) || exit 1
 FUZZ="$top_srcdir/fuzz"
-TARGETS="fuzz-image-header fuzz-geometry fuzz-view"
+TARGETS="fuzz-image-header fuzz-geometry fuzz-view fuzz-png-tiff"
 T=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-fuzzreg.XXXXXX") || {
     echo "Bail out! mktemp failed"; exit 1; }
 trap 'rm -rf "$T"' EXIT
@@ -47,6 +47,17 @@ if [ -n "$CLANG" ] && command -v "$CLANG" >/dev/null 2>&1; then
         fuzz-geometry) extra="$top_srcdir/tools/geometry.c" ;;
         fuzz-view) extra="-I$top_srcdir/include $CUDA_CPPFLAGS $CUDA_LDFLAGS \
 $CUDA_LIBS $PTHREAD_LIBS" ;;
+        fuzz-png-tiff)
+            pc=${PKG_CONFIG:-pkg-config}
+            extra="$top_srcdir/tools/image.c -lpthread"
+            if $pc --exists libpng 2>/dev/null; then
+                extra="$extra -DHAVE_PNG $top_srcdir/tools/png-io.c \
+$($pc --cflags --libs libpng)"
+            fi
+            if $pc --exists libtiff-4 2>/dev/null; then
+                extra="$extra -DHAVE_TIFF $top_srcdir/tools/tiff-io.c \
+$($pc --cflags --libs libtiff-4)"
+            fi ;;
         esac
         # shellcheck disable=SC2086
         if ! $CLANG $cf -o "$T/lf-$t" "$FUZZ/$t.c" $extra >"$T/build.log" 2>&1

@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tools/roicopy-bench --self-test: the benchmark parses its options, its CPU
+# runs work (the single-threaded crop writes the ROI's pixels, the I/O
+# floor the right sizes) and it prints the table of targets; the roicopy
+# and CUDA rows skip cleanly without a GPU (and, with one, roicopy's files
+# must equal the CPU crop's).  Needs python3 (numpy optional).
+: "${top_srcdir:=.}"
+: "${top_builddir:=.}"
+BENCH="$top_srcdir/tools/roicopy-bench"
+command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 is not installed"; exit 0; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/bench-selftest.XXXXXX") || { echo "Bail out! mktemp failed"; exit 1; }
+trap 'rm -rf "$T"' EXIT
+n=0
+pass() { n=$((n + 1)); echo "ok $n - $*"; }
+fail() { n=$((n + 1)); echo "not ok $n - $*"; }
+
+python3 "$BENCH" --self-test --roicopy "$top_builddir/tools/roicopy" \
+    --sample "$top_srcdir/samples/rgba-64x48.pam" --dir "$T/work" >"$T/out" 2>"$T/err"
+rc=$?
+sed 's/^/# /' "$T/out"
+if [ $rc -eq 0 ]; then pass "--self-test exits 0"; else fail "--self-test exit $rc"; sed 's/^/#   /' "$T/err"; fi
+# Its own checks, one TAP line each.
+grep -E '^(ok|not ok) - ' "$T/out" >"$T/checks"
+[ -s "$T/checks" ] || fail "--self-test printed no checks"
+while IFS= read -r line; do
+    case $line in
+    "ok - "*) pass "${line#ok - }" ;;
+    *) fail "${line#not ok - }" ;;
+    esac
+done <"$T/checks"
+for row in "cpu-crop, 1 thread" "io-floor" "roicopy, 3 frames" \
+    "bare CUDA context start" "roicopy, one tiny file" \
+    "roicopy speed-up over cpu-crop" "roicopy throughput / io-floor" \
+    "tiny file / bare CUDA start"; do
+    if grep -q "^$row" "$T/out"; then pass "table row: $row"; else fail "table row: $row"; fi
+done
+if grep -E '^(cpu-crop|io-floor)' "$T/out" | grep -q skip; then
+    fail "a CPU run skipped"
+else
+    pass "the CPU runs ran"
+fi
+if python3 "$BENCH" --roi 10x10+60+0 --size 64x48 --frames 1 >"$T/out2" 2>&1; then
+    fail "an ROI outside the frame is accepted"
+else
+    pass "an ROI outside the frame is refused"
+fi
+echo "1..$n"

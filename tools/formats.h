@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * formats.h - which image formats this roicopy was built with, for
+ * `roicopy --version` (PNG and TIFF are optional: configure --with-png,
+ * --with-tiff).
+ */
+#ifndef ROICOPY_FORMATS_H
+#define ROICOPY_FORMATS_H
+
+/* "pgm ppm pam raw", then " png" and " tiff" when compiled in. */
+const char *roicopy_formats(void);
+
+#endif
