@@ -320,7 +320,7 @@ static FILE *open_input(const char *path, struct stat *st, char *err,
             return NULL;
         }
         if (!S_ISREG(st->st_mode)) {
-            say(err, errsz, "is %s, not an image file",
+            say(err, errsz, "is %s, not a regular file",
                 image_file_type((unsigned)st->st_mode));
             return NULL;
         }
@@ -336,7 +336,7 @@ static FILE *open_input(const char *path, struct stat *st, char *err,
         return NULL;
     }
     if (!S_ISREG(st->st_mode)) { /* replaced since stat() */
-        say(err, errsz, "is %s, not an image file",
+        say(err, errsz, "is %s, not a regular file",
             image_file_type((unsigned)st->st_mode));
         close(fd);
         return NULL;
