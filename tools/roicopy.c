@@ -612,17 +612,14 @@ static int check_roi(const options *o, roicopy_frame *f)
     if (r->width > f->in.width - r->x || r->height > f->in.height - r->y)
         return roicopy_fail(RC_USAGE, f->input,
                             "ROI %lux%lu+%lu+%lu is partly outside the "
-                            "%lux%lu image (it spans columns %lu..%lu and "
-                            "rows %lu..%lu, the image 0..%lu and 0..%lu)",
-                            (unsigned long)r->width,
+                            "%lux%lu image (it spans columns %lu..%lu, rows "
+                            "%lu..%lu)", (unsigned long)r->width,
                             (unsigned long)r->height, (unsigned long)r->x,
                             (unsigned long)r->y, (unsigned long)f->in.width,
                             (unsigned long)f->in.height, (unsigned long)r->x,
                             (unsigned long)(r->x + r->width - 1),
                             (unsigned long)r->y,
-                            (unsigned long)(r->y + r->height - 1),
-                            (unsigned long)(f->in.width - 1),
-                            (unsigned long)(f->in.height - 1));
+                            (unsigned long)(r->y + r->height - 1));
     if (o->place_given &&
         (o->place_x >= o->canvas_w || o->place_y >= o->canvas_h ||
          r->width > o->canvas_w - o->place_x ||
