@@ -13,7 +13,8 @@
 # 10 the output's extension decides its format;
 # 11 --dry-run --json prints JSON, valid for any file name;
 # and "-" is standard input and standard output; -V; the usage line.
-# (Items 4 and 5, signals and modes, are in tests/image-io.c; 6 and 7,
+#  4, 5 through the writer roicopy uses (tests/imgcrop): RLIMIT_FSIZE, modes;
+# (signals mid-write are in tests/image-io.c; 6 and 7,
 # netpbm's headers, in tests/roicopy-netpbm-corpus.sh.)
 . "${top_srcdir:-.}/tests/roicopy-lib.sh"
 
@@ -260,5 +261,29 @@ if "$ROICOPY" --help >"$T/help" 2>/dev/null &&
     pass "--help tells of -, --keep-going and the extension rule"
 else
     fail "--help"; diag_file "$T/help"
+fi
+# ---- 4 and 5 through the writer roicopy uses (tests/imgcrop, on the CPU) ---
+"$IMGCROP" "$G" 40x30+10+5 "$T/ref.pgm"
+printf 'precious\n' >"$T/mode600.pgm" && chmod 600 "$T/mode600.pgm"
+printf 'precious\n' >"$T/mode444.pgm" && chmod 444 "$T/mode444.pgm"
+"$IMGCROP" "$G" 40x30+10+5 "$T/mode600.pgm" && "$IMGCROP" "$G" 40x30+10+5 "$T/mode444.pgm"
+if [ "$(stat -c %a "$T/mode600.pgm")" = 600 ] && [ "$(stat -c %a "$T/mode444.pgm")" = 444 ] &&
+    cmp -s "$T/mode600.pgm" "$T/ref.pgm" && cmp -s "$T/mode444.pgm" "$T/ref.pgm"; then
+    pass "replaced outputs keep their modes (0600, 0444)"
+else
+    fail "modes: $(stat -c %a "$T/mode600.pgm") $(stat -c %a "$T/mode444.pgm")"
+fi
+( umask 027; "$IMGCROP" "$G" 40x30+10+5 "$T/new027.pgm" )
+if [ "$(stat -c %a "$T/new027.pgm")" = 640 ]; then pass "a new output is 0666 & ~umask (0640)"
+else fail "new output mode $(stat -c %a "$T/new027.pgm")"; fi
+mkdir "$T/fsize" && printf 'precious\n' >"$T/fsize/out.pam"
+"$MKSAMPLES" image pam 300x200x4 255 16 "$T/big.pam"
+( ulimit -f 8; exec "$IMGCROP" "$T/big.pam" 300x200+0+0 "$T/fsize/out.pam" ) 2>"$T/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "cannot write: File too large" "$T/err" && [ "$(ls -A "$T/fsize")" = out.pam ] &&
+    [ "$(cat "$T/fsize/out.pam")" = precious ]; then
+    pass "past RLIMIT_FSIZE: EFBIG (SIGXFSZ ignored), old output kept, no temporary file"
+else
+    fail "RLIMIT_FSIZE (exit $rc)"; diag_file "$T/err"; ls -A "$T/fsize" | sed 's/^/#   /'
 fi
 finish
