@@ -9,8 +9,11 @@
  * first bytes describe a --raw/--depth spec and the same file is parsed as
  * raw.  When a header is accepted and the pixels are small, they are read
  * (with a padded pitch), cropped, compared and given an output header, as
- * roicopy does.  Checks: the sizes the parser reports are consistent and
- * the file holds the pixels it promised.
+ * roicopy does.  Checks: the sizes the parser reports are consistent, the
+ * file holds the pixels it promised, and an accepted PAM's tuple type fits
+ * its DEPTH and MAXVAL as libnetpbm requires.  The input, as text, also
+ * goes through the extension rule, the message escaper (no control byte
+ * may come out) and the JSON string writer (valid UTF-8 must come out).
  */
 #include "../tools/image.h"
 
@@ -127,6 +130,78 @@ static void exercise(const image_header *h, unsigned pad)
     free(b);
 }
 
+/* libnetpbm's requirements of the tuple types it knows. */
+static void check_tupltype(const image_header *h)
+{
+    const char *t = h->tupltype;
+    if (h->format != IMAGE_PAM)
+        return;
+    if ((!strcmp(t, "GRAYSCALE_ALPHA") && h->channels < 2) ||
+        (!strcmp(t, "RGB") && h->channels < 3) ||
+        (!strcmp(t, "RGB_ALPHA") && h->channels < 4) ||
+        (!strcmp(t, "BLACKANDWHITE") && h->maxval != 1))
+        fail("accepted a tuple type that does not fit DEPTH or MAXVAL");
+}
+
+/* Is s[0..n) valid UTF-8 (RFC 3629)? */
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0, k, len;
+    while (i < n) {
+        unsigned c = s[i];
+        unsigned long cp;
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+        if (c < 0xc2 || c > 0xf4 || i + len > n)
+            return 0;
+        cp = c & (0x7f >> len);
+        for (k = 1; k < len; ++k) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return 0;
+            cp = cp << 6 | (s[i + k] & 0x3f);
+        }
+        if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+/* The input as a file name or tuple type: untrusted text. */
+static void exercise_text(const uint8_t *data, size_t size)
+{
+    static char text[1024], esc[256];
+    static char json[8 * 1024 + 3];
+    size_t n = size < sizeof text - 1 ? size : sizeof text - 1, i;
+    FILE *f;
+    memcpy(text, data, n);
+    text[n] = '\0';
+    (void)image_format_for_path(text);
+    image_escape(text, esc, sizeof esc);
+    for (i = 0; esc[i]; ++i)
+        if ((unsigned char)esc[i] < 0x20 || esc[i] == 0x7f)
+            fail("a control byte came out of image_escape");
+    if (i >= sizeof esc)
+        fail("image_escape overran its buffer");
+    f = fmemopen(json, sizeof json - 1, "w");
+    if (!f)
+        return;
+    image_json_string(f, text);
+    fflush(f);
+    i = (size_t)ftell(f);
+    fclose(f);
+    if (i < 2 || json[0] != '"' || json[i - 1] != '"' ||
+        !valid_utf8((const unsigned char *)json, i))
+        fail("image_json_string wrote an invalid JSON string");
+    for (n = 0; n < i; ++n)
+        if ((unsigned char)json[n] < 0x20)
+            fail("a raw control byte in a JSON string");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[IMAGE_ERR_MAX];
@@ -135,8 +210,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (scratch_open() != 0 || scratch_fill(data, size) != 0)
         return 0;
     err[0] = '\0';
+    exercise_text(data, size);
     if (image_parse_header(scratch_path, NULL, &h, err, sizeof err) == 0) {
         check_sizes(&h, size);
+        check_tupltype(&h);
         exercise(&h, size ? data[size - 1] % 9 : 0);
     } else if (err[0] == '\0' || !memchr(err, '\0', sizeof err)) {
         fail("netpbm: failure without a message");

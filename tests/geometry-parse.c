@@ -111,10 +111,10 @@ static void test_uint_list(void)
     ok(geom_parse_uint("64", 1, 64, "--streams", &v, err, sizeof err) == 0 &&
            v == 64, "uint at its maximum");
     ok(geom_parse_uint("65", 1, 64, "--streams", &v, err, sizeof err) == -1 &&
-           strstr(err, "at most 64") && strstr(err, "--streams"),
+           strstr(err, "out of range 1..64") && strstr(err, "--streams"),
        "uint above its maximum names the option");
     ok(geom_parse_uint("0", 1, 64, "--streams", &v, err, sizeof err) == -1 &&
-           strstr(err, "at least 1"), "uint below its minimum");
+           strstr(err, "out of range 1..64"), "uint below its minimum");
     ok(geom_parse_uint("4k", 1, 64, "--streams", &v, err, sizeof err) == -1 &&
            strstr(err, "trailing \"k\""), "uint with a suffix");
     ok(geom_parse_uint("-3", 0, 64, "--device", &v, err, sizeof err) == -1 &&

@@ -24,6 +24,9 @@ int main(int argc, char **argv)
     geom_rect r;
     unsigned char *img, *crop;
     int i = 1;
+    /* The same signal handling as roicopy: the writer is tested as roicopy
+     * uses it. */
+    image_install_signal_cleanup();
     for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
         if (!strcmp(argv[i], "--raw")) {
             rawp = &raw;

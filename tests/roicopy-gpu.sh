@@ -161,4 +161,71 @@ if "$ROICOPY" --devices 0 --json --quiet --verify "$T"/frames/f3*.ppm -o "$T/rin
 else
     fail "pipeline --devices 0"; diag_file "$T/stdout"; diag_file "$T/err"
 fi
+# -- issue 13 on the GPU: "-", outputs that are not files, modes, the
+# extension rule, the file size limit, --keep-going --------------------------
+G="$SAMPLES/gray-97x61.pgm"
+"$IMGCROP" "$G" 40x30+10+5 "$T/ref-crop.pgm"
+if cat "$G" | "$ROICOPY" --roi 40x30+10+5 - - 2>"$T/err" | cat >"$T/piped.pgm" &&
+    cmp -s "$T/piped.pgm" "$T/ref-crop.pgm"; then
+    pass "- - : standard input to standard output through a pipe"
+else
+    fail "- - pipeline"; diag_file "$T/err"
+fi
+mkfifo "$T/out.fifo"
+# The reader gives up after a while, so a roicopy that never opens the
+# FIFO fails this test instead of hanging it.
+timeout 120 cat "$T/out.fifo" >"$T/from-fifo.pgm" &
+reader=$!
+if "$ROICOPY" --roi 40x30+10+5 "$G" "$T/out.fifo" 2>"$T/err"; then rc=0; else rc=$?; fi
+wait $reader
+if [ $rc -eq 0 ] && [ -p "$T/out.fifo" ] && cmp -s "$T/from-fifo.pgm" "$T/ref-crop.pgm"; then
+    pass "a FIFO output is written into and stays a FIFO"
+else
+    fail "FIFO output (exit $rc)"; diag_file "$T/err"
+fi
+# A private node of /dev/null's device (1,3): were roicopy to replace it,
+# only this copy would suffer.
+if [ "$(id -u)" = 0 ] && mknod "$T/null" c 1 3 2>/dev/null &&
+    echo probe 2>/dev/null >"$T/null"; then
+    if "$ROICOPY" "$G" "$T/null" 2>"$T/err" && [ -c "$T/null" ]; then
+        pass "a character device output is written into, not replaced"
+    else
+        fail "character device output"; diag_file "$T/err"
+    fi
+else
+    skip_one "character device output: needs root and a device-capable $T"
+fi
+cp "$G" "$T/mode600.pgm" && chmod 600 "$T/mode600.pgm"
+if "$ROICOPY" --roi 40x30+10+5 "$G" "$T/mode600.pgm" 2>"$T/err" &&
+    [ "$(stat -c %a "$T/mode600.pgm")" = 600 ] && cmp -s "$T/mode600.pgm" "$T/ref-crop.pgm"; then
+    pass "an existing 0600 output is replaced and stays 0600"
+else
+    fail "mode of an existing output: $(stat -c %a "$T/mode600.pgm")"; diag_file "$T/err"
+fi
+"$IMGCROP" --format pam "$G" 40x30+10+5 "$T/ref-crop.pam"
+if "$ROICOPY" --roi 40x30+10+5 "$G" "$T/by-ext.pam" 2>"$T/err" &&
+    cmp -s "$T/by-ext.pam" "$T/ref-crop.pam"; then
+    pass "the .pam extension makes a PAM of a PGM"
+else
+    fail "extension rule"; diag_file "$T/err"
+fi
+printf 'precious\n' >"$T/limited.pam"
+( ulimit -f 8; exec "$ROICOPY" "$T/big.pam" "$T/limited.pam" ) >/dev/null 2>"$T/err"
+rc=$?
+if [ $rc -eq 4 ] && grep -q "^roicopy: $T/limited.pam: cannot write: File too large$" "$T/err" &&
+    [ "$(cat "$T/limited.pam")" = precious ] && [ -z "$(ls -A "$T" | grep '^\.limited')" ]; then
+    pass "past the file size limit: exit 4 (EFBIG, not SIGXFSZ), old output kept, no temporary file"
+else
+    fail "file size limit (exit $rc)"; diag_file "$T/err"; ls -A "$T" | sed 's/^/#   /'
+fi
+mkdir "$T/kg"
+printf 'P9\n' >"$T/bad.pgm"
+"$ROICOPY" --keep-going --quiet --roi 8x8 "$G" "$T/bad.pgm" "$SAMPLES/rgb-80x60.ppm" -o "$T/kg" 2>"$T/err"
+rc=$?
+if [ $rc -eq 3 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ "$(ls "$T/kg" | wc -l)" -eq 2 ] &&
+    "$IMGCROP" "$SAMPLES/rgb-80x60.ppm" 8x8+0+0 "$T/ref-kg.ppm" && cmp -s "$T/kg/rgb-80x60.ppm" "$T/ref-kg.ppm"; then
+    pass "--keep-going copies the good inputs and exits 3"
+else
+    fail "--keep-going (exit $rc)"; diag_file "$T/err"
+fi
 finish

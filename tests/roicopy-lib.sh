@@ -44,8 +44,9 @@ out_dir_intact() {
 
 # expect_error STATUS TEXT DESCRIPTION -- ARGS...
 # roicopy ARGS must exit with STATUS, print nothing on stdout and exactly
-# one line on stderr that starts "roicopy: " (or $EXPECT_PREFIX when set)
-# and contains TEXT; $OUT must be
+# one line on stderr (besides the usage line of a command-line mistake)
+# that starts "roicopy: " (or $EXPECT_PREFIX when set) and contains TEXT;
+# $OUT must be
 # untouched.  The run is repeated with every CUDA device hidden: an error
 # found before any CUDA call reads the same either way.
 expect_error() {
@@ -55,7 +56,8 @@ expect_error() {
     rc=$?
     env CUDA_VISIBLE_DEVICES= "$ROICOPY" "$@" >"$T/stdout2" 2>"$T/stderr2"
     rc2=$?
-    lines=$(wc -l <"$T/stderr")
+    # The usage line under a command-line mistake is not counted.
+    lines=$(grep -vc '^usage: roicopy ' "$T/stderr")
     why=
     [ "$rc" -eq "$want" ] || why="$why exit $rc, wanted $want;"
     [ "$lines" -eq 1 ] || why="$why $lines lines on stderr;"

@@ -202,11 +202,13 @@ int geom_parse_uint(const char *s, unsigned long min, unsigned long max,
     char kind[64];
     (void)snprintf(kind, sizeof kind, "%s value", what);
     c.kind = kind;
-    if (null_arg(s, kind, err, errsz) || field(&c, &p, "value", min, &v) ||
+    if (null_arg(s, kind, err, errsz) || field(&c, &p, "value", 0, &v) ||
         end(&c, p))
         return -1;
-    if (v > max) {
-        say(err, errsz, "bad %s \"%s\": must be at most %lu", kind, s, max);
+    /* Ranges read "out of range MIN..MAX" in every roicopy message. */
+    if (v < min || v > max) {
+        say(err, errsz, "bad %s \"%s\": out of range %lu..%lu", kind, s, min,
+            max);
         return -1;
     }
     *out = v;

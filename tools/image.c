@@ -58,31 +58,138 @@ static int host_is_big_endian(void)
 
 /* ---- formats ------------------------------------------------------------ */
 
+static int write_pnm_header(FILE *f, const image_header *h);
+static int write_pam_header(FILE *f, const image_header *h);
+static int write_no_header(FILE *f, const image_header *h);
+static int pgm_holds(const image_header *in);
+static int ppm_holds(const image_header *in);
+static int pam_holds(const image_header *in);
+static int raw_holds(const image_header *in);
+
+/* Every output format in one place: its name, the file extensions that
+ * select it (image_format_for_path), what samples it can hold and how its
+ * header is written.  A new codec adds one row. */
+typedef struct image_codec {
+    image_format format;
+    const char *name;
+    const char *ext[3];                       /* without the dot */
+    int (*holds)(const image_header *in);     /* can it hold in's samples */
+    const char *needs;                        /* what it holds, for messages */
+    int (*write_header)(FILE *f, const image_header *h);
+} image_codec;
+
+static const image_codec codecs[] = {
+    {IMAGE_PGM, "pgm", {"pgm", NULL, NULL}, pgm_holds,
+     "1 channel of 8- or 16-bit samples", write_pnm_header},
+    {IMAGE_PPM, "ppm", {"ppm", NULL, NULL}, ppm_holds,
+     "3 channels of 8- or 16-bit samples", write_pnm_header},
+    {IMAGE_PAM, "pam", {"pam", NULL, NULL}, pam_holds,
+     "8- or 16-bit samples", write_pam_header},
+    {IMAGE_RAW, "raw", {"raw", NULL, NULL}, raw_holds, "any samples",
+     write_no_header},
+};
+#define NCODECS (sizeof codecs / sizeof *codecs)
+
+static const image_codec *codec_of(image_format f)
+{
+    size_t i;
+    for (i = 0; i < NCODECS; ++i)
+        if (codecs[i].format == f)
+            return &codecs[i];
+    return NULL;
+}
+
+static int pgm_holds(const image_header *in)
+{
+    return !in->is_float && in->channels == 1;
+}
+static int ppm_holds(const image_header *in)
+{
+    return !in->is_float && in->channels == 3;
+}
+static int pam_holds(const image_header *in) { return !in->is_float; }
+static int raw_holds(const image_header *in)
+{
+    (void)in;
+    return 1;
+}
+
 image_format image_format_from_name(const char *name)
 {
-    if (!strcmp(name, "pgm"))
-        return IMAGE_PGM;
-    if (!strcmp(name, "ppm"))
-        return IMAGE_PPM;
-    if (!strcmp(name, "pam"))
-        return IMAGE_PAM;
-    if (!strcmp(name, "raw"))
-        return IMAGE_RAW;
+    size_t i;
+    for (i = 0; i < NCODECS; ++i)
+        if (!strcmp(name, codecs[i].name))
+            return codecs[i].format;
     return (image_format)0;
 }
 
 const char *image_format_name(image_format f)
 {
-    switch (f) {
-    case IMAGE_PGM: return "pgm";
-    case IMAGE_PPM: return "ppm";
-    case IMAGE_PAM: return "pam";
-    case IMAGE_RAW: return "raw";
-    }
-    return "?";
+    const image_codec *c = codec_of(f);
+    return c ? c->name : "?";
 }
 
-const char *image_format_ext(image_format f) { return image_format_name(f); }
+const char *image_format_ext(image_format f)
+{
+    const image_codec *c = codec_of(f);
+    return c ? c->ext[0] : "?";
+}
+
+static int ascii_lower(int c)
+{
+    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+static int same_ext(const char *a, const char *b)
+{
+    for (; *a && *b; ++a, ++b)
+        if (ascii_lower((unsigned char)*a) != ascii_lower((unsigned char)*b))
+            return 0;
+    return *a == *b;
+}
+
+/* The extension rule, in one place: the text after the last '.' of the
+ * last path component, compared without regard to ASCII case. */
+image_format image_format_for_path(const char *path)
+{
+    const char *base = strrchr(path, '/'), *dot;
+    size_t i, j;
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        return (image_format)0;
+    for (i = 0; i < NCODECS; ++i)
+        for (j = 0; j < 3 && codecs[i].ext[j]; ++j)
+            if (same_ext(dot + 1, codecs[i].ext[j]))
+                return codecs[i].format;
+    return (image_format)0;
+}
+
+int image_format_holds(image_format f, const image_header *in)
+{
+    const image_codec *c = codec_of(f);
+    return c && c->holds(in);
+}
+
+void image_formats_holding(const image_header *in, char *buf, size_t n)
+{
+    size_t i, k = 0, count = 0, total = 0;
+    for (i = 0; i < NCODECS; ++i)
+        total += codecs[i].holds(in) ? 1 : 0;
+    buf[0] = '\0';
+    for (i = 0; i < NCODECS && k < n; ++i) {
+        int w;
+        if (!codecs[i].holds(in))
+            continue;
+        ++count;
+        w = snprintf(buf + k, n - k, "%s%s",
+                     count == 1 ? "" : count == total ? " or " : ", ",
+                     codecs[i].name);
+        if (w < 0)
+            break;
+        k += (size_t)w;
+    }
+}
 
 int image_compute_sizes(image_header *h, char *err, size_t errsz)
 {
@@ -121,32 +228,120 @@ int image_compute_sizes(image_header *h, char *err, size_t errsz)
 
 /* ---- opening inputs ----------------------------------------------------- */
 
-/* Open a regular file for reading.  open() then fstat() on the descriptor,
- * so what is checked is what is read. */
+const char *image_file_type(unsigned mode)
+{
+    mode_t m = (mode_t)mode;
+    if (S_ISREG(m))
+        return "a regular file";
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+#ifdef S_ISSOCK
+    if (S_ISSOCK(m))
+        return "a socket";
+#endif
+#ifdef S_ISLNK
+    if (S_ISLNK(m))
+        return "a symbolic link";
+#endif
+    return "not a regular file";
+}
+
+/* Standard input ("-"), copied once into an unlinked temporary file so it
+ * can be parsed, then read again when its pixels are wanted, as a path
+ * can. */
+static int stdin_fd = -1;
+
+static int spool_stdin(char *err, size_t errsz)
+{
+    char tmpl[PATH_MAX], buf[65536];
+    const char *dir = getenv("TMPDIR");
+    ssize_t k;
+    int fd;
+    if (stdin_fd >= 0)
+        return 0;
+    if (snprintf(tmpl, sizeof tmpl, "%s/roicopy-stdin.XXXXXX",
+                 dir && *dir ? dir : "/tmp") >= (int)sizeof tmpl) {
+        say(err, errsz, "TMPDIR is too long");
+        return -1;
+    }
+    fd = mkstemp(tmpl);
+    if (fd < 0) {
+        say(err, errsz, "cannot keep standard input in %s: %s", tmpl,
+            strerror(errno));
+        return -1;
+    }
+    (void)unlink(tmpl);
+    for (;;) {
+        k = read(0, buf, sizeof buf);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        if (write(fd, buf, (size_t)k) != k) {
+            say(err, errsz, "cannot keep standard input: %s",
+                strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+    if (k < 0) {
+        say(err, errsz, "%s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    stdin_fd = fd;
+    return 0;
+}
+
+/* Open a regular file (or "-") for reading.  Never blocks: the type is
+ * checked with stat() before open(), open() is non-blocking and fstat()
+ * on the descriptor checks again what is really read. */
 static FILE *open_input(const char *path, struct stat *st, char *err,
                         size_t errsz)
 {
     FILE *f;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        say(err, errsz, "%s", strerror(errno));
-        return NULL;
+    int fd;
+    if (!strcmp(path, "-")) {
+        if (spool_stdin(err, errsz) || (fd = dup(stdin_fd)) < 0 ||
+            lseek(fd, 0, SEEK_SET) != 0) {
+            if (!err || !*err)
+                say(err, errsz, "%s", strerror(errno));
+            return NULL;
+        }
+    } else {
+        if (stat(path, st) != 0) {
+            say(err, errsz, "%s", strerror(errno));
+            return NULL;
+        }
+        if (!S_ISREG(st->st_mode)) {
+            say(err, errsz, "is %s, not a regular file",
+                image_file_type((unsigned)st->st_mode));
+            return NULL;
+        }
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0) {
+            say(err, errsz, "%s", strerror(errno));
+            return NULL;
+        }
     }
     if (fstat(fd, st) != 0) {
         say(err, errsz, "%s", strerror(errno));
         close(fd);
         return NULL;
     }
-    if (S_ISDIR(st->st_mode)) {
-        say(err, errsz, "is a directory, not an image file");
+    if (!S_ISREG(st->st_mode)) { /* replaced since stat() */
+        say(err, errsz, "is %s, not a regular file",
+            image_file_type((unsigned)st->st_mode));
         close(fd);
         return NULL;
     }
-    if (!S_ISREG(st->st_mode)) {
-        say(err, errsz, "is not a regular file");
-        close(fd);
-        return NULL;
-    }
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     f = fdopen(fd, "rb");
     if (!f) {
         say(err, errsz, "%s", strerror(errno));
@@ -163,9 +358,9 @@ static int check_holds_pixels(const image_header *h, const struct stat *st,
     unsigned long long off = (unsigned long long)h->data_offset;
     unsigned long long need = (unsigned long long)h->total_bytes;
     if (have < off || have - off < need) {
-        say(err, errsz, "truncated pixel data: the header promises %llu bytes "
-            "of pixels after byte %llu, the file has %llu", need, off,
-            have > off ? have - off : 0ULL);
+        say(err, errsz, "needs %llu bytes of pixels, the file has %llu "
+            "(after a header of %llu bytes)", need,
+            have > off ? have - off : 0ULL, off);
         return -1;
     }
     return 0;
@@ -173,33 +368,35 @@ static int check_holds_pixels(const image_header *h, const struct stat *st,
 
 /* ---- P5 / P6 ------------------------------------------------------------ */
 
-/* Skip whitespace and '#' comments (to end of line), the netpbm rule for
- * anywhere between header tokens.  Returns the first other character. */
-static int pnm_skip(FILE *f)
+/* libnetpbm's pm_getc(): a '#' starts a comment that runs to the end of
+ * its line and reads as that line end. */
+static int pnm_getc(FILE *f)
 {
-    int c;
-    for (;;) {
-        c = getc(f);
-        if (c == '#') {
-            while ((c = getc(f)) != EOF && c != '\n' && c != '\r')
-                ;
-            if (c == EOF)
-                return EOF;
-        } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r' &&
-                   c != '\v' && c != '\f') {
-            return c;
-        }
-    }
+    int c = getc(f);
+    if (c == '#')
+        while ((c = getc(f)) != EOF && c != '\n' && c != '\r')
+            ;
+    return c;
 }
 
-/* Read one header number named `name`; values beyond `max` saturate and
- * are reported as too large.  Leaves the character after the digits
- * unread. */
-static int pnm_number(FILE *f, const char *name, unsigned long max,
-                      unsigned long *out, char *err, size_t errsz)
+static int pnm_space(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+           c == '\f';
+}
+
+/* libnetpbm's pm_getuint(): skip whitespace and comments, read decimal
+ * digits, and consume the one character after them, whatever it is (a
+ * comment counts as one: "255#c\n" ends the header at the newline).
+ * Values beyond `max` are reported as out of range lo..max. */
+static int pnm_number(FILE *f, const char *name, unsigned long lo,
+                      unsigned long max, unsigned long *out, char *err,
+                      size_t errsz)
 {
     unsigned long v = 0;
-    int c = pnm_skip(f), big = 0;
+    int c, big = 0;
+    while (pnm_space(c = pnm_getc(f)))
+        ;
     if (c == EOF) {
         say(err, errsz, "truncated header: no %s", name);
         return -1;
@@ -209,8 +406,9 @@ static int pnm_number(FILE *f, const char *name, unsigned long max,
         return -1;
     }
     if (c < '0' || c > '9') {
-        say(err, errsz, "bad header: expected %s, found '%c'", name,
-            (c >= 32 && c < 127) ? c : '?');
+        say(err, errsz, "bad header: expected %s, found %s", name,
+            (c > 32 && c < 127) ? (char[]){'\'', (char)c, '\'', 0}
+                                : "a control or non-ASCII byte");
         return -1;
     }
     for (; c >= '0' && c <= '9'; c = getc(f)) {
@@ -219,10 +417,12 @@ static int pnm_number(FILE *f, const char *name, unsigned long max,
         else if (!big)
             v = v * 10 + (unsigned long)(c - '0');
     }
-    if (c != EOF)
-        ungetc(c, f);
+    if (c == '#')
+        while ((c = getc(f)) != EOF && c != '\n' && c != '\r')
+            ;
     if (big) {
-        say(err, errsz, "bad header: %s is too large (at most %lu)", name, max);
+        say(err, errsz, "bad header: %s is out of range %lu..%lu", name, lo,
+            max);
         return -1;
     }
     *out = v;
@@ -232,7 +432,7 @@ static int pnm_number(FILE *f, const char *name, unsigned long max,
 static int check_maxval(unsigned long maxval, char *err, size_t errsz)
 {
     if (maxval < 1 || maxval > 65535) {
-        say(err, errsz, "bad header: maxval %lu is out of range (1..65535)",
+        say(err, errsz, "bad header: maxval %lu is out of range 1..65535",
             maxval);
         return -1;
     }
@@ -242,10 +442,9 @@ static int check_maxval(unsigned long maxval, char *err, size_t errsz)
 static int parse_pnm(FILE *f, image_header *h, char *err, size_t errsz)
 {
     unsigned long w, ht, maxval;
-    int c;
-    if (pnm_number(f, "width", IMAGE_MAX_DIM, &w, err, errsz) ||
-        pnm_number(f, "height", IMAGE_MAX_DIM, &ht, err, errsz) ||
-        pnm_number(f, "maxval", 1000000UL, &maxval, err, errsz))
+    if (pnm_number(f, "width", 1, IMAGE_MAX_DIM, &w, err, errsz) ||
+        pnm_number(f, "height", 1, IMAGE_MAX_DIM, &ht, err, errsz) ||
+        pnm_number(f, "maxval", 1, 1000000UL, &maxval, err, errsz))
         return -1;
     if (w == 0 || ht == 0) {
         say(err, errsz, "bad header: zero dimension (%lux%lu)", w, ht);
@@ -253,14 +452,6 @@ static int parse_pnm(FILE *f, image_header *h, char *err, size_t errsz)
     }
     if (check_maxval(maxval, err, errsz))
         return -1;
-    /* Exactly one whitespace character separates maxval from the pixels;
-     * anything else would shift every byte. */
-    c = getc(f);
-    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-        say(err, errsz, "bad header: maxval must be followed by one "
-            "whitespace character");
-        return -1;
-    }
     h->width = w;
     h->height = ht;
     h->maxval = (unsigned)maxval;
@@ -289,54 +480,73 @@ static int pam_line(FILE *f, char *buf, size_t n, int *too_long)
     return 0;
 }
 
+/* isspace() in the C locale, as libnetpbm strips header lines. */
+static int pam_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+           c == '\f';
+}
+
 static char *trim(char *s)
 {
     char *e;
-    while (*s == ' ' || *s == '\t' || *s == '\r')
+    while (pam_space(*s))
         ++s;
     e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+    while (e > s && pam_space(e[-1]))
         *--e = '\0';
     return s;
 }
 
-/* A PAM field value: one decimal number and nothing else. */
+/* A PAM field value as libnetpbm reads it (strtol, base 10): an optional
+ * '+', decimal digits, nothing else. */
 static int pam_value(const char *key, const char *val, unsigned long max,
                      unsigned long *out, char *err, size_t errsz)
 {
     unsigned long v = 0;
     const char *p = val;
+    char shown[64];
     if (*p == '-') {
         say(err, errsz, "bad PAM header: negative %s", key);
         return -1;
     }
+    if (*p == '+')
+        ++p;
     if (*p < '0' || *p > '9') {
-        say(err, errsz, "bad PAM header: %s needs a number", key);
+        say(err, errsz, "bad PAM header: %s needs a number, found \"%s\"",
+            key, image_escape(val, shown, sizeof shown));
         return -1;
     }
     for (; *p >= '0' && *p <= '9'; ++p) {
         if (v > (max - (unsigned long)(*p - '0')) / 10) {
-            say(err, errsz, "bad PAM header: %s is too large (at most %lu)",
-                key, max);
+            say(err, errsz, "bad PAM header: %s is out of range 1..%lu", key,
+                max);
             return -1;
         }
         v = v * 10 + (unsigned long)(*p - '0');
     }
     if (*p != '\0') {
-        say(err, errsz, "bad PAM header: junk after %s value", key);
+        say(err, errsz, "bad PAM header: %s needs a number, found \"%s\"",
+            key, image_escape(val, shown, sizeof shown));
         return -1;
     }
     *out = v;
     return 0;
 }
 
-/* TUPLTYPE lines accumulate, joined by a space (the PAM specification). */
+/* TUPLTYPE lines accumulate, joined by a space (the PAM specification);
+ * an empty one is an error, as in libnetpbm. */
 static int pam_tupltype(image_header *h, const char *val, char *err,
                         size_t errsz)
 {
     size_t have = strlen(h->tupltype), add = strlen(val);
+    if (add == 0) {
+        say(err, errsz, "bad PAM header: TUPLTYPE line without a tuple type");
+        return -1;
+    }
     if (have + (have ? 1 : 0) + add + 1 > sizeof h->tupltype) {
-        say(err, errsz, "bad PAM header: TUPLTYPE is too long");
+        say(err, errsz, "bad PAM header: TUPLTYPE is too long (at most %d "
+            "bytes)", IMAGE_TUPLTYPE_MAX - 1);
         return -1;
     }
     if (have)
@@ -347,6 +557,7 @@ static int pam_tupltype(image_header *h, const char *val, char *err,
 
 enum { PAM_W, PAM_H, PAM_D, PAM_M, PAM_NFIELDS };
 
+/* A field given twice keeps its last value, as in libnetpbm. */
 static int pam_field(const char *key, const char *val, unsigned long *vals,
                      int *seen, image_header *h, char *err, size_t errsz)
 {
@@ -354,16 +565,13 @@ static int pam_field(const char *key, const char *val, unsigned long *vals,
                                              "MAXVAL"};
     static const unsigned long max[PAM_NFIELDS] = {
         IMAGE_MAX_DIM, IMAGE_MAX_DIM, IMAGE_MAX_DIM, 1000000UL};
+    char shown[64];
     int i;
     if (!strcmp(key, "TUPLTYPE"))
         return pam_tupltype(h, val, err, errsz);
     for (i = 0; i < PAM_NFIELDS; ++i) {
         if (strcmp(key, names[i]) != 0)
             continue;
-        if (seen[i]) {
-            say(err, errsz, "bad PAM header: %s given twice", key);
-            return -1;
-        }
         seen[i] = 1;
         return pam_value(key, val, max[i], &vals[i], err, errsz);
     }
@@ -374,8 +582,36 @@ static int pam_field(const char *key, const char *val, unsigned long *vals,
                 "binary data");
             return -1;
         }
-    say(err, errsz, "bad PAM header: unknown keyword \"%.40s\"", key);
+    say(err, errsz, "bad PAM header: unknown keyword \"%s\"",
+        image_escape(key, shown, sizeof shown));
     return -1;
+}
+
+/* The tuple types libnetpbm knows and what it requires of them: a
+ * minimum DEPTH, or (BLACKANDWHITE) a maxval of 1.  Other tuple types are
+ * taken as they are, as libnetpbm takes them. */
+static int pam_check_tupltype(const image_header *h, char *err,
+                              size_t errsz)
+{
+    static const struct {
+        const char *name;
+        unsigned long min_depth;
+    } known[] = {{"GRAYSCALE_ALPHA", 2}, {"RGB", 3}, {"RGB_ALPHA", 4}};
+    size_t i;
+    if (!strcmp(h->tupltype, "BLACKANDWHITE") && h->maxval != 1) {
+        say(err, errsz, "bad PAM header: TUPLTYPE BLACKANDWHITE needs "
+            "MAXVAL 1, this has %u", h->maxval);
+        return -1;
+    }
+    for (i = 0; i < sizeof known / sizeof *known; ++i)
+        if (!strcmp(h->tupltype, known[i].name) &&
+            h->channels < known[i].min_depth) {
+            say(err, errsz, "bad PAM header: TUPLTYPE %s needs DEPTH %lu or "
+                "more, this has %lu", known[i].name, known[i].min_depth,
+                (unsigned long)h->channels);
+            return -1;
+        }
+    return 0;
 }
 
 static int pam_check(const unsigned long *vals, const int *seen,
@@ -404,16 +640,22 @@ static int pam_check(const unsigned long *vals, const int *seen,
     h->height = vals[PAM_H];
     h->channels = vals[PAM_D];
     h->maxval = (unsigned)vals[PAM_M];
-    return 0;
+    return pam_check_tupltype(h, err, errsz);
 }
 
+/* As libnetpbm: the rest of the magic number's line is ignored ("P7\r\n",
+ * "P7 \n"); then lines until ENDHDR, where a line that starts with '#' is
+ * a comment, a blank line is skipped and every other line is a keyword and
+ * its value, both stripped of surrounding whitespace (CR included). */
 static int parse_pam(FILE *f, image_header *h, char *err, size_t errsz)
 {
     char line[PAM_LINE_MAX];
     unsigned long vals[PAM_NFIELDS] = {0, 0, 0, 0};
-    int seen[PAM_NFIELDS] = {0, 0, 0, 0}, too_long;
-    if (getc(f) != '\n') {
-        say(err, errsz, "bad PAM header: P7 must be followed by a newline");
+    int seen[PAM_NFIELDS] = {0, 0, 0, 0}, too_long, c;
+    while ((c = getc(f)) != EOF && c != '\n')
+        ;
+    if (c == EOF) {
+        say(err, errsz, "bad PAM header: no ENDHDR line");
         return -1;
     }
     for (;;) {
@@ -423,14 +665,18 @@ static int parse_pam(FILE *f, image_header *h, char *err, size_t errsz)
                                      : "bad PAM header: no ENDHDR line");
             return -1;
         }
-        s = trim(line);
-        if (*s == '\0' || *s == '#')
+        if (line[0] == '#')
             continue;
-        if (!strcmp(s, "ENDHDR"))
-            break;
-        val = s + strcspn(s, " \t");
+        s = trim(line);
+        if (*s == '\0')
+            continue;
+        val = s;
+        while (*val && !pam_space(*val))
+            ++val;
         if (*val)
             *val++ = '\0';
+        if (!strcmp(s, "ENDHDR"))
+            break;
         if (pam_field(s, trim(val), vals, seen, h, err, errsz))
             return -1;
     }
@@ -502,11 +748,11 @@ static int parse_raw(const image_raw_spec *raw, const struct stat *st,
     if (image_compute_sizes(h, err, errsz))
         return -1;
     if ((unsigned long long)st->st_size != (unsigned long long)h->total_bytes) {
-        say(err, errsz, "raw file is %llu bytes but --raw %lux%lux%lu "
-            "--depth %d needs %llu",
-            (unsigned long long)st->st_size, (unsigned long)raw->width,
+        say(err, errsz, "--raw %lux%lux%lu --depth %d needs %llu bytes of "
+            "pixels, the file has %llu", (unsigned long)raw->width,
             (unsigned long)raw->height, (unsigned long)raw->channels,
-            raw->depth, (unsigned long long)h->total_bytes);
+            raw->depth, (unsigned long long)h->total_bytes,
+            (unsigned long long)st->st_size);
         return -1;
     }
     return 0;
@@ -579,24 +825,24 @@ int image_output_header(const image_header *in, size_t width, size_t height,
                         image_format to, image_header *out, char *err,
                         size_t errsz)
 {
+    const image_codec *c;
     *out = *in;
     out->format = to ? to : in->format;
     out->width = width;
     out->height = height;
     out->data_offset = 0;
-    if (out->format != IMAGE_RAW && in->is_float) {
-        say(err, errsz, "--format %s cannot hold 32-bit float samples (use "
-            "raw)", image_format_name(out->format));
+    c = codec_of(out->format);
+    if (!c) {
+        say(err, errsz, "unknown output format %d", (int)out->format);
         return -1;
     }
-    if (out->format == IMAGE_PGM && in->channels != 1) {
-        say(err, errsz, "--format pgm needs 1 channel, the input has %lu",
-            (unsigned long)in->channels);
-        return -1;
-    }
-    if (out->format == IMAGE_PPM && in->channels != 3) {
-        say(err, errsz, "--format ppm needs 3 channels, the input has %lu",
-            (unsigned long)in->channels);
+    if (!c->holds(in)) {
+        char can[128];
+        image_formats_holding(in, can, sizeof can);
+        say(err, errsz, "%s holds %s, not %lu channel%s of %s%lu-bit samples;"
+            " %s can", c->name, c->needs, (unsigned long)in->channels,
+            in->channels == 1 ? "" : "s", in->is_float ? "float " : "",
+            (unsigned long)in->bytes * 8, can);
         return -1;
     }
     if (out->format != IMAGE_PAM)
@@ -607,11 +853,13 @@ int image_output_header(const image_header *in, size_t width, size_t height,
     return image_compute_sizes(out, err, errsz);
 }
 
-/* ---- atomic write ------------------------------------------------------- */
+/* ---- writing ------------------------------------------------------------ */
 
-/* The temporary file being written, for image_signal_cleanup(). */
+/* The temporary file being written, for the signal handler. */
 static char tmp_in_progress[PATH_MAX + 32];
 static volatile sig_atomic_t tmp_active;
+
+void (*image_test_write_hook)(const char *tmp);
 
 void image_signal_cleanup(void)
 {
@@ -619,25 +867,70 @@ void image_signal_cleanup(void)
         (void)unlink(tmp_in_progress);
 }
 
+static void on_fatal_signal(int sig)
+{
+    image_signal_cleanup();
+    (void)signal(sig, SIG_DFL);
+    (void)raise(sig); /* delivered, with its default action, on return */
+}
+
+void image_install_signal_cleanup(void)
+{
+    /* Every signal whose default action ends the process and that can be
+     * caught. */
+    static const int sigs[] = {
+        SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE,
+        SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU,
+        SIGVTALRM, SIGPROF, SIGSYS,
+#ifdef SIGPOLL
+        SIGPOLL,
+#endif
+#ifdef SIGSTKFLT
+        SIGSTKFLT,
+#endif
+#ifdef SIGPWR
+        SIGPWR,
+#endif
+    };
+    struct sigaction sa;
+    size_t i;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    for (i = 0; i < sizeof sigs / sizeof *sigs; ++i)
+        (void)sigaction(sigs[i], &sa, NULL);
+    /* A write past RLIMIT_FSIZE then fails with EFBIG, and the temporary
+     * file is removed like after any failed write. */
+    (void)signal(SIGXFSZ, SIG_IGN);
+}
+
+static int write_pnm_header(FILE *f, const image_header *h)
+{
+    return fprintf(f, "P%c\n%lu %lu\n%u\n", h->format == IMAGE_PGM ? '5' : '6',
+                   (unsigned long)h->width, (unsigned long)h->height,
+                   h->maxval) < 0;
+}
+
+static int write_pam_header(FILE *f, const image_header *h)
+{
+    return fprintf(f, "P7\nWIDTH %lu\nHEIGHT %lu\nDEPTH %lu\nMAXVAL %u\n"
+                   "%s%s%sENDHDR\n", (unsigned long)h->width,
+                   (unsigned long)h->height, (unsigned long)h->channels,
+                   h->maxval, h->tupltype[0] ? "TUPLTYPE " : "",
+                   h->tupltype, h->tupltype[0] ? "\n" : "") < 0;
+}
+
+static int write_no_header(FILE *f, const image_header *h)
+{
+    (void)f;
+    (void)h;
+    return 0;
+}
+
 static int write_header(FILE *f, const image_header *h)
 {
-    switch (h->format) {
-    case IMAGE_PGM:
-    case IMAGE_PPM:
-        return fprintf(f, "P%c\n%lu %lu\n%u\n",
-                       h->format == IMAGE_PGM ? '5' : '6',
-                       (unsigned long)h->width, (unsigned long)h->height,
-                       h->maxval) < 0;
-    case IMAGE_PAM:
-        return fprintf(f, "P7\nWIDTH %lu\nHEIGHT %lu\nDEPTH %lu\nMAXVAL %u\n"
-                       "%s%s%sENDHDR\n", (unsigned long)h->width,
-                       (unsigned long)h->height, (unsigned long)h->channels,
-                       h->maxval, h->tupltype[0] ? "TUPLTYPE " : "",
-                       h->tupltype, h->tupltype[0] ? "\n" : "") < 0;
-    case IMAGE_RAW:
-        return 0;
-    }
-    return 1;
+    const image_codec *c = codec_of(h->format);
+    return c ? c->write_header(f, h) : 1;
 }
 
 /* Netpbm files hold 16-bit samples big-endian, raw files in host order. */
@@ -673,17 +966,19 @@ static int write_rows(FILE *f, const image_header *h, const void *pixels,
     return 0;
 }
 
-/* Split path into its directory ("." when none) and make the temporary
- * name ".BASE.XXXXXX" beside it. */
+/* The temporary name ".BASE.XXXXXX" beside path; BASE is cut short so
+ * that the name fits in NAME_MAX whatever the length of path's own name. */
 static int temp_name(const char *path, char *tmp, size_t n)
 {
-    const char *slash = strrchr(path, '/');
-    int k;
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    int keep = (int)strlen(base), k;
+    if (keep > IMAGE_NAME_MAX - 8)
+        keep = IMAGE_NAME_MAX - 8;
     if (!slash)
-        k = snprintf(tmp, n, ".%s.XXXXXX", path);
+        k = snprintf(tmp, n, ".%.*s.XXXXXX", keep, base);
     else
-        k = snprintf(tmp, n, "%.*s/.%s.XXXXXX", (int)(slash - path), path,
-                     slash + 1);
+        k = snprintf(tmp, n, "%.*s/.%.*s.XXXXXX", (int)(slash - path), path,
+                     keep, base);
     return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
@@ -712,8 +1007,9 @@ static mode_t creation_mode(void)
     return (mode_t)0666 & ~m;
 }
 
-static int write_temp(int fd, const image_header *h, const void *pixels,
-                      size_t pitch)
+/* Header and rows into fd, which is closed; sync only for files. */
+static int write_fd(int fd, const image_header *h, const void *pixels,
+                    size_t pitch, int sync)
 {
     FILE *f = fdopen(fd, "wb");
     int bad;
@@ -721,19 +1017,56 @@ static int write_temp(int fd, const image_header *h, const void *pixels,
         close(fd);
         return -1;
     }
-    bad = fchmod(fd, creation_mode()) != 0 || write_header(f, h) ||
-          write_rows(f, h, pixels, pitch) || fflush(f) != 0 ||
-          fsync(fileno(f)) != 0;
+    bad = write_header(f, h) || write_rows(f, h, pixels, pitch) ||
+          fflush(f) != 0 || (sync && fsync(fileno(f)) != 0);
     if (fclose(f) != 0)
         bad = 1;
     return bad ? -1 : 0;
+}
+
+/* Standard output, a character device or a FIFO: written in place, never
+ * replaced (there is nothing to rename over). */
+static int write_in_place(const char *path, const image_header *h,
+                          const void *pixels, size_t pitch, char *err,
+                          size_t errsz)
+{
+    int fd = !strcmp(path, "-") ? dup(1)
+                                : open(path, O_WRONLY | O_NOCTTY);
+    int saved;
+    if (fd < 0) {
+        say(err, errsz, "%s", strerror(errno));
+        return -1;
+    }
+    errno = 0;
+    if (write_fd(fd, h, pixels, pitch, 0) != 0) {
+        saved = errno;
+        say(err, errsz, "cannot write: %s",
+            saved ? strerror(saved) : "write error");
+        return -1;
+    }
+    return 0;
 }
 
 int image_write_atomic(const char *path, const image_header *h,
                        const void *pixels, size_t pitch, char *err,
                        size_t errsz)
 {
-    int fd, saved;
+    struct stat st;
+    mode_t mode;
+    int fd, saved, exists;
+    if (!strcmp(path, "-"))
+        return write_in_place(path, h, pixels, pitch, err, errsz);
+    exists = stat(path, &st) == 0;
+    if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+        return write_in_place(path, h, pixels, pitch, err, errsz);
+    if (exists && !S_ISREG(st.st_mode)) {
+        say(err, errsz, "is %s; only regular files, character devices and "
+            "FIFOs are written", image_file_type((unsigned)st.st_mode));
+        return -1;
+    }
+    /* An existing output keeps its permissions (and, where allowed, its
+     * owner); a new one gets 0666 less the umask, as open() would. */
+    mode = exists ? (st.st_mode & 07777) : creation_mode();
     if (temp_name(path, tmp_in_progress, sizeof tmp_in_progress)) {
         say(err, errsz, "path is too long");
         return -1;
@@ -746,8 +1079,12 @@ int image_write_atomic(const char *path, const image_header *h,
         say(err, errsz, "cannot create a temporary file: %s", strerror(saved));
         return -1;
     }
+    if (exists && fchown(fd, st.st_uid, st.st_gid) != 0)
+        (void)fchown(fd, (uid_t)-1, st.st_gid);
+    if (image_test_write_hook)
+        image_test_write_hook(tmp_in_progress);
     errno = 0;
-    if (write_temp(fd, h, pixels, pitch) != 0 ||
+    if (fchmod(fd, mode) != 0 || write_fd(fd, h, pixels, pitch, 1) != 0 ||
         rename(tmp_in_progress, path) != 0) {
         saved = errno;
         (void)unlink(tmp_in_progress);
@@ -759,6 +1096,93 @@ int image_write_atomic(const char *path, const image_header *h,
     tmp_active = 0;
     sync_dir_of(path);
     return 0;
+}
+
+/* ---- untrusted text ------------------------------------------------------ */
+
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n, i;
+    unsigned long cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, cp = c & 0x07;
+    else
+        return 0;
+    for (i = 1; i < n; ++i) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+        return 0;
+    return n;
+}
+
+const char *image_escape(const char *text, char *buf, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t k = 0, len;
+    if (n == 0)
+        return buf;
+    while (*s) {
+        char piece[8];
+        size_t plen;
+        len = utf8_len(s);
+        if (len > 1) {
+            memcpy(piece, s, len);
+            plen = len;
+        } else if (len == 1 && *s == '\\') {
+            memcpy(piece, "\\\\", 2);
+            plen = 2;
+        } else if (len == 1 && *s >= 0x20 && *s != 0x7f) {
+            piece[0] = (char)*s;
+            plen = 1;
+        } else {
+            len = 1;
+            plen = (size_t)snprintf(piece, sizeof piece, "\\x%02x", *s);
+        }
+        if (k + plen + 4 >= n) { /* room for "..." and the NUL */
+            memcpy(buf + k, "...", 3);
+            k += 3;
+            break;
+        }
+        memcpy(buf + k, piece, plen);
+        k += plen;
+        s += len;
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+void image_json_string(FILE *f, const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    fputc('"', f);
+    while (*s) {
+        size_t len = utf8_len(s);
+        if (len > 1) {
+            fwrite(s, 1, len, f);
+            s += len;
+            continue;
+        }
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if (*s < 0x20 || len == 0)
+            fprintf(f, "\\u%04x", *s); /* a control or a non-UTF-8 byte */
+        else
+            fputc(*s, f);
+        ++s;
+    }
+    fputc('"', f);
 }
 
 /* ---- crop and compare --------------------------------------------------- */

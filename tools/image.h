@@ -16,9 +16,14 @@
 #define ROICOPY_IMAGE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define IMAGE_ERR_MAX 512
-#define IMAGE_TUPLTYPE_MAX 128
+/* libnetpbm keeps 256 bytes of tuple type. */
+#define IMAGE_TUPLTYPE_MAX 256
+/* The longest file name (one path component) roicopy writes: NAME_MAX on
+ * Linux.  The temporary name beside it is cut to fit. */
+#define IMAGE_NAME_MAX 255
 /* Dimensions must fit in an int; one row must fit in 2^31 bytes, the limit
  * of the row arithmetic in netpbm and of a signed 32-bit pitch. */
 #define IMAGE_MAX_DIM 2147483647UL
@@ -51,18 +56,48 @@ typedef struct image_raw_spec {
     int depth; /* 8, 16 or 32 (float) */
 } image_raw_spec;
 
+/* Formats live in one table in image.c (name, extensions, what samples
+ * each can hold, its header writer); these functions read it. */
+
 /* "pgm", "ppm", "pam", "raw" -> format, or 0 when unknown. */
 image_format image_format_from_name(const char *name);
 const char *image_format_name(image_format f);
 /* The usual file extension of a format, without the dot. */
 const char *image_format_ext(image_format f);
 
+/* The extension rule: the format an output named path gets when no
+ * --format is given (".pgm" .ppm .pam .raw, any ASCII case), or 0 when the
+ * extension is missing or unknown (the input's format is kept). */
+image_format image_format_for_path(const char *path);
+
+/* Can format f hold in's samples (channels, size, float)? */
+int image_format_holds(image_format f, const image_header *in);
+
+/* The names of the formats that can hold in's samples, "pam or raw". */
+void image_formats_holding(const image_header *in, char *buf, size_t n);
+
+/* What a stat() mode is, in words: "a FIFO", "a character device"... */
+const char *image_file_type(unsigned mode);
+
+/* Untrusted text (file names, tuple types) for a message: valid UTF-8
+ * is kept, a backslash doubled, control characters and bytes that are
+ * not UTF-8 written \xNN; cut with "..." to fit n.  Returns buf. */
+const char *image_escape(const char *text, char *buf, size_t n);
+
+/* text as a JSON string literal on f: valid UTF-8 kept, '"' and '\\'
+ * escaped, control characters and each byte that is not part of valid
+ * UTF-8 written \u00XX (the byte's value as a code point). */
+void image_json_string(FILE *f, const char *text);
+
 /* Fill sizes (pixel, row, total bytes) from width, height, channels and
  * bytes with overflow checks and the row limit. */
 int image_compute_sizes(image_header *h, char *err, size_t errsz);
 
 /* Parse and validate the header of path.  raw == NULL: the file is netpbm;
- * otherwise a raw file whose size must be exactly what raw describes. */
+ * otherwise a raw file whose size must be exactly what raw describes.
+ * path "-" is standard input, read once into an unlinked temporary file;
+ * any other path must be a regular file, checked before it is opened (a
+ * FIFO never blocks the call). */
 int image_parse_header(const char *path, const image_raw_spec *raw,
                        image_header *h, char *err, size_t errsz);
 
@@ -72,8 +107,9 @@ int image_read_pixels(const char *path, const image_header *h, void *dst,
                       size_t dst_pitch, char *err, size_t errsz);
 
 /* The header of the output of a crop: in's samples, the ROI's size, the
- * format `to` (0 = keep in's).  Checks that `to` can hold the samples:
- * pgm needs 1 channel, ppm 3, netpbm no float. */
+ * format `to` (0 = keep in's).  Checks that `to` can hold the samples
+ * (pgm needs 1 channel, ppm 3, netpbm no float); the message names the
+ * formats that can. */
 int image_output_header(const image_header *in, size_t width, size_t height,
                         image_format to, image_header *out, char *err,
                         size_t errsz);
@@ -81,14 +117,26 @@ int image_output_header(const image_header *in, size_t width, size_t height,
 /* Write h and the pixels (rows pitch bytes apart, samples in the byte order
  * h->big_endian says) to a temporary file in path's directory, fsync it and
  * rename it over path.  On any failure the temporary file is removed and an
- * existing path is left as it was. */
+ * existing path is left as it was.  An existing output keeps its mode (and
+ * owner where allowed); a new one gets 0666 & ~umask.  path "-" (standard
+ * output), an existing character device or FIFO is written in place, never
+ * replaced; any other non-regular file is refused. */
 int image_write_atomic(const char *path, const image_header *h,
                        const void *pixels, size_t pitch, char *err,
                        size_t errsz);
 
-/* Remove the temporary file of a write in progress: for a SIGINT/SIGTERM
- * handler (async-signal-safe: one unlink()). */
+/* Remove the temporary file of a write in progress (async-signal-safe:
+ * one unlink()). */
 void image_signal_cleanup(void);
+
+/* Catch every catchable signal that would end the process, remove the
+ * temporary file and die of the signal; ignore SIGXFSZ so that a write
+ * past RLIMIT_FSIZE fails with EFBIG (and cleans up) instead. */
+void image_install_signal_cleanup(void);
+
+/* Test hook: called with the temporary file's name once it exists, before
+ * anything is written to it (tests/image-io.c raises signals there). */
+extern void (*image_test_write_hook)(const char *tmp);
 
 /* CPU reference crop: copy the w x h pixels at (x, y) of src (row pitch
  * src_pitch) to dst (row pitch dst_pitch).  pixel_bytes per pixel. */

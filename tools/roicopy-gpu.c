@@ -457,8 +457,9 @@ static void print_timing(const roicopy_plan *p, const single_run *r)
 {
     const roicopy_frame *f = r->f;
     int k;
-    printf("%s -> %s: %lux%lu ROI, %lu bytes each way, %d band%s", f->input,
-           f->output, (unsigned long)f->roi.width,
+    printf("%s -> ", roicopy_esc(f->input));
+    printf("%s: %lux%lu ROI, %lu bytes each way, %d band%s",
+           roicopy_esc(f->output), (unsigned long)f->roi.width,
            (unsigned long)f->roi.height, (unsigned long)r->bytes, r->nbands,
            r->nbands == 1 ? "" : "s");
     if (p->devices_given) {

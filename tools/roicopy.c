@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #ifndef PACKAGE_VERSION
@@ -39,6 +40,7 @@ typedef struct options {
     size_t place_x, place_y, canvas_w, canvas_h;
     unsigned long streams, repeat, device;
     int streams_given, pageable, verify, timing, json, dry_run, quiet;
+    int keep_going;
     int device_given, devices_given;
     unsigned long devices[ROICOPY_MAX_DEVICES]; /* --devices */
     size_t ndevices;
@@ -52,12 +54,21 @@ typedef struct options {
 
 /* ---- messages ----------------------------------------------------------- */
 
+const char *roicopy_esc(const char *text)
+{
+    /* A few buffers in turn, so one message may escape several names. */
+    static char bufs[4][4 * PATH_MAX + 8];
+    static unsigned next;
+    char *b = bufs[next++ % 4];
+    return image_escape(text, b, sizeof bufs[0]);
+}
+
 int roicopy_fail(int status, const char *file, const char *fmt, ...)
 {
     va_list ap;
     fflush(stdout);
     if (file)
-        fprintf(stderr, "roicopy: %s: ", file);
+        fprintf(stderr, "roicopy: %s: ", roicopy_esc(file));
     else
         fprintf(stderr, "roicopy: ");
     va_start(ap, fmt);
@@ -67,13 +78,22 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
     return status;
 }
 
+/* The one line under a command-line mistake (stderr, then exit 2). */
+static int usage_line(int status)
+{
+    fputs("usage: roicopy [OPTIONS] INPUT OUTPUT | roicopy [OPTIONS] "
+          "INPUT... -o DIR (roicopy --help)\n", stderr);
+    return status;
+}
+
 static void usage(FILE *f)
 {
     fputs(
         "usage: roicopy [OPTIONS] INPUT OUTPUT\n"
         "       roicopy [OPTIONS] INPUT... -o DIR\n"
         "Copy a region of interest of PGM/PPM/PAM/raw images through the GPU\n"
-        "with 2D asynchronous copies.\n"
+        "with 2D asynchronous copies.  INPUT - is standard input, OUTPUT -\n"
+        "standard output (pngtopam a.png | roicopy --roi 64x64+8+8 - - | ...).\n"
         "\n"
         "  --roi WxH+X+Y      region to copy (default: the whole image)\n"
         "  --place X,Y        put the ROI at X,Y of a device canvas...\n"
@@ -85,36 +105,32 @@ static void usage(FILE *f)
         "  --repeat K         copy K times, for --timing (several inputs:\n"
         "                     K-1 more passes through the ring, no file I/O)\n"
         "  --timing           per-stage times, GB/s and the raw 1D link\n"
-        "  --json             one JSON object per run on stdout\n"
+        "  --json             one JSON object per run on stdout (with\n"
+        "                     --dry-run: the plan)\n"
         "  --device N         use CUDA device N (default 0)\n"
         "  --devices LIST     spread bands or ring slots over these devices,\n"
         "                     round robin (0,1 or 0,1,2,3)\n"
-        "  --dry-run          print the plan; no GPU needed\n"
-        "  --format F         output format: pgm, ppm, pam or raw\n"
+        "  --dry-run          check everything, print the plan; no GPU needed\n"
+        "  --format F         output format: pgm, ppm, pam or raw; without it,\n"
+        "                     OUTPUT's extension (.pgm .ppm .pam .raw) decides,\n"
+        "                     else the input's format is kept\n"
         "  --raw WxHxC        inputs are headerless, WxH pixels of C channels\n"
         "  --depth 8|16|32    raw sample size in bits (32 = float; default 8)\n"
         "  -o, --output-dir DIR  write each INPUT's output into DIR\n"
+        "  -k, --keep-going   with problems in some inputs or outputs, still\n"
+        "                     copy the good ones (every problem is reported\n"
+        "                     first; without -k nothing is done)\n"
         "  -q, --quiet        no progress bar\n"
         "  -h, --help         this text\n"
-        "      --version      print the version\n"
+        "  -V, --version      print the version\n"
         "Exit status: 0 ok, 1 --verify found a difference, 2 usage, 3 input,\n"
-        "4 output, 5 CUDA.  See roicopy(1).\n",
+        "4 output, 5 CUDA; with several problems the highest.  See roicopy(1).\n",
         f);
 }
 
 void roicopy_json_string(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; ++s) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    image_json_string(f, s);
 }
 
 size_t roicopy_pitch_estimate(size_t row_bytes)
@@ -129,7 +145,7 @@ enum {
     OPT_ROI = 256, OPT_PLACE, OPT_CANVAS, OPT_STREAMS, OPT_PAGEABLE,
     OPT_VERIFY, OPT_REPEAT, OPT_TIMING, OPT_JSON, OPT_DEVICE, OPT_DEVICES,
     OPT_DRY_RUN,
-    OPT_FORMAT, OPT_RAW, OPT_DEPTH, OPT_VERSION
+    OPT_FORMAT, OPT_RAW, OPT_DEPTH
 };
 
 static const struct option long_options[] = {
@@ -150,8 +166,9 @@ static const struct option long_options[] = {
     {"depth", required_argument, NULL, OPT_DEPTH},
     {"output-dir", required_argument, NULL, 'o'},
     {"quiet", no_argument, NULL, 'q'},
+    {"keep-going", no_argument, NULL, 'k'},
     {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, OPT_VERSION},
+    {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0}};
 
 /* Options that take a number, with their ranges. */
@@ -266,25 +283,32 @@ static int flag_option(int opt, options *o)
     case OPT_JSON: o->json = 1; break;
     case OPT_DRY_RUN: o->dry_run = 1; break;
     case 'q': o->quiet = 1; break;
+    case 'k': o->keep_going = 1; break;
     default: return -1;
     }
     return 0;
 }
 
-/* getopt's complaint, as one line in roicopy's own format. */
+/* getopt's complaint, as one line in roicopy's own format, and the usage
+ * line. */
 static int bad_option(int c, char **argv)
 {
+    char name[256];
     const char *tok = argv[optind - 1];
+    /* The option as typed, without "=VALUE", escaped. */
+    (void)snprintf(name, sizeof name, "%.*s", (int)strcspn(tok, "="), tok);
     if (c == ':')
-        return roicopy_fail(RC_USAGE, NULL, "option %s needs an argument",
-                            tok);
-    if (optopt && optopt < 256)
-        return roicopy_fail(RC_USAGE, NULL, "unknown option -%c", optopt);
-    if (optopt) /* a flag given a value: --verify=1 */
-        return roicopy_fail(RC_USAGE, NULL, "option %.*s takes no argument",
-                            (int)strcspn(tok, "="), tok);
-    return roicopy_fail(RC_USAGE, NULL, "unknown option %.*s",
-                        (int)strcspn(tok, "="), tok);
+        roicopy_fail(RC_USAGE, NULL, "option %s needs an argument",
+                     roicopy_esc(name));
+    else if (optopt && optopt < 256) {
+        (void)snprintf(name, sizeof name, "-%c", optopt);
+        roicopy_fail(RC_USAGE, NULL, "unknown option %s", roicopy_esc(name));
+    } else if (optopt) /* a flag given a value: --verify=1 */
+        roicopy_fail(RC_USAGE, NULL, "option %s takes no argument",
+                     roicopy_esc(name));
+    else
+        roicopy_fail(RC_USAGE, NULL, "unknown option %s", roicopy_esc(name));
+    return usage_line(RC_USAGE);
 }
 
 /* Returns -1 to go on, or an exit status (help and version exit 0). */
@@ -297,13 +321,14 @@ static int parse_options(int argc, char **argv, options *o)
     opterr = 0;
     /* '-': operands come back in order as option 1, so inputs and -o may be
      * mixed without relying on GNU argument permutation. */
-    while ((c = getopt_long(argc, argv, "-:ho:q", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "-:ho:qkV", long_options, NULL)) !=
+           -1) {
         if (c == 1)
             o->args[o->nargs++] = optarg;
         else if (c == 'h') {
             usage(stdout);
             return RC_OK;
-        } else if (c == OPT_VERSION) {
+        } else if (c == 'V') {
             printf("roicopy (cuxfer) %s\n", PACKAGE_VERSION);
             return RC_OK;
         } else if (c == 'o')
@@ -316,6 +341,24 @@ static int parse_options(int argc, char **argv, options *o)
     while (optind < argc) /* after "--" */
         o->args[o->nargs++] = argv[optind++];
     return -1;
+}
+
+/* "-": standard input as INPUT (once, and not with -o, which names each
+ * output after its input), standard output as OUTPUT (not shared with the
+ * reports --timing and --json print there). */
+static int check_dashes(const options *o)
+{
+    int i, n = 0;
+    for (i = 0; i < o->nargs; ++i)
+        n += !strcmp(o->args[i], "-");
+    if (o->outdir && n)
+        return roicopy_fail(RC_USAGE, "-", "standard input has no name for "
+                            "an output in -o DIR; use roicopy - OUTPUT");
+    if (!o->outdir && !strcmp(o->args[1], "-") && !o->dry_run &&
+        (o->timing || o->json))
+        return roicopy_fail(RC_USAGE, "-", "OUTPUT - is standard output, "
+                            "where --timing and --json print too");
+    return 0;
 }
 
 /* Combinations that make no sense, whatever the inputs. */
@@ -334,16 +377,40 @@ static int check_combinations(const options *o)
                             "--devices (at least one stream per device)",
                             o->streams, (unsigned long)o->ndevices);
     if (o->outdir && o->nargs < 1)
-        return roicopy_fail(RC_USAGE, NULL, "no INPUT given (try --help)");
+        return usage_line(roicopy_fail(RC_USAGE, NULL, "no INPUT given"));
     if (!o->outdir && o->nargs != 2)
-        return roicopy_fail(RC_USAGE, NULL,
-                            o->nargs < 2 ? "expected INPUT OUTPUT, or INPUT... "
-                                           "-o DIR (try --help)"
-                                         : "several inputs need -o DIR");
-    return 0;
+        return usage_line(roicopy_fail(
+            RC_USAGE, NULL, o->nargs < 2 ? "expected INPUT OUTPUT, or "
+                                           "INPUT... -o DIR"
+                                         : "several inputs need -o DIR"));
+    return check_dashes(o);
 }
 
-/* ---- outputs ------------------------------------------------------------ */
+/* ---- validation ---------------------------------------------------------- */
+
+/* What validation learns about one frame, for the checks across frames. */
+typedef struct frame_check {
+    int status;                 /* the worst problem of the frame, or 0 */
+    int in_known;               /* in_dev/in_ino hold the input's identity */
+    dev_t in_dev;
+    ino_t in_ino;
+    int out_regular;            /* an existing regular output */
+    int out_in_place;           /* standard output, a device or a FIFO */
+    dev_t out_dev;
+    ino_t out_ino;
+    char *out_canon;            /* realpath(dir)/base, NULL when unknown */
+} frame_check;
+
+/* The last output directory looked at: with -o, every output shares it,
+ * so it is checked (and resolved) once, not once per input. */
+typedef struct dir_cache {
+    char *dir;
+    int rc;          /* 0, or the errno of stat() */
+    struct stat st;
+    char *real;      /* realpath(dir) */
+} dir_cache;
+
+static int worse(int a, int b) { return a > b ? a : b; }
 
 static const char *base_name(const char *path)
 {
@@ -351,29 +418,40 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* DIR/BASE, with the extension changed when --format changes the format. */
+/* DIR/BASE, with the extension changed when --format changes the format;
+ * BASE is the input's last component, trailing slashes ignored. */
 static char *output_in_dir(const options *o, const char *input)
 {
     static const char *known[] = {".pgm", ".ppm", ".pam", ".pnm", ".raw"};
-    const char *base = base_name(input), *dot = strrchr(base, '.');
-    size_t keep = strlen(base), i, n;
+    size_t len = strlen(input), keep, i, n, start;
+    const char *base, *dot;
     char *out;
+    while (len > 1 && input[len - 1] == '/')
+        --len;
+    for (start = len; start > 0 && input[start - 1] != '/'; --start)
+        ;
+    base = input + start;
+    keep = len - start;
+    dot = NULL;
+    for (i = keep; i > 0; --i)
+        if (base[i - 1] == '.') {
+            dot = base + i - 1;
+            break;
+        }
     if (o->format && dot)
         for (i = 0; i < sizeof known / sizeof *known; ++i)
-            if (!strcmp(dot, known[i]))
+            if ((size_t)(base + keep - dot) == strlen(known[i]) &&
+                !strncmp(dot, known[i], strlen(known[i])))
                 keep = (size_t)(dot - base);
     n = strlen(o->outdir) + keep + 8;
     out = (char *)malloc(n);
     if (!out)
         return NULL;
-    if (o->format && keep != strlen(base))
+    if (o->format)
         (void)snprintf(out, n, "%s/%.*s.%s", o->outdir, (int)keep, base,
                        image_format_ext(o->format));
-    else if (o->format)
-        (void)snprintf(out, n, "%s/%s.%s", o->outdir, base,
-                       image_format_ext(o->format));
     else
-        (void)snprintf(out, n, "%s/%s", o->outdir, base);
+        (void)snprintf(out, n, "%s/%.*s", o->outdir, (int)keep, base);
     return out;
 }
 
@@ -390,111 +468,116 @@ static char *dir_of(const char *path)
     return d;
 }
 
-static int check_out_dir(const char *out)
+static const dir_cache *look_at_dir(dir_cache *c, const char *out)
 {
-    struct stat st;
     char *dir = dir_of(out);
-    int rc = 0;
-    if (!dir)
-        return roicopy_fail(RC_OUTPUT, out, "out of memory");
-    if (stat(dir, &st) != 0)
-        rc = roicopy_fail(RC_OUTPUT, out, "directory %s: %s", dir,
-                          strerror(errno));
-    else if (!S_ISDIR(st.st_mode))
-        rc = roicopy_fail(RC_OUTPUT, out, "%s is not a directory", dir);
-    else if (access(dir, W_OK | X_OK) != 0)
-        rc = roicopy_fail(RC_OUTPUT, out, "directory %s is not writable: %s",
-                          dir, strerror(errno));
-    free(dir);
-    return rc;
-}
-
-/* realpath of path's directory joined with its base name: names a file
- * that does not exist yet. */
-static char *canonical(const char *path)
-{
-    char *dir = dir_of(path), *real, *out = NULL;
     if (!dir)
         return NULL;
-    real = realpath(dir, NULL);
-    free(dir);
-    if (real) {
-        size_t n = strlen(real) + strlen(base_name(path)) + 2;
-        out = (char *)malloc(n);
-        if (out)
-            (void)snprintf(out, n, "%s/%s", real, base_name(path));
-        free(real);
+    if (c->dir && !strcmp(c->dir, dir)) {
+        free(dir);
+        return c;
     }
-    return out;
+    free(c->dir);
+    free(c->real);
+    c->dir = dir;
+    c->real = NULL;
+    c->rc = stat(dir, &c->st) == 0 ? 0 : errno;
+    if (c->rc == 0 && S_ISDIR(c->st.st_mode))
+        c->real = realpath(dir, NULL);
+    return c;
 }
 
-static int same_file(const char *a, const char *b)
+/* Name problems that open() or rename() would only report at the end. */
+static int check_output_name(const char *out)
 {
-    struct stat sa, sb;
-    char *ca, *cb;
-    int same;
-    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    ca = canonical(a);
-    cb = canonical(b);
-    same = ca && cb && !strcmp(ca, cb);
-    free(ca);
-    free(cb);
-    return same;
+    const char *base = base_name(out);
+    size_t len = strlen(out);
+    if (len == 0)
+        return roicopy_fail(RC_OUTPUT, "\"\"", "the output name is empty");
+    if (*base == '\0')
+        return roicopy_fail(RC_OUTPUT, out, "ends in '/': an output names a "
+                            "file, not a directory");
+    if (strlen(base) > IMAGE_NAME_MAX)
+        return roicopy_fail(RC_OUTPUT, out, "the file name is %lu bytes "
+                            "long, out of range 1..%d",
+                            (unsigned long)strlen(base), IMAGE_NAME_MAX);
+    /* The temporary file is ".BASE.XXXXXX" in the same directory. */
+    if (len + 9 >= PATH_MAX)
+        return roicopy_fail(RC_OUTPUT, out, "the path is %lu bytes long, "
+                            "out of range 1..%d with the temporary name's 9 "
+                            "more", (unsigned long)len, PATH_MAX - 10);
+    return 0;
 }
 
-static int check_output(const roicopy_plan *p, size_t k)
+/* An existing output: what it is, and whether roicopy may write it. */
+static int check_existing_output(const char *out, const struct stat *st,
+                                 const dir_cache *d, frame_check *c)
 {
-    const char *out = p->frames[k].output;
-    struct stat st;
-    size_t i;
-    int rc = check_out_dir(out);
-    if (rc)
-        return rc;
-    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+    uid_t me = geteuid();
+    if (S_ISDIR(st->st_mode))
         return roicopy_fail(RC_OUTPUT, out, "is a directory");
-    for (i = 0; i < p->nframes; ++i) {
-        if (same_file(out, p->frames[i].input))
-            return roicopy_fail(RC_OUTPUT, out, "is also an input (%s)",
-                                p->frames[i].input);
-        if (i < k && same_file(out, p->frames[i].output))
-            return roicopy_fail(RC_OUTPUT, out,
-                                "written twice (from %s and %s)",
-                                p->frames[i].input, p->frames[k].input);
+    if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) {
+        c->out_in_place = 1;
+        if (access(out, W_OK) != 0)
+            return roicopy_fail(RC_OUTPUT, out, "%s: %s",
+                                image_file_type((unsigned)st->st_mode),
+                                strerror(errno));
+        return 0;
     }
+    if (!S_ISREG(st->st_mode))
+        return roicopy_fail(RC_OUTPUT, out, "is %s; roicopy writes regular "
+                            "files (replaced), character devices and FIFOs "
+                            "(written in place)",
+                            image_file_type((unsigned)st->st_mode));
+    c->out_regular = 1;
+    c->out_dev = st->st_dev;
+    c->out_ino = st->st_ino;
+    if ((d->st.st_mode & S_ISVTX) && me != 0 && st->st_uid != me &&
+        d->st.st_uid != me)
+        return roicopy_fail(RC_OUTPUT, out, "is owned by user %lu in the "
+                            "sticky directory %s: only its owner may "
+                            "replace it", (unsigned long)st->st_uid,
+                            roicopy_esc(d->dir));
     return 0;
 }
 
-static int plan_outputs(const options *o, roicopy_plan *p)
+static int check_output(const char *out, dir_cache *dc, frame_check *c)
 {
     struct stat st;
-    size_t i;
+    const dir_cache *d;
     int rc;
-    if (o->outdir) {
-        if (stat(o->outdir, &st) != 0)
-            return roicopy_fail(RC_OUTPUT, o->outdir, "%s", strerror(errno));
-        if (!S_ISDIR(st.st_mode))
-            return roicopy_fail(RC_OUTPUT, o->outdir,
-                                "-o needs a directory, this is not one");
+    if (!strcmp(out, "-")) {
+        c->out_in_place = 1;
+        return 0;
     }
-    p->nframes = o->outdir ? (size_t)o->nargs : 1;
-    p->frames = (roicopy_frame *)calloc(p->nframes, sizeof *p->frames);
-    if (!p->frames)
-        return roicopy_fail(RC_USAGE, NULL, "out of memory");
-    for (i = 0; i < p->nframes; ++i) {
-        p->frames[i].input = o->args[i];
-        p->frames[i].output =
-            o->outdir ? output_in_dir(o, o->args[i]) : strdup(o->args[1]);
-        if (!p->frames[i].output)
-            return roicopy_fail(RC_USAGE, NULL, "out of memory");
-    }
-    for (i = 0; i < p->nframes; ++i)
-        if ((rc = check_output(p, i)) != 0)
+    if ((rc = check_output_name(out)) != 0)
+        return rc;
+    if (!(d = look_at_dir(dc, out)))
+        return roicopy_fail(RC_OUTPUT, out, "out of memory");
+    if (d->rc)
+        return roicopy_fail(RC_OUTPUT, out, "directory %s: %s",
+                            roicopy_esc(d->dir), strerror(d->rc));
+    if (!S_ISDIR(d->st.st_mode))
+        return roicopy_fail(RC_OUTPUT, out, "%s is not a directory",
+                            roicopy_esc(d->dir));
+    if (stat(out, &st) == 0) {
+        if ((rc = check_existing_output(out, &st, d, c)) != 0 ||
+            c->out_in_place)
             return rc;
+    } else if (errno != ENOENT) {
+        return roicopy_fail(RC_OUTPUT, out, "%s", strerror(errno));
+    }
+    if (access(d->dir, W_OK | X_OK) != 0)
+        return roicopy_fail(RC_OUTPUT, out, "directory %s is not writable: "
+                            "%s", roicopy_esc(d->dir), strerror(errno));
+    if (d->real) {
+        size_t n = strlen(d->real) + strlen(base_name(out)) + 2;
+        c->out_canon = (char *)malloc(n);
+        if (c->out_canon)
+            (void)snprintf(c->out_canon, n, "%s/%s", d->real, base_name(out));
+    }
     return 0;
 }
-
-/* ---- inputs ------------------------------------------------------------- */
 
 /* Views hold elements of at most 64 bytes; wider PAM pixels travel as
  * several elements of one sample each. */
@@ -519,14 +602,24 @@ static int check_roi(const options *o, roicopy_frame *f)
     } else {
         f->roi = o->roi;
     }
-    if (r->x >= f->in.width || r->y >= f->in.height ||
-        r->width > f->in.width - r->x || r->height > f->in.height - r->y)
+    if (r->x >= f->in.width || r->y >= f->in.height)
         return roicopy_fail(RC_USAGE, f->input,
-                            "ROI %lux%lu+%lu+%lu lies outside the %lux%lu "
+                            "ROI %lux%lu+%lu+%lu is outside the %lux%lu "
                             "image", (unsigned long)r->width,
                             (unsigned long)r->height, (unsigned long)r->x,
                             (unsigned long)r->y, (unsigned long)f->in.width,
                             (unsigned long)f->in.height);
+    if (r->width > f->in.width - r->x || r->height > f->in.height - r->y)
+        return roicopy_fail(RC_USAGE, f->input,
+                            "ROI %lux%lu+%lu+%lu is partly outside the "
+                            "%lux%lu image (it spans columns %lu..%lu, rows "
+                            "%lu..%lu)", (unsigned long)r->width,
+                            (unsigned long)r->height, (unsigned long)r->x,
+                            (unsigned long)r->y, (unsigned long)f->in.width,
+                            (unsigned long)f->in.height, (unsigned long)r->x,
+                            (unsigned long)(r->x + r->width - 1),
+                            (unsigned long)r->y,
+                            (unsigned long)(r->y + r->height - 1));
     if (o->place_given &&
         (o->place_x >= o->canvas_w || o->place_y >= o->canvas_h ||
          r->width > o->canvas_w - o->place_x ||
@@ -542,25 +635,200 @@ static int check_roi(const options *o, roicopy_frame *f)
     return 0;
 }
 
-static int plan_inputs(const options *o, roicopy_plan *p)
+/* The input's header, the ROI and the output's format (--format, else the
+ * output's extension, else the input's format). */
+static int check_input(const options *o, roicopy_frame *f, frame_check *c)
 {
     char err[IMAGE_ERR_MAX];
-    size_t i;
+    struct stat st;
+    image_format to = o->format;
     int rc;
+    err[0] = '\0';
+    if (image_parse_header(f->input, o->raw_given ? &o->raw : NULL, &f->in,
+                           err, sizeof err))
+        return roicopy_fail(RC_INPUT, f->input, "%s", err);
+    if (strcmp(f->input, "-") != 0 && stat(f->input, &st) == 0) {
+        c->in_known = 1;
+        c->in_dev = st.st_dev;
+        c->in_ino = st.st_ino;
+    }
+    if ((rc = check_roi(o, f)) != 0)
+        return rc;
+    if (!to && !o->outdir)
+        to = image_format_for_path(f->output);
+    if (image_output_header(&f->in, f->roi.width, f->roi.height, to, &f->out,
+                            err, sizeof err))
+    {
+        /* err starts with the format's name: say where it came from. */
+        size_t k = strlen(image_format_name(f->out.format));
+        return roicopy_fail(RC_USAGE, f->output, "%.*s (from %s)%s", (int)k,
+                            err, o->format ? "--format" : "the extension",
+                            err + k);
+    }
+    choose_elements(f);
+    return 0;
+}
+
+typedef struct ident {
+    dev_t dev;
+    ino_t ino;
+    size_t frame;
+} ident;
+
+static int cmp_ident(const void *a, const void *b)
+{
+    const ident *x = (const ident *)a, *y = (const ident *)b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino)
+        return x->ino < y->ino ? -1 : 1;
+    return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+static const frame_check *sort_checks; /* for cmp_canon */
+
+static int cmp_canon(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int d = strcmp(sort_checks[i].out_canon, sort_checks[j].out_canon);
+    return d ? d : (i < j ? -1 : i > j);
+}
+
+/* Outputs that are inputs, outputs written twice: sorted, so O(N log N). */
+static int check_across(const roicopy_plan *p, frame_check *c)
+{
+    size_t n = p->nframes, nin = 0, nout = 0, ncan = 0, i;
+    ident *ins = (ident *)malloc((n ? n : 1) * sizeof *ins);
+    ident *outs = (ident *)malloc((n ? n : 1) * sizeof *outs);
+    size_t *can = (size_t *)malloc((n ? n : 1) * sizeof *can);
+    int worst = 0;
+    if (!ins || !outs || !can) {
+        free(ins);
+        free(outs);
+        free(can);
+        return roicopy_fail(RC_USAGE, NULL, "out of memory");
+    }
+    for (i = 0; i < n; ++i) {
+        if (c[i].in_known) {
+            ins[nin].dev = c[i].in_dev;
+            ins[nin].ino = c[i].in_ino;
+            ins[nin++].frame = i;
+        }
+        if (c[i].out_regular) {
+            outs[nout].dev = c[i].out_dev;
+            outs[nout].ino = c[i].out_ino;
+            outs[nout++].frame = i;
+        }
+        if (c[i].out_canon && !c[i].out_regular)
+            can[ncan++] = i;
+    }
+    qsort(ins, nin, sizeof *ins, cmp_ident);
+    qsort(outs, nout, sizeof *outs, cmp_ident);
+    sort_checks = c;
+    qsort(can, ncan, sizeof *can, cmp_canon);
+    for (i = 0; i < nout; ++i) {
+        ident key = outs[i];
+        const ident *hit = NULL;
+        size_t k = outs[i].frame, lo = 0, hi = nin;
+        key.frame = 0; /* the first input that is this file */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_ident(&ins[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < nin && ins[lo].dev == key.dev && ins[lo].ino == key.ino)
+            hit = &ins[lo];
+        if (hit) {
+            c[k].status = worse(c[k].status, RC_OUTPUT);
+            worst = worse(worst, roicopy_fail(
+                RC_OUTPUT, p->frames[k].output, "is also an input (%s)",
+                roicopy_esc(p->frames[hit->frame].input)));
+        } else if (i > 0 && outs[i - 1].dev == outs[i].dev &&
+                   outs[i - 1].ino == outs[i].ino) {
+            size_t j = outs[i - 1].frame;
+            c[k].status = worse(c[k].status, RC_OUTPUT);
+            worst = worse(worst, roicopy_fail(
+                RC_OUTPUT, p->frames[k].output, "written twice (from %s and "
+                "%s)", roicopy_esc(p->frames[j].input),
+                roicopy_esc(p->frames[k].input)));
+        }
+    }
+    for (i = 1; i < ncan; ++i) {
+        size_t j = can[i - 1], k = can[i];
+        if (strcmp(c[j].out_canon, c[k].out_canon) != 0)
+            continue;
+        c[k].status = worse(c[k].status, RC_OUTPUT);
+        worst = worse(worst, roicopy_fail(
+            RC_OUTPUT, p->frames[k].output, "written twice (from %s and %s)",
+            roicopy_esc(p->frames[j].input),
+            roicopy_esc(p->frames[k].input)));
+    }
+    free(ins);
+    free(outs);
+    free(can);
+    return worst;
+}
+
+/* Every input and output is checked and every problem reported, one line
+ * each, before anything is done.  Returns the worst status; with
+ * --keep-going the frames with problems are dropped from the plan. */
+static int plan_frames(const options *o, roicopy_plan *p)
+{
+    frame_check *c;
+    dir_cache dc;
+    struct stat st;
+    size_t i, kept;
+    int worst = 0;
+    if (o->outdir) {
+        if (stat(o->outdir, &st) != 0)
+            return roicopy_fail(RC_OUTPUT, o->outdir, "%s", strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            return roicopy_fail(RC_OUTPUT, o->outdir,
+                                "-o needs a directory, this is %s",
+                                image_file_type((unsigned)st.st_mode));
+    }
+    p->nframes = o->outdir ? (size_t)o->nargs : 1;
+    p->frames = (roicopy_frame *)calloc(p->nframes, sizeof *p->frames);
+    c = (frame_check *)calloc(p->nframes, sizeof *c);
+    if (!p->frames || !c) {
+        free(c);
+        return roicopy_fail(RC_USAGE, NULL, "out of memory");
+    }
+    memset(&dc, 0, sizeof dc);
     for (i = 0; i < p->nframes; ++i) {
         roicopy_frame *f = &p->frames[i];
-        err[0] = '\0';
-        if (image_parse_header(f->input, o->raw_given ? &o->raw : NULL, &f->in,
-                               err, sizeof err))
-            return roicopy_fail(RC_INPUT, f->input, "%s", err);
-        if ((rc = check_roi(o, f)) != 0)
-            return rc;
-        if (image_output_header(&f->in, f->roi.width, f->roi.height,
-                                o->format, &f->out, err, sizeof err))
-            return roicopy_fail(RC_USAGE, f->input, "%s", err);
-        choose_elements(f);
+        f->input = o->args[i];
+        f->output = o->outdir ? output_in_dir(o, o->args[i])
+                              : strdup(o->args[1]);
+        if (!f->output) {
+            worst = roicopy_fail(RC_USAGE, NULL, "out of memory");
+            break;
+        }
+        c[i].status = check_input(o, f, &c[i]);
+        c[i].status = worse(c[i].status, check_output(f->output, &dc, &c[i]));
+        worst = worse(worst, c[i].status);
     }
-    return 0;
+    if (i == p->nframes)
+        worst = worse(worst, check_across(p, c));
+    free(dc.dir);
+    free(dc.real);
+    for (i = 0; i < p->nframes; ++i)
+        free(c[i].out_canon);
+    /* --keep-going: the good frames go on, in their order. */
+    if (worst && o->keep_going && i == p->nframes) {
+        for (i = kept = 0; i < p->nframes; ++i) {
+            if (c[i].status) {
+                free(p->frames[i].output);
+                continue;
+            }
+            p->frames[kept++] = p->frames[i];
+        }
+        p->nframes = kept;
+    }
+    free(c);
+    return worst;
 }
 
 /* Canvas rows must fit the same limits as image rows. */
@@ -638,6 +906,20 @@ static void print_bands(const roicopy_plan *p, const roicopy_frame *f)
         print_band_devices(p, f, n);
 }
 
+/* How an output is written, for the plan: "" (a regular file, replaced
+ * atomically), or how else. */
+static const char *output_how(const char *out)
+{
+    struct stat st;
+    if (!strcmp(out, "-"))
+        return ", written to standard output";
+    if (stat(out, &st) == 0 && S_ISCHR(st.st_mode))
+        return ", written in place: a character device";
+    if (stat(out, &st) == 0 && S_ISFIFO(st.st_mode))
+        return ", written in place: a FIFO";
+    return "";
+}
+
 static void print_frame_plan(const roicopy_plan *p, const roicopy_frame *f)
 {
     const image_header *in = &f->in;
@@ -646,12 +928,12 @@ static void print_frame_plan(const roicopy_plan *p, const roicopy_frame *f)
     size_t dev_h = p->place ? p->canvas_h : f->roi.height;
     size_t dev_pitch = roicopy_pitch_estimate(dev_w * in->pixel_bytes);
     printf("input:    %s (%s, %lux%lu, %lu channel%s x %lu byte%s%s, maxval "
-           "%u%s%s)\n", f->input, image_format_name(in->format),
+           "%u%s%s)\n", roicopy_esc(f->input), image_format_name(in->format),
            (unsigned long)in->width, (unsigned long)in->height,
            (unsigned long)in->channels, in->channels == 1 ? "" : "s",
            (unsigned long)in->bytes, in->bytes == 1 ? "" : "s",
            in->is_float ? " float" : "", in->maxval,
-           in->tupltype[0] ? ", tupltype " : "", in->tupltype);
+           in->tupltype[0] ? ", tupltype " : "", roicopy_esc(in->tupltype));
     printf("roi:      %lux%lu+%lu+%lu\n", (unsigned long)f->roi.width,
            (unsigned long)f->roi.height, (unsigned long)f->roi.x,
            (unsigned long)f->roi.y);
@@ -672,9 +954,9 @@ static void print_frame_plan(const roicopy_plan *p, const roicopy_frame *f)
            (unsigned long)f->roi.height, p->repeat, p->repeat == 1 ? "" : "s");
     if (p->nframes == 1 || p->pageable)
         print_bands(p, f);
-    printf("output:   %s (%s%s%s)\n", f->output,
+    printf("output:   %s (%s%s%s%s)\n", roicopy_esc(f->output),
            image_format_name(f->out.format), f->out.tupltype[0] ? ", " : "",
-           f->out.tupltype);
+           roicopy_esc(f->out.tupltype), output_how(f->output));
 }
 
 /* With --devices: the device of each ring slot, then each device's share
@@ -732,6 +1014,71 @@ static void print_plan(const roicopy_plan *p)
             printf("\n");
         print_frame_plan(p, &p->frames[i]);
     }
+}
+
+/* --dry-run --json: the plan as one JSON object. */
+static void json_frame(const roicopy_plan *p, const roicopy_frame *f,
+                       size_t k)
+{
+    const image_header *in = &f->in;
+    size_t dev_w = p->place ? p->canvas_w : f->roi.width;
+    size_t dev_h = p->place ? p->canvas_h : f->roi.height;
+    size_t roi_row = f->roi.width * in->pixel_bytes, n, i, y0, y1;
+    const char *how = output_how(f->output);
+    printf("%s\n    {\"input\": ", k ? "," : "");
+    roicopy_json_string(stdout, f->input);
+    printf(", \"format\": \"%s\", \"width\": %lu, \"height\": %lu, "
+           "\"channels\": %lu, \"bytes_per_sample\": %lu, \"float\": %s, "
+           "\"maxval\": %u, \"tupltype\": ", image_format_name(in->format),
+           (unsigned long)in->width, (unsigned long)in->height,
+           (unsigned long)in->channels, (unsigned long)in->bytes,
+           in->is_float ? "true" : "false", in->maxval);
+    roicopy_json_string(stdout, in->tupltype);
+    printf(",\n     \"roi\": {\"width\": %lu, \"height\": %lu, \"x\": %lu, "
+           "\"y\": %lu}, \"element_bytes\": %lu, \"elements_per_pixel\": %lu,"
+           " \"source_pitch\": %lu, \"roi_offset\": %lu, "
+           "\"device_pitch_estimate\": %lu, \"device_rows\": %lu, "
+           "\"bytes_each_way\": %lu,\n     \"bands\": [",
+           (unsigned long)f->roi.width, (unsigned long)f->roi.height,
+           (unsigned long)f->roi.x, (unsigned long)f->roi.y,
+           (unsigned long)f->elem_size, (unsigned long)f->elem_per_pixel,
+           (unsigned long)in->row_bytes,
+           (unsigned long)(f->roi.y * in->row_bytes +
+                           f->roi.x * in->pixel_bytes),
+           (unsigned long)roicopy_pitch_estimate(dev_w * in->pixel_bytes),
+           (unsigned long)dev_h, (unsigned long)(roi_row * f->roi.height));
+    n = p->nframes == 1 || p->pageable ? (size_t)roicopy_band_count(p, f) : 0;
+    for (i = 0; i < n; ++i) {
+        roicopy_band_rows(f->roi.height, n, i, &y0, &y1);
+        printf("%s{\"first_row\": %lu, \"rows\": %lu, \"device\": %d}",
+               i ? ", " : "", (unsigned long)y0, (unsigned long)(y1 - y0),
+               roicopy_device_of(p, i));
+    }
+    printf("],\n     \"output\": ");
+    roicopy_json_string(stdout, f->output);
+    printf(", \"output_format\": \"%s\", \"output_tupltype\": ",
+           image_format_name(f->out.format));
+    roicopy_json_string(stdout, f->out.tupltype);
+    printf(", \"written\": \"%s\"}",
+           !*how ? "replaced atomically"
+           : !strcmp(f->output, "-") ? "standard output" : "in place");
+}
+
+static void print_json_plan(const roicopy_plan *p)
+{
+    size_t i;
+    int ring = p->nframes > 1 && !p->pageable;
+    printf("{\"dry_run\": true, \"host\": \"%s\", \"pipeline\": \"%s\", "
+           "\"slots\": %d, \"repeat\": %d, \"devices\": [",
+           p->pageable ? "pageable" : "pinned",
+           ring ? "ring" : p->nframes > 1 ? "one at a time" : "bands",
+           ring ? p->streams : 0, p->repeat);
+    for (i = 0; i < (size_t)p->ndevices; ++i)
+        printf("%s%d", i ? ", " : "", p->devices[i]);
+    printf("],\n  \"frames\": [");
+    for (i = 0; i < p->nframes; ++i)
+        json_frame(p, &p->frames[i], i);
+    printf("\n  ]}\n");
 }
 
 /* ---- services for the GPU part ------------------------------------------ */
@@ -823,25 +1170,6 @@ void roicopy_progress(const roicopy_plan *p, size_t done)
 
 /* ---- main --------------------------------------------------------------- */
 
-static void on_signal(int sig)
-{
-    image_signal_cleanup();
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void install_signals(void)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-    struct sigaction sa;
-    size_t i;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (i = 0; i < sizeof sigs / sizeof *sigs; ++i)
-        (void)sigaction(sigs[i], &sa, NULL);
-}
-
 /* The devices in use and the number of bands or ring slots: with
  * --devices, one band per device by default, and a ring of two slots per
  * device (at least DEFAULT_RING_SLOTS), so every device double-buffers. */
@@ -899,7 +1227,7 @@ static int run(int argc, char **argv)
 {
     options o;
     roicopy_plan p;
-    int rc;
+    int rc, worst;
     memset(&o, 0, sizeof o);
     memset(&p, 0, sizeof p);
     o.streams = 1;
@@ -910,21 +1238,28 @@ static int run(int argc, char **argv)
         free(o.args);
         return rc;
     }
-    if ((rc = plan_outputs(&o, &p)) == 0 && (rc = plan_inputs(&o, &p)) == 0 &&
+    /* Every problem is reported; without --keep-going any one stops the
+     * run before anything is done, with it the good frames go on and the
+     * exit status is the worst of all. */
+    worst = plan_frames(&o, &p);
+    rc = RC_OK;
+    if ((!worst || o.keep_going) && p.nframes > 0 &&
         (rc = check_canvas(&o, &p)) == 0) {
         fill_plan(&o, &p);
-        if (o.dry_run)
+        if (o.dry_run && o.json)
+            print_json_plan(&p);
+        else if (o.dry_run)
             print_plan(&p);
         else
             rc = roicopy_gpu_run(&p);
     }
     free_plan(&p);
     free(o.args);
-    return rc;
+    return worst > rc ? worst : rc;
 }
 
 int main(int argc, char **argv)
 {
-    install_signals();
+    image_install_signal_cleanup();
     return run(argc, argv);
 }

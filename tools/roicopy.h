@@ -63,12 +63,17 @@ typedef struct roicopy_plan {
 } roicopy_plan;
 
 /* Print "roicopy: FILE: message" (or "roicopy: message" when file is NULL)
- * on stderr and return status. */
+ * on stderr and return status.  FILE is escaped (roicopy_esc); names
+ * inside the message must be escaped by the caller. */
 int roicopy_fail(int status, const char *file, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* text escaped for a message (image_escape): file names, tuple types.
+ * The result lives until four more calls. */
+const char *roicopy_esc(const char *text);
 
 /* Read a frame's pixels into dst (row pitch dst_pitch); RC_INPUT with the
  * message printed on failure. */
@@ -85,7 +90,7 @@ int roicopy_finish_frame(const roicopy_plan *p, const roicopy_frame *f,
 /* Redraw the progress bar (when p->progress) after `done` frames. */
 void roicopy_progress(const roicopy_plan *p, size_t done);
 
-/* Write s as a JSON string literal. */
+/* Write s as a JSON string literal (image_json_string: any bytes). */
 void roicopy_json_string(FILE *f, const char *s);
 
 /* The device pitch cudaMallocPitch will most likely choose for rows of
