@@ -3464,6 +3464,8 @@ typedef struct cuxfer_rois {
     cudaEvent_t ev_probe;                  /* does the stream take our events? */
     size_t *off;                           /* offsets scratch, n + 1 */
     size_t off_cap;
+    void *check;                           /* overlap-check scratch */
+    size_t check_bytes;
     cuxfer_impl_team team;
     pthread_mutex_t mu;                    /* one copy at a time per plan */
     int team_up;
@@ -3493,60 +3495,71 @@ CUXFER_API cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n, siz
     return cudaSuccess;
 }
 
-/* One ROI, sorted for the overlap sweep. */
-struct cuxfer_impl_rect {
-    size_t x0, x1, y0, y1, i;
+/* One non-empty ROI for the overlap sweep: its sort key (start row, then
+ * column) and its index. */
+struct cuxfer_impl_rkey {
     unsigned long long key;
+    size_t i;
 };
 
-CUXFER_API int cuxfer_impl_rect_cmp(const void *a, const void *b)
+CUXFER_API int cuxfer_impl_rkey_cmp(const void *a, const void *b)
 {
-    const struct cuxfer_impl_rect *p = (const struct cuxfer_impl_rect *)a,
-                                  *q = (const struct cuxfer_impl_rect *)b;
-    if (p->y0 != q->y0)
-        return p->y0 < q->y0 ? -1 : 1;
-    return p->x0 < q->x0 ? -1 : p->x0 > q->x0;
+    unsigned long long p = ((const struct cuxfer_impl_rkey *)a)->key,
+                       q = ((const struct cuxfer_impl_rkey *)b)->key;
+    return p < q ? -1 : p > q;
 }
 
-/* Sort by (y0, x0): an LSD radix sort of bytes of the key y0 << 32 | x0
- * when both fit 32 bits (passes whose byte never varies are skipped: a
- * few passes for image coordinates), a qsort otherwise.  tmp holds n. */
-CUXFER_API void cuxfer_impl_rect_sort(struct cuxfer_impl_rect *r, struct cuxfer_impl_rect *tmp,
-                                      size_t n, int small)
+struct cuxfer_impl_yx {
+    size_t y, x, i;
+};
+
+CUXFER_API int cuxfer_impl_yx_cmp(const void *a, const void *b)
 {
-    size_t count[256], i, sum, c, k;
+    const struct cuxfer_impl_yx *p = (const struct cuxfer_impl_yx *)a,
+                                *q = (const struct cuxfer_impl_yx *)b;
+    if (p->y != q->y)
+        return p->y < q->y ? -1 : 1;
+    return p->x < q->x ? -1 : p->x > q->x;
+}
+
+/* Sort by key: an LSD radix sort of 11-bit digits up to the largest key's
+ * top bit (three passes for an 8192 x 8192 image), qsort for few keys.
+ * tmp holds n. */
+CUXFER_API void cuxfer_impl_rkey_sort(struct cuxfer_impl_rkey *r, struct cuxfer_impl_rkey *tmp,
+                                      size_t n)
+{
+    size_t count[2048], i, sum, c, k;
+    unsigned long long top = 0;
     int sh;
-    if (!small || n < 64) {
-        qsort(r, n, sizeof *r, cuxfer_impl_rect_cmp);
+    if (n < 256) {
+        qsort(r, n, sizeof *r, cuxfer_impl_rkey_cmp);
         return;
     }
     for (i = 0; i < n; ++i)
-        r[i].key = (unsigned long long)r[i].y0 << 32 | (unsigned long long)r[i].x0;
-    for (sh = 0; sh < 64; sh += 8) {
+        top |= r[i].key;
+    for (sh = 0; sh < 64 && (top >> sh) != 0; sh += 11) {
         memset(count, 0, sizeof count);
         for (i = 0; i < n; ++i)
-            ++count[(r[i].key >> sh) & 0xff];
-        if (count[(r[0].key >> sh) & 0xff] == n)
-            continue; /* one byte value: this pass would move nothing */
-        for (c = 0, sum = 0; c < 256; ++c) {
+            ++count[(r[i].key >> sh) & 2047];
+        for (c = 0, sum = 0; c < 2048; ++c) {
             k = count[c];
             count[c] = sum;
             sum += k;
         }
         for (i = 0; i < n; ++i)
-            tmp[count[(r[i].key >> sh) & 0xff]++] = r[i];
+            tmp[count[(r[i].key >> sh) & 2047]++] = r[i];
         memcpy(r, tmp, n * sizeof *r);
     }
 }
 
-/* The last rect of [lo, hi) (sorted by x0) whose x0 < x, or hi. */
-CUXFER_API size_t cuxfer_impl_rect_before(const struct cuxfer_impl_rect *r, size_t lo,
-                                          size_t hi, size_t x)
+/* The last of [lo, hi) (sorted by x) whose x < x1, or hi. */
+CUXFER_API size_t cuxfer_impl_rkey_before(const struct cuxfer_impl_rkey *r,
+                                          const cuxfer_roi *rois, size_t lo, size_t hi, size_t x1)
 {
     size_t a = lo, b = hi;
-    while (a < b) { /* first with x0 >= x */
+    while (a < b) { /* first with x >= x1 */
         size_t m = a + (b - a) / 2;
-        if (r[m].x0 < x)
+        if (rois[r[m].i].x < x1)
             a = m + 1;
         else
             b = m;
@@ -3554,72 +3567,91 @@ CUXFER_API size_t cuxfer_impl_rect_before(const struct cuxfer_impl_rect *r, size
     return a == lo ? hi : a - 1;
 }
 
-/* Refuse overlapping destination ROIs.  Sorted by (y0, x0), the ROIs that
+/* Refuse overlapping destination ROIs.  Sorted by (y, x), the ROIs that
  * start on one row form a group; within a group each ROI is checked
  * against the next, and against each later group that starts inside its
  * rows by one binary search (a group's ROIs, once checked disjoint, are
- * sorted by x1 too).  O(N log N) for tiles and crops whose rows see a
- * bounded number of other start rows; O(N x G log N) at worst, G the
- * start rows inside one ROI's height. */
+ * sorted by their right edge too).  O(N log N) for tiles and crops whose
+ * rows see a bounded number of other start rows; O(N x G log N) at
+ * worst, G the start rows inside one ROI's height.  The bounds were
+ * checked: no sum here overflows. */
 CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cuxfer_roi *rois,
-                                                 size_t n, const char *call)
+                                                 size_t n, const char *call, void **scratch,
+                                                 size_t *scratch_bytes)
 {
-    struct cuxfer_impl_rect *r, *tmp;
-    size_t *gs, i, m = 0, ng = 0, g, h, k;
+    struct cuxfer_impl_rkey *r, *tmp;
+    size_t *gs, i, m = 0, ng = 0, g, h, k, cells, need;
     cudaError_t err = cudaSuccess;
-    int small = v->width <= 0xffffffffu && v->height <= 0xffffffffu;
+    int small = cuxfer_impl_mul(v->width, v->height, &cells) == 0; /* y * width + x fits */
     if (n < 2)
         return cudaSuccess;
-    r = (struct cuxfer_impl_rect *)malloc(n * sizeof *r);
-    tmp = (struct cuxfer_impl_rect *)malloc(n * sizeof *tmp);
-    gs = (size_t *)malloc((n + 1) * sizeof *gs);
-    if (!r || !tmp || !gs) {
-        free(r);
-        free(tmp);
-        free(gs);
-        return cuxfer_impl_fail(cudaErrorMemoryAllocation,
-                                "%s: no host memory for the overlap check of %zu ROIs", call, n);
+    /* one block: keys, their sort buffer, group starts; a plan keeps it
+     * between calls (fresh pages cost more than the sort) */
+    need = 2 * n * sizeof *r + (n + 1) * sizeof *gs;
+    if (!*scratch || *scratch_bytes < need) {
+        void *b = malloc(need);
+        if (!b)
+            return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                    "%s: no host memory for the overlap check of %zu ROIs",
+                                    call, n);
+        free(*scratch);
+        *scratch = b;
+        *scratch_bytes = need;
     }
+    r = (struct cuxfer_impl_rkey *)*scratch;
+    tmp = r + n;
+    gs = (size_t *)(tmp + n);
     for (i = 0; i < n; ++i) {
         if (rois[i].width == 0 || rois[i].height == 0)
             continue; /* writes nothing */
-        r[m].x0 = rois[i].x;
-        r[m].x1 = rois[i].x + rois[i].width; /* bounds checked: no overflow */
-        r[m].y0 = rois[i].y;
-        r[m].y1 = rois[i].y + rois[i].height;
+        r[m].key = small ? (unsigned long long)rois[i].y * v->width + rois[i].x : 0;
         r[m].i = i;
         ++m;
     }
-    cuxfer_impl_rect_sort(r, tmp, m, small);
+    if (small) {
+        cuxfer_impl_rkey_sort(r, tmp, m);
+    } else { /* width x height beyond size_t: sort (y, x, index) triples */
+        struct cuxfer_impl_yx *q = (struct cuxfer_impl_yx *)malloc(m * sizeof *q);
+        if (!q)
+            return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                    "%s: no host memory for the overlap check of %zu ROIs",
+                                    call, n);
+        for (i = 0; i < m; ++i) {
+            q[i].y = rois[r[i].i].y;
+            q[i].x = rois[r[i].i].x;
+            q[i].i = r[i].i;
+        }
+        qsort(q, m, sizeof *q, cuxfer_impl_yx_cmp);
+        for (i = 0; i < m; ++i)
+            r[i].i = q[i].i;
+        free(q);
+    }
     for (i = 0; i < m; ++i)
-        if (i == 0 || r[i].y0 != r[i - 1].y0)
+        if (i == 0 || rois[r[i].i].y != rois[r[i - 1].i].y)
             gs[ng++] = i;
     gs[ng] = m;
     for (g = 0; g < ng && err == cudaSuccess; ++g) {
         for (i = gs[g]; i < gs[g + 1] && err == cudaSuccess; ++i) {
-            const struct cuxfer_impl_rect *a = &r[i], *b = NULL;
-            if (i + 1 < gs[g + 1] && r[i + 1].x0 < a->x1)
-                b = &r[i + 1];
-            for (h = g + 1; !b && h < ng && r[gs[h]].y0 < a->y1; ++h) {
-                k = cuxfer_impl_rect_before(r, gs[h], gs[h + 1], a->x1);
-                if (k != gs[h + 1] && r[k].x1 > a->x0)
-                    b = &r[k];
+            const cuxfer_roi *a = &rois[r[i].i];
+            size_t ai = r[i].i, bi = n, ax1 = a->x + a->width, ay1 = a->y + a->height;
+            if (i + 1 < gs[g + 1] && rois[r[i + 1].i].x < ax1)
+                bi = r[i + 1].i;
+            for (h = g + 1; bi == n && h < ng && rois[r[gs[h]].i].y < ay1; ++h) {
+                k = cuxfer_impl_rkey_before(r, rois, gs[h], gs[h + 1], ax1);
+                if (k != gs[h + 1] && rois[r[k].i].x + rois[r[k].i].width > a->x)
+                    bi = r[k].i;
             }
-            if (b) {
-                const cuxfer_roi *p = &rois[a->i < b->i ? a->i : b->i],
-                                 *q = &rois[a->i < b->i ? b->i : a->i];
+            if (bi != n) {
+                size_t lo = ai < bi ? ai : bi, hi = ai < bi ? bi : ai;
                 err = cuxfer_impl_fail(cudaErrorInvalidValue,
                                        "%s: ROI %zu (x %zu, y %zu, %zux%zu) overlaps ROI %zu "
                                        "(x %zu, y %zu, %zux%zu) in the host destination", call,
-                                       a->i < b->i ? a->i : b->i, p->x, p->y, p->width,
-                                       p->height, a->i < b->i ? b->i : a->i, q->x, q->y,
-                                       q->width, q->height);
+                                       lo, rois[lo].x, rois[lo].y, rois[lo].width,
+                                       rois[lo].height, hi, rois[hi].x, rois[hi].y,
+                                       rois[hi].width, rois[hi].height);
             }
         }
     }
-    free(r);
-    free(tmp);
-    free(gs);
     return err;
 }
 
@@ -3630,9 +3662,10 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
  * would be written twice, in no defined order).  Source ROIs of an H2D
  * copy may overlap.  *total (may be NULL) receives the dense bytes.
  * Reasons name the offending ROI's index and values. */
-CUXFER_API cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host,
-                                         const cuxfer_roi *rois, size_t n,
-                                         const cuxfer_view *dense, size_t *total)
+CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
+                                              const cuxfer_roi *rois, size_t n,
+                                              const cuxfer_view *dense, size_t *total,
+                                              void **scratch, size_t *scratch_bytes)
 {
     static const char call[] = "cuxfer_rois_copy_async";
     size_t i, end, b, sum = 0, cap;
@@ -3672,10 +3705,21 @@ CUXFER_API cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host,
                                 "%s: %zu ROIs need %zu bytes, the dense view holds %zu", call, n,
                                 sum, cap);
     if (dir == CUXFER_ROIS_D2H)
-        CUXFER_TRY(cuxfer_impl_rois_disjoint(host, rois, n, call));
+        CUXFER_TRY(cuxfer_impl_rois_disjoint(host, rois, n, call, scratch, scratch_bytes));
     if (total)
         *total = sum;
     return cudaSuccess;
+}
+
+CUXFER_API cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host,
+                                         const cuxfer_roi *rois, size_t n,
+                                         const cuxfer_view *dense, size_t *total)
+{
+    void *scratch = NULL;
+    size_t bytes = 0;
+    cudaError_t err = cuxfer_impl_rois_check(dir, host, rois, n, dense, total, &scratch, &bytes);
+    free(scratch);
+    return err;
 }
 
 /* Release everything; safe on NULL and on a zeroed plan.  Waits for the
@@ -3699,6 +3743,7 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
     if (p->ev_probe)
         (void)cudaEventDestroy(p->ev_probe);
     free(p->off);
+    free(p->check);
     pthread_mutex_destroy(&p->mu);
     memset(p, 0, sizeof *p);
     return first;
@@ -4009,52 +4054,47 @@ CUXFER_API cudaError_t cuxfer_impl_rois_gather(cuxfer_rois *p, int dir, const cu
     return cudaSuccess;
 }
 
-/* Copy n ROIs of `host` to the dense view (dir CUXFER_ROIS_H2D) or back
- * (CUXFER_ROIS_D2H), tile i at byte off[i] of the dense view (see
- * cuxfer_rois_offsets), on stream s.  Checked by cuxfer_rois_check first.
- * GATHER reads (H2D) the host view during the call, and (D2H) returns
- * only once the host view holds every tile, after the stream's earlier
- * work; DIRECT is stream-ordered like cudaMemcpy2DAsync.  On a stream
- * being captured AUTO takes DIRECT and a forced GATHER is refused
- * (cudaErrorStreamCaptureUnsupported); likewise when s is not a stream of
- * the plan's device, or the calling thread's device is another one.  Calls
- * on one plan from several threads run one at a time. */
-CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cuxfer_view *host,
-                                              const cuxfer_roi *rois, size_t n,
-                                              const cuxfer_view *dense, cudaStream_t s)
+/* Why GATHER cannot run on stream s now (NULL: it can).  cs is the
+ * stream's capture status. */
+CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p,
+                                                  enum cudaStreamCaptureStatus cs)
+{
+    if (cs != cudaStreamCaptureStatusNone)
+        return "the stream is being captured into a graph (the host gather would not replay)";
+    if (cuxfer_impl_current_device() != p->device)
+        return "the calling thread's device is not the plan's";
+    return NULL;
+}
+
+/* The body of cuxfer_rois_copy_async, under the plan's lock. */
+CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxfer_view *host,
+                                             const cuxfer_roi *rois, size_t n,
+                                             const cuxfer_view *dense, cudaStream_t s)
 {
     static const char call[] = "cuxfer_rois_copy_async";
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     enum cudaStreamCaptureMode mode;
+    const char *why;
     size_t total = 0;
-    int strategy;
     cudaError_t err;
-    if (!p || !p->ready)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: plan not created", call);
-    CUXFER_TRY(cuxfer_rois_check(dir, host, rois, n, dense, &total));
+    CUXFER_TRY(cuxfer_impl_rois_check(dir, host, rois, n, dense, &total, &p->check,
+                                      &p->check_bytes));
     if (total == 0)
         return cudaSuccess;
     if (cuxfer_impl_classify_cached(host->ptr, NULL) == CUXFER_MEMORY_DEVICE)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: the host view at %p is device memory", call, host->ptr);
-    strategy = cuxfer_rois_choose(p, n, total);
     err = cudaStreamIsCapturing(s, &cs);
     if (err != cudaSuccess) { /* e.g. stream 0 while another stream captures */
         (void)cudaGetLastError();
         return cuxfer_impl_fail(err, "%s: cudaStreamIsCapturing: %s", call,
                                 cudaGetErrorName(err));
     }
-    if (strategy == CUXFER_ROIS_GATHER) {
-        const char *why = NULL;
-        if (cs != cudaStreamCaptureStatusNone)
-            why = "the stream is being captured into a graph (the host gather would not "
-                  "replay)";
-        else if (cuxfer_impl_current_device() != p->device)
-            why = "the calling thread's device is not the plan's";
+    if (cuxfer_rois_choose(p, n, total) == CUXFER_ROIS_GATHER) {
+        why = cuxfer_impl_rois_no_gather(p, cs);
         if (!why) {
             mode = cudaStreamCaptureModeRelaxed;
             (void)cudaThreadExchangeStreamCaptureMode(&mode);
-            pthread_mutex_lock(&p->mu);
             err = cudaEventRecord(p->ev_probe, s);
             if (err == cudaSuccess) {
                 err = cuxfer_impl_rois_gather(p, dir, host, rois, n,
@@ -4067,22 +4107,16 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
                 (void)cuxfer_impl_fail(err, "%s: cudaEventRecord on the stream: %s", call,
                                        cudaGetErrorName(err));
             }
-            pthread_mutex_unlock(&p->mu);
             (void)cudaThreadExchangeStreamCaptureMode(&mode);
+            if (!why)
+                return err;
         }
-        if (why && p->opt.strategy == CUXFER_ROIS_GATHER)
+        if (p->opt.strategy == CUXFER_ROIS_GATHER)
             return cuxfer_impl_fail(cs != cudaStreamCaptureStatusNone
                                         ? cudaErrorStreamCaptureUnsupported
                                         : cudaErrorInvalidDevice,
                                     "%s: GATHER was forced but %s (device %d)", call, why,
                                     p->device);
-        if (!why) {
-#ifdef CUXFER_DEBUG_SYNC
-            if (err == cudaSuccess)
-                err = cudaStreamSynchronize(s);
-#endif
-            return err;
-        }
     }
     if (cs == cudaStreamCaptureStatusNone) {
         cuxfer_memkind dk = cuxfer_impl_classify_cached(dense->ptr, NULL),
@@ -4094,6 +4128,30 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
     err = cuxfer_impl_rois_direct(dir, host, rois, n, (unsigned char *)dense->ptr, s);
     if (err != cudaSuccess)
         (void)cuxfer_impl_fail(err, "%s: cudaMemcpy2DAsync: %s", call, cudaGetErrorName(err));
+    return err;
+}
+
+/* Copy n ROIs of `host` to the dense view (dir CUXFER_ROIS_H2D) or back
+ * (CUXFER_ROIS_D2H), tile i at byte off[i] of the dense view (see
+ * cuxfer_rois_offsets), on stream s.  Checked by cuxfer_rois_check first.
+ * GATHER reads (H2D) the host view during the call, and (D2H) returns
+ * only once the host view holds every tile, after the stream's earlier
+ * work; DIRECT is stream-ordered like cudaMemcpy2DAsync.  On a stream
+ * being captured AUTO takes DIRECT and a forced GATHER is refused
+ * (cudaErrorStreamCaptureUnsupported); likewise (cudaErrorInvalidDevice)
+ * when s is not a stream of the plan's device, or the calling thread's
+ * device is another one.  Calls on one plan from several threads run one
+ * at a time (the plan's lock). */
+CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cuxfer_view *host,
+                                              const cuxfer_roi *rois, size_t n,
+                                              const cuxfer_view *dense, cudaStream_t s)
+{
+    cudaError_t err;
+    if (!p || !p->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_rois_copy_async: plan not created");
+    pthread_mutex_lock(&p->mu);
+    err = cuxfer_impl_rois_copy(p, dir, host, rois, n, dense, s);
+    pthread_mutex_unlock(&p->mu);
 #ifdef CUXFER_DEBUG_SYNC
     if (err == cudaSuccess)
         err = cudaStreamSynchronize(s);
