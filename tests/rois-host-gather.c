@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The host half of cuxfer_rois's GATHER strategy, without a device: the
  * thread team runs the gather of random tiles (equal and varying sizes,
- * rows of every width) into staging chunks of awkward sizes, which split
+ * rows of every width, some longer than a chunk) into staging chunks of awkward sizes, which split
  * rows and tiles between chunks and between threads, and the scatter back
  * into a poisoned image; both must match a one-tile-at-a-time reference
  * byte for byte, and the scatter must not write outside the tiles. */
@@ -29,7 +29,7 @@ int main(void)
     plan(0);
     for (i = 0; i < sizeof img; ++i)
         img[i] = (unsigned char)(i * 131u + 7u);
-    for (set = 0; set < 6; ++set) {
+    for (set = 0; set < 7; ++set) {
         size_t n = set < 3 ? 64 + rnd(MAXN - 64) : 1 + rnd(20);
         size_t cell = 1 + (size_t)set * 3; /* equal tiles: a grid of cell x cell */
         /* disjoint tiles: distinct cells of a grid, equal or varying sizes */
@@ -42,6 +42,13 @@ int main(void)
         }
         if (n > (W / 16) * (H / 16))
             n = (W / 16) * (H / 16);
+        if (set == 6) /* six wide tiles: rows of ~400 bytes, longer than a chunk */
+            for (n = 6, i = 0; i < n; ++i) {
+                rois[i].x = i % 3 * 100;
+                rois[i].y = i / 3 * 100;
+                rois[i].width = 95 + i;
+                rois[i].height = 31 + i;
+            }
         if (cuxfer_rois_offsets(rois, n, E, off) != cudaSuccess)
             bail("offsets: %s", cuxfer_last_reason());
         /* reference: tile by tile, row by row */
