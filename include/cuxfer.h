@@ -3495,46 +3495,37 @@ CUXFER_API cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n, siz
     return cudaSuccess;
 }
 
-/* One non-empty ROI for the overlap sweep: its sort key (start row, then
- * column) and its index. */
+/* One non-empty ROI in the radix sort of the overlap check: its key
+ * (start row above, start column below) and what the sweep needs. */
 struct cuxfer_impl_rkey {
     unsigned long long key;
-    size_t i;
+    unsigned w, h, i, pad;
 };
 
-CUXFER_API int cuxfer_impl_rkey_cmp(const void *a, const void *b)
-{
-    unsigned long long p = ((const struct cuxfer_impl_rkey *)a)->key,
-                       q = ((const struct cuxfer_impl_rkey *)b)->key;
-    return p < q ? -1 : p > q;
-}
-
-struct cuxfer_impl_yx {
-    size_t y, x, i;
+/* One non-empty ROI of the sweep, in (y, x) order. */
+struct cuxfer_impl_rect {
+    size_t x0, x1, y0, y1, i;
 };
 
-CUXFER_API int cuxfer_impl_yx_cmp(const void *a, const void *b)
+CUXFER_API int cuxfer_impl_rect_cmp(const void *a, const void *b)
 {
-    const struct cuxfer_impl_yx *p = (const struct cuxfer_impl_yx *)a,
-                                *q = (const struct cuxfer_impl_yx *)b;
-    if (p->y != q->y)
-        return p->y < q->y ? -1 : 1;
-    return p->x < q->x ? -1 : p->x > q->x;
+    const struct cuxfer_impl_rect *p = (const struct cuxfer_impl_rect *)a,
+                                  *q = (const struct cuxfer_impl_rect *)b;
+    if (p->y0 != q->y0)
+        return p->y0 < q->y0 ? -1 : 1;
+    return p->x0 < q->x0 ? -1 : p->x0 > q->x0;
 }
 
 /* Sort by key: an LSD radix sort of 11-bit digits up to the largest key's
- * top bit (three passes for an 8192 x 8192 image), qsort for few keys.
- * tmp holds n. */
-CUXFER_API void cuxfer_impl_rkey_sort(struct cuxfer_impl_rkey *r, struct cuxfer_impl_rkey *tmp,
-                                      size_t n)
+ * top bit (three passes for an 8192 x 8192 image).  The result is in r or
+ * in tmp: the returned one. */
+CUXFER_API struct cuxfer_impl_rkey *cuxfer_impl_rkey_sort(struct cuxfer_impl_rkey *r,
+                                                          struct cuxfer_impl_rkey *tmp, size_t n)
 {
     size_t count[2048], i, sum, c, k;
     unsigned long long top = 0;
+    struct cuxfer_impl_rkey *t;
     int sh;
-    if (n < 256) {
-        qsort(r, n, sizeof *r, cuxfer_impl_rkey_cmp);
-        return;
-    }
     for (i = 0; i < n; ++i)
         top |= r[i].key;
     for (sh = 0; sh < 64 && (top >> sh) != 0; sh += 11) {
@@ -3548,18 +3539,30 @@ CUXFER_API void cuxfer_impl_rkey_sort(struct cuxfer_impl_rkey *r, struct cuxfer_
         }
         for (i = 0; i < n; ++i)
             tmp[count[(r[i].key >> sh) & 2047]++] = r[i];
-        memcpy(r, tmp, n * sizeof *r);
+        t = r;
+        r = tmp;
+        tmp = t;
     }
+    return r;
 }
 
-/* The last of [lo, hi) (sorted by x) whose x < x1, or hi. */
-CUXFER_API size_t cuxfer_impl_rkey_before(const struct cuxfer_impl_rkey *r,
-                                          const cuxfer_roi *rois, size_t lo, size_t hi, size_t x1)
+/* Bits needed for values below v. */
+CUXFER_API int cuxfer_impl_bits(size_t v)
+{
+    int b = 0;
+    while (b < (int)(sizeof v * CHAR_BIT) && (v >> b) != 0)
+        ++b;
+    return b;
+}
+
+/* The last of [lo, hi) (sorted by x0) whose x0 < x1, or hi. */
+CUXFER_API size_t cuxfer_impl_rect_before(const struct cuxfer_impl_rect *r, size_t lo,
+                                          size_t hi, size_t x1)
 {
     size_t a = lo, b = hi;
-    while (a < b) { /* first with x >= x1 */
+    while (a < b) { /* first with x0 >= x1 */
         size_t m = a + (b - a) / 2;
-        if (rois[r[m].i].x < x1)
+        if (r[m].x0 < x1)
             a = m + 1;
         else
             b = m;
@@ -3573,21 +3576,26 @@ CUXFER_API size_t cuxfer_impl_rkey_before(const struct cuxfer_impl_rkey *r,
  * rows by one binary search (a group's ROIs, once checked disjoint, are
  * sorted by their right edge too).  O(N log N) for tiles and crops whose
  * rows see a bounded number of other start rows; O(N x G log N) at
- * worst, G the start rows inside one ROI's height.  The bounds were
- * checked: no sum here overflows. */
+ * worst, G the start rows inside one ROI's height.  The sort is a radix
+ * sort of packed keys when the coordinates allow (qsort otherwise), and
+ * the sweep reads the sorted ROIs in order.  The bounds were checked: no
+ * sum here overflows. */
 CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cuxfer_roi *rois,
                                                  size_t n, const char *call, void **scratch,
                                                  size_t *scratch_bytes)
 {
-    struct cuxfer_impl_rkey *r, *tmp;
-    size_t *gs, i, m = 0, ng = 0, g, h, k, cells, need;
+    struct cuxfer_impl_rkey *k, *tmp;
+    struct cuxfer_impl_rect *r;
+    size_t *gs, i, m = 0, ng = 0, g, h, j, need;
     cudaError_t err = cudaSuccess;
-    int small = cuxfer_impl_mul(v->width, v->height, &cells) == 0; /* y * width + x fits */
+    int xbits = cuxfer_impl_bits(v->width), ybits = cuxfer_impl_bits(v->height);
+    int packed = xbits + ybits <= 64 && v->width <= 0xffffffffu &&
+                 v->height <= 0xffffffffu && n <= 0xffffffffu && n >= 256;
     if (n < 2)
         return cudaSuccess;
-    /* one block: keys, their sort buffer, group starts; a plan keeps it
-     * between calls (fresh pages cost more than the sort) */
-    need = 2 * n * sizeof *r + (n + 1) * sizeof *gs;
+    /* one block: keys and their sort buffer, sorted rects, group starts; a
+     * plan keeps it between calls (fresh pages cost more than the sort) */
+    need = 2 * n * sizeof *k + n * sizeof *r + (n + 1) * sizeof *gs;
     if (!*scratch || *scratch_bytes < need) {
         void *b = malloc(need);
         if (!b)
@@ -3598,51 +3606,59 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
         *scratch = b;
         *scratch_bytes = need;
     }
-    r = (struct cuxfer_impl_rkey *)*scratch;
-    tmp = r + n;
-    gs = (size_t *)(tmp + n);
-    for (i = 0; i < n; ++i) {
-        if (rois[i].width == 0 || rois[i].height == 0)
-            continue; /* writes nothing */
-        r[m].key = small ? (unsigned long long)rois[i].y * v->width + rois[i].x : 0;
-        r[m].i = i;
-        ++m;
-    }
-    if (small) {
-        cuxfer_impl_rkey_sort(r, tmp, m);
-    } else { /* width x height beyond size_t: sort (y, x, index) triples */
-        struct cuxfer_impl_yx *q = (struct cuxfer_impl_yx *)malloc(m * sizeof *q);
-        if (!q)
-            return cuxfer_impl_fail(cudaErrorMemoryAllocation,
-                                    "%s: no host memory for the overlap check of %zu ROIs",
-                                    call, n);
-        for (i = 0; i < m; ++i) {
-            q[i].y = rois[r[i].i].y;
-            q[i].x = rois[r[i].i].x;
-            q[i].i = r[i].i;
+    k = (struct cuxfer_impl_rkey *)*scratch;
+    tmp = k + n;
+    r = (struct cuxfer_impl_rect *)(tmp + n);
+    gs = (size_t *)(r + n);
+    if (packed) {
+        for (i = 0; i < n; ++i) {
+            if (rois[i].width == 0 || rois[i].height == 0)
+                continue; /* writes nothing */
+            k[m].key = (unsigned long long)rois[i].y << xbits | rois[i].x;
+            k[m].w = (unsigned)rois[i].width;
+            k[m].h = (unsigned)rois[i].height;
+            k[m].i = (unsigned)i;
+            k[m].pad = 0;
+            ++m;
         }
-        qsort(q, m, sizeof *q, cuxfer_impl_yx_cmp);
-        for (i = 0; i < m; ++i)
-            r[i].i = q[i].i;
-        free(q);
+        k = cuxfer_impl_rkey_sort(k, tmp, m);
+        for (i = 0; i < m; ++i) {
+            r[i].x0 = (size_t)(k[i].key & ((1ull << xbits) - 1)); /* xbits < 64 here */
+            r[i].y0 = (size_t)(k[i].key >> xbits);
+            r[i].x1 = r[i].x0 + k[i].w;
+            r[i].y1 = r[i].y0 + k[i].h;
+            r[i].i = k[i].i;
+        }
+    } else {
+        for (i = 0; i < n; ++i) {
+            if (rois[i].width == 0 || rois[i].height == 0)
+                continue;
+            r[m].x0 = rois[i].x;
+            r[m].x1 = rois[i].x + rois[i].width;
+            r[m].y0 = rois[i].y;
+            r[m].y1 = rois[i].y + rois[i].height;
+            r[m].i = i;
+            ++m;
+        }
+        qsort(r, m, sizeof *r, cuxfer_impl_rect_cmp);
     }
     for (i = 0; i < m; ++i)
-        if (i == 0 || rois[r[i].i].y != rois[r[i - 1].i].y)
+        if (i == 0 || r[i].y0 != r[i - 1].y0)
             gs[ng++] = i;
     gs[ng] = m;
     for (g = 0; g < ng && err == cudaSuccess; ++g) {
         for (i = gs[g]; i < gs[g + 1] && err == cudaSuccess; ++i) {
-            const cuxfer_roi *a = &rois[r[i].i];
-            size_t ai = r[i].i, bi = n, ax1 = a->x + a->width, ay1 = a->y + a->height;
-            if (i + 1 < gs[g + 1] && rois[r[i + 1].i].x < ax1)
+            const struct cuxfer_impl_rect *a = &r[i];
+            size_t bi = n;
+            if (i + 1 < gs[g + 1] && r[i + 1].x0 < a->x1)
                 bi = r[i + 1].i;
-            for (h = g + 1; bi == n && h < ng && rois[r[gs[h]].i].y < ay1; ++h) {
-                k = cuxfer_impl_rkey_before(r, rois, gs[h], gs[h + 1], ax1);
-                if (k != gs[h + 1] && rois[r[k].i].x + rois[r[k].i].width > a->x)
-                    bi = r[k].i;
+            for (h = g + 1; bi == n && h < ng && r[gs[h]].y0 < a->y1; ++h) {
+                j = cuxfer_impl_rect_before(r, gs[h], gs[h + 1], a->x1);
+                if (j != gs[h + 1] && r[j].x1 > a->x0)
+                    bi = r[j].i;
             }
             if (bi != n) {
-                size_t lo = ai < bi ? ai : bi, hi = ai < bi ? bi : ai;
+                size_t lo = a->i < bi ? a->i : bi, hi = a->i < bi ? bi : a->i;
                 err = cuxfer_impl_fail(cudaErrorInvalidValue,
                                        "%s: ROI %zu (x %zu, y %zu, %zux%zu) overlaps ROI %zu "
                                        "(x %zu, y %zu, %zux%zu) in the host destination", call,
