@@ -13,7 +13,7 @@
  * capture. */
 #include "gpu.h"
 
-enum { W = 1000, H = 700, E = 4, PITCH = W * E + 64, MAXN = 2400 };
+enum { W = 1000, H = 700, E = 4, PITCH = (W * E + 63) / 64 * 64, MAXN = 2400 }; /* 4032: 32 gap bytes a row */
 
 static unsigned rng = 99u;
 static size_t rnd(size_t n)
