@@ -4511,6 +4511,893 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
 }
 
 /* ------------------------------------------------------------------------
+ * 10a. Many regions at once: tiles and crops of one host view
+ * ------------------------------------------------------------------------ */
+
+/* One cudaMemcpy2DAsync per tile is enqueue-bound at ~2.5 us a tile
+ * (PERF.md: 65536 tiles of 8x8 RGBA8 move at 0.1 GB/s), and
+ * cudaMemcpy3DBatchAsync (CUDA 12.8+) is no faster on driver 580: it
+ * loops the same way, so cuxfer does not use it.  A cuxfer_rois plan moves
+ * N regions of one host view to one dense device buffer (and back) with
+ * one of two strategies, picked per call:
+ *   DIRECT: the loop of cudaMemcpy2DAsync, for large tiles (and on a
+ *     stream being captured: graph-safe).
+ *   GATHER: a persistent team of host threads copies the tiles' rows into
+ *     pinned staging, and one dense copy per chunk crosses the link; while
+ *     chunk k is on the link the team gathers chunk k+1 (H2D); device to
+ *     host, chunk k+1 comes down while the team scatters chunk k.
+ * Tile i sits at byte offset off[i] of the dense buffer, the prefix sum of
+ * the earlier tiles' bytes (cuxfer_rois_offsets), rows packed: N tiles of
+ * equal size form an N x h x w x C batch. */
+#define CUXFER_ROIS_AUTO 0
+#define CUXFER_ROIS_DIRECT 1
+#define CUXFER_ROIS_GATHER 2
+#define CUXFER_ROIS_H2D 0 /* host view -> dense device buffer */
+#define CUXFER_ROIS_D2H 1 /* dense device buffer -> host view */
+#define CUXFER_ROIS_MAX_THREADS 64
+#define CUXFER_ROIS_SLOTS 3 /* pinned staging buffers in the pipeline */
+
+/* Options of cuxfer_rois_create; {0} means the defaults. */
+typedef struct cuxfer_rois_options {
+    size_t chunk_bytes;       /* pinned staging per slot (default 4 MiB, at
+                                 least 4096); the plan holds CUXFER_ROIS_SLOTS */
+    int threads;              /* gather/scatter threads, the calling thread
+                                 included (default: online CPUs, at most 16) */
+    int strategy;             /* CUXFER_ROIS_AUTO, or force one */
+    size_t direct_tile_bytes; /* AUTO takes DIRECT when the mean tile has at
+                                 least this many bytes (default 16 KiB x
+                                 threads: 256 KiB with 16 threads, where the
+                                 loop runs near the link and the gather
+                                 would not win) */
+} cuxfer_rois_options;
+
+/* --- the thread team: persistent workers for host copies ------------------ */
+
+/* A team runs fn(arg, part, parts) for part 0..parts-1 at once: the
+ * workers take parts 0..n-1, the calling thread the last one.  Workers
+ * spin briefly after a job (the next chunk follows within microseconds)
+ * and then sleep on a condition variable.  Private, and independent of
+ * cuxfer_rois, so the planner's PACK scatter can run on it too. */
+typedef void (*cuxfer_impl_team_fn)(void *arg, int part, int parts);
+
+typedef struct cuxfer_impl_team {
+    pthread_t th[CUXFER_ROIS_MAX_THREADS];
+    int n;                  /* workers running */
+    int started;            /* workers that took an index (start-up) */
+    int stop;
+    unsigned long long gen; /* job generation, atomic */
+    int pending;            /* workers still on the job, atomic */
+    cuxfer_impl_team_fn fn;
+    void *arg;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_job, cv_start;
+} cuxfer_impl_team;
+
+#if defined(__x86_64__) || defined(__i386__)
+#define CUXFER_IMPL_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define CUXFER_IMPL_RELAX() __asm__ __volatile__("yield")
+#else
+#define CUXFER_IMPL_RELAX() ((void)0)
+#endif
+#define CUXFER_IMPL_TEAM_SPIN 4096
+
+CUXFER_API void *cuxfer_impl_team_worker(void *a)
+{
+    cuxfer_impl_team *t = (cuxfer_impl_team *)a;
+    unsigned long long seen;
+    int me, i;
+    pthread_mutex_lock(&t->mu);
+    me = t->started++;
+    seen = t->gen;
+    pthread_cond_signal(&t->cv_start);
+    pthread_mutex_unlock(&t->mu);
+    for (;;) {
+        for (i = 0; i < CUXFER_IMPL_TEAM_SPIN &&
+                    __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen &&
+                    !__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE);
+             ++i)
+            CUXFER_IMPL_RELAX();
+        if (__atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen) {
+            pthread_mutex_lock(&t->mu);
+            while (!t->stop && __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen)
+                pthread_cond_wait(&t->cv_job, &t->mu);
+            pthread_mutex_unlock(&t->mu);
+        }
+        if (__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE))
+            break;
+        seen = __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE);
+        t->fn(t->arg, me, t->n + 1);
+        __atomic_sub_fetch(&t->pending, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+/* Start `workers` threads (0 is a team of the caller alone).  Fewer start
+ * when pthread_create fails; the team works with what it has. */
+CUXFER_API void cuxfer_impl_team_start(cuxfer_impl_team *t, int workers)
+{
+    int i;
+    memset(t, 0, sizeof *t);
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv_job, NULL);
+    pthread_cond_init(&t->cv_start, NULL);
+    if (workers > CUXFER_ROIS_MAX_THREADS)
+        workers = CUXFER_ROIS_MAX_THREADS;
+    for (i = 0; i < workers; ++i) {
+        if (pthread_create(&t->th[i], NULL, cuxfer_impl_team_worker, t) != 0)
+            break;
+        ++t->n;
+    }
+    /* every worker holds its index before the first job names n */
+    pthread_mutex_lock(&t->mu);
+    while (t->started < t->n)
+        pthread_cond_wait(&t->cv_start, &t->mu);
+    pthread_mutex_unlock(&t->mu);
+}
+
+CUXFER_API void cuxfer_impl_team_stop(cuxfer_impl_team *t)
+{
+    int i;
+    pthread_mutex_lock(&t->mu);
+    __atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&t->cv_job);
+    pthread_mutex_unlock(&t->mu);
+    for (i = 0; i < t->n; ++i)
+        pthread_join(t->th[i], NULL);
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv_job);
+    pthread_cond_destroy(&t->cv_start);
+    memset(t, 0, sizeof *t);
+}
+
+/* Run one job on the whole team and return when every part is done (the
+ * workers' writes are visible to the caller then).  One caller at a time. */
+CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
+{
+    int i = 0;
+    if (t->n == 0) {
+        fn(arg, 0, 1);
+        return;
+    }
+    t->fn = fn;
+    t->arg = arg;
+    __atomic_store_n(&t->pending, t->n, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&t->mu);
+    __atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&t->cv_job);
+    pthread_mutex_unlock(&t->mu);
+    fn(arg, t->n, t->n + 1);
+    while (__atomic_load_n(&t->pending, __ATOMIC_ACQUIRE) != 0) {
+        if (++i < CUXFER_IMPL_TEAM_SPIN)
+            CUXFER_IMPL_RELAX();
+        else
+            sched_yield();
+    }
+}
+
+/* --- the plan ------------------------------------------------------------- */
+
+typedef struct cuxfer_rois {
+    cuxfer_rois_options opt;
+    int device;                            /* current device at create */
+    void *stage[CUXFER_ROIS_SLOTS];        /* pinned staging (portable) */
+    cudaEvent_t ev[CUXFER_ROIS_SLOTS];     /* last use of each slot */
+    cudaEvent_t ev_probe;                  /* does the stream take our events? */
+    size_t *off;                           /* offsets scratch, n + 1 */
+    size_t off_cap;
+    void *check;                           /* overlap-check scratch */
+    size_t check_bytes;
+    cuxfer_impl_team team;
+    pthread_mutex_t mu;                    /* one copy at a time per plan */
+    int team_up;
+    int ready;
+} cuxfer_rois;
+
+/* Tile offsets: off[i] = bytes of tiles 0..i-1 (elem_size bytes per
+ * element, rows packed), off[n] = the total.  `off` holds n + 1 entries.
+ * cudaErrorInvalidValue when the total overflows size_t. */
+CUXFER_API cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n, size_t elem_size,
+                                           size_t *off)
+{
+    size_t i, b, sum = 0;
+    if ((!rois && n) || !off)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_rois_offsets: %s is NULL",
+                                off ? "rois" : "off");
+    for (i = 0; i < n; ++i) {
+        off[i] = sum;
+        if (cuxfer_impl_mul(rois[i].width, rois[i].height, &b) != 0 ||
+            cuxfer_impl_mul(b, elem_size, &b) != 0 || cuxfer_impl_add(sum, b, &sum) != 0)
+            return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                    "cuxfer_rois_offsets: ROI %zu (%zux%zu of %zu-byte "
+                                    "elements) overflows size_t in the dense buffer", i,
+                                    rois[i].width, rois[i].height, elem_size);
+    }
+    off[n] = sum;
+    return cudaSuccess;
+}
+
+/* One non-empty ROI in the radix sort of the overlap check: its key
+ * (start row above, start column below) and what the sweep needs. */
+struct cuxfer_impl_rkey {
+    unsigned long long key;
+    unsigned w, h, i, pad;
+};
+
+/* One non-empty ROI of the sweep, in (y, x) order. */
+struct cuxfer_impl_rect {
+    size_t x0, x1, y0, y1, i;
+};
+
+CUXFER_API int cuxfer_impl_rect_cmp(const void *a, const void *b)
+{
+    const struct cuxfer_impl_rect *p = (const struct cuxfer_impl_rect *)a,
+                                  *q = (const struct cuxfer_impl_rect *)b;
+    if (p->y0 != q->y0)
+        return p->y0 < q->y0 ? -1 : 1;
+    return p->x0 < q->x0 ? -1 : p->x0 > q->x0;
+}
+
+/* Sort by key: an LSD radix sort of 11-bit digits up to the largest key's
+ * top bit (three passes for an 8192 x 8192 image).  The result is in r or
+ * in tmp: the returned one. */
+CUXFER_API struct cuxfer_impl_rkey *cuxfer_impl_rkey_sort(struct cuxfer_impl_rkey *r,
+                                                          struct cuxfer_impl_rkey *tmp, size_t n)
+{
+    size_t count[2048], i, sum, c, k;
+    unsigned long long top = 0;
+    struct cuxfer_impl_rkey *t;
+    int sh;
+    for (i = 0; i < n; ++i)
+        top |= r[i].key;
+    for (sh = 0; sh < 64 && (top >> sh) != 0; sh += 11) {
+        memset(count, 0, sizeof count);
+        for (i = 0; i < n; ++i)
+            ++count[(r[i].key >> sh) & 2047];
+        for (c = 0, sum = 0; c < 2048; ++c) {
+            k = count[c];
+            count[c] = sum;
+            sum += k;
+        }
+        for (i = 0; i < n; ++i)
+            tmp[count[(r[i].key >> sh) & 2047]++] = r[i];
+        t = r;
+        r = tmp;
+        tmp = t;
+    }
+    return r;
+}
+
+/* Bits needed for values below v. */
+CUXFER_API int cuxfer_impl_bits(size_t v)
+{
+    int b = 0;
+    while (b < (int)(sizeof v * CHAR_BIT) && (v >> b) != 0)
+        ++b;
+    return b;
+}
+
+/* The last of [lo, hi) (sorted by x0) whose x0 < x1, or hi. */
+CUXFER_API size_t cuxfer_impl_rect_before(const struct cuxfer_impl_rect *r, size_t lo,
+                                          size_t hi, size_t x1)
+{
+    size_t a = lo, b = hi;
+    while (a < b) { /* first with x0 >= x1 */
+        size_t m = a + (b - a) / 2;
+        if (r[m].x0 < x1)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a == lo ? hi : a - 1;
+}
+
+/* Refuse overlapping destination ROIs.  Sorted by (y, x), the ROIs that
+ * start on one row form a group; within a group each ROI is checked
+ * against the next, and against each later group that starts inside its
+ * rows by one binary search (a group's ROIs, once checked disjoint, are
+ * sorted by their right edge too).  O(N log N) for tiles and crops whose
+ * rows see a bounded number of other start rows; O(N x G log N) at
+ * worst, G the start rows inside one ROI's height.  The sort is a radix
+ * sort of packed keys when the coordinates allow (qsort otherwise), and
+ * the sweep reads the sorted ROIs in order.  The bounds were checked: no
+ * sum here overflows. */
+CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cuxfer_roi *rois,
+                                                 size_t n, const char *call, void **scratch,
+                                                 size_t *scratch_bytes)
+{
+    struct cuxfer_impl_rkey *k, *tmp;
+    struct cuxfer_impl_rect *r;
+    size_t *gs, i, m = 0, ng = 0, g, h, j, need;
+    cudaError_t err = cudaSuccess;
+    int xbits = cuxfer_impl_bits(v->width), ybits = cuxfer_impl_bits(v->height);
+    int packed = xbits + ybits <= 64 && v->width <= 0xffffffffu &&
+                 v->height <= 0xffffffffu && n <= 0xffffffffu && n >= 256;
+    if (n < 2)
+        return cudaSuccess;
+    /* one block: keys and their sort buffer, sorted rects, group starts; a
+     * plan keeps it between calls (fresh pages cost more than the sort) */
+    need = 2 * n * sizeof *k + n * sizeof *r + (n + 1) * sizeof *gs;
+    if (!*scratch || *scratch_bytes < need) {
+        void *b = malloc(need);
+        if (!b)
+            return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                    "%s: no host memory for the overlap check of %zu ROIs",
+                                    call, n);
+        free(*scratch);
+        *scratch = b;
+        *scratch_bytes = need;
+    }
+    k = (struct cuxfer_impl_rkey *)*scratch;
+    tmp = k + n;
+    r = (struct cuxfer_impl_rect *)(tmp + n);
+    gs = (size_t *)(r + n);
+    if (packed) {
+        for (i = 0; i < n; ++i) {
+            if (rois[i].width == 0 || rois[i].height == 0)
+                continue; /* writes nothing */
+            k[m].key = (unsigned long long)rois[i].y << xbits | rois[i].x;
+            k[m].w = (unsigned)rois[i].width;
+            k[m].h = (unsigned)rois[i].height;
+            k[m].i = (unsigned)i;
+            k[m].pad = 0;
+            ++m;
+        }
+        k = cuxfer_impl_rkey_sort(k, tmp, m);
+        for (i = 0; i < m; ++i) {
+            r[i].x0 = (size_t)(k[i].key & ((1ull << xbits) - 1)); /* xbits < 64 here */
+            r[i].y0 = (size_t)(k[i].key >> xbits);
+            r[i].x1 = r[i].x0 + k[i].w;
+            r[i].y1 = r[i].y0 + k[i].h;
+            r[i].i = k[i].i;
+        }
+    } else {
+        for (i = 0; i < n; ++i) {
+            if (rois[i].width == 0 || rois[i].height == 0)
+                continue;
+            r[m].x0 = rois[i].x;
+            r[m].x1 = rois[i].x + rois[i].width;
+            r[m].y0 = rois[i].y;
+            r[m].y1 = rois[i].y + rois[i].height;
+            r[m].i = i;
+            ++m;
+        }
+        qsort(r, m, sizeof *r, cuxfer_impl_rect_cmp);
+    }
+    for (i = 0; i < m; ++i)
+        if (i == 0 || r[i].y0 != r[i - 1].y0)
+            gs[ng++] = i;
+    gs[ng] = m;
+    for (g = 0; g < ng && err == cudaSuccess; ++g) {
+        for (i = gs[g]; i < gs[g + 1] && err == cudaSuccess; ++i) {
+            const struct cuxfer_impl_rect *a = &r[i];
+            size_t bi = n;
+            if (i + 1 < gs[g + 1] && r[i + 1].x0 < a->x1)
+                bi = r[i + 1].i;
+            for (h = g + 1; bi == n && h < ng && r[gs[h]].y0 < a->y1; ++h) {
+                j = cuxfer_impl_rect_before(r, gs[h], gs[h + 1], a->x1);
+                if (j != gs[h + 1] && r[j].x1 > a->x0)
+                    bi = r[j].i;
+            }
+            if (bi != n) {
+                size_t lo = a->i < bi ? a->i : bi, hi = a->i < bi ? bi : a->i;
+                err = cuxfer_impl_fail(cudaErrorInvalidValue,
+                                       "%s: ROI %zu (x %zu, y %zu, %zux%zu) overlaps ROI %zu "
+                                       "(x %zu, y %zu, %zux%zu) in the host destination", call,
+                                       lo, rois[lo].x, rois[lo].y, rois[lo].width,
+                                       rois[lo].height, hi, rois[hi].x, rois[hi].y,
+                                       rois[hi].width, rois[hi].height);
+            }
+        }
+    }
+    return err;
+}
+
+/* Every check of cuxfer_rois_copy_async that needs no device: the host
+ * view valid; the dense view valid, contiguous (pitch = row bytes, or one
+ * row), of the same element size and large enough for every tile; each
+ * ROI inside the host view; for D2H no two ROIs overlapping (their bytes
+ * would be written twice, in no defined order).  Source ROIs of an H2D
+ * copy may overlap.  *total (may be NULL) receives the dense bytes.
+ * Reasons name the offending ROI's index and values. */
+CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
+                                              const cuxfer_roi *rois, size_t n,
+                                              const cuxfer_view *dense, size_t *total,
+                                              void **scratch, size_t *scratch_bytes)
+{
+    static const char call[] = "cuxfer_rois_copy_async";
+    size_t i, end, b, sum = 0, cap;
+    if (dir != CUXFER_ROIS_H2D && dir != CUXFER_ROIS_D2H)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: direction %d is neither CUXFER_ROIS_H2D nor "
+                                "CUXFER_ROIS_D2H", call, dir);
+    CUXFER_TRY(cuxfer_view_check(host, "cuxfer_rois_copy_async: host"));
+    CUXFER_TRY(cuxfer_view_check(dense, "cuxfer_rois_copy_async: dense"));
+    if (!rois && n)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: rois is NULL with n %zu", call, n);
+    if (dense->elem_size != host->elem_size)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: element sizes differ: host view %zu bytes, dense view "
+                                "%zu bytes", call, host->elem_size, dense->elem_size);
+    if (dense->height > 1 && dense->pitch != dense->width * dense->elem_size)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: the dense view is not contiguous: pitch %zu, rows of "
+                                "%zu bytes", call, dense->pitch, dense->width * dense->elem_size);
+    for (i = 0; i < n; ++i) {
+        const cuxfer_roi *r = &rois[i];
+        if (cuxfer_impl_add(r->x, r->width, &end) != 0 || end > host->width ||
+            cuxfer_impl_add(r->y, r->height, &end) != 0 || end > host->height)
+            return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                    "%s: ROI %zu (x %zu, y %zu, %zux%zu) exceeds the %zux%zu "
+                                    "host view", call, i, r->x, r->y, r->width, r->height,
+                                    host->width, host->height);
+        if (cuxfer_impl_mul(r->width, r->height, &b) != 0 ||
+            cuxfer_impl_mul(b, host->elem_size, &b) != 0 || cuxfer_impl_add(sum, b, &sum) != 0)
+            return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                    "%s: ROI %zu (%zux%zu) overflows size_t in the dense "
+                                    "buffer", call, i, r->width, r->height);
+    }
+    cap = dense->width * dense->elem_size * dense->height; /* the view was checked */
+    if (sum > cap)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: %zu ROIs need %zu bytes, the dense view holds %zu", call, n,
+                                sum, cap);
+    if (dir == CUXFER_ROIS_D2H)
+        CUXFER_TRY(cuxfer_impl_rois_disjoint(host, rois, n, call, scratch, scratch_bytes));
+    if (total)
+        *total = sum;
+    return cudaSuccess;
+}
+
+CUXFER_API cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host,
+                                         const cuxfer_roi *rois, size_t n,
+                                         const cuxfer_view *dense, size_t *total)
+{
+    void *scratch = NULL;
+    size_t bytes = 0;
+    cudaError_t err = cuxfer_impl_rois_check(dir, host, rois, n, dense, total, &scratch, &bytes);
+    free(scratch);
+    return err;
+}
+
+/* Release everything; safe on NULL and on a zeroed plan.  Waits for the
+ * copies still reading or filling the staging. */
+CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
+{
+    cudaError_t first = cudaSuccess, err;
+    int i;
+    if (!p || !p->ready)
+        return cudaSuccess;
+    if (p->team_up)
+        cuxfer_impl_team_stop(&p->team);
+    for (i = 0; i < CUXFER_ROIS_SLOTS; ++i) {
+        if (p->ev[i]) {
+            if ((err = cudaEventSynchronize(p->ev[i])) != cudaSuccess && first == cudaSuccess)
+                first = err;
+            (void)cudaEventDestroy(p->ev[i]);
+        }
+        (void)cuxfer_host_free(p->stage[i]);
+    }
+    if (p->ev_probe)
+        (void)cudaEventDestroy(p->ev_probe);
+    free(p->off);
+    free(p->check);
+    pthread_mutex_destroy(&p->mu);
+    memset(p, 0, sizeof *p);
+    return first;
+}
+
+/* Create a plan on the current device: the pinned staging, its events and
+ * the thread team, all it will ever use apart from an offsets array that
+ * grows with the largest N (host malloc).  Nothing is created per call. */
+CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_options *opt)
+{
+    cudaError_t err = cudaSuccess;
+    long cores;
+    int i;
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_rois_create: plan is NULL");
+    memset(p, 0, sizeof *p);
+    if (opt)
+        p->opt = *opt;
+    if (p->opt.strategy < CUXFER_ROIS_AUTO || p->opt.strategy > CUXFER_ROIS_GATHER)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_rois_create: strategy %d is unknown", p->opt.strategy);
+    if (p->opt.threads < 0 || p->opt.threads > CUXFER_ROIS_MAX_THREADS)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_rois_create: threads %d is outside 0..%d",
+                                p->opt.threads, CUXFER_ROIS_MAX_THREADS);
+    if (p->opt.chunk_bytes == 0)
+        p->opt.chunk_bytes = 4u << 20;
+    if (p->opt.chunk_bytes < 4096)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_rois_create: chunk_bytes %zu is below 4096",
+                                p->opt.chunk_bytes);
+    if (p->opt.threads == 0) {
+#ifdef _SC_NPROCESSORS_ONLN
+        cores = sysconf(_SC_NPROCESSORS_ONLN);
+#else
+        cores = 4;
+#endif
+        p->opt.threads = cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
+    }
+    if (p->opt.direct_tile_bytes == 0)
+        p->opt.direct_tile_bytes = (size_t)16384 * (size_t)p->opt.threads;
+    p->device = cuxfer_impl_current_device();
+    pthread_mutex_init(&p->mu, NULL);
+    p->ready = 1;
+    for (i = 0; i < CUXFER_ROIS_SLOTS && err == cudaSuccess; ++i) {
+        err = cuxfer_host_alloc(&p->stage[i], p->opt.chunk_bytes, 1, cudaHostAllocPortable);
+        if (err == cudaSuccess)
+            err = cudaEventCreateWithFlags(&p->ev[i], cudaEventDisableTiming);
+    }
+    if (err == cudaSuccess)
+        err = cudaEventCreateWithFlags(&p->ev_probe, cudaEventDisableTiming);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cuxfer_rois_destroy(p);
+        return cuxfer_impl_fail(err, "cuxfer_rois_create: %s", cudaGetErrorName(err));
+    }
+    cuxfer_impl_team_start(&p->team, p->opt.threads - 1);
+    p->team_up = 1;
+    return cudaSuccess;
+}
+
+/* The strategy AUTO (or the forced one) takes for n tiles of `total`
+ * bytes: GATHER for 16 tiles or more whose mean is below
+ * direct_tile_bytes, DIRECT otherwise.  It does not look at the stream:
+ * cuxfer_rois_copy_async takes DIRECT on a stream being captured. */
+CUXFER_API int cuxfer_rois_choose(const cuxfer_rois *p, size_t n, size_t total)
+{
+    if (p->opt.strategy != CUXFER_ROIS_AUTO)
+        return p->opt.strategy;
+    if (n >= 16 && total / n < p->opt.direct_tile_bytes)
+        return CUXFER_ROIS_GATHER;
+    return CUXFER_ROIS_DIRECT;
+}
+
+/* DIRECT: one cudaMemcpy2DAsync per non-empty tile. */
+CUXFER_API cudaError_t cuxfer_impl_rois_direct(int dir, const cuxfer_view *host,
+                                               const cuxfer_roi *rois, size_t n,
+                                               unsigned char *dense, cudaStream_t s)
+{
+    size_t i, off = 0, rb;
+    for (i = 0; i < n; ++i) {
+        unsigned char *h;
+        rb = rois[i].width * host->elem_size;
+        if (rb == 0 || rois[i].height == 0)
+            continue;
+        h = (unsigned char *)host->ptr + rois[i].y * host->pitch + rois[i].x * host->elem_size;
+        CUXFER_TRY(dir == CUXFER_ROIS_H2D
+                       ? cudaMemcpy2DAsync(dense + off, rb, h, host->pitch, rb, rois[i].height,
+                                           cudaMemcpyDefault, s)
+                       : cudaMemcpy2DAsync(h, host->pitch, dense + off, rb, rb, rois[i].height,
+                                           cudaMemcpyDefault, s));
+        off += rb * rois[i].height;
+    }
+    return cudaSuccess;
+}
+
+/* One chunk of a GATHER: dense bytes [a, b) and the staging holding them. */
+struct cuxfer_impl_rois_job {
+    unsigned char *base; /* host view */
+    size_t pitch, elem;
+    const cuxfer_roi *rois;
+    const size_t *off;   /* n + 1 */
+    size_t n;
+    unsigned char *stage;
+    size_t a, b;
+    int d2h;
+};
+
+/* rows x rb bytes between a strided host region and packed staging.
+ * Constant sizes turn each row into a few moves (a memcpy call per
+ * 32-byte row costs more than the bytes). */
+CUXFER_API void cuxfer_impl_rois_rows(unsigned char *h, size_t pitch, unsigned char *st,
+                                      size_t rb, size_t rows, int d2h)
+{
+    size_t y;
+#define CUXFER_IMPL_ROWS_CASE(N)                                               \
+    case N:                                                                    \
+        if (d2h)                                                               \
+            for (y = 0; y < rows; ++y, h += pitch, st += N)                    \
+                memcpy(h, st, N);                                              \
+        else                                                                   \
+            for (y = 0; y < rows; ++y, h += pitch, st += N)                    \
+                memcpy(st, h, N);                                              \
+        return;
+    switch (rb) {
+        CUXFER_IMPL_ROWS_CASE(4)
+        CUXFER_IMPL_ROWS_CASE(8)
+        CUXFER_IMPL_ROWS_CASE(12)
+        CUXFER_IMPL_ROWS_CASE(16)
+        CUXFER_IMPL_ROWS_CASE(24)
+        CUXFER_IMPL_ROWS_CASE(32)
+        CUXFER_IMPL_ROWS_CASE(48)
+        CUXFER_IMPL_ROWS_CASE(64)
+        CUXFER_IMPL_ROWS_CASE(128)
+        CUXFER_IMPL_ROWS_CASE(256)
+    default:
+        for (y = 0; y < rows; ++y, h += pitch, st += rb)
+            if (d2h)
+                memcpy(h, st, rb);
+            else
+                memcpy(st, h, rb);
+    }
+#undef CUXFER_IMPL_ROWS_CASE
+}
+
+/* Move dense bytes [a, b) of the job between the host tiles and the
+ * staging; a and b may fall inside a row. */
+CUXFER_API void cuxfer_impl_rois_range(const struct cuxfer_impl_rois_job *j, size_t a, size_t b)
+{
+    size_t lo = 0, hi = j->n, t;
+    if (a >= b)
+        return;
+    while (hi - lo > 1) { /* the last tile with off <= a */
+        size_t m = lo + (hi - lo) / 2;
+        if (j->off[m] <= a)
+            lo = m;
+        else
+            hi = m;
+    }
+    t = lo;
+    while (a < b) {
+        const cuxfer_roi *r;
+        size_t rb, q, y, col, end, len, rows;
+        unsigned char *h, *st;
+        while (j->off[t + 1] <= a) /* empty tiles take no bytes */
+            ++t;
+        r = &j->rois[t];
+        rb = r->width * j->elem;
+        q = a - j->off[t];
+        y = q / rb;
+        col = q - y * rb;
+        end = j->off[t + 1] < b ? j->off[t + 1] : b;
+        h = j->base + (r->y + y) * j->pitch + r->x * j->elem;
+        st = j->stage + (a - j->a);
+        if (col) { /* the rest of a row another part began */
+            len = rb - col < end - a ? rb - col : end - a;
+            if (j->d2h)
+                memcpy(h + col, st, len);
+            else
+                memcpy(st, h + col, len);
+            a += len;
+            st += len;
+            h += j->pitch;
+        }
+        rows = (end - a) / rb;
+        if (rows) {
+            cuxfer_impl_rois_rows(h, j->pitch, st, rb, rows, j->d2h);
+            a += rows * rb;
+            st += rows * rb;
+            h += rows * j->pitch;
+        }
+        if (a < end) { /* the start of a row the next part ends */
+            len = end - a;
+            if (j->d2h)
+                memcpy(h, st, len);
+            else
+                memcpy(st, h, len);
+            a = end;
+        }
+    }
+}
+
+/* The team's part of a chunk: an equal share of its bytes. */
+CUXFER_API void cuxfer_impl_rois_part(void *arg, int part, int parts)
+{
+    const struct cuxfer_impl_rois_job *j = (const struct cuxfer_impl_rois_job *)arg;
+    size_t len = j->b - j->a;
+    cuxfer_impl_rois_range(j, j->a + len / (size_t)parts * (size_t)part +
+                                  (len % (size_t)parts) * (size_t)part / (size_t)parts,
+                           part + 1 == parts ? j->b
+                                             : j->a + len / (size_t)parts * (size_t)(part + 1) +
+                                                   (len % (size_t)parts) * (size_t)(part + 1) /
+                                                       (size_t)parts);
+}
+
+/* GATHER, host to device: per chunk, wait until its slot's previous copy
+ * is done, gather with the team, queue the dense copy, record the slot. */
+CUXFER_API cudaError_t cuxfer_impl_rois_h2d(cuxfer_rois *p, struct cuxfer_impl_rois_job *j,
+                                            unsigned char *dense, size_t total, cudaStream_t s)
+{
+    size_t a, len, c;
+    int k;
+    for (a = 0, c = 0; a < total; a += len, ++c) {
+        k = (int)(c % CUXFER_ROIS_SLOTS);
+        len = total - a < p->opt.chunk_bytes ? total - a : p->opt.chunk_bytes;
+        CUXFER_TRY(cudaEventSynchronize(p->ev[k]));
+        j->stage = (unsigned char *)p->stage[k];
+        j->a = a;
+        j->b = a + len;
+        cuxfer_impl_team_run(&p->team, cuxfer_impl_rois_part, j);
+        CUXFER_TRY(cudaMemcpyAsync(dense + a, p->stage[k], len, cudaMemcpyDefault, s));
+        CUXFER_TRY(cudaEventRecord(p->ev[k], s));
+    }
+    return cudaSuccess;
+}
+
+/* GATHER, device to host: the first CUXFER_ROIS_SLOTS chunks go down at
+ * once; as each arrives the team scatters it and its slot takes the next
+ * chunk.  Returns when the host view holds every tile. */
+CUXFER_API cudaError_t cuxfer_impl_rois_d2h(cuxfer_rois *p, struct cuxfer_impl_rois_job *j,
+                                            const unsigned char *dense, size_t total,
+                                            cudaStream_t s)
+{
+    size_t ch = p->opt.chunk_bytes, chunks = (total + ch - 1) / ch, c, q;
+    int k;
+    for (q = 0; q < chunks && q < CUXFER_ROIS_SLOTS; ++q) {
+        k = (int)(q % CUXFER_ROIS_SLOTS);
+        /* a previous H2D on another stream may still read this slot */
+        CUXFER_TRY(cudaStreamWaitEvent(s, p->ev[k], 0));
+        CUXFER_TRY(cudaMemcpyAsync(p->stage[k], dense + q * ch,
+                                   total - q * ch < ch ? total - q * ch : ch,
+                                   cudaMemcpyDefault, s));
+        CUXFER_TRY(cudaEventRecord(p->ev[k], s));
+    }
+    for (c = 0; c < chunks; ++c) {
+        k = (int)(c % CUXFER_ROIS_SLOTS);
+        CUXFER_TRY(cudaEventSynchronize(p->ev[k]));
+        j->stage = (unsigned char *)p->stage[k];
+        j->a = c * ch;
+        j->b = total - c * ch < ch ? total : (c + 1) * ch;
+        cuxfer_impl_team_run(&p->team, cuxfer_impl_rois_part, j);
+        q = c + CUXFER_ROIS_SLOTS;
+        if (q < chunks) {
+            CUXFER_TRY(cudaMemcpyAsync(p->stage[k], dense + q * ch,
+                                       total - q * ch < ch ? total - q * ch : ch,
+                                       cudaMemcpyDefault, s));
+            CUXFER_TRY(cudaEventRecord(p->ev[k], s));
+        }
+    }
+    return cudaSuccess;
+}
+
+/* The GATHER strategy under the plan's lock, with this thread's capture
+ * mode Relaxed: it synchronizes the plan's own events, which no capture
+ * contains, and must not invalidate another thread's Global capture. */
+CUXFER_API cudaError_t cuxfer_impl_rois_gather(cuxfer_rois *p, int dir, const cuxfer_view *host,
+                                               const cuxfer_roi *rois, size_t n,
+                                               unsigned char *dense, size_t total,
+                                               cudaStream_t s)
+{
+    struct cuxfer_impl_rois_job j;
+    cudaError_t err;
+    if (p->off_cap < n + 1) {
+        size_t cap = n + 1 > 2 * p->off_cap ? n + 1 : 2 * p->off_cap;
+        size_t *o = (size_t *)realloc(p->off, cap * sizeof *o);
+        if (!o)
+            return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                    "cuxfer_rois_copy_async: no host memory for %zu offsets",
+                                    n + 1);
+        p->off = o;
+        p->off_cap = cap;
+    }
+    CUXFER_TRY(cuxfer_rois_offsets(rois, n, host->elem_size, p->off));
+    j.base = (unsigned char *)host->ptr;
+    j.pitch = host->pitch;
+    j.elem = host->elem_size;
+    j.rois = rois;
+    j.off = p->off;
+    j.n = n;
+    j.stage = NULL;
+    j.a = j.b = 0;
+    j.d2h = dir == CUXFER_ROIS_D2H;
+    err = dir == CUXFER_ROIS_H2D ? cuxfer_impl_rois_h2d(p, &j, dense, total, s)
+                                 : cuxfer_impl_rois_d2h(p, &j, dense, total, s);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "cuxfer_rois_copy_async: %s in the gather pipeline",
+                                cudaGetErrorName(err));
+    return cudaSuccess;
+}
+
+/* Why GATHER cannot run on stream s now (NULL: it can).  cs is the
+ * stream's capture status. */
+CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p,
+                                                  enum cudaStreamCaptureStatus cs)
+{
+    if (cs != cudaStreamCaptureStatusNone)
+        return "the stream is being captured into a graph (the host gather would not replay)";
+    if (cuxfer_impl_current_device() != p->device)
+        return "the calling thread's device is not the plan's";
+    return NULL;
+}
+
+/* The body of cuxfer_rois_copy_async, under the plan's lock. */
+CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxfer_view *host,
+                                             const cuxfer_roi *rois, size_t n,
+                                             const cuxfer_view *dense, cudaStream_t s)
+{
+    static const char call[] = "cuxfer_rois_copy_async";
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    enum cudaStreamCaptureMode mode;
+    const char *why;
+    size_t total = 0;
+    cudaError_t err;
+    CUXFER_TRY(cuxfer_impl_rois_check(dir, host, rois, n, dense, &total, &p->check,
+                                      &p->check_bytes));
+    if (total == 0)
+        return cudaSuccess;
+    if (cuxfer_impl_classify_cached(host->ptr, NULL) == CUXFER_MEMORY_DEVICE)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s: the host view at %p is device memory", call, host->ptr);
+    err = cudaStreamIsCapturing(s, &cs);
+    if (err != cudaSuccess) { /* e.g. stream 0 while another stream captures */
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "%s: cudaStreamIsCapturing: %s", call,
+                                cudaGetErrorName(err));
+    }
+    if (cuxfer_rois_choose(p, n, total) == CUXFER_ROIS_GATHER) {
+        why = cuxfer_impl_rois_no_gather(p, cs);
+        if (!why) {
+            mode = cudaStreamCaptureModeRelaxed;
+            (void)cudaThreadExchangeStreamCaptureMode(&mode);
+            err = cudaEventRecord(p->ev_probe, s);
+            if (err == cudaSuccess) {
+                err = cuxfer_impl_rois_gather(p, dir, host, rois, n,
+                                              (unsigned char *)dense->ptr, total, s);
+            } else if (err == cudaErrorInvalidResourceHandle) {
+                (void)cudaGetLastError();
+                why = "the stream belongs to another device than the plan's";
+            } else {
+                (void)cudaGetLastError();
+                (void)cuxfer_impl_fail(err, "%s: cudaEventRecord on the stream: %s", call,
+                                       cudaGetErrorName(err));
+            }
+            (void)cudaThreadExchangeStreamCaptureMode(&mode);
+            if (!why)
+                return err;
+        }
+        if (p->opt.strategy == CUXFER_ROIS_GATHER)
+            return cuxfer_impl_fail(cs != cudaStreamCaptureStatusNone
+                                        ? cudaErrorStreamCaptureUnsupported
+                                        : cudaErrorInvalidDevice,
+                                    "%s: GATHER was forced but %s (device %d)", call, why,
+                                    p->device);
+    }
+    if (cs == cudaStreamCaptureStatusNone) {
+        cuxfer_memkind dk = cuxfer_impl_classify_cached(dense->ptr, NULL),
+                       hk = cuxfer_impl_classify_cached(host->ptr, NULL);
+        CUXFER_TRY(dir == CUXFER_ROIS_H2D
+                       ? cuxfer_impl_guard(call, dk, hk, cuxfer_pageable_policy())
+                       : cuxfer_impl_guard(call, hk, dk, cuxfer_pageable_policy()));
+    }
+    err = cuxfer_impl_rois_direct(dir, host, rois, n, (unsigned char *)dense->ptr, s);
+    if (err != cudaSuccess)
+        (void)cuxfer_impl_fail(err, "%s: cudaMemcpy2DAsync: %s", call, cudaGetErrorName(err));
+    return err;
+}
+
+/* Copy n ROIs of `host` to the dense view (dir CUXFER_ROIS_H2D) or back
+ * (CUXFER_ROIS_D2H), tile i at byte off[i] of the dense view (see
+ * cuxfer_rois_offsets), on stream s.  Checked by cuxfer_rois_check first.
+ * GATHER reads (H2D) the host view during the call, and (D2H) returns
+ * only once the host view holds every tile, after the stream's earlier
+ * work; DIRECT is stream-ordered like cudaMemcpy2DAsync.  On a stream
+ * being captured AUTO takes DIRECT and a forced GATHER is refused
+ * (cudaErrorStreamCaptureUnsupported); likewise (cudaErrorInvalidDevice)
+ * when s is not a stream of the plan's device, or the calling thread's
+ * device is another one.  Calls on one plan from several threads run one
+ * at a time (the plan's lock). */
+CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cuxfer_view *host,
+                                              const cuxfer_roi *rois, size_t n,
+                                              const cuxfer_view *dense, cudaStream_t s)
+{
+    cudaError_t err;
+    if (!p || !p->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_rois_copy_async: plan not created");
+    pthread_mutex_lock(&p->mu);
+    err = cuxfer_impl_rois_copy(p, dir, host, rois, n, dense, s);
+    pthread_mutex_unlock(&p->mu);
+#ifdef CUXFER_DEBUG_SYNC
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+#endif
+    return err;
+}
+
+/* ------------------------------------------------------------------------
  * 11. Asynchronous staging of pageable memory: the stager
  * ------------------------------------------------------------------------ */
 

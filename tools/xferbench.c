@@ -598,43 +598,170 @@ static void bench_pool(void)
 
 /* --- the ring: copy/compute overlap, and a round-trip frame pipeline ------ */
 
+/* The "compute" of a frame: a kernel that only does arithmetic in
+ * registers (a dependent chain of FMAs, no memory traffic), so it shares
+ * nothing with the upload but the clock; a memset would share HBM with
+ * the copy and measure that contention instead of the overlap.  xferbench
+ * is C and must build without nvcc, so the kernel is PTX text, loaded with
+ * the runtime's library API (cudaLibraryLoadData, CUDA 12.5+) and
+ * JIT-compiled by the driver for the GPU at hand.  It stores its result
+ * only if it equals a value it can never reach, so the compiler cannot
+ * drop the loop.  Its length is calibrated so one frame of compute takes
+ * as long as one frame's upload: the two halves of the pipeline match. */
+static const char spin_ptx[] =
+    ".version 7.0\n"
+    ".target sm_52\n"
+    ".address_size 64\n"
+    ".visible .entry xferbench_spin(.param .u32 iters, .param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<3>;\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .f32 %f<4>;\n"
+    "  .reg .b64 %rd<3>;\n"
+    "  ld.param.u32 %r1, [iters];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  cvt.rn.f32.u32 %f1, %r2;\n"
+    "  mov.f32 %f2, 0f3F7FFFFE;\n" /* 0.99999988 */
+    "  mov.f32 %f3, 0f3DCCCCCD;\n" /* 0.1: x stays in [0, 1e6) */
+    "  mov.u32 %r3, 0;\n"
+    "  setp.eq.u32 %p1, %r1, 0;\n"
+    "  @%p1 bra DONE;\n"
+    "LOOP:\n"
+    "  fma.rn.f32 %f1, %f1, %f2, %f3;\n"
+    "  fma.rn.f32 %f1, %f1, %f2, %f3;\n"
+    "  fma.rn.f32 %f1, %f1, %f2, %f3;\n"
+    "  fma.rn.f32 %f1, %f1, %f2, %f3;\n"
+    "  add.u32 %r3, %r3, 1;\n"
+    "  setp.lt.u32 %p2, %r3, %r1;\n"
+    "  @%p2 bra LOOP;\n"
+    "DONE:\n"
+    "  setp.eq.f32 %p1, %f1, 0fC2F6E979;\n" /* -123.456: never */
+    "  @!%p1 bra END;\n"
+    "  cvta.to.global.u64 %rd2, %rd1;\n"
+    "  st.global.f32 [%rd2], %f1;\n"
+    "END:\n"
+    "  ret;\n"
+    "}\n";
+
 struct ring_arg {
-    void *scratch;
-    size_t work_bytes;
+    void *scratch;     /* memset stand-in (no kernel) / the kernel's output */
+    size_t work_bytes; /* memset stand-in: bytes per frame */
+    int have_kernel;
+#if CUDART_VERSION >= 12050
+    cudaLibrary_t lib;
+    cudaKernel_t kernel;
+#endif
+    unsigned iters, blocks;
 };
 
-/* The "compute" of a frame: a memset of device memory sized to take about
- * twice the upload.  It runs on the SMs, not on a copy engine (a
- * device-to-device memcpy would compete with the upload's engine). */
 static cudaError_t ring_work(const cuxfer_ring_slot *slot, void *arg)
 {
     struct ring_arg *a = (struct ring_arg *)arg;
+#if CUDART_VERSION >= 12050
+    if (a->have_kernel) {
+        void *args[2];
+        dim3 grid = {a->blocks, 1, 1}, block = {256, 1, 1};
+        args[0] = &a->iters;
+        args[1] = &a->scratch;
+        return cudaLaunchKernel((const void *)a->kernel, grid, block, args, 0, slot->stream);
+    }
+#endif
     return cudaMemsetAsync(a->scratch, slot->index & 0xff, a->work_bytes, slot->stream);
+}
+
+/* Load the spin kernel; 0 (and the memset stand-in) when the runtime is
+ * older than 12.5 or the driver cannot JIT the PTX. */
+static int spin_load(struct ring_arg *a)
+{
+#if CUDART_VERSION >= 12050
+    int dev = 0, sms = 0;
+    cudaError_t err = cudaLibraryLoadData(&a->lib, spin_ptx, NULL, NULL, 0, NULL, NULL, 0);
+    if (err == cudaSuccess)
+        err = cudaLibraryGetKernel(&a->kernel, a->lib, "xferbench_spin");
+    if (err == cudaSuccess)
+        err = cudaGetDevice(&dev);
+    if (err == cudaSuccess)
+        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (err != cudaSuccess) {
+        fprintf(stderr, "xferbench: ring: spin kernel unavailable (%s): memset stand-in\n",
+                cudaGetErrorName(err));
+        (void)cudaGetLastError();
+        return 0;
+    }
+    a->blocks = 2u * (unsigned)sms; /* one wave: every block resident at once */
+    a->have_kernel = 1;
+    return 1;
+#else
+    (void)a;
+    return 0;
+#endif
+}
+
+/* Median ms of `n` runs of `what` (0: one frame's upload, 1: one frame's
+ * compute) on stream s. */
+static float ring_part_ms(int what, cuxfer_ring *ring, struct ring_arg *a, size_t fb,
+                          cudaStream_t s, cuxfer_timer *t)
+{
+    double v[9];
+    float ms;
+    int r;
+    cuxfer_ring_slot fake = ring->slots[0];
+    fake.stream = s;
+    for (r = -1; r < 9; ++r) {
+        BENCH_CHECK(cuxfer_timer_start(t, s));
+        BENCH_CHECK(what ? ring_work(&fake, a)
+                         : cudaMemcpyAsync(ring->slots[0].device, ring->slots[0].host, fb,
+                                           cudaMemcpyHostToDevice, s));
+        BENCH_CHECK(cuxfer_timer_stop(t, s));
+        BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
+        if (r >= 0)
+            v[r] = ms;
+    }
+    return (float)stats(v, 9).median;
 }
 
 static void bench_ring(cudaStream_t s, cuxfer_timer *t)
 {
-    const int frames = 8;
+    /* 64 frames: the pipeline's fill (one upload nothing can overlap) is
+     * 1/64 of the ideal; three slots give each stream a frame of slack. */
+    const int frames = 64, nslots = 3;
     size_t fb = 16 * MIB, wb;
     cuxfer_ring ring;
-    cuxfer_ring_slot *slot = NULL;
+    cuxfer_ring_slot *slot = NULL, fake;
     cuxfer_ring_job job;
     struct ring_arg a;
     double v_ring[64], v_ideal[64], v_one[64];
-    float ms, copy_ms, work_ms;
-    int r, f;
+    float ms, copy_ms, work_ms, frame_copy = 0, frame_work = 0;
+    int r, f, round;
     void *scratch;
+    char label[96];
     if (!want("ring"))
         return;
-    wb = 1536 * MIB; /* ~0.5 ms of memset at ~3 TB/s */
+    memset(&a, 0, sizeof a);
+    wb = 1536 * MIB; /* memset stand-in: ~0.5 ms at ~3 TB/s */
     BENCH_CHECK(cudaMalloc(&scratch, wb));
     a.scratch = scratch;
     a.work_bytes = wb;
-    BENCH_CHECK(cuxfer_ring_create(&ring, 2, fb, fb, NULL));
+    BENCH_CHECK(cuxfer_ring_create(&ring, nslots, fb, fb, NULL));
+    if (spin_load(&a)) {
+        /* calibrate: iterations per ms, twice (the second corrects the
+         * first's start-up share), then match one frame's upload */
+        a.iters = 1u << 14;
+        frame_copy = ring_part_ms(0, &ring, &a, fb, s, t);
+        for (round = 0; round < 3; ++round) {
+            double k = ring_part_ms(1, &ring, &a, fb, s, t), want_iters;
+            want_iters = (double)a.iters * (double)frame_copy / (k > 1e-3 ? k : 1e-3);
+            a.iters = want_iters < 1 ? 1u : want_iters > 4e9 ? 4000000000u : (unsigned)want_iters;
+        }
+        frame_work = ring_part_ms(1, &ring, &a, fb, s, t);
+    }
     memset(&job, 0, sizeof job);
     job.h2d_bytes = fb;
     job.work = ring_work;
     job.arg = &a;
+    fake = ring.slots[0];
+    fake.stream = s;
     for (r = -2; r < reps; ++r) {
         /* parts alone, on one stream: copy only, then work only */
         BENCH_CHECK(cuxfer_timer_start(t, ring.slots[0].stream));
@@ -653,7 +780,7 @@ static void bench_ring(cudaStream_t s, cuxfer_timer *t)
         for (f = 0; f < frames; ++f) {
             BENCH_CHECK(cudaMemcpyAsync(ring.slots[0].device, ring.slots[0].host, fb,
                                         cudaMemcpyHostToDevice, s));
-            BENCH_CHECK(cudaMemsetAsync(scratch, f & 0xff, wb, s));
+            BENCH_CHECK(ring_work(&fake, &a));
         }
         BENCH_CHECK(cuxfer_timer_stop(t, s));
         BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
@@ -662,13 +789,13 @@ static void bench_ring(cudaStream_t s, cuxfer_timer *t)
         /* the ring */
         BENCH_CHECK(cudaDeviceSynchronize());
         BENCH_CHECK(cuxfer_timer_start(t, s));
-        for (f = 0; f < 2; ++f)
+        for (f = 0; f < nslots; ++f)
             BENCH_CHECK(cuxfer_stream_wait(ring.slots[f].stream, s));
         for (f = 0; f < frames; ++f) {
             BENCH_CHECK(cuxfer_ring_acquire(&ring, &slot));
             BENCH_CHECK(cuxfer_ring_submit(&ring, slot, &job));
         }
-        for (f = 0; f < 2; ++f)
+        for (f = 0; f < nslots; ++f)
             BENCH_CHECK(cuxfer_stream_wait(s, ring.slots[f].stream));
         BENCH_CHECK(cuxfer_timer_stop(t, s));
         BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
@@ -680,15 +807,28 @@ static void bench_ring(cudaStream_t s, cuxfer_timer *t)
     {
         stat ring_s = stats(v_ring, reps), ideal = stats(v_ideal, reps), one = stats(v_one, reps);
         stat ratio_ideal = ideal, ratio_ring = ring_s;
-        if (out == OUT_TABLE)
+        if (out == OUT_TABLE) {
+            if (a.have_kernel)
+                printf("%-34s compute: FMA kernel, %u iterations x %u blocks, %.3f ms a frame "
+                       "(upload %.3f ms a frame)\n", "ring overlap", a.iters, a.blocks,
+                       frame_work, frame_copy);
+            else
+                printf("%-34s compute: memset stand-in (no spin kernel; shares HBM with the "
+                       "upload)\n", "ring overlap");
+            snprintf(label, sizeof label, "ring overlap, %d frames x 16 MiB", frames);
             printf("%-34s one stream %.3f ms, ideal max(copy, compute) %.3f ms, ring %.3f ms\n",
-                   "ring overlap, 8 frames x 16 MiB", one.median, ideal.median, ring_s.median);
+                   label, one.median, ideal.median, ring_s.median);
+        }
         /* ratio reported as ideal/ring: 1.0 = the ideal schedule */
         ratio_ideal.median = 1.0 / ideal.median;
         ratio_ring.median = 1.0 / ring_s.median;
         report("ring overlap vs ideal (1/ms)", "1/ms", ratio_ideal, ratio_ring, 0, 0.97, ">=0.97x");
     }
     BENCH_CHECK(cuxfer_ring_destroy(&ring));
+#if CUDART_VERSION >= 12050
+    if (a.have_kernel)
+        BENCH_CHECK(cudaLibraryUnload(a.lib));
+#endif
     cudaFree(scratch);
 }
 
@@ -783,6 +923,182 @@ static void bench_image(cudaStream_t s, cuxfer_timer *t)
     cuxfer_view_free(&img);
     cuxfer_view_free(&outv);
     cuxfer_view_free(&dv);
+}
+
+/* --- many ROIs: random tiles of an 8192x8192 RGBA8 image ------------------ */
+
+/* Targets of issue 14 (PERF.md): against the loop of cudaMemcpy2DAsync in
+ * the same run, both directions; never below 0.98x at any tile size. */
+static double rois_target(size_t side, char *text, size_t n)
+{
+    double t = side == 8 ? 50.0 : side == 64 ? 6.0 : side == 128 ? 2.5 : 0.98;
+    snprintf(text, n, ">=%gx", t);
+    return t;
+}
+
+/* n distinct cells of the side x side grid of the image, in random order:
+ * tiles that never overlap, scattered over the whole image. */
+static void rois_pick(cuxfer_roi *r, size_t n, size_t side, size_t W, size_t H, unsigned seed)
+{
+    size_t cols = W / side, cells = cols * (H / side), i;
+    size_t *perm = (size_t *)malloc(cells * sizeof *perm);
+    unsigned x = seed * 2654435761u + 1u;
+    if (!perm) {
+        fprintf(stderr, "xferbench: rois: out of memory\n");
+        exit(5);
+    }
+    for (i = 0; i < cells; ++i)
+        perm[i] = i;
+    for (i = 0; i < n; ++i) { /* partial Fisher-Yates */
+        size_t j, tmp;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        j = i + (size_t)x % (cells - i);
+        tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+        r[i].x = perm[i] % cols * side;
+        r[i].y = perm[i] / cols * side;
+        r[i].width = r[i].height = side;
+    }
+    free(perm);
+}
+
+/* The raw baseline: one cudaMemcpy2DAsync per tile, tile i at i x tile
+ * bytes of the dense buffer. */
+static void rois_raw(int d2h, const cuxfer_view *img, const cuxfer_roi *r, size_t n,
+                     unsigned char *dense, cudaStream_t s)
+{
+    size_t i, rb = r[0].width * img->elem_size, tb = rb * r[0].height;
+    for (i = 0; i < n; ++i) {
+        unsigned char *h = (unsigned char *)img->ptr + r[i].y * img->pitch + r[i].x * img->elem_size;
+        BENCH_CHECK(d2h ? cudaMemcpy2DAsync(h, img->pitch, dense + i * tb, rb, rb, r[i].height,
+                                            cudaMemcpyDeviceToHost, s)
+                        : cudaMemcpy2DAsync(dense + i * tb, rb, h, img->pitch, rb, r[i].height,
+                                            cudaMemcpyHostToDevice, s));
+    }
+}
+
+/* Tiles of `src` (the image) equal tile by tile to `got` (an image, or
+ * the dense buffer read back when dense_back is not NULL). */
+static void rois_verify(const cuxfer_view *src, const cuxfer_roi *r, size_t n,
+                        const unsigned char *img_back, const unsigned char *dense_back,
+                        const char *what)
+{
+    size_t i, y, rb = r[0].width * src->elem_size;
+    for (i = 0; i < n; ++i)
+        for (y = 0; y < r[i].height; ++y) {
+            size_t o = (r[i].y + y) * src->pitch + r[i].x * src->elem_size;
+            const unsigned char *g = dense_back ? dense_back + (i * r[i].height + y) * rb
+                                                : img_back + o;
+            if (memcmp(g, (const unsigned char *)src->ptr + o, rb) != 0) {
+                fprintf(stderr, "xferbench: %s: tile %zu row %zu differs\n", what, i, y);
+                exit(1);
+            }
+        }
+}
+
+/* GB/s of tile bytes, host-timed from the first call to the stream being
+ * done (the loop's cost is its enqueue: it belongs in the figure), raw
+ * loop and cuxfer_rois interleaved rep by rep.  Verified: the H2D tiles in
+ * the dense buffer, and the D2H tiles in a poisoned image whose other
+ * bytes must keep the poison. */
+static void bench_rois(cudaStream_t s)
+{
+    static const struct { size_t side, n; } cases[] = {
+        {8, 65536}, {16, 65536}, {32, 16384}, {64, 4096}, {128, 1024}, {256, 256},
+        {1024, 16}, {8192, 1}};
+    const size_t W = 8192, H = 8192, E = 4;
+    cuxfer_view img, back, dense;
+    cuxfer_rois plan;
+    cuxfer_roi *r;
+    unsigned char *dense_back, *dptr;
+    size_t ci;
+    /* --only rois, --only "rois d2h", --only "rois h2d 1024 of 128x128" ... */
+    if (only && !strstr("rois", only) && strncmp(only, "rois", 4) != 0)
+        return;
+    BENCH_CHECK(cuxfer_view_alloc_host(&img, W, H, E, 0));
+    BENCH_CHECK(cuxfer_view_alloc_host(&back, W, H, E, 0));
+    BENCH_CHECK(cudaMalloc((void **)&dptr, W * H * E));
+    BENCH_CHECK(cuxfer_view_wrap(&dense, dptr, W * E, W, H, E));
+    dense_back = (unsigned char *)malloc(W * H * E);
+    r = (cuxfer_roi *)malloc(65536 * sizeof *r);
+    if (!dense_back || !r) {
+        fprintf(stderr, "xferbench: rois: out of memory\n");
+        exit(5);
+    }
+    fill(img.ptr, W * H * E, 31);
+    BENCH_CHECK(cuxfer_rois_create(&plan, NULL));
+    for (ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
+        size_t side = cases[ci].side, n = cases[ci].n, bytes = side * side * E * n;
+        int dir, rr, k;
+        char name[96], tt[16];
+        if (quick && n > 4096)
+            n = 4096, bytes = side * side * E * n;
+        rois_pick(r, n, side, W, H, (unsigned)side);
+        for (dir = 0; dir < 2; ++dir) {
+            double v[2][64];
+            int strategy = cuxfer_rois_choose(&plan, n, bytes);
+            snprintf(name, sizeof name, "rois %s %zu of %zux%zu", dir ? "d2h" : "h2d", n, side,
+                     side);
+            if (!want(name) && !want("rois"))
+                continue;
+            if (dir == 1) /* the dense buffer holds the tiles (H2D ran first) */
+                rois_raw(0, &img, r, n, dptr, s);
+            BENCH_CHECK(cudaStreamSynchronize(s));
+            for (rr = -2; rr < reps; ++rr)
+                for (k = 0; k < 2; ++k) {
+                    double t0 = now_us();
+                    if (k == 0)
+                        rois_raw(dir, dir ? &back : &img, r, n, dptr, s);
+                    else
+                        BENCH_CHECK(cuxfer_rois_copy_async(&plan, dir ? CUXFER_ROIS_D2H
+                                                                      : CUXFER_ROIS_H2D,
+                                                           dir ? &back : &img, r, n, &dense, s));
+                    BENCH_CHECK(cudaStreamSynchronize(s));
+                    if (rr >= 0)
+                        v[k][rr] = (double)bytes / ((now_us() - t0) * 1e3);
+                }
+            /* verification of cuxfer alone: poisoned destination first */
+            if (dir == 0) {
+                BENCH_CHECK(cudaMemset(dptr, 0xa5, bytes));
+                BENCH_CHECK(cuxfer_rois_copy_async(&plan, CUXFER_ROIS_H2D, &img, r, n, &dense, s));
+                BENCH_CHECK(cudaStreamSynchronize(s));
+                BENCH_CHECK(cudaMemcpy(dense_back, dptr, bytes, cudaMemcpyDeviceToHost));
+                rois_verify(&img, r, n, NULL, dense_back, name);
+            } else {
+                size_t i, y, o;
+                memset(back.ptr, 0x5a, W * H * E);
+                BENCH_CHECK(cuxfer_rois_copy_async(&plan, CUXFER_ROIS_D2H, &back, r, n, &dense, s));
+                BENCH_CHECK(cudaStreamSynchronize(s));
+                rois_verify(&img, r, n, (const unsigned char *)back.ptr, NULL, name);
+                for (i = 0; i < n; ++i) /* re-poison the tiles: all must be poison */
+                    for (y = 0; y < side; ++y)
+                        memset((unsigned char *)back.ptr + (r[i].y + y) * back.pitch +
+                                   r[i].x * E, 0x5a, side * E);
+                for (o = 0; o < W * H * E; ++o)
+                    if (((unsigned char *)back.ptr)[o] != 0x5a) {
+                        fprintf(stderr, "xferbench: %s: byte %zu outside the tiles written\n",
+                                name, o);
+                        exit(1);
+                    }
+            }
+            {
+                char n2[128];
+                snprintf(n2, sizeof n2, "%s (%s)", name,
+                         strategy == CUXFER_ROIS_GATHER ? "gather" : "direct");
+                report(n2, "GB/s", stats(v[0], reps), stats(v[1], reps), 0,
+                       rois_target(side, tt, sizeof tt), tt);
+            }
+        }
+    }
+    BENCH_CHECK(cuxfer_rois_destroy(&plan));
+    cuxfer_view_free(&img);
+    cuxfer_view_free(&back);
+    cudaFree(dptr);
+    free(dense_back);
+    free(r);
 }
 
 /* --- pageable memory: plain vs staged vs registered ------------------------ */
@@ -1083,6 +1399,7 @@ int main(int argc, char **argv)
     bench_enqueue_mt();
     bench_2d(s1, &t);
     bench_image(s1, &t);
+    bench_rois(s1);
     bench_pool();
     bench_pageable(s1);
     bench_ring(s1, &t);
