@@ -79,9 +79,10 @@ else
     echo "not ok $i - public names in no NAME section: $missing"
 fi
 
-# Uninstall leaves no link behind.
+# Uninstall (the pages, then the hook) leaves no link behind.
 i=$((i + 1))
-if $MAKE -C "$top_builddir" uninstall DESTDIR="$tmp/stage" >"$tmp/log" 2>&1 &&
+if $MAKE -C "$top_builddir" uninstall-man DESTDIR="$tmp/stage" >"$tmp/log" 2>&1 &&
+    $MAKE -C "$top_builddir" uninstall-hook DESTDIR="$tmp/stage" >>"$tmp/log" 2>&1 &&
     left=$(find "$MANPATH" -name '*.[0-9]*' ! -type d) && [ -z "$left" ]; then
     echo "ok $i - make uninstall removes every page and link"
 else
