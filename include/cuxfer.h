@@ -1243,6 +1243,40 @@ CUXFER_API cudaError_t cuxfer_impl_view_init(cuxfer_view *v, void *ptr, size_t p
     return cudaSuccess;
 }
 
+/* A view of memory the caller owns and whose kind the caller states:
+ * validated like cuxfer_view_wrap, but never classified, so it makes no
+ * CUDA call and works without a device or driver (CPU-side geometry,
+ * tests, memory whose kind is already known).  The kind is trusted: a
+ * wrong one misleads the copies and the pageable guard.  *v is zeroed
+ * first, so a refused view is safe to free; it owns nothing. */
+CUXFER_API cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
+                                        size_t width, size_t height, size_t elem_size,
+                                        cuxfer_memkind kind, int device)
+{
+    cuxfer_view t;
+    if (!v)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_init: view is NULL");
+    memset(v, 0, sizeof *v);
+    if ((int)kind < (int)CUXFER_MEMORY_UNKNOWN || (int)kind > (int)CUXFER_MEMORY_MANAGED)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_view_init: kind %d is not a cuxfer_memkind",
+                                (int)kind);
+    if (device < -1)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_view_init: device %d is below -1 (host)", device);
+    t.ptr = ptr;
+    t.pitch = pitch;
+    t.width = width;
+    t.height = height;
+    t.elem_size = elem_size;
+    t.kind = kind;
+    t.device = device;
+    t.flags = 0;
+    CUXFER_TRY(cuxfer_view_check(&t, "cuxfer_view_init:"));
+    *v = t;
+    return cudaSuccess;
+}
+
 /* A view of memory the caller owns (pinned, device, managed or pageable):
  * validated, then classified with cudaPointerGetAttributes so copies know
  * the direction and the pageable guard knows what it guards.

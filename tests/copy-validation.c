@@ -119,6 +119,33 @@ int main(void)
         is_int(cudaErrorInvalidPitchValue, cuxfer_view_wrap(&v, a, 8, 3, 1, 3),
                "wrap with row over pitch refused");
     }
+    {
+        /* cuxfer_view_init: the caller states the kind; no CUDA call. */
+        cuxfer_view v;
+        is_int(cudaSuccess, cuxfer_view_init(&v, a, 16, 3, 2, 4, CUXFER_MEMORY_DEVICE, 1),
+               "view_init of a 3x2 view of 4-byte elements, pitch 16");
+        ok(v.ptr == (void *)a && v.pitch == 16 && v.width == 3 && v.height == 2 &&
+               v.elem_size == 4 && v.kind == CUXFER_MEMORY_DEVICE && v.device == 1 &&
+               v.flags == 0,
+           "view_init stores the numbers, the kind and the device as given, owns nothing");
+        is_int(cudaErrorInvalidValue,
+               cuxfer_view_init(NULL, a, 8, 1, 1, 1, CUXFER_MEMORY_PAGEABLE, -1),
+               "view_init of a NULL view refused");
+        is_int(cudaErrorInvalidValue,
+               cuxfer_view_init(&v, a, 8, 1, 1, 1, (cuxfer_memkind)7, -1),
+               "view_init with kind 7 refused");
+        is_string("cuxfer_view_init: kind 7 is not a cuxfer_memkind", cuxfer_last_reason(),
+                  "the reason names the kind");
+        is_int(cudaErrorInvalidValue,
+               cuxfer_view_init(&v, a, 8, 1, 1, 1, CUXFER_MEMORY_DEVICE, -2),
+               "view_init with device -2 refused");
+        is_int(cudaErrorInvalidPitchValue,
+               cuxfer_view_init(&v, a, 8, 3, 1, 3, CUXFER_MEMORY_PINNED, -1),
+               "view_init with row over pitch refused");
+        contains(cuxfer_last_reason(), "cuxfer_view_init: row of 9 bytes", "the reason names the call");
+        ok(v.ptr == NULL && v.pitch == 0 && v.flags == 0, "a refused view is left zeroed");
+        is_int(cudaSuccess, cuxfer_view_free(&v), "and is safe to free");
+    }
 
     /* scheduling arguments */
     {

@@ -1,8 +1,8 @@
 /* Faults that must give a clear error, leak nothing and hang nothing:
- * pinned and device allocations that cannot succeed, prefetch and advice
- * on a device whose capability query says concurrentManagedAccess = 0
- * (forced through the capability cache), and the ring hammered by 8 host
- * threads with every frame checked. */
+ * pinned and device allocations that cannot succeed, and the ring
+ * hammered by 8 host threads with every frame checked.  Prefetch and
+ * advice on a device whose capability query says concurrentManagedAccess
+ * = 0 (forced through the capability cache) are in tests/internals.c. */
 #include "gpu.h"
 
 static cuxfer_ring ring;
@@ -47,14 +47,12 @@ int main(void)
 {
     void *p = (void *)1;
     cuxfer_view v;
-    int dev = 0, saved, i;
-    void *m = NULL;
+    int i;
     cudaStream_t s;
     pthread_t th[8];
 
     gpu_require(1);
     plan(0);
-    GPU_MUST(cudaGetDevice(&dev));
     GPU_MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
     /* allocations that cannot succeed */
@@ -69,21 +67,6 @@ int main(void)
     GPU_OK(cuxfer_host_alloc(&p, 1 << 20, 1, 0), "a normal allocation still works afterwards");
     cuxfer_host_free(p);
 
-    /* concurrentManagedAccess = 0, through the capability query's cache */
-    GPU_MUST(cuxfer_managed_alloc(&m, 1 << 20, 1, 0));
-    memset(m, 0x42, 1 << 20);
-    saved = cuxfer_impl_managed_cap[dev];
-    cuxfer_impl_managed_cap[dev] = 2; /* as a device without the capability answers */
-    ok(!cuxfer_managed_concurrent(dev), "the capability now reads 0");
-    is_int(cudaErrorNotSupported, cuxfer_prefetch(m, 1 << 20, dev, s), "prefetch does nothing");
-    contains(cuxfer_last_reason(), "concurrentManagedAccess 0", "and says why");
-    is_int(cudaErrorNotSupported, cuxfer_advise(m, 1 << 20, cudaMemAdviseSetReadMostly, dev),
-           "advise does nothing");
-    GPU_OK(cudaStreamSynchronize(s), "no failed work on the stream");
-    is_int(cudaSuccess, cudaGetLastError(), "no sticky error");
-    ok(((unsigned char *)m)[12345] == 0x42, "the data is untouched");
-    cuxfer_impl_managed_cap[dev] = saved;
-    GPU_OK(cuxfer_managed_free(m), "managed free");
 
     /* the ring from 8 producer threads */
     GPU_MUST(cuxfer_ring_create(&ring, 6, 8192, 4096, NULL));

@@ -2,7 +2,7 @@
 # Bad inputs (exit 3): every class of broken header or file gives one line
 # "roicopy: FILE: what is wrong", found before any CUDA call; no output or
 # temporary file appears and an existing output keeps its bytes.
-. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+. "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 IN="$T/in"
 mkdir "$IN"

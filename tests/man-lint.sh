@@ -22,9 +22,9 @@ for p in $pages; do
     fi
 done
 # Public names: identifiers starting cuxfer_/CUXFER_, minus private helpers
-# (cuxfer_impl_, CUXFER_IMPL_) and the include guard.
+# (the impl_ prefix after cuxfer_/CUXFER_) and the include guard.
 names=$(grep -oE '\b(cuxfer_[a-z0-9_]+|CUXFER_[A-Z0-9_]+)\b' "$hdr" |
-    grep -vE '^(cuxfer_impl_|CUXFER_IMPL_)|^CUXFER_H$|_$' | sort -u)
+    grep -vE '^(cuxfer|CUXFER)_(impl|IMPL)_|^CUXFER_H$|_$' | sort -u)
 missing=
 for nm in $names; do
     grep -qw -- "$nm" "$top_srcdir"/man/*.[0-9] || missing="$missing $nm"

@@ -5,7 +5,7 @@
 # keeps an existing output.  With a device, --device (or a --devices
 # entry) past the last one is refused the same way, naming the index and
 # the count.
-. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+. "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 G="$SAMPLES/gray-97x61.pgm"
 
@@ -33,7 +33,7 @@ cuda_error "CUDA: cuda" "the pipeline too" \
     CUDA_VISIBLE_DEVICES= -- "$G" "$SAMPLES/rgb-80x60.ppm" -o "$OUT"
 cuda_error "CUDA: cuda" "--devices too" \
     CUDA_VISIBLE_DEVICES= -- --devices 0,1 "$G" "$EXISTING"
-if "$top_builddir/tests/gpu-probe" | grep -q SKIP; then
+if "$top_builddir/tests/lib/gpu-probe" | grep -q SKIP; then
     skip_one "--device past the last device: no CUDA device here"
     skip_one "--devices past the last device: no CUDA device here"
     skip_one "--devices past the last device, pipeline: no CUDA device here"

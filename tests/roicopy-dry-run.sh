@@ -2,7 +2,7 @@
 # --dry-run prints the plan - geometry, ROI, element size, source pitch,
 # the device pitch estimate, bytes, bands, output - computed on the CPU
 # alone: it succeeds with every CUDA device hidden and writes nothing.
-. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+. "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 # plan_has DESCRIPTION 'LINE
 # LINE...' ARGS...: the plan of `roicopy --dry-run ARGS` holds every LINE

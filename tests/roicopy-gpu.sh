@@ -1,13 +1,13 @@
 #!/bin/sh
 # roicopy on a GPU: every output equals, byte for byte, the CPU crop of the
-# input written by the same writer (tests/imgcrop) - across formats
+# input written by the same writer (tests/lib/imgcrop) - across formats
 # (P5, P6, P7, raw), depths (8, 16 bits, maxval 1000, float), format
 # conversions, pseudo-random ROIs, --place/--canvas, --streams, --pageable
 # and a 40-frame pipeline through the ring.  --verify passes on good
 # copies and catches a corrupted one.  Without a device: "1..0 # SKIP";
 # with CUXFER_REQUIRE_GPU=1 and no device: a failure.
 : "${top_builddir:=.}"
-probe=$("$top_builddir/tests/gpu-probe" 2>&1)
+probe=$("$top_builddir/tests/lib/gpu-probe" 2>&1)
 rc=$?
 if [ $rc -ne 0 ]; then
     printf '%s\n' "$probe"
@@ -17,7 +17,7 @@ if [ -n "$probe" ]; then
     printf '%s\n' "$probe" # 1..0 # SKIP no CUDA device: <reason>
     exit 0
 fi
-. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+. "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 # -- the bundled samples: full image, corners, random ROIs ------------------
 for s in gray-97x61.pgm:97:61 rgb-80x60.ppm:80:60 rgba-64x48.pam:64:48 \

@@ -1,13 +1,13 @@
 #!/bin/sh
 # roicopy --devices on two GPUs: bands spread round robin over devices 0
 # and 1 (and 1,0) give outputs equal, byte for byte, to the CPU crop
-# (tests/imgcrop) across formats, depths, ROIs, --streams, --place and
+# (tests/lib/imgcrop) across formats, depths, ROIs, --streams, --place and
 # --pageable; frames spread over a ring whose slots live on both devices
 # match too; --timing and --json report every device's share.  Fewer than
 # two GPUs: "1..0 # SKIP needs 2 GPUs"; with CUXFER_REQUIRE_GPU=2 (or more)
 # and fewer GPUs: a failure.
 : "${top_builddir:=.}"
-probe=$("$top_builddir/tests/gpu-probe" 2 2>&1)
+probe=$("$top_builddir/tests/lib/gpu-probe" 2 2>&1)
 rc=$?
 if [ $rc -ne 0 ]; then
     printf '%s\n' "$probe" # Bail out! CUXFER_REQUIRE_GPU=2 but ...
@@ -25,7 +25,7 @@ case $probe in
     printf 'Bail out! unexpected answer from gpu-probe 2: %s\n' "$probe"
     exit 1 ;;
 esac
-. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+. "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 D="--devices 0,1"
 

@@ -7,7 +7,7 @@
 # pamfile fails.  The expected verdict is written beside each variant too,
 # so the test still means something where netpbm is missing: then each
 # comparison is skipped (a wrong roicopy verdict still fails).
-. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+. "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 have_pamfile=yes
 command -v pamfile >/dev/null 2>&1 && command -v pamtopam >/dev/null 2>&1 ||

@@ -4,7 +4,7 @@
 # output that is a directory, an output that is also an input (same path,
 # another spelling, a link), -o that is not a directory, two inputs that
 # would write the same output.  Nothing is created, nothing is truncated.
-. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+. "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 G="$SAMPLES/gray-97x61.pgm"
 cp "$G" "$T/a.pgm"

@@ -16,7 +16,7 @@
 #  4, 5 through the writer roicopy uses (tests/imgcrop): RLIMIT_FSIZE, modes;
 # (signals mid-write are in tests/image-io.c; 6 and 7,
 # netpbm's headers, in tests/roicopy-netpbm-corpus.sh.)
-. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+. "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 G="$SAMPLES/gray-97x61.pgm"
 RGB="$SAMPLES/rgb-80x60.ppm"

@@ -6,7 +6,7 @@
 # --device with --devices, fewer streams than devices.
 # Each is one line on stderr, found before any CUDA call, with the existing
 # output untouched.  --help and --version succeed.
-. "${top_srcdir:-.}/tests/roicopy-lib.sh"
+. "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 G="$SAMPLES/gray-97x61.pgm"
 RGBA="$SAMPLES/rgba-64x48.pam"

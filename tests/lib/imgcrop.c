@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tools/geometry.h"
-#include "../tools/image.h"
+#include "../../tools/geometry.h"
+#include "../../tools/image.h"
 
 static int die(const char *what, const char *why)
 {

@@ -6,7 +6,7 @@
 : "${top_builddir:=.}"
 ROICOPY="$top_builddir/tools/roicopy"
 MKSAMPLES="$top_builddir/tools/mksamples"
-IMGCROP="$top_builddir/tests/imgcrop"
+IMGCROP="$top_builddir/tests/lib/imgcrop"
 SAMPLES="$top_srcdir/samples"
 
 # Scratch space under the build directory's TMPDIR or /tmp, never in

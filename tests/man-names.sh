@@ -1,0 +1,91 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Every documented name finds its page: after a staged `make install-data`
+# (the real install, with the link-making hook), `man -w NAME` resolves
+# every .Nm name of every page's NAME section to that page, in the staged
+# tree and nowhere else; every public name of the header is such a name;
+# and the names that once had no link (CUXFER_STAGE_AUTO,
+# cuxfer_stager_options) resolve.  Skips without man(1): CI installs man-db.
+: "${top_srcdir:=.}" "${top_builddir:=.}" "${MAKE:=make}"
+if ! command -v man >/dev/null 2>&1; then
+    echo "1..0 # SKIP man is not installed (apt-get install man-db)"
+    exit 0
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-man.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM HUP
+
+pages=$(cd "$top_srcdir" && ls man/*.[0-9])
+# "SEC PAGE NAME" for every .Nm of every NAME section, the page's own too.
+for p in $pages; do
+    base=${p##*/}
+    awk -v sec="${base##*.}" -v base="$base" '
+        /^\.Sh[ \t]/ { in_name = ($2 == "NAME"); next }
+        in_name && /^\.Nm[ \t]/ { print sec, base, $2 }' "$top_srcdir/$p"
+done >"$tmp/names"
+n=$(wc -l <"$tmp/names")
+echo "1..$((n + 5))"
+
+if $MAKE -C "$top_builddir" install-data DESTDIR="$tmp/stage" >"$tmp/log" 2>&1; then
+    echo "ok 1 - make install-data into a staged DESTDIR"
+else
+    echo "not ok 1 - make install-data into a staged DESTDIR"; sed 's/^/# /' "$tmp/log"
+fi
+man3=$(find "$tmp/stage" -type d -name man3 | head -n 1)
+MANPATH=${man3%/man3}
+export MANPATH
+# man-db keeps no index of a fresh tree; without one it searches the files.
+unset MANSECT MANOPT
+
+# The file man -w NAME finds, which must lie in the staged tree and be
+# (or link to) PAGE.
+resolves() { # SEC PAGE NAME
+    w=$(man -w "$3" 2>"$tmp/err") || return 1
+    case $w in "$MANPATH"/man"$1"/*) ;; *) echo "found $w" >"$tmp/err"; return 1 ;; esac
+    [ -f "$w" ] && cmp -s "$w" "$top_srcdir/man/$2" ||
+        { echo "$w is not man/$2" >"$tmp/err"; return 1; }
+}
+
+i=1
+while read -r sec page name; do
+    i=$((i + 1))
+    if resolves "$sec" "$page" "$name"; then
+        echo "ok $i - man -w $name finds $page"
+    else
+        echo "not ok $i - man -w $name finds $page"; sed 's/^/# /' "$tmp/err"
+    fi
+done <"$tmp/names"
+i=$((n + 1))
+
+for pair in cuxfer_stager.3:CUXFER_STAGE_AUTO cuxfer_stager.3:cuxfer_stager_options; do
+    i=$((i + 1))
+    if resolves 3 "${pair%%:*}" "${pair#*:}"; then
+        echo "ok $i - man -w ${pair#*:} finds ${pair%%:*}"
+    else
+        echo "not ok $i - man -w ${pair#*:} finds ${pair%%:*}"; sed 's/^/# /' "$tmp/err"
+    fi
+done
+
+# Every public name of the header is a NAME entry (man-lint.sh only asks
+# that it appear somewhere in some page).
+i=$((i + 1))
+grep -oE '\b(cuxfer_[a-z0-9_]+|CUXFER_[A-Z0-9_]+)\b' "$top_srcdir/include/cuxfer.h" |
+    grep -vE '^(cuxfer|CUXFER)_(impl|IMPL)_|^CUXFER_H$|_$' | sort -u >"$tmp/public"
+awk '{ print $3 }' "$tmp/names" | sort -u >"$tmp/named"
+missing=$(comm -23 "$tmp/public" "$tmp/named" | tr '\n' ' ')
+if [ -z "$missing" ]; then
+    echo "ok $i - every public name of the header is in a NAME section"
+else
+    echo "not ok $i - public names in no NAME section: $missing"
+fi
+
+# Uninstall (the pages, then the hook) leaves no link behind.
+i=$((i + 1))
+if $MAKE -C "$top_builddir" uninstall-man DESTDIR="$tmp/stage" >"$tmp/log" 2>&1 &&
+    $MAKE -C "$top_builddir" uninstall-hook DESTDIR="$tmp/stage" >>"$tmp/log" 2>&1 &&
+    left=$(find "$MANPATH" -name '*.[0-9]*' ! -type d) && [ -z "$left" ]; then
+    echo "ok $i - make uninstall removes every page and link"
+else
+    echo "not ok $i - make uninstall removes every page and link"
+    sed 's/^/# /' "$tmp/log"; printf '%s\n' "$left" | sed 's/^/# left: /'
+fi
