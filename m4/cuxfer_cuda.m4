@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cuxfer_cuda.m4 - find the CUDA runtime (headers and libcudart)
 #
 # CUXFER_CUDA: --with-cuda[=DIR].  Without a DIR the toolkit is guessed:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Faults that must give a clear error, leak nothing and hang nothing:
  * pinned and device allocations that cannot succeed, prefetch and advice
  * on a device whose capability query says concurrentManagedAccess = 0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* On a real GPU: pointers are classified (pageable, pinned, registered,
  * device, managed) with no sticky error, and the pageable guard's three
  * policies are observed on real copies - ALLOW silent and correct, WARN one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pageable guard: parsing of CUXFER_PAGEABLE, the three policies on
  * each kind of misuse (the warning's text, printed once per process per
  * kind; the error and its reason), and which pairs of memory kinds it

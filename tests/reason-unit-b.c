@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The second translation unit of reason-across-units: it fails a cuxfer
  * call here and the reason is read in the other unit. */
 #include <cuxfer.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xferbench - cuxfer against raw CUDA, side by side, in one process.
  *
