@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cuda-matrix-probe.c - built by .ci/cuda-matrix.sh against each CUDA
  * runtime of the matrix (as C99 and as C++11, gcc and clang), linked with

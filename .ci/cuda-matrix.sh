@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # .ci/cuda-matrix.sh - the header against the CUDA runtimes 11.8, 12.x and
 # 13.x, taken from NVIDIA's wheels on PyPI (no toolkit install needed):
 # tests/header-compile.c compiles and .ci/cuda-matrix-probe.c compiles,

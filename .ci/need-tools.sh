@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # .ci/need-tools.sh - make sure the hardening steps of .ci/run have their
 # tools: valgrind, clang with its libFuzzer/sanitizer runtime, pip.  What
 # is missing is installed with apt-get when running as root (CI), else

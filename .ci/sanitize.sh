@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # .ci/sanitize.sh - the CPU test suite under AddressSanitizer and
 # UndefinedBehaviorSanitizer, then roicopy's CPU paths under valgrind
 # memcheck (.ci/valgrind-roicopy.sh).  GPU tests skip without a device as

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # .ci/valgrind-roicopy.sh ROICOPY SAMPLES - run roicopy's CPU paths under
 # valgrind memcheck: argument errors, file errors (missing input, bad
 # magic, truncated pixels, output in a missing directory), --dry-run, and

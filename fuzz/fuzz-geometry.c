@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz-geometry.c - libFuzzer target for roicopy's command-line geometry
  * parsers (tools/geometry.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz-image-header.c - libFuzzer target for roicopy's netpbm (P5, P6, P7)
  * and raw header parsing (tools/image.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz-view.c - libFuzzer target for the header's pure validators:
  * cuxfer_view_check, cuxfer_view_sub, cuxfer_view_at, cuxfer_copy2d_check,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay-main.c - a main() for fuzz targets where clang's libFuzzer runtime
  * is absent: calls LLVMFuzzerTestOneInput once on each FILE, and on every

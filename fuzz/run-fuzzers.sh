@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fuzz/run-fuzzers.sh - build each libFuzzer target with ASan and UBSan and
 # run it for a bounded time from a copy of its committed seed corpus.  Any
 # crash, leak, UB report or broken invariant fails the run; the input that

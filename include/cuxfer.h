@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cuxfer.h - CUDA asynchronous transfers, fast and hard to get wrong.
  * Version 0.1.0.  One header of static inline C; needs only the CUDA

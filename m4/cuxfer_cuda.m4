@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cuxfer_cuda.m4 - find the CUDA runtime (headers and libcudart)
 #
 # CUXFER_CUDA: --with-cuda[=DIR].  Without a DIR the toolkit is guessed:
@@ -44,7 +45,10 @@ for cuxfer_dir in $cuxfer_cuda_dirs; do
     AS_IF([test "$have_cuda" = yes], [
       CUDA_HOME_USED=$cuxfer_dir
       CUDA_CPPFLAGS="-isystem $cuxfer_dir/include"
-      CUDA_LDFLAGS="-L$cuxfer_dir/$cuxfer_libdir -Wl,-rpath,$cuxfer_dir/$cuxfer_libdir"
+      # -Xlinker -rpath=DIR, not -Wl,-rpath,DIR: the flags reach cuxfer.pc,
+      # and nvcc knows -Xlinker but not -Wl (gcc, g++ and clang know both).
+      # One -Xlinker, not two: pkg-config merges repeated ones.
+      CUDA_LDFLAGS="-L$cuxfer_dir/$cuxfer_libdir -Xlinker -rpath=$cuxfer_dir/$cuxfer_libdir"
       CUDA_LIBS=-lcudart
       break 2])
   done
@@ -85,7 +89,9 @@ AS_CASE([$with_nvcc],
 AC_SUBST([CUXFER_DISTCHECK_FLAGS], [$cuxfer_distcheck_cuda])
 ])
 
-# AX_CUXFER_PTHREAD: -pthread for compiler and linker (gcc, clang, nvcc's host).
+# AX_CUXFER_PTHREAD: -pthread for compiler and linker (gcc, clang, nvcc's host)
+# in the build; PTHREAD_PC_LIBS, -lpthread, for cuxfer.pc, whose flags nvcc
+# must accept too (it rejects -pthread).
 AC_DEFUN([AX_CUXFER_PTHREAD], [
 AC_MSG_CHECKING([whether $CC accepts -pthread])
 cuxfer_save_CFLAGS=$CFLAGS
@@ -95,6 +101,8 @@ AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <pthread.h>]],
   [PTHREAD_CFLAGS=-pthread; PTHREAD_LIBS=-pthread; AC_MSG_RESULT([yes])],
   [PTHREAD_CFLAGS=; PTHREAD_LIBS=-lpthread; AC_MSG_RESULT([no, using -lpthread])])
 CFLAGS=$cuxfer_save_CFLAGS
+PTHREAD_PC_LIBS=-lpthread
 AC_SUBST([PTHREAD_CFLAGS])
 AC_SUBST([PTHREAD_LIBS])
+AC_SUBST([PTHREAD_PC_LIBS])
 ])

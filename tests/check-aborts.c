@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* With no CUXFER_ON_ERROR defined, a failing CUXFER_CHECK prints its report
  * on stderr and aborts the process. */
 #include <signal.h>

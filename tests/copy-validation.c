@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every refusal of the copy, allocation and scheduling calls that must
  * happen on the CPU, before any CUDA call: they behave the same with or
  * without a GPU (run here without one, they still must not reach CUDA). */

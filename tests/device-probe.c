@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cuxfer_device_count tells apart no driver, a stub driver and no device,
  * and leaves no sticky error.  Runs everywhere: on a machine without a GPU
  * it checks the failure's shape, with one it checks the count. */

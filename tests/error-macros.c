@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CUXFER_CHECK prints where, what and why, then runs the CUXFER_ON_ERROR
  * hook; CUXFER_TRY returns the error; CUXFER_CHECK_LAUNCH sees a failed
  * launch.  The default hook (abort) is proven in check-aborts.c. */

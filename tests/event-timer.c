@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timers cannot be misread (stop before start and reading before stop are
  * refused; a held-back stop gives cudaErrorNotReady and NaN with
  * CUXFER_NOWAIT, waits with CUXFER_WAIT); cuxfer_gbps arithmetic;

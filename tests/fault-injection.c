@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Faults that must give a clear error, leak nothing and hang nothing:
  * pinned and device allocations that cannot succeed, and the ring
  * hammered by 8 host threads with every frame checked.  Prefetch and

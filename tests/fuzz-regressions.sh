@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Every input that ever made a fuzz target fail (fuzz/regressions/TARGET/*)
 # and the seed corpus (fuzz/corpus/TARGET/) replayed through each target:
 #  - the libFuzzer build with ASan and UBSan, when $CLANG links

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* roicopy's geometry parsers accept exactly their grammar: every class of
  * malformed text (missing parts, signs, negatives, junk, overflow, zero
  * sizes) is refused with a message that quotes the text, and the

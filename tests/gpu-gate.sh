@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The GPU gate: without a device a GPU test skips (exit 0, "1..0 # SKIP no
 # CUDA device: <reason>"); with CUXFER_REQUIRE_GPU=1 it fails instead.  On
 # a machine with a GPU both runs must pass.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The smallest GPU round trip: pinned -> device -> pinned through the
  * kit's error checking, poisoned output, byte comparison.  Also the
  * subject of gpu-gate.sh. */

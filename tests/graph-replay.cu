@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Graph capture: a captured H2D + kernel + D2H pipeline replays 1000 times
  * with the host input changed between replays, every output checked byte
  * for byte; per-iteration replay time is compared with the plain stream

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The header compiles warning-free as C99 and C11 (gcc, clang), C++11 and
 # C++17 (g++, clang++) and CUDA (nvcc), each with -Wall -Wextra -Werror
 # -pedantic (nvcc: -Werror all-warnings), and a program of two translation

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Bad inputs (exit 3): every class of broken header or file gives one line
 # "roicopy: FILE: what is wrong", found before any CUDA call; no output or
 # temporary file appears and an existing output keeps its bytes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* roicopy's image reader and writer, without a GPU: every bad header is
  * refused with the right sentence; what is written reads back the same in
  * every format and depth, with 16-bit samples in the right byte order; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Completion hand-off: cuxfer_on_complete runs its function after the
  * queued copies (the data is visible in it), in order; cuxfer_latch hands
  * 200 frames of copies from a producer thread to a consumer thread; a timed

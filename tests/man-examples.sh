@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The EXAMPLES of every section 3 man page compile and link: each
 # `.Bd -literal` block of the EXAMPLES section is a complete C99 program,
 # built warning-free against the header and the CUDA runtime at -O2, where

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Every man page is clean under `mandoc -Tlint -Wwarning`, and every public
 # cuxfer_/CUXFER_ name of the header is documented in some man page (the
 # header is the product: no undocumented name ships).

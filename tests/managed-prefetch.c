@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Managed memory: allocation within what the card has free, prefetch to
  * the device then a device read gives the right data, advice, prefetch
  * back to the CPU; the capability rule (concurrentManagedAccess 0 ->

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Several GPUs: peer access is enabled once, idempotently, from several
  * threads at once; 2D copies between device views on different GPUs are
  * byte-exact (peer or staged); pools, timers and rings made for another

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* On a real GPU: pointers are classified (pageable, pinned, registered,
  * device, managed) with no sticky error; cuxfer_copy_async round trips and
  * ReadOnly register.  The pageable guard's three policies on real copies

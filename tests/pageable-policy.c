@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pageable guard's policy: parsing of CUXFER_PAGEABLE values, and the
  * environment read on the first call.  The guard's decision for each pair
  * of memory kinds under each policy, and re-reading the environment, need

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pinned pool on a GPU: a warm acquire reuses the cached block (hit),
  * statistics add up, the byte cap is honoured (cached blocks are freed to
  * make room, an impossible request is refused with a reason), a block

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Built only with the flags of `pkg-config --cflags --libs cuxfer`: proves
  * the installed header, .pc file and CUDA flags are enough. */
 #include <cuxfer.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A program that finds cuxfer only through `pkg-config --cflags --libs
 # cuxfer` builds and runs.  In `make check` cuxfer is first installed into a
 # staged DESTDIR; with --installed (make installcheck) the real install is

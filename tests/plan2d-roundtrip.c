@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The copy planner moves narrow and odd rows byte-exactly with every
  * strategy, in both directions, chunked (several chunks per copy), and the
  * D2H PACK strategy never writes the gap bytes of the strided host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pinned pool's size classes waste at most 12.5% (bytes reserved <=
  * 1.125 x bytes requested) at every size, are monotonic, and the planner
  * picks its strategies by the documented rules.  Pure CPU. */

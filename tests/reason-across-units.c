@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reason text is one per thread for the whole program: a failure in one
  * translation unit is explained in another, and threads do not see each
  * other's reasons.  Linking this with reason-unit-b.c also proves that two

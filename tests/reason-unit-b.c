@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The second translation unit of reason-across-units: it fails a cuxfer
  * call here (a ROI 10 elements past a 1920-wide view) and the reason is
  * read in the other unit. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The transfer ring: 300 frames of varying size stream through rings of 2,
  * 3 and 4 slots (H2D -> kernel b*3+frame -> D2H), each frame's input filled
  * on the CPU after acquire and its output checked against a CPU reference

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* View and ROI arithmetic at its boundaries - 0, 1, the exact edge,
  * edge + 1, SIZE_MAX - with the reasons naming the values.  Pure CPU: no
  * CUDA call is made by any of these checks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* 2D ROI copies on the GPU are byte-exact in all four directions, for
  * element sizes 1..16 (3-byte RGB and 12-byte float3 included), ROIs at
  * the corners, full, odd, one row and one column, from pinned and from

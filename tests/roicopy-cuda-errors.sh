@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # CUDA errors (exit 5): a valid run on a machine without a usable device
 # (or with every device hidden) fails with one line
 # "roicopy: INPUT: CUDA: <cudaError name>: <reason>", writes nothing and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # --dry-run prints the plan - geometry, ROI, element size, source pitch,
 # the device pitch estimate, bytes, bands, output - computed on the CPU
 # alone: it succeeds with every CUDA device hidden and writes nothing.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # roicopy on a GPU: every output equals, byte for byte, the CPU crop of the
 # input written by the same writer (tests/lib/imgcrop) - across formats
 # (P5, P6, P7, raw), depths (8, 16 bits, maxval 1000, float), format

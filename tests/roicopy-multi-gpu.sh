@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # roicopy --devices on two GPUs: bands spread round robin over devices 0
 # and 1 (and 1,0) give outputs equal, byte for byte, to the CPU crop
 # (tests/lib/imgcrop) across formats, depths, ROIs, --streams, --place and

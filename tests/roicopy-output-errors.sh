@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Output errors (exit 4), all found before any CUDA call and before any
 # input is read: an output in a missing directory or under a file, an
 # output that is a directory, an output that is also an input (same path,

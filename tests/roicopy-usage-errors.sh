@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Usage errors (exit 2): unknown options, malformed geometry and numbers,
 # options that need each other, an ROI that is empty or outside the image,
 # a placement outside the canvas, a format that cannot hold the samples,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The bundled samples are the project's own: tools/mksamples rebuilds every
 # file of samples/ byte for byte, and each is a valid image of the size its
 # name says (checked by the generator's reader), with non-trivial content.

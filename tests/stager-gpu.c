@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* On a real GPU, the stager moves pageable memory both ways, byte-exact and
  * nothing outside the range written: 1 B, 4095 B, one slot, one slot + 1,
  * several slots + an odd remainder and 300 MiB, through the ring (AUTO,

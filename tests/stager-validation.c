@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stager's refusals that happen on the CPU, before any CUDA call: option
  * ranges and defaults, every bad argument of the stage calls (each with its
  * reason), calls on a NULL, zeroed or destroyed stager, destroy of a zeroed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A failing stream is reported, never waited on forever: after a kernel
  * writes to an illegal address, a latch armed behind it returns an error
  * (not success, not a timeout) within a bounded time, the ring's acquire of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stream pool: creation (count, clamped priority, non-blocking by
  * default, CUXFER_STREAM_BLOCKING), round robin that skips leased streams,
  * exclusive leases (exhaustion reported with CUXFER_NOWAIT, waited out with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The header's version macros equal configure's PACKAGE_VERSION. */
 #include "tap.h"
 #include <cuxfer.h>

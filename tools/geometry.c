@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geometry.c - strict parsers for roicopy's command-line geometry.
  *

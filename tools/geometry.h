@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geometry.h - strict parsers for roicopy's command-line geometry.
  *

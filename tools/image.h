@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * image.h - roicopy's strict netpbm (P5, P6, P7) and raw image I/O.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mksamples.c - makes roicopy's bundled samples (samples/) and the random
  * images the tests need.

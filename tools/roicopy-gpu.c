@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * roicopy-gpu.c - the GPU half of roicopy, written against the public API
  * of cuxfer.h only: it is the kit's first user and meant to read as an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * roicopy.c - copy regions of interest of image files through the GPU.
  *

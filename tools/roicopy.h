@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * roicopy.h - what roicopy's command line (roicopy.c) hands to its GPU part
  * (roicopy-gpu.c), and the CPU services the GPU part calls back.

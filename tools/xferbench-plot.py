@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """xferbench-plot.py - bandwidth against row width, as an SVG, from
 `xferbench --csv` (stdin or a file).  No plotting library needed.
 

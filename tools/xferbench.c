@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * xferbench - cuxfer against raw CUDA, side by side, in one process.
  *
@@ -1296,10 +1297,66 @@ static void bench_multi(int ndev)
 
 /* --- main ------------------------------------------------------------------ */
 
+/* Leading ':' : a missing argument comes back as ':' rather than '?'. */
+static const char short_opts[] = ":qr:s:o:jcd:hVC";
+static const char usage_line[] =
+    "usage: xferbench [--quick] [--calibrate] [--reps N] [--size MIB]\n"
+    "                 [--only CASE] [--json | --csv] [--device N]\n";
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: xferbench [--quick] [--calibrate] [--reps N] [--size MIB] "
-               "[--only CASE] [--json | --csv] [--device N]\n");
+    fputs(usage_line, f);
+    fputs("Measure cuxfer against raw CUDA transfers, side by side, in one process.\n"
+          "\n"
+          "  -q, --quick        fewer repetitions and smaller buffers (smoke run)\n"
+          "  -C, --calibrate    calibrate the 2D planner first and use its tuning\n"
+          "  -r, --reps N       repetitions per figure, 3..64 (default 15)\n"
+          "  -s, --size MIB     1D link buffers in MiB, 1..8192 (default 256)\n"
+          "  -o, --only CASE    run only the cases whose name contains CASE\n"
+          "  -j, --json         one JSON array instead of the table\n"
+          "  -c, --csv          comma-separated values instead of the table\n"
+          "  -d, --device N     the CUDA device to measure (default 0)\n"
+          "  -h, --help         this text\n"
+          "  -V, --version      print the version\n"
+          "Cases (for --only):\n"
+          "  h2d-1d             pinned 1D link, host to device\n"
+          "  d2h-1d             pinned 1D link, device to host\n"
+          "  bidir-1d           pinned 1D link, both directions at once\n"
+          "  enqueue            host cost of enqueueing one 4 KiB copy\n"
+          "  2d                 rows of 1 B to 1 MiB: copy2d and the planner\n"
+          "  image              an 8192x8192 RGBA8 full-image ROI\n"
+          "  pool               pinned pool acquire/release, and its waste\n"
+          "  pageable           malloc'd memory: the stager, register+copy\n"
+          "  ring               copy/compute overlap through a 2-slot ring\n"
+          "  roundtrip          a round-trip frame pipeline, 3-slot ring\n"
+          "  multi              several GPUs: alone, all at once, peer copies\n"
+          "Exit status: 0 every target met, 1 a target missed or bytes differ,\n"
+          "2 usage, 5 no CUDA device.  See xferbench(1).\n",
+          f);
+}
+
+/* getopt's complaint as one line in the tools' shared format (roicopy's):
+ * "xferbench: unknown option --x" and the usage line, status 2. */
+static int bad_option(int c, char **argv)
+{
+    /* The token is argv[optind - 1] once getopt moved past it; in the middle
+     * of a cluster (-xq) it has not, so short options are named by optopt. */
+    const char *tok = argv[optind - 1];
+    int is_long = tok[0] == '-' && tok[1] == '-';
+    if (c == ':' && is_long)
+        fprintf(stderr, "xferbench: option %s needs an argument\n", tok);
+    else if (c == ':')
+        fprintf(stderr, "xferbench: option -%c needs an argument\n", optopt);
+    else if (optopt && is_long && strchr(short_opts + 1, optopt))
+        /* a flag given a value: --json=1 */
+        fprintf(stderr, "xferbench: option %.*s takes no argument\n",
+                (int)strcspn(tok, "="), tok);
+    else if (optopt)
+        fprintf(stderr, "xferbench: unknown option -%c\n", optopt);
+    else
+        fprintf(stderr, "xferbench: unknown option %.*s\n", (int)strcspn(tok, "="), tok);
+    fputs(usage_line, stderr);
+    return 2;
 }
 
 int main(int argc, char **argv)
@@ -1318,7 +1375,8 @@ int main(int argc, char **argv)
     cuxfer_timer t;
     char name[256];
 
-    while ((c = getopt_long(argc, argv, "qr:s:o:jcd:hVC", opts, NULL)) != -1) {
+    opterr = 0; /* bad_option speaks instead of glibc */
+    while ((c = getopt_long(argc, argv, short_opts, opts, NULL)) != -1) {
         switch (c) {
         case 'C': calibrate = 1; break;
         case 'q': quick = 1; break;
@@ -1348,11 +1406,12 @@ int main(int argc, char **argv)
             break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("xferbench (cuxfer) %s\n", CUXFER_VERSION_STRING); return 0;
-        default: usage(stderr); return 2;
+        default: return bad_option(c, argv);
         }
     }
     if (optind != argc) {
-        usage(stderr);
+        fprintf(stderr, "xferbench: unexpected argument %s\n", argv[optind]);
+        fputs(usage_line, stderr);
         return 2;
     }
     if (quick) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The GPU gate of the shell tests (tests/roicopy-gpu.sh,
  * tests/roicopy-multi-gpu.sh): `gpu-probe [N]` prints nothing and exits 0
  * when at least N devices (default 1) are there; prints "1..0 # SKIP no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu.h - gate for tests that need a CUDA device.
  *

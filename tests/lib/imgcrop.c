@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CPU reference for tests/roicopy-gpu.sh: crop an image on the CPU and
  * write it with roicopy's writer, so the GPU's output can be compared with
  * it byte for byte.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # roicopy-lib.sh - sourced by the roicopy shell tests: paths, a scratch
 # directory that is always removed, TAP helpers and `expect_error`.
 # Tests print their plan at the end ("1..N"), which TAP allows.

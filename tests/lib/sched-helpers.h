@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sched-helpers.h - helpers shared by the scheduling tests (stream pool, timers,
  * latch, ring, graphs): a gate that holds a stream back from the host, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tap.h - a tiny Test Anything Protocol producer for cuxfer's tests.
  *
