@@ -3934,6 +3934,136 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 }
 
 /* ------------------------------------------------------------------------
+ * 9a. Private: a persistent team of host threads
+ * ------------------------------------------------------------------------ */
+
+#define CUXFER_IMPL_TEAM_MAX 64 /* workers at most (>= every public thread cap) */
+
+/* A team runs fn(arg, part, parts) for part 0..parts-1 at once: the
+ * workers take parts 0..n-1, the calling thread the last one.  Workers
+ * spin briefly after a job (the next chunk follows within microseconds)
+ * and then sleep on a condition variable.  Private infrastructure shared
+ * by the planner's PACK scatter (section 10) and cuxfer_rois's GATHER
+ * (section 10a), so it sits above both. */
+typedef void (*cuxfer_impl_team_fn)(void *arg, int part, int parts);
+
+typedef struct cuxfer_impl_team {
+    pthread_t th[CUXFER_IMPL_TEAM_MAX];
+    int n;                  /* workers running */
+    int started;            /* workers that took an index (start-up) */
+    int stop;
+    unsigned long long gen; /* job generation, atomic */
+    int pending;            /* workers still on the job, atomic */
+    cuxfer_impl_team_fn fn;
+    void *arg;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_job, cv_start;
+} cuxfer_impl_team;
+
+#if defined(__x86_64__) || defined(__i386__)
+#define CUXFER_IMPL_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define CUXFER_IMPL_RELAX() __asm__ __volatile__("yield")
+#else
+#define CUXFER_IMPL_RELAX() ((void)0)
+#endif
+#define CUXFER_IMPL_TEAM_SPIN 4096
+
+CUXFER_API void *cuxfer_impl_team_worker(void *a)
+{
+    cuxfer_impl_team *t = (cuxfer_impl_team *)a;
+    unsigned long long seen;
+    int me, i;
+    pthread_mutex_lock(&t->mu);
+    me = t->started++;
+    seen = t->gen;
+    pthread_cond_signal(&t->cv_start);
+    pthread_mutex_unlock(&t->mu);
+    for (;;) {
+        for (i = 0; i < CUXFER_IMPL_TEAM_SPIN &&
+                    __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen &&
+                    !__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE);
+             ++i)
+            CUXFER_IMPL_RELAX();
+        if (__atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen) {
+            pthread_mutex_lock(&t->mu);
+            while (!t->stop && __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen)
+                pthread_cond_wait(&t->cv_job, &t->mu);
+            pthread_mutex_unlock(&t->mu);
+        }
+        if (__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE))
+            break;
+        seen = __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE);
+        t->fn(t->arg, me, t->n + 1);
+        __atomic_sub_fetch(&t->pending, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+/* Start `workers` threads (0 is a team of the caller alone).  Fewer start
+ * when pthread_create fails; the team works with what it has. */
+CUXFER_API void cuxfer_impl_team_start(cuxfer_impl_team *t, int workers)
+{
+    int i;
+    memset(t, 0, sizeof *t);
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv_job, NULL);
+    pthread_cond_init(&t->cv_start, NULL);
+    if (workers > CUXFER_IMPL_TEAM_MAX)
+        workers = CUXFER_IMPL_TEAM_MAX;
+    for (i = 0; i < workers; ++i) {
+        if (pthread_create(&t->th[i], NULL, cuxfer_impl_team_worker, t) != 0)
+            break;
+        ++t->n;
+    }
+    /* every worker holds its index before the first job names n */
+    pthread_mutex_lock(&t->mu);
+    while (t->started < t->n)
+        pthread_cond_wait(&t->cv_start, &t->mu);
+    pthread_mutex_unlock(&t->mu);
+}
+
+CUXFER_API void cuxfer_impl_team_stop(cuxfer_impl_team *t)
+{
+    int i;
+    pthread_mutex_lock(&t->mu);
+    __atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&t->cv_job);
+    pthread_mutex_unlock(&t->mu);
+    for (i = 0; i < t->n; ++i)
+        pthread_join(t->th[i], NULL);
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv_job);
+    pthread_cond_destroy(&t->cv_start);
+    memset(t, 0, sizeof *t);
+}
+
+/* Run one job on the whole team and return when every part is done (the
+ * workers' writes are visible to the caller then).  One caller at a time. */
+CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
+{
+    int i = 0;
+    if (t->n == 0) {
+        fn(arg, 0, 1);
+        return;
+    }
+    t->fn = fn;
+    t->arg = arg;
+    __atomic_store_n(&t->pending, t->n, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&t->mu);
+    __atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&t->cv_job);
+    pthread_mutex_unlock(&t->mu);
+    fn(arg, t->n, t->n + 1);
+    while (__atomic_load_n(&t->pending, __ATOMIC_ACQUIRE) != 0) {
+        if (++i < CUXFER_IMPL_TEAM_SPIN)
+            CUXFER_IMPL_RELAX();
+        else
+            sched_yield();
+    }
+}
+
+/* ------------------------------------------------------------------------
  * 10. The copy planner: narrow rows at link speed
  * ------------------------------------------------------------------------ */
 
@@ -3946,9 +4076,11 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
  *     GB/s) extracts the rows; chunks alternate between two scratch
  *     buffers so the link and the extraction overlap.
  *   D2H PACK: a device-to-device 2D copy packs the rows densely, one 1D
- *     copy brings them to pinned staging, host threads scatter them into
- *     the strided destination (the gap bytes between rows are never
- *     written); chunks pipeline the three stages.
+ *     copy brings them to pinned staging, the thread team (section 9a)
+ *     scatters them into the strided destination (the gap bytes between
+ *     rows are never written); the three stages pipeline over
+ *     CUXFER_IMPL_PLAN_SLOTS half-chunk slots, so the host scatter - the
+ *     slowest stage - never waits for the link.
  *   DIRECT: cudaMemcpy2DAsync, for everything else.
  * Every strategy is stream-ordered on the caller's stream: the call
  * returns at once, later work on the stream sees the data. */
@@ -3957,11 +4089,16 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 #define CUXFER_PLAN_SPAN 2
 #define CUXFER_PLAN_PACK 3
 #define CUXFER_PLAN_MAX_THREADS 32
+/* PACK's pipeline slots: each half of the two chunk buffers.  Four stages
+ * in flight (pack, link, scatter, one spare) keep the scatter busy while a
+ * slot waits for its pack and copy. */
+#define CUXFER_IMPL_PLAN_SLOTS 4
 
 /* Options of cuxfer_plan2d_create; {0} means the defaults. */
 typedef struct cuxfer_plan2d_options {
     size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB); the
-                           plan holds two on the device and two pinned */
+                           plan holds two on the device and two pinned;
+                           PACK pipelines their halves */
     int threads;        /* host scatter threads (default: cores, at most 16;
                            at most CUXFER_PLAN_MAX_THREADS) */
     int strategy;       /* CUXFER_PLAN_AUTO, or force one */
@@ -4004,18 +4141,13 @@ typedef struct cuxfer_plan2d {
     cudaStream_t aux, host;    /* extraction / packing; scatter host functions */
     void *dscratch[2];         /* device chunk buffers */
     void *hstage[2];           /* pinned staging (PACK) */
-    cudaEvent_t ev_moved[2], ev_freed[2], ev_fork, ev_join;
-    /* scatter thread pool */
-    pthread_t threads[CUXFER_PLAN_MAX_THREADS];
-    int nthreads;
-    int stop;
-    unsigned long long gen;    /* job generation */
-    int pending;               /* workers still busy on the job */
-    struct cuxfer_impl_scatter job;
+    /* per slot: SPAN uses 0 and 1 (whole buffers), PACK 0..3 (halves) */
+    cudaEvent_t ev_moved[CUXFER_IMPL_PLAN_SLOTS], ev_freed[CUXFER_IMPL_PLAN_SLOTS];
+    cudaEvent_t ev_fork, ev_join;
+    cuxfer_impl_team team;     /* scatter workers; the host-function thread joins */
+    int team_up;
     struct cuxfer_impl_scatter_rec recs[CUXFER_IMPL_PLAN_RECS];
     unsigned long long rec_next; /* records handed out (enqueueing thread) */
-    pthread_mutex_t mu;
-    pthread_cond_t cv_job, cv_done;
     int ready;
 } cuxfer_plan2d;
 
@@ -4050,60 +4182,27 @@ CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, si
 #undef CUXFER_IMPL_SCATTER_CASE
 }
 
-CUXFER_API void *cuxfer_impl_plan_worker(void *arg)
+/* The team's part of a scatter job: an equal, contiguous share of rows. */
+CUXFER_API void cuxfer_impl_scatter_part(void *arg, int part, int parts)
 {
-    cuxfer_plan2d *p = (cuxfer_plan2d *)arg;
-    unsigned long long seen = 0;
-    int me;
-    pthread_mutex_lock(&p->mu);
-    me = p->pending++; /* start-up: index the worker, see create */
-    pthread_cond_signal(&p->cv_done);
-    for (;;) {
-        struct cuxfer_impl_scatter j;
-        size_t parts, from, to;
-        while (!p->stop && p->gen == seen)
-            pthread_cond_wait(&p->cv_job, &p->mu);
-        if (p->stop)
-            break;
-        seen = p->gen;
-        j = p->job;
-        pthread_mutex_unlock(&p->mu);
-        parts = (size_t)p->nthreads + 1; /* the host-function thread helps */
-        from = j.rows * (size_t)(me + 1) / parts;
-        to = j.rows * (size_t)(me + 2) / parts;
-        cuxfer_impl_scatter_rows(&j, from, to);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0)
-            pthread_cond_signal(&p->cv_done);
-    }
-    pthread_mutex_unlock(&p->mu);
-    return NULL;
+    const struct cuxfer_impl_scatter *j = (const struct cuxfer_impl_scatter *)arg;
+    cuxfer_impl_scatter_rows(j, j->rows * (size_t)part / (size_t)parts,
+                             j->rows * ((size_t)part + 1) / (size_t)parts);
 }
 
-/* The host function of PACK: scatter one staged chunk with every worker
- * and this (CUDA's host-function) thread.  It makes no CUDA call; later
- * work on the plan's host stream waits for it. */
+/* The host function of PACK: scatter one staged chunk with the team, this
+ * (CUDA's host-function) thread taking the last part.  Host functions of
+ * the plan's host stream run one at a time, so the team has one caller.
+ * It makes no CUDA call; later work on the host stream waits for it. */
 CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
 {
     struct cuxfer_impl_scatter_rec *r = (struct cuxfer_impl_scatter_rec *)arg;
     struct cuxfer_plan2d *p = r->plan;
     struct cuxfer_impl_scatter j = r->job;
-    size_t parts = (size_t)p->nthreads + 1;
-    if (p->nthreads == 0 || j.rows < 64) {
+    if (j.rows < 64) /* waking the team costs more than the rows */
         cuxfer_impl_scatter_rows(&j, 0, j.rows);
-    } else {
-        pthread_mutex_lock(&p->mu);
-        p->job = j;
-        p->pending = p->nthreads;
-        ++p->gen;
-        pthread_cond_broadcast(&p->cv_job);
-        pthread_mutex_unlock(&p->mu);
-        cuxfer_impl_scatter_rows(&j, 0, j.rows / parts);
-        pthread_mutex_lock(&p->mu);
-        while (p->pending > 0)
-            pthread_cond_wait(&p->cv_done, &p->mu);
-        pthread_mutex_unlock(&p->mu);
-    }
+    else
+        cuxfer_impl_team_run(&p->team, cuxfer_impl_scatter_part, &j);
     __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
 }
 
@@ -4148,16 +4247,14 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
         first = err;
     if (p->host && (err = cudaStreamSynchronize(p->host)) != cudaSuccess && first == cudaSuccess)
         first = err;
-    pthread_mutex_lock(&p->mu);
-    p->stop = 1;
-    pthread_cond_broadcast(&p->cv_job);
-    pthread_mutex_unlock(&p->mu);
-    for (i = 0; i < p->nthreads; ++i)
-        pthread_join(p->threads[i], NULL);
+    if (p->team_up)
+        cuxfer_impl_team_stop(&p->team);
     for (i = 0; i < 2; ++i) {
         if (p->dscratch[i])
             (void)cudaFree(p->dscratch[i]);
         (void)cuxfer_host_free(p->hstage[i]);
+    }
+    for (i = 0; i < CUXFER_IMPL_PLAN_SLOTS; ++i) {
         if (p->ev_moved[i])
             (void)cudaEventDestroy(p->ev_moved[i]);
         if (p->ev_freed[i])
@@ -4171,9 +4268,6 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
         (void)cudaStreamDestroy(p->aux);
     if (p->host)
         (void)cudaStreamDestroy(p->host);
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->cv_job);
-    pthread_cond_destroy(&p->cv_done);
     memset(p, 0, sizeof *p);
     cuxfer_impl_kcache_flush();
     return first;
@@ -4199,7 +4293,7 @@ CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
  * all the scratch it will ever use, so copies allocate nothing. */
 CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2d_options *opt)
 {
-    int i, n;
+    int i;
     cudaError_t err = cudaSuccess;
     long cores;
     if (!p)
@@ -4230,16 +4324,14 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
     }
     p->tuning = cuxfer_plan2d_default_tuning();
     p->device = cuxfer_impl_current_device();
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv_job, NULL);
-    pthread_cond_init(&p->cv_done, NULL);
     p->ready = 1;
     for (i = 0; i < 2 && err == cudaSuccess; ++i) {
         err = cudaMalloc(&p->dscratch[i], p->opt.chunk_bytes);
         if (err == cudaSuccess)
             err = cuxfer_host_alloc(&p->hstage[i], p->opt.chunk_bytes, 1, 0);
-        if (err == cudaSuccess)
-            err = cudaEventCreateWithFlags(&p->ev_moved[i], cudaEventDisableTiming);
+    }
+    for (i = 0; i < CUXFER_IMPL_PLAN_SLOTS && err == cudaSuccess; ++i) {
+        err = cudaEventCreateWithFlags(&p->ev_moved[i], cudaEventDisableTiming);
         if (err == cudaSuccess)
             err = cudaEventCreateWithFlags(&p->ev_freed[i], cudaEventDisableTiming);
     }
@@ -4251,24 +4343,23 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
         err = cudaStreamCreateWithFlags(&p->aux, cudaStreamNonBlocking);
     if (err == cudaSuccess)
         err = cudaStreamCreateWithFlags(&p->host, cudaStreamNonBlocking);
-    /* The workers take indexes 0..n-1 as they start (p->pending counts). */
-    n = p->opt.threads - 1; /* CUDA's host-function thread is the last part */
-    for (i = 0; err == cudaSuccess && i < n; ++i) {
-        if (pthread_create(&p->threads[i], NULL, cuxfer_impl_plan_worker, p) != 0)
-            break;
-        ++p->nthreads;
+    if (err == cudaSuccess) {
+        /* CUDA's host-function thread is the team's last part */
+        cuxfer_impl_team_start(&p->team, p->opt.threads - 1);
+        p->team_up = 1;
     }
-    pthread_mutex_lock(&p->mu);
-    while (p->pending < p->nthreads)
-        pthread_cond_wait(&p->cv_done, &p->mu);
-    p->pending = 0;
-    pthread_mutex_unlock(&p->mu);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         (void)cuxfer_plan2d_destroy(p);
         return cuxfer_impl_fail(err, "cuxfer_plan2d_create: %s", cudaGetErrorName(err));
     }
     return cudaSuccess;
+}
+
+/* Bytes of one PACK slot: half a chunk buffer, 256-byte aligned. */
+CUXFER_API size_t cuxfer_impl_plan_half(const cuxfer_plan2d *p)
+{
+    return p->opt.chunk_bytes / 2 / 256 * 256;
 }
 
 /* The strategy AUTO (or the forced one) takes for this copy.  SPAN needs
@@ -4286,6 +4377,8 @@ CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *d
         return CUXFER_PLAN_DIRECT; /* a row must fit one scratch chunk */
     if (want == CUXFER_PLAN_SPAN)
         return h2d && src->pitch > row ? CUXFER_PLAN_SPAN : CUXFER_PLAN_DIRECT;
+    if (d2h && row > cuxfer_impl_plan_half(p))
+        d2h = 0; /* PACK's slots are half chunks: the row must fit one */
     if (want == CUXFER_PLAN_PACK)
         return d2h ? CUXFER_PLAN_PACK : CUXFER_PLAN_DIRECT;
     if (want == CUXFER_PLAN_DIRECT || total < p->tuning.min_bytes)
@@ -4325,36 +4418,39 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
 
-/* PACK: per chunk, the aux stream packs rows densely on the device, the
- * caller's stream brings them to pinned staging, the host stream's host
- * function scatters them; two buffers each. */
+/* PACK: per slot (half a chunk buffer, device and pinned alike), the aux
+ * stream packs rows densely on the device, the caller's stream brings them
+ * to the slot's pinned staging, the host stream's host function scatters
+ * them with the team.  Slot k is half k / 2 of buffer k % 2, and is reused
+ * once the scatter that last used it is done (ev_freed[k]); with four
+ * slots the scatter of one overlaps the copy of the next and the packing
+ * of the one after, so the host threads, the slowest stage, never idle. */
 CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view *dst,
                                              const cuxfer_view *src, cudaStream_t s)
 {
-    size_t row = src->width * src->elem_size, per = p->opt.chunk_bytes / row, y, rows;
+    size_t row = src->width * src->elem_size, half = cuxfer_impl_plan_half(p);
+    size_t per = half / row, y, rows, c;
     struct cuxfer_impl_scatter_rec *rec = NULL;
-    int b = 0;
     cudaError_t err;
     /* ev_fork was recorded on s by cuxfer_plan2d_copy_async */
     CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_fork, 0));
     CUXFER_TRY(cudaStreamWaitEvent(p->host, p->ev_fork, 0));
-    for (y = 0; y < src->height; y += rows, b ^= 1) {
+    for (y = 0, c = 0; y < src->height; y += rows, ++c) {
+        int k = (int)(c % CUXFER_IMPL_PLAN_SLOTS);
+        unsigned char *dev = (unsigned char *)p->dscratch[k % 2] + (size_t)(k / 2) * half;
+        unsigned char *stage = (unsigned char *)p->hstage[k % 2] + (size_t)(k / 2) * half;
         rows = src->height - y < per ? src->height - y : per;
-        /* the device buffer and the staging buffer b are free once the
-         * scatter that last used b is done */
-        CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_freed[b], 0));
-        CUXFER_TRY(cudaMemcpy2DAsync(p->dscratch[b], row,
-                                     (const unsigned char *)src->ptr + y * src->pitch,
+        CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_freed[k], 0));
+        CUXFER_TRY(cudaMemcpy2DAsync(dev, row, (const unsigned char *)src->ptr + y * src->pitch,
                                      src->pitch, row, rows, cudaMemcpyDeviceToDevice, p->aux));
-        CUXFER_TRY(cudaEventRecord(p->ev_moved[b], p->aux));
-        CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_moved[b], 0));
-        CUXFER_TRY(cudaMemcpyAsync(p->hstage[b], p->dscratch[b], rows * row,
-                                   cudaMemcpyDeviceToHost, s));
-        CUXFER_TRY(cudaEventRecord(p->ev_moved[b], s));
-        CUXFER_TRY(cudaStreamWaitEvent(p->host, p->ev_moved[b], 0));
+        CUXFER_TRY(cudaEventRecord(p->ev_moved[k], p->aux));
+        CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_moved[k], 0));
+        CUXFER_TRY(cudaMemcpyAsync(stage, dev, rows * row, cudaMemcpyDeviceToHost, s));
+        CUXFER_TRY(cudaEventRecord(p->ev_moved[k], s));
+        CUXFER_TRY(cudaStreamWaitEvent(p->host, p->ev_moved[k], 0));
         CUXFER_TRY(cuxfer_impl_plan_rec(p, &rec));
         rec->job.dst = (unsigned char *)dst->ptr + y * dst->pitch;
-        rec->job.src = (const unsigned char *)p->hstage[b];
+        rec->job.src = stage;
         rec->job.dpitch = dst->pitch;
         rec->job.row = row;
         rec->job.rows = rows;
@@ -4362,10 +4458,22 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view
             __atomic_store_n(&rec->busy, 0, __ATOMIC_RELEASE); /* never queued */
             return err;
         }
-        CUXFER_TRY(cudaEventRecord(p->ev_freed[b], p->host));
+        CUXFER_TRY(cudaEventRecord(p->ev_freed[k], p->host));
     }
     CUXFER_TRY(cudaEventRecord(p->ev_join, p->host));
     return cudaStreamWaitEvent(s, p->ev_join, 0);
+}
+
+/* After a SPAN or PACK copy joined s: every slot is free once s gets
+ * here.  SPAN's slots are whole buffers, PACK's halves, so a later copy
+ * of the other strategy on another stream must not rely on the events
+ * this one left: mark all of them at the join. */
+CUXFER_API cudaError_t cuxfer_impl_plan_release(cuxfer_plan2d *p, cudaStream_t s)
+{
+    int k;
+    for (k = 0; k < CUXFER_IMPL_PLAN_SLOTS; ++k)
+        CUXFER_TRY(cudaEventRecord(p->ev_freed[k], s));
+    return cudaSuccess;
 }
 
 /* cuxfer_copy2d_async with a plan: the same checks and guard, then the
@@ -4416,6 +4524,8 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
     }
     err = strategy == CUXFER_PLAN_SPAN ? cuxfer_impl_plan_span(p, dst, src, s)
                                        : cuxfer_impl_plan_pack(p, dst, src, s);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_plan_release(p, s);
 #ifdef CUXFER_DEBUG_SYNC
     if (err == cudaSuccess)
         err = cudaStreamSynchronize(s);
@@ -4585,131 +4695,6 @@ typedef struct cuxfer_rois_options {
                                  loop runs near the link and the gather
                                  would not win) */
 } cuxfer_rois_options;
-
-/* --- the thread team: persistent workers for host copies ------------------ */
-
-/* A team runs fn(arg, part, parts) for part 0..parts-1 at once: the
- * workers take parts 0..n-1, the calling thread the last one.  Workers
- * spin briefly after a job (the next chunk follows within microseconds)
- * and then sleep on a condition variable.  Private, and independent of
- * cuxfer_rois, so the planner's PACK scatter can run on it too. */
-typedef void (*cuxfer_impl_team_fn)(void *arg, int part, int parts);
-
-typedef struct cuxfer_impl_team {
-    pthread_t th[CUXFER_ROIS_MAX_THREADS];
-    int n;                  /* workers running */
-    int started;            /* workers that took an index (start-up) */
-    int stop;
-    unsigned long long gen; /* job generation, atomic */
-    int pending;            /* workers still on the job, atomic */
-    cuxfer_impl_team_fn fn;
-    void *arg;
-    pthread_mutex_t mu;
-    pthread_cond_t cv_job, cv_start;
-} cuxfer_impl_team;
-
-#if defined(__x86_64__) || defined(__i386__)
-#define CUXFER_IMPL_RELAX() __builtin_ia32_pause()
-#elif defined(__aarch64__)
-#define CUXFER_IMPL_RELAX() __asm__ __volatile__("yield")
-#else
-#define CUXFER_IMPL_RELAX() ((void)0)
-#endif
-#define CUXFER_IMPL_TEAM_SPIN 4096
-
-CUXFER_API void *cuxfer_impl_team_worker(void *a)
-{
-    cuxfer_impl_team *t = (cuxfer_impl_team *)a;
-    unsigned long long seen;
-    int me, i;
-    pthread_mutex_lock(&t->mu);
-    me = t->started++;
-    seen = t->gen;
-    pthread_cond_signal(&t->cv_start);
-    pthread_mutex_unlock(&t->mu);
-    for (;;) {
-        for (i = 0; i < CUXFER_IMPL_TEAM_SPIN &&
-                    __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen &&
-                    !__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE);
-             ++i)
-            CUXFER_IMPL_RELAX();
-        if (__atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen) {
-            pthread_mutex_lock(&t->mu);
-            while (!t->stop && __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen)
-                pthread_cond_wait(&t->cv_job, &t->mu);
-            pthread_mutex_unlock(&t->mu);
-        }
-        if (__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE))
-            break;
-        seen = __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE);
-        t->fn(t->arg, me, t->n + 1);
-        __atomic_sub_fetch(&t->pending, 1, __ATOMIC_RELEASE);
-    }
-    return NULL;
-}
-
-/* Start `workers` threads (0 is a team of the caller alone).  Fewer start
- * when pthread_create fails; the team works with what it has. */
-CUXFER_API void cuxfer_impl_team_start(cuxfer_impl_team *t, int workers)
-{
-    int i;
-    memset(t, 0, sizeof *t);
-    pthread_mutex_init(&t->mu, NULL);
-    pthread_cond_init(&t->cv_job, NULL);
-    pthread_cond_init(&t->cv_start, NULL);
-    if (workers > CUXFER_ROIS_MAX_THREADS)
-        workers = CUXFER_ROIS_MAX_THREADS;
-    for (i = 0; i < workers; ++i) {
-        if (pthread_create(&t->th[i], NULL, cuxfer_impl_team_worker, t) != 0)
-            break;
-        ++t->n;
-    }
-    /* every worker holds its index before the first job names n */
-    pthread_mutex_lock(&t->mu);
-    while (t->started < t->n)
-        pthread_cond_wait(&t->cv_start, &t->mu);
-    pthread_mutex_unlock(&t->mu);
-}
-
-CUXFER_API void cuxfer_impl_team_stop(cuxfer_impl_team *t)
-{
-    int i;
-    pthread_mutex_lock(&t->mu);
-    __atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&t->cv_job);
-    pthread_mutex_unlock(&t->mu);
-    for (i = 0; i < t->n; ++i)
-        pthread_join(t->th[i], NULL);
-    pthread_mutex_destroy(&t->mu);
-    pthread_cond_destroy(&t->cv_job);
-    pthread_cond_destroy(&t->cv_start);
-    memset(t, 0, sizeof *t);
-}
-
-/* Run one job on the whole team and return when every part is done (the
- * workers' writes are visible to the caller then).  One caller at a time. */
-CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
-{
-    int i = 0;
-    if (t->n == 0) {
-        fn(arg, 0, 1);
-        return;
-    }
-    t->fn = fn;
-    t->arg = arg;
-    __atomic_store_n(&t->pending, t->n, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&t->mu);
-    __atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&t->cv_job);
-    pthread_mutex_unlock(&t->mu);
-    fn(arg, t->n, t->n + 1);
-    while (__atomic_load_n(&t->pending, __ATOMIC_ACQUIRE) != 0) {
-        if (++i < CUXFER_IMPL_TEAM_SPIN)
-            CUXFER_IMPL_RELAX();
-        else
-            sched_yield();
-    }
-}
 
 /* --- the plan ------------------------------------------------------------- */
 
