@@ -329,6 +329,101 @@ CUXFER_API void cuxfer_impl_relax_end(cuxfer_impl_relax r)
         (void)cudaGetLastError();
 }
 
+/* Waits and queries on cuxfer's own events and streams, in Relaxed mode:
+ * while any thread captures in cudaStreamCaptureModeGlobal, CUDA treats an
+ * event query or synchronize from every other thread as unsafe and
+ * invalidates that capture.  Relaxed is really safe here: the event or
+ * stream is cuxfer's own (or a caller's event that belongs to no capture),
+ * never part of the graph being built.  The mode switch is a thread-local
+ * exchange in the runtime, far cheaper than the query it wraps. */
+CUXFER_API cudaError_t cuxfer_impl_event_query(cudaEvent_t e)
+{
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+    cudaError_t err = cudaEventQuery(e);
+    cuxfer_impl_relax_end(rx);
+    return err;
+}
+
+CUXFER_API cudaError_t cuxfer_impl_event_sync(cudaEvent_t e)
+{
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+    cudaError_t err = cudaEventSynchronize(e);
+    cuxfer_impl_relax_end(rx);
+    return err;
+}
+
+CUXFER_API cudaError_t cuxfer_impl_stream_sync(cudaStream_t s)
+{
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+    cudaError_t err = cudaStreamSynchronize(s);
+    cuxfer_impl_relax_end(rx);
+    return err;
+}
+
+/* Allocation and creation of cuxfer's own memory, events and streams, in
+ * Relaxed mode for the same reason: cudaMalloc, cudaFree, cudaEventCreate
+ * and cudaStreamCreate are "unsafe" calls that invalidate another thread's
+ * Global-mode capture.  They touch nothing a graph under construction uses
+ * (tests/composition-foreign-capture runs every family beside such a
+ * capture). */
+CUXFER_API cudaError_t cuxfer_impl_dmalloc(void **p, size_t bytes)
+{
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+    cudaError_t err = cudaMalloc(p, bytes);
+    cuxfer_impl_relax_end(rx);
+    return err;
+}
+
+CUXFER_API cudaError_t cuxfer_impl_dmalloc_pitch(void **p, size_t *pitch, size_t w, size_t h)
+{
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+    cudaError_t err = cudaMallocPitch(p, pitch, w, h);
+    cuxfer_impl_relax_end(rx);
+    return err;
+}
+
+CUXFER_API cudaError_t cuxfer_impl_mmalloc(void **p, size_t bytes, unsigned flags)
+{
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+    cudaError_t err = cudaMallocManaged(p, bytes, flags);
+    cuxfer_impl_relax_end(rx);
+    return err;
+}
+
+CUXFER_API cudaError_t cuxfer_impl_dfree(void *p)
+{
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+    cudaError_t err = cudaFree(p);
+    cuxfer_impl_relax_end(rx);
+    return err;
+}
+
+CUXFER_API cudaError_t cuxfer_impl_event_create(cudaEvent_t *e, unsigned flags)
+{
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+    cudaError_t err = cudaEventCreateWithFlags(e, flags);
+    cuxfer_impl_relax_end(rx);
+    return err;
+}
+
+CUXFER_API cudaError_t cuxfer_impl_stream_create(cudaStream_t *s, unsigned flags, int prio)
+{
+    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
+    cudaError_t err = cudaStreamCreateWithPriority(s, flags, prio);
+    cuxfer_impl_relax_end(rx);
+    return err;
+}
+
+/* cuxfer's own threads (stager, planner, team workers) never capture and
+ * touch only cuxfer's own streams and events: they run Relaxed for good,
+ * so another thread's Global-mode capture never sees them. */
+CUXFER_API void cuxfer_impl_worker_relaxed(void)
+{
+    enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
+    if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
 /* The device a stream belongs to: cudaStreamGetDevice where the runtime
  * has it (12.8+), else the calling thread's current device (the special
  * handles 0, cudaStreamLegacy and cudaStreamPerThread always mean the
@@ -914,7 +1009,7 @@ CUXFER_API cudaError_t cuxfer_device_alloc(void **p, size_t count, size_t elem_s
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_device_alloc: p is NULL");
     CUXFER_TRY(cuxfer_impl_bytes("cuxfer_device_alloc", count, elem_size, &bytes));
-    err = cudaMalloc(p, bytes);
+    err = cuxfer_impl_dmalloc(p, bytes);
     if (err == cudaSuccess) {
         cuxfer_impl_reg_add(*p, bytes, CUXFER_MEMORY_DEVICE, cuxfer_impl_current_device());
         return cudaSuccess;
@@ -939,7 +1034,7 @@ CUXFER_API cudaError_t cuxfer_device_free(void *p)
     if (!p)
         return cudaSuccess;
     cuxfer_impl_reg_remove(p);
-    err = cudaFree(p);
+    err = cuxfer_impl_dfree(p);
     if (err != cudaSuccess)
         (void)cudaGetLastError();
     return err;
@@ -1036,7 +1131,7 @@ CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
         return cuxfer_impl_fail(cudaErrorMemoryAllocation,
                                 "cuxfer_managed_alloc: %zu bytes requested, only %zu "
                                 "free on the device", bytes, free_b);
-    err = cudaMallocManaged(p, bytes, flags);
+    err = cuxfer_impl_mmalloc(p, bytes, flags);
     if (err != cudaSuccess) {
         *p = NULL;
         (void)cudaGetLastError();
@@ -1052,7 +1147,7 @@ CUXFER_API cudaError_t cuxfer_managed_free(void *p)
     if (!p)
         return cudaSuccess;
     cuxfer_impl_kcache_flush();
-    return cudaFree(p);
+    return cuxfer_impl_dfree(p);
 }
 
 /* Shared checks of prefetch and advise: a managed range, a device able to
@@ -1375,7 +1470,7 @@ CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_view_alloc_device: %zux%zu x %zu bytes overflows size_t",
                                 width, height, elem_size);
-    err = cudaMallocPitch(&p, &pitch, row, height);
+    err = cuxfer_impl_dmalloc_pitch(&p, &pitch, row, height);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         return cuxfer_impl_fail(err, "cuxfer_view_alloc_device: cudaMallocPitch %zu x %zu: %s",
@@ -1434,7 +1529,7 @@ CUXFER_API cudaError_t cuxfer_view_free(cuxfer_view *v)
         return cudaSuccess;
     if (v->flags & CUXFER_VIEW_OWNS_DEVICE) {
         cuxfer_impl_reg_remove(v->ptr);
-        err = cudaFree(v->ptr);
+        err = cuxfer_impl_dfree(v->ptr);
     } else if (v->flags & CUXFER_VIEW_OWNS_HOST) {
         err = cuxfer_host_free(v->ptr);
     }
@@ -1995,7 +2090,7 @@ CUXFER_API cudaError_t cuxfer_impl_pool_create_here(cuxfer_stream_pool *p, int c
     p->owns = 1;
     p->count = count;
     for (i = 0; i < count; ++i) {
-        err = cudaStreamCreateWithPriority(&p->streams[i], sflags, priority);
+        err = cuxfer_impl_stream_create(&p->streams[i], sflags, priority);
         if (err != cudaSuccess) {
             p->streams[i] = NULL;
             (void)cudaGetLastError();
@@ -2150,7 +2245,7 @@ CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p)
     if (!p || !p->streams)
         return cudaSuccess;
     for (i = 0; i < p->count; ++i) {
-        err = cudaStreamSynchronize(p->streams[i]);
+        err = cuxfer_impl_stream_sync(p->streams[i]);
         if (err != cudaSuccess && first == cudaSuccess)
             first = err;
     }
@@ -2222,9 +2317,9 @@ CUXFER_API cudaError_t cuxfer_timer_create_with(cuxfer_timer *t, const cuxfer_ti
                                                      : (unsigned)cudaEventDefault;
     err = cuxfer_impl_use_device(t->device, &saved);
     if (err == cudaSuccess)
-        err = cudaEventCreateWithFlags(&t->start, evflags);
+        err = cuxfer_impl_event_create(&t->start, evflags);
     if (err == cudaSuccess)
-        err = cudaEventCreateWithFlags(&t->stop, evflags);
+        err = cuxfer_impl_event_create(&t->stop, evflags);
     cuxfer_impl_restore_device(saved);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
@@ -2347,7 +2442,7 @@ CUXFER_API cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms)
     if (CUXFER_IMPL_UNLIKELY(t->state != 2))
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_ms: the timer %s",
                                 t->state == 0 ? "was not started" : "was not stopped");
-    err = wait == CUXFER_WAIT ? cudaEventSynchronize(t->stop) : cudaEventQuery(t->stop);
+    err = wait == CUXFER_WAIT ? cuxfer_impl_event_sync(t->stop) : cuxfer_impl_event_query(t->stop);
     if (err != cudaSuccess)
         return err;
     err = cudaEventElapsedTime(ms, t->start, t->stop);
@@ -2374,7 +2469,7 @@ CUXFER_API double cuxfer_gbps(size_t bytes, float ms)
 CUXFER_API cudaError_t cuxfer_impl_order_event_make(cudaEvent_t *ev)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
+    cudaError_t err = cuxfer_impl_event_create(ev, cudaEventDisableTiming);
     cuxfer_impl_relax_end(rx);
     if (err != cudaSuccess) {
         *ev = NULL;
@@ -2409,10 +2504,9 @@ CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
     if (cur < 0 || cur >= CUXFER_IMPL_MAX_DEVICES)
         return cuxfer_impl_fail(cudaErrorInvalidDevice, "%s: no current device", call);
 #if CUDART_VERSION >= 12080
-    if (cudaStreamGetDevice(signaler, &dev) != cudaSuccess) {
-        (void)cudaGetLastError();
+    dev = cuxfer_impl_stream_device(signaler); /* a query, run Relaxed */
+    if (dev < 0)
         dev = cur;
-    }
     if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
         dev = cur;
 #endif
@@ -2654,7 +2748,7 @@ CUXFER_API cudaError_t cuxfer_event_pool_create(cuxfer_event_pool *p, int count)
         return cuxfer_impl_fail(cudaErrorMemoryAllocation, "cuxfer_event_pool_create: out of memory");
     p->count = count;
     for (i = 0; i < count; ++i) {
-        err = cudaEventCreateWithFlags(&p->events[i], cudaEventDisableTiming);
+        err = cuxfer_impl_event_create(&p->events[i], cudaEventDisableTiming);
         if (err != cudaSuccess) {
             p->events[i] = NULL;
             (void)cudaGetLastError();
@@ -2850,7 +2944,7 @@ CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
     memset(l, 0, sizeof *l);
     l->device = cuxfer_impl_current_device();
     for (i = 0; i < CUXFER_LATCH_STREAMS && err == cudaSuccess; ++i) {
-        err = cudaEventCreateWithFlags(&l->watch[i].event, cudaEventDisableTiming);
+        err = cuxfer_impl_event_create(&l->watch[i].event, cudaEventDisableTiming);
         if (err != cudaSuccess)
             l->watch[i].event = NULL;
     }
@@ -3008,7 +3102,7 @@ CUXFER_API cudaError_t cuxfer_impl_latch_probe(cuxfer_latch *l)
             ev[n++] = l->watch[i].event;
     pthread_mutex_unlock(&l->arm_mu);
     for (i = 0; i < n; ++i) {
-        q = cudaEventQuery(ev[i]);
+        q = cuxfer_impl_event_query(ev[i]);
         if (q != cudaSuccess && q != cudaErrorNotReady)
             return q;
     }
@@ -3137,7 +3231,7 @@ CUXFER_API cudaError_t cuxfer_ring_drain(cuxfer_ring *r)
     for (i = 0; i < r->count; ++i) {
         if (!r->slots[i].done)
             continue;
-        err = cudaEventSynchronize(r->slots[i].done);
+        err = cuxfer_impl_event_sync(r->slots[i].done);
         if (err != cudaSuccess && first == cudaSuccess)
             first = err;
     }
@@ -3233,12 +3327,12 @@ CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host
         if (err == cudaSuccess && device_bytes)
             err = cuxfer_device_alloc(&s->device, device_bytes, 1);
         if (err == cudaSuccess)
-            err = cudaStreamCreateWithPriority(&s->stream, cudaStreamNonBlocking, prio);
+            err = cuxfer_impl_stream_create(&s->stream, cudaStreamNonBlocking, prio);
         if (err == cudaSuccess)
-            err = cudaEventCreateWithFlags(&s->done, o.timing ? cudaEventDefault
+            err = cuxfer_impl_event_create(&s->done, o.timing ? cudaEventDefault
                                                               : cudaEventDisableTiming);
         if (err == cudaSuccess && o.timing)
-            err = cudaEventCreateWithFlags(&s->start, cudaEventDefault);
+            err = cuxfer_impl_event_create(&s->start, cudaEventDefault);
         cuxfer_impl_restore_device(saved);
     }
     if (err != cudaSuccess) {
@@ -3291,7 +3385,7 @@ CUXFER_API cudaError_t cuxfer_ring_acquire(cuxfer_ring *r, cuxfer_ring_slot **sl
         __atomic_sub_fetch(&r->waiters, 1, __ATOMIC_SEQ_CST);
         pthread_mutex_unlock(&r->mu);
     }
-    err = cudaEventSynchronize(s->done);
+    err = cuxfer_impl_event_sync(s->done);
     *slot = s;
     return err;
 }
@@ -3390,7 +3484,7 @@ CUXFER_API cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wai
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_ring_slot_ms: slot %d has no submission yet",
                                 slot->index);
-    err = wait == CUXFER_WAIT ? cudaEventSynchronize(slot->done) : cudaEventQuery(slot->done);
+    err = wait == CUXFER_WAIT ? cuxfer_impl_event_sync(slot->done) : cuxfer_impl_event_query(slot->done);
     if (err != cudaSuccess) {
         if (err == cudaErrorNotReady)
             (void)cudaGetLastError();
@@ -3653,7 +3747,7 @@ CUXFER_API void cuxfer_impl_pool_release_cached(cuxfer_pinned_pool *p, size_t ne
             struct cuxfer_impl_pblock *b = *pp;
             if (need && (!p->opt.cap_bytes || p->stats.reserved + need <= p->opt.cap_bytes))
                 return;
-            if (b->pending && cudaEventQuery(b->ready) != cudaSuccess) {
+            if (b->pending && cuxfer_impl_event_query(b->ready) != cudaSuccess) {
                 (void)cudaGetLastError();
                 pp = &b->next;
                 continue;
@@ -3812,7 +3906,7 @@ CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaS
         b->ready = NULL;
     }
     if (err == cudaSuccess && !b->ready) {
-        err = cudaEventCreateWithFlags(&b->ready, cudaEventDisableTiming);
+        err = cuxfer_impl_event_create(&b->ready, cudaEventDisableTiming);
         if (err == cudaSuccess)
             b->ready_dev = dev;
         else
@@ -3917,7 +4011,7 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
         for (; b; b = nx) {
             nx = b->next;
             if (b->pending)
-                (void)cudaEventSynchronize(b->ready);
+                (void)cuxfer_impl_event_sync(b->ready);
             if (b->ready)
                 (void)cudaEventDestroy(b->ready);
             (void)cudaFreeHost(b->ptr);
@@ -4144,9 +4238,9 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
     cudaError_t first = cudaSuccess, err;
     if (!p || !p->ready)
         return cudaSuccess;
-    if (p->aux && (err = cudaStreamSynchronize(p->aux)) != cudaSuccess)
+    if (p->aux && (err = cuxfer_impl_stream_sync(p->aux)) != cudaSuccess)
         first = err;
-    if (p->host && (err = cudaStreamSynchronize(p->host)) != cudaSuccess && first == cudaSuccess)
+    if (p->host && (err = cuxfer_impl_stream_sync(p->host)) != cudaSuccess && first == cudaSuccess)
         first = err;
     pthread_mutex_lock(&p->mu);
     p->stop = 1;
@@ -4156,7 +4250,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
         pthread_join(p->threads[i], NULL);
     for (i = 0; i < 2; ++i) {
         if (p->dscratch[i])
-            (void)cudaFree(p->dscratch[i]);
+            (void)cuxfer_impl_dfree(p->dscratch[i]);
         (void)cuxfer_host_free(p->hstage[i]);
         if (p->ev_moved[i])
             (void)cudaEventDestroy(p->ev_moved[i]);
@@ -4235,22 +4329,22 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
     pthread_cond_init(&p->cv_done, NULL);
     p->ready = 1;
     for (i = 0; i < 2 && err == cudaSuccess; ++i) {
-        err = cudaMalloc(&p->dscratch[i], p->opt.chunk_bytes);
+        err = cuxfer_impl_dmalloc(&p->dscratch[i], p->opt.chunk_bytes);
         if (err == cudaSuccess)
             err = cuxfer_host_alloc(&p->hstage[i], p->opt.chunk_bytes, 1, 0);
         if (err == cudaSuccess)
-            err = cudaEventCreateWithFlags(&p->ev_moved[i], cudaEventDisableTiming);
+            err = cuxfer_impl_event_create(&p->ev_moved[i], cudaEventDisableTiming);
         if (err == cudaSuccess)
-            err = cudaEventCreateWithFlags(&p->ev_freed[i], cudaEventDisableTiming);
+            err = cuxfer_impl_event_create(&p->ev_freed[i], cudaEventDisableTiming);
     }
     if (err == cudaSuccess)
-        err = cudaEventCreateWithFlags(&p->ev_fork, cudaEventDisableTiming);
+        err = cuxfer_impl_event_create(&p->ev_fork, cudaEventDisableTiming);
     if (err == cudaSuccess)
-        err = cudaEventCreateWithFlags(&p->ev_join, cudaEventDisableTiming);
+        err = cuxfer_impl_event_create(&p->ev_join, cudaEventDisableTiming);
     if (err == cudaSuccess)
-        err = cudaStreamCreateWithFlags(&p->aux, cudaStreamNonBlocking);
+        err = cuxfer_impl_stream_create(&p->aux, cudaStreamNonBlocking, 0);
     if (err == cudaSuccess)
-        err = cudaStreamCreateWithFlags(&p->host, cudaStreamNonBlocking);
+        err = cuxfer_impl_stream_create(&p->host, cudaStreamNonBlocking, 0);
     /* The workers take indexes 0..n-1 as they start (p->pending counts). */
     n = p->opt.threads - 1; /* CUDA's host-function thread is the last part */
     for (i = 0; err == cudaSuccess && i < n; ++i) {
@@ -4442,7 +4536,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
         if (err == cudaSuccess)
             err = cudaEventRecord(e1, s);
         if (err == cudaSuccess)
-            err = cudaEventSynchronize(e1);
+            err = cuxfer_impl_event_sync(e1);
         if (err == cudaSuccess && r >= 0)
             err = cudaEventElapsedTime(&ms[r], e0, e1);
     }
@@ -4493,11 +4587,11 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     t.pack_max_row = 0;
     err = cuxfer_host_alloc(&h, 2 * total, 1, 0);
     if (err == cudaSuccess)
-        err = cudaMalloc(&d, total);
+        err = cuxfer_impl_dmalloc(&d, total);
     if (err == cudaSuccess)
-        err = cudaEventCreate(&e0);
+        err = cuxfer_impl_event_create(&e0, cudaEventDefault);
     if (err == cudaSuccess)
-        err = cudaEventCreate(&e1);
+        err = cuxfer_impl_event_create(&e1, cudaEventDefault);
     if (err == cudaSuccess)
         memset(h, 0x3c, 2 * total);
     for (i = 0; err == cudaSuccess && i < sizeof rows_b / sizeof rows_b[0]; ++i) {
@@ -4535,7 +4629,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     if (e1)
         (void)cudaEventDestroy(e1);
     if (d)
-        (void)cudaFree(d);
+        (void)cuxfer_impl_dfree(d);
     (void)cuxfer_host_free(h);
     if (err != cudaSuccess)
         return err;
@@ -5007,7 +5101,7 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
         cuxfer_impl_team_stop(&p->team);
     for (i = 0; i < CUXFER_ROIS_SLOTS; ++i) {
         if (p->ev[i]) {
-            if ((err = cudaEventSynchronize(p->ev[i])) != cudaSuccess && first == cudaSuccess)
+            if ((err = cuxfer_impl_event_sync(p->ev[i])) != cudaSuccess && first == cudaSuccess)
                 first = err;
             (void)cudaEventDestroy(p->ev[i]);
         }
@@ -5064,10 +5158,10 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
     for (i = 0; i < CUXFER_ROIS_SLOTS && err == cudaSuccess; ++i) {
         err = cuxfer_host_alloc(&p->stage[i], p->opt.chunk_bytes, 1, cudaHostAllocPortable);
         if (err == cudaSuccess)
-            err = cudaEventCreateWithFlags(&p->ev[i], cudaEventDisableTiming);
+            err = cuxfer_impl_event_create(&p->ev[i], cudaEventDisableTiming);
     }
     if (err == cudaSuccess)
-        err = cudaEventCreateWithFlags(&p->ev_probe, cudaEventDisableTiming);
+        err = cuxfer_impl_event_create(&p->ev_probe, cudaEventDisableTiming);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         (void)cuxfer_rois_destroy(p);
@@ -5242,7 +5336,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_h2d(cuxfer_rois *p, struct cuxfer_impl_r
     for (a = 0, c = 0; a < total; a += len, ++c) {
         k = (int)(c % CUXFER_ROIS_SLOTS);
         len = total - a < p->opt.chunk_bytes ? total - a : p->opt.chunk_bytes;
-        CUXFER_TRY(cudaEventSynchronize(p->ev[k]));
+        CUXFER_TRY(cuxfer_impl_event_sync(p->ev[k]));
         j->stage = (unsigned char *)p->stage[k];
         j->a = a;
         j->b = a + len;
@@ -5273,7 +5367,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_d2h(cuxfer_rois *p, struct cuxfer_impl_r
     }
     for (c = 0; c < chunks; ++c) {
         k = (int)(c % CUXFER_ROIS_SLOTS);
-        CUXFER_TRY(cudaEventSynchronize(p->ev[k]));
+        CUXFER_TRY(cuxfer_impl_event_sync(p->ev[k]));
         j->stage = (unsigned char *)p->stage[k];
         j->a = c * ch;
         j->b = total - c * ch < ch ? total : (c + 1) * ch;
@@ -5671,11 +5765,11 @@ CUXFER_API size_t cuxfer_impl_chunk_len(const cuxfer_impl_stage_job *j, size_t c
  * cudaEventSynchronize, which returns a failed stream's error. */
 CUXFER_API cudaError_t cuxfer_impl_event_wait(cudaEvent_t e)
 {
-    cudaError_t err = cudaEventQuery(e);
+    cudaError_t err = cuxfer_impl_event_query(e);
     if (err != cudaErrorNotReady)
         return err;
     (void)cudaGetLastError();
-    return cudaEventSynchronize(e);
+    return cuxfer_impl_event_sync(e);
 }
 
 /* --- workers --------------------------------------------------------------- */
@@ -5829,7 +5923,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st,
             e = cuxfer_impl_event_wait(st->end_event);
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
-            (void)cudaStreamSynchronize(st->stream);
+            (void)cuxfer_impl_stream_sync(st->stream);
             (void)cudaGetLastError();
         }
     }
@@ -5969,7 +6063,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_whole(cuxfer_stager *st, cuxfer_impl_s
         if (err == cudaSuccess)
             err = cuxfer_impl_event_wait(st->end_event);
         else
-            (void)cudaStreamSynchronize(st->stream); /* the DMA may be queued */
+            (void)cuxfer_impl_stream_sync(st->stream); /* the DMA may be queued */
     }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
@@ -6012,6 +6106,7 @@ CUXFER_API void *cuxfer_impl_stager_main(void *arg)
     cuxfer_impl_stage_job job;
     char why[CUXFER_REASON_MAX];
     cudaError_t err;
+    cuxfer_impl_worker_relaxed();
     if (st->device >= 0 && cudaSetDevice(st->device) != cudaSuccess)
         (void)cudaGetLastError();
     pthread_mutex_lock(&st->mu);
@@ -6154,18 +6249,18 @@ CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stag
     st->sync_ready = 1;
 
     step = "cudaStreamCreateWithFlags";
-    err = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
+    err = cuxfer_impl_stream_create(&st->stream, cudaStreamNonBlocking, 0);
     if (err == cudaSuccess) {
         step = "cudaEventCreateWithFlags";
-        err = cudaEventCreateWithFlags(&st->after_event, cudaEventDisableTiming);
+        err = cuxfer_impl_event_create(&st->after_event, cudaEventDisableTiming);
     }
     /* Blocking-sync events: the coordinator sleeps in cudaEventSynchronize
      * instead of spinning on a core the workers need. */
     if (err == cudaSuccess)
-        err = cudaEventCreateWithFlags(&st->end_event,
+        err = cuxfer_impl_event_create(&st->end_event,
                                        cudaEventDisableTiming | cudaEventBlockingSync);
     for (i = 0; i < o.slots && err == cudaSuccess; ++i)
-        err = cudaEventCreateWithFlags(&st->slot_event[i],
+        err = cuxfer_impl_event_create(&st->slot_event[i],
                                        cudaEventDisableTiming | cudaEventBlockingSync);
     if (err == cudaSuccess)
         step = "cudaHostAlloc of a slot";
