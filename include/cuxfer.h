@@ -70,6 +70,7 @@
 #include <cuda_runtime_api.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -95,6 +96,12 @@
     (CUXFER_VERSION_MAJOR * 10000 + CUXFER_VERSION_MINOR * 100 +               \
      CUXFER_VERSION_PATCH)
 
+/* Every function is static inline: the only storage that works when the
+ * header is included by many units, libraries and plugins (an empty
+ * definition gives multiple definitions, a bare `inline` undefined
+ * references).  CUXFER_API may still be defined to `static` or
+ * `static inline` (possibly with attributes); anything else stops the
+ * build below with cuxfer_impl_CUXFER_API_must_be_static in the message. */
 #ifndef CUXFER_API
 #define CUXFER_API static inline
 #endif
@@ -112,9 +119,14 @@
 #define CUXFER_ON_ERROR(err) abort()
 #endif
 
-#ifndef CUXFER_REASON_MAX
-#define CUXFER_REASON_MAX 256
+/* Bytes of the per-thread reason text, including the NUL: a fixed size,
+ * not a setting, because the text lives in state shared by every unit of
+ * the process and in cuxfer_stager.  Longer reasons end in "...". */
+#if defined(CUXFER_REASON_MAX) && CUXFER_REASON_MAX != 512
+#error "CUXFER_REASON_MAX is fixed at 512 (it sizes state shared by every unit and cuxfer_stager); remove your definition"
 #endif
+#undef CUXFER_REASON_MAX
+#define CUXFER_REASON_MAX 512
 
 /* Pageable-guard policies (section 3). */
 #define CUXFER_PAGEABLE_ALLOW 1
@@ -129,28 +141,306 @@
 #define CUXFER_DEFAULT_STREAM_POLICY CUXFER_PAGEABLE_WARN
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#define CUXFER_IMPL_SHARED __attribute__((weak))
-#define CUXFER_IMPL_TLS __thread
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__)
 #define CUXFER_IMPL_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define CUXFER_IMPL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define CUXFER_IMPL_UNUSED __attribute__((unused))
 #else
-#error "cuxfer.h needs GCC, Clang or nvcc with a GNU host compiler (weak symbols, __thread, __atomic)"
+#error "cuxfer.h needs GCC, Clang or nvcc with a GNU host compiler on an ELF platform (Linux): __atomic, asm sections, dl_iterate_phdr"
 #endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* Stop the build when CUXFER_API is not static storage: a static
+ * declaration may follow a static definition only. */
+CUXFER_API CUXFER_IMPL_UNUSED void cuxfer_impl_CUXFER_API_must_be_static(void) {}
+static void cuxfer_impl_CUXFER_API_must_be_static(void);
+
+/* ------------------------------------------------------------------------
+ * Process-wide state: everything cuxfer keeps between calls
+ * ------------------------------------------------------------------------
+ * One struct cuxfer_impl_state per process, found by cuxfer_impl_state(),
+ * plus one struct cuxfer_impl_thread per thread, found by
+ * cuxfer_impl_thread().  Nothing else in the header outlives a call.  No
+ * configuration macro changes the size or layout of either.
+ *
+ * How every copy of the header finds the same state.  Each executable or
+ * shared object that includes the header carries an ELF note
+ * (.note.cuxfer, type CUXFER_IMPL_STATE_LAYOUT) pointing to a hidden
+ * pointer slot of its own.  The first loaded object with such a note, in
+ * dl_iterate_phdr order (the executable first, then libraries in load
+ * order), owns the slot that every copy uses; the state itself is
+ * allocated once (calloc) and never freed.  Weak symbols alone do not
+ * reach across objects: a program linked without -rdynamic does not
+ * export them, and a library built with -fvisibility=hidden or loaded
+ * RTLD_LOCAL keeps its own.  Headers with another state layout carry
+ * another note type and so keep a separate state.
+ *
+ * Per-thread data hangs off a pthread key of the process state, so it is
+ * also one per thread across every object; it is freed at thread exit. */
+#define CUXFER_IMPL_MAX_DEVICES 64
+#define CUXFER_IMPL_KCACHE 8
+#define CUXFER_IMPL_KCACHE_USES 256u
+#define CUXFER_IMPL_REG_MAX 4096
+#define CUXFER_IMPL_STATE_LAYOUT 0x43580001u /* "CX", layout 1 */
+
+/* A classified range [lo, hi) of the registry or a thread's cache. */
+struct cuxfer_impl_range {
+    uintptr_t lo, hi;
+    int kind, dev;    /* cuxfer_memkind; owning device or -1 */
+    int queried;      /* learned from a query of one pointer: expires */
+};
+
+/* A thread's cache of recent classifications (section 3). */
+struct cuxfer_impl_tcache {
+    struct cuxfer_impl_range r[CUXFER_IMPL_KCACHE];
+    unsigned uses[CUXFER_IMPL_KCACHE];
+    unsigned gen;     /* the state's kgen it was filled under */
+    unsigned next;
+};
+
+/* What each thread keeps. */
+struct cuxfer_impl_thread {
+    /* Why this thread's last cuxfer call refused its arguments (section 2). */
+    char reason[CUXFER_REASON_MAX];
+    /* Recent classifications (section 3). */
+    struct cuxfer_impl_tcache kcache;
+    /* Events ordering streams, one per device, made on first use and kept:
+     * cudaStreamWaitEvent captures the event's latest record at the time
+     * of the call, so one event can be re-recorded at once and hot loops
+     * create no events (cuxfer_stream_wait, section 7).  Not destroyed at
+     * thread exit. */
+    cudaEvent_t order_event[CUXFER_IMPL_MAX_DEVICES];
+};
+
+/* What the process keeps. */
+struct cuxfer_impl_state {
+    unsigned layout;            /* CUXFER_IMPL_STATE_LAYOUT */
+    unsigned size;              /* sizeof(struct cuxfer_impl_state) */
+    pthread_key_t thread_key;   /* -> struct cuxfer_impl_thread */
+    /* Section 3: the registry of the exact ranges cuxfer allocated or
+     * pinned.  Writers hold reg_mu; readers take no lock and rescan while
+     * reg_seq is odd or changed. */
+    pthread_mutex_t reg_mu;
+    unsigned reg_seq;
+    int reg_n;
+    struct cuxfer_impl_range reg[CUXFER_IMPL_REG_MAX];
+    unsigned kgen;              /* bumped by every free: threads drop caches */
+    /* Sections 3 and 6: CUXFER_PAGEABLE and CUXFER_DEFAULT_STREAM, parsed
+     * once: 0 not yet, -1 unset or invalid, else CUXFER_PAGEABLE_*. */
+    int env_policy;
+    int env_stream_policy;
+    /* Warned-once flags: pageable source, pageable destination, legacy
+     * default stream. */
+    int warned[2];
+    int warned_stream;
+    /* Capability caches, per device, asked of the driver once.
+     * managed_cap: concurrentManagedAccess, 0 unknown, 1 yes, 2 no
+     * (section 4); max_pitch: cudaDevAttrMaxPitch, 0 unknown (section 6);
+     * peer: peer access per ordered pair, 0 not asked, 1 enabled,
+     * 2 impossible (section 6). */
+    int managed_cap[CUXFER_IMPL_MAX_DEVICES];
+    size_t max_pitch[CUXFER_IMPL_MAX_DEVICES];
+    int peer[CUXFER_IMPL_MAX_DEVICES * CUXFER_IMPL_MAX_DEVICES];
+};
+
+/* The note and slot of this object (one per object: a COMDAT group, the
+ * slot hidden).  The note's descriptor is the slot's address relative to
+ * the descriptor, so it needs no run-time relocation. */
+__asm__(".pushsection .note.cuxfer,\"aG\",%note,cuxfer_impl_anchor_v1,comdat\n"
+        ".balign 4\n"
+        ".globl cuxfer_impl_note_v1\n"
+        ".hidden cuxfer_impl_note_v1\n"
+        "cuxfer_impl_note_v1:\n"
+        ".long 7\n"          /* namesz: "cuxfer" and its NUL */
+        ".long 4\n"          /* descsz */
+        ".long 0x43580001\n" /* type: CUXFER_IMPL_STATE_LAYOUT */
+        ".asciz \"cuxfer\"\n"
+        ".balign 4\n"
+        ".long cuxfer_impl_slot_v1 - .\n"
+        ".popsection\n"
+        ".pushsection .bss.cuxfer_impl_slot_v1,\"awG\",%nobits,cuxfer_impl_anchor_v1,comdat\n"
+        ".balign 8\n"
+        ".globl cuxfer_impl_slot_v1\n"
+        ".hidden cuxfer_impl_slot_v1\n"
+        "cuxfer_impl_slot_v1:\n"
+        ".zero 8\n"
+        ".popsection\n");
+extern __attribute__((visibility("hidden"))) struct cuxfer_impl_state *cuxfer_impl_slot_v1;
+extern __attribute__((visibility("hidden"))) const unsigned char cuxfer_impl_note_v1[];
+
+/* This unit's copy of the answer, so that only the first call searches. */
+static struct cuxfer_impl_state *cuxfer_impl_state_seen CUXFER_IMPL_UNUSED;
+
+/* dl_iterate_phdr, declared under a name of our own: <link.h> declares it
+ * only under _GNU_SOURCE.  The struct is the leading, stable part of
+ * struct dl_phdr_info. */
+struct cuxfer_impl_phdr_info {
+    ElfW(Addr) dlpi_addr;
+    const char *dlpi_name;
+    const ElfW(Phdr) *dlpi_phdr;
+    ElfW(Half) dlpi_phnum;
+};
+extern int cuxfer_impl_dl_iterate_phdr(int (*cb)(struct cuxfer_impl_phdr_info *, size_t, void *),
+                                       void *data) __asm__("dl_iterate_phdr");
+
+/* dl_iterate_phdr callback: stop at the first object with our note and
+ * leave the address of its slot in *data. */
+CUXFER_API int cuxfer_impl_find_slot(struct cuxfer_impl_phdr_info *info, size_t size, void *data)
+{
+    int i;
+    (void)size;
+    for (i = 0; i < (int)info->dlpi_phnum; ++i) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        const unsigned char *p, *end;
+        size_t align = ph->p_align == 8 ? 8 : 4;
+        if (ph->p_type != PT_NOTE)
+            continue;
+        p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        end = p + ph->p_memsz;
+        while ((size_t)(end - p) >= 12) {
+            uint32_t namesz, descsz, type;
+            const unsigned char *name = p + 12, *desc;
+            memcpy(&namesz, p, 4);
+            memcpy(&descsz, p + 4, 4);
+            memcpy(&type, p + 8, 4);
+            desc = name + ((namesz + align - 1) & ~(align - 1));
+            if (desc + descsz > end)
+                break;
+            if (type == CUXFER_IMPL_STATE_LAYOUT && namesz == 7 && descsz == 4 &&
+                memcmp(name, "cuxfer", 7) == 0) {
+                int32_t off;
+                memcpy(&off, desc, 4);
+                *(struct cuxfer_impl_state ***)data =
+                    (struct cuxfer_impl_state **)(uintptr_t)(desc + off);
+                return 1;
+            }
+            p = desc + ((descsz + align - 1) & ~(align - 1));
+        }
+    }
+    return 0;
+}
+
+CUXFER_API void cuxfer_impl_atfork_prepare(void);
+CUXFER_API void cuxfer_impl_atfork_parent(void);
+CUXFER_API void cuxfer_impl_atfork_child(void);
+
+/* Find the process's state, making it on the first call of the process. */
+CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_find(void)
+{
+    struct cuxfer_impl_state **slot = &cuxfer_impl_slot_v1, *s, *mine;
+    (void)cuxfer_impl_note_v1; /* keeps the note under --gc-sections */
+    (void)cuxfer_impl_dl_iterate_phdr(cuxfer_impl_find_slot, &slot);
+    s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!s) {
+        mine = (struct cuxfer_impl_state *)calloc(1, sizeof *mine);
+        if (!mine || pthread_key_create(&mine->thread_key, free) != 0) {
+            CUXFER_LOG("cuxfer: fatal: cannot allocate the process-wide state\n");
+            abort();
+        }
+        mine->layout = CUXFER_IMPL_STATE_LAYOUT;
+        mine->size = (unsigned)sizeof *mine;
+        (void)pthread_mutex_init(&mine->reg_mu, NULL);
+        if (__atomic_compare_exchange_n(slot, &s, mine, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            s = mine;
+            /* Registered once, by the copy that made the state. */
+            (void)pthread_atfork(cuxfer_impl_atfork_prepare, cuxfer_impl_atfork_parent,
+                                 cuxfer_impl_atfork_child);
+        } else { /* another thread won: use its state */
+            (void)pthread_key_delete(mine->thread_key);
+            (void)pthread_mutex_destroy(&mine->reg_mu);
+            free(mine);
+        }
+    }
+    if (s->layout != CUXFER_IMPL_STATE_LAYOUT || s->size != sizeof *s) {
+        CUXFER_LOG("cuxfer: fatal: two layouts of the process-wide state\n");
+        abort();
+    }
+    __atomic_store_n(&cuxfer_impl_state_seen, s, __ATOMIC_RELEASE);
+    return s;
+}
+
+/* The process-wide state. */
+CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state(void)
+{
+    struct cuxfer_impl_state *s = __atomic_load_n(&cuxfer_impl_state_seen, __ATOMIC_ACQUIRE);
+    return CUXFER_IMPL_UNLIKELY(!s) ? cuxfer_impl_state_find() : s;
+}
+
+/* The calling thread's block, made on its first use.  Should calloc fail,
+ * a static block shared by such threads keeps cuxfer working. */
+CUXFER_API struct cuxfer_impl_thread *cuxfer_impl_thread(void)
+{
+    static struct cuxfer_impl_thread cuxfer_impl_thread_oom;
+    struct cuxfer_impl_state *s = cuxfer_impl_state();
+    struct cuxfer_impl_thread *t =
+        (struct cuxfer_impl_thread *)pthread_getspecific(s->thread_key);
+    if (CUXFER_IMPL_UNLIKELY(!t)) {
+        t = (struct cuxfer_impl_thread *)calloc(1, sizeof *t);
+        if (!t || pthread_setspecific(s->thread_key, t) != 0) {
+            free(t);
+            t = &cuxfer_impl_thread_oom;
+        }
+    }
+    return t;
+}
+
+/* fork: the child gets fresh locks and caches.  prepare takes the
+ * registry's writer lock, so no writer is half-way when the process is
+ * copied (a lock-free reader in the child would otherwise wait forever
+ * for an odd sequence count); the child re-creates the lock, empties the
+ * registry and every cache, and forgets its per-device events and
+ * capabilities.  CUDA itself cannot be used in a fork child (the driver
+ * does not support it): a child that needs the GPU must exec. */
+CUXFER_API void cuxfer_impl_atfork_prepare(void)
+{
+    (void)pthread_mutex_lock(&cuxfer_impl_state()->reg_mu);
+}
+
+CUXFER_API void cuxfer_impl_atfork_parent(void)
+{
+    (void)pthread_mutex_unlock(&cuxfer_impl_state()->reg_mu);
+}
+
+CUXFER_API void cuxfer_impl_atfork_child(void)
+{
+    struct cuxfer_impl_state *s = cuxfer_impl_state();
+    struct cuxfer_impl_thread *t =
+        (struct cuxfer_impl_thread *)pthread_getspecific(s->thread_key);
+    (void)pthread_mutex_init(&s->reg_mu, NULL);
+    s->reg_seq = 0;
+    s->reg_n = 0;
+    s->kgen++;
+    memset(s->managed_cap, 0, sizeof s->managed_cap);
+    memset(s->max_pitch, 0, sizeof s->max_pitch);
+    memset(s->peer, 0, sizeof s->peer);
+    if (t)
+        memset(t->order_event, 0, sizeof t->order_event);
+}
+
+/* The names the sections below use for the state's fields. */
+#define cuxfer_impl_reason (cuxfer_impl_thread()->reason)
+#define cuxfer_impl_kcache (cuxfer_impl_thread()->kcache)
+#define cuxfer_impl_order_event (cuxfer_impl_thread()->order_event)
+#define cuxfer_impl_kgen (cuxfer_impl_state()->kgen)
+#define cuxfer_impl_reg (cuxfer_impl_state()->reg)
+#define cuxfer_impl_reg_n (cuxfer_impl_state()->reg_n)
+#define cuxfer_impl_reg_seq (cuxfer_impl_state()->reg_seq)
+#define cuxfer_impl_reg_mu (cuxfer_impl_state()->reg_mu)
+#define cuxfer_impl_env_policy (cuxfer_impl_state()->env_policy)
+#define cuxfer_impl_env_stream_policy (cuxfer_impl_state()->env_stream_policy)
+#define cuxfer_impl_warned (cuxfer_impl_state()->warned)
+#define cuxfer_impl_warned_stream (cuxfer_impl_state()->warned_stream)
+#define cuxfer_impl_managed_cap (cuxfer_impl_state()->managed_cap)
+#define cuxfer_impl_max_pitch (cuxfer_impl_state()->max_pitch)
+#define cuxfer_impl_peer (cuxfer_impl_state()->peer)
+
 /* ------------------------------------------------------------------------
  * 2. Errors: CUXFER_CHECK / CUXFER_TRY, the reason text, device probing
  * ------------------------------------------------------------------------ */
-
-/* Why the last cuxfer call of this thread refused its arguments.  A weak
- * thread-local definition: every translation unit including this header
- * emits it and the linker keeps one, so a reason set in one .c file is read
- * in another. */
-CUXFER_IMPL_SHARED CUXFER_IMPL_TLS char cuxfer_impl_reason[CUXFER_REASON_MAX];
 
 /* The sentence explaining this thread's last validation failure, or "" when
  * there is none.  Like errno it is not cleared by successful calls. */
@@ -164,10 +454,14 @@ CUXFER_API void cuxfer_clear_reason(void) { cuxfer_impl_reason[0] = '\0'; }
 CUXFER_API CUXFER_IMPL_PRINTF(2, 3) cudaError_t
     cuxfer_impl_fail(cudaError_t err, const char *fmt, ...)
 {
+    char *r = cuxfer_impl_reason;
     va_list ap;
+    int n;
     va_start(ap, fmt);
-    (void)vsnprintf(cuxfer_impl_reason, sizeof cuxfer_impl_reason, fmt, ap);
+    n = vsnprintf(r, CUXFER_REASON_MAX, fmt, ap);
     va_end(ap);
+    if (n >= CUXFER_REASON_MAX) /* cut: say so */
+        memcpy(r + CUXFER_REASON_MAX - 4, "...", 4);
     return err;
 }
 
@@ -381,23 +675,8 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
  * thread keeps a few ranges it has seen; behind it, a registry holds the
  * exact ranges of memory cuxfer allocated or pinned itself; only pointers
  * neither knows are asked of the driver.  Every cuxfer free, unregister or
- * trim empties all threads' caches. */
-#define CUXFER_IMPL_KCACHE 8
-#define CUXFER_IMPL_KCACHE_USES 256u
-#define CUXFER_IMPL_REG_MAX 4096
-struct cuxfer_impl_range {
-    uintptr_t lo, hi; /* [lo, hi) */
-    int kind, dev;
-    int queried;      /* learned from a query of one pointer: expires */
-};
-struct cuxfer_impl_kcache {
-    struct cuxfer_impl_range r[CUXFER_IMPL_KCACHE];
-    unsigned uses[CUXFER_IMPL_KCACHE];
-    unsigned gen;
-    unsigned next;
-};
-CUXFER_IMPL_SHARED CUXFER_IMPL_TLS struct cuxfer_impl_kcache cuxfer_impl_kcache;
-CUXFER_IMPL_SHARED unsigned cuxfer_impl_kgen;
+ * trim empties all threads' caches.  Both live in the process-wide state
+ * (struct cuxfer_impl_state, after section 1). */
 
 /* The registry: the exact ranges cuxfer itself allocated or pinned
  * (cuxfer_host_alloc, cuxfer_host_register, cuxfer_device_alloc,
@@ -408,10 +687,6 @@ CUXFER_IMPL_SHARED unsigned cuxfer_impl_kgen;
  * (every copy whose thread cache misses) take no lock: a sequence counter,
  * odd while a writer works, tells them to scan again, so 8 threads copying
  * at once never contend. */
-CUXFER_IMPL_SHARED struct cuxfer_impl_range cuxfer_impl_reg[CUXFER_IMPL_REG_MAX];
-CUXFER_IMPL_SHARED int cuxfer_impl_reg_n;
-CUXFER_IMPL_SHARED unsigned cuxfer_impl_reg_seq;
-CUXFER_IMPL_SHARED pthread_mutex_t cuxfer_impl_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Forget every thread's cached classifications (after a free). */
 CUXFER_API void cuxfer_impl_kcache_flush(void)
@@ -519,7 +794,7 @@ CUXFER_API int cuxfer_impl_reg_find(uintptr_t a, struct cuxfer_impl_range *out)
 
 CUXFER_API void cuxfer_impl_kcache_put(const struct cuxfer_impl_range *r)
 {
-    struct cuxfer_impl_kcache *c = &cuxfer_impl_kcache;
+    struct cuxfer_impl_tcache *c = &cuxfer_impl_kcache;
     unsigned i = c->next++ % CUXFER_IMPL_KCACHE;
     c->r[i] = *r;
     c->uses[i] = 0;
@@ -529,7 +804,7 @@ CUXFER_API void cuxfer_impl_kcache_put(const struct cuxfer_impl_range *r)
  * driver: CUXFER_MEMORY_UNKNOWN when neither knows. */
 CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
 {
-    struct cuxfer_impl_kcache *c = &cuxfer_impl_kcache;
+    struct cuxfer_impl_tcache *c = &cuxfer_impl_kcache;
     unsigned gen = __atomic_load_n(&cuxfer_impl_kgen, __ATOMIC_ACQUIRE);
     uintptr_t a = (uintptr_t)p;
     struct cuxfer_impl_range found;
@@ -602,11 +877,6 @@ CUXFER_API int cuxfer_host_is_pinned(const void *p)
     return cuxfer_impl_classify(p, NULL) == CUXFER_MEMORY_PINNED;
 }
 
-/* The policy named by CUXFER_PAGEABLE, parsed once per process and shared
- * by every translation unit: 0 = not yet parsed, -1 = unset or invalid,
- * otherwise a CUXFER_PAGEABLE_* value. */
-CUXFER_IMPL_SHARED int cuxfer_impl_env_policy;
-
 /* "allow" / "warn" / "error" (any case) to a policy; 0 for anything else. */
 CUXFER_API int cuxfer_pageable_policy_parse(const char *s)
 {
@@ -649,10 +919,6 @@ CUXFER_API int cuxfer_pageable_policy(void)
     }
     return p > 0 ? p : CUXFER_PAGEABLE_POLICY;
 }
-
-/* Warned-once flags, one per kind of misuse (pageable source, pageable
- * destination), shared by the whole process. */
-CUXFER_IMPL_SHARED int cuxfer_impl_warned[2];
 
 /* The pageable guard.  `call` names the cuxfer function; src_kind and
  * dst_kind classify both sides.  A pageable host side facing device or
@@ -889,10 +1155,6 @@ CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t 
 /* The target of cuxfer_prefetch and cuxfer_advise meaning host memory
  * (cudaCpuDeviceId). */
 #define CUXFER_CPU (-1)
-
-/* concurrentManagedAccess per device, asked once: 0 unknown, 1 yes, 2 no. */
-#define CUXFER_IMPL_MAX_DEVICES 64
-CUXFER_IMPL_SHARED int cuxfer_impl_managed_cap[CUXFER_IMPL_MAX_DEVICES];
 
 /* 1 when the device can prefetch and take advice (concurrentManagedAccess),
  * 0 when not, asked of the driver once per device. */
@@ -1316,9 +1578,6 @@ CUXFER_API cudaError_t cuxfer_view_free(cuxfer_view *v)
  * 6. Copies: checked 1D and 2D asynchronous copies
  * ------------------------------------------------------------------------ */
 
-/* cudaDevAttrMaxPitch per device, asked once (0 = not yet known). */
-CUXFER_IMPL_SHARED size_t cuxfer_impl_max_pitch[CUXFER_IMPL_MAX_DEVICES];
-
 /* The largest pitch cudaMemcpy2D accepts on device dev; 0 when unknown. */
 CUXFER_API size_t cuxfer_device_max_pitch(int dev)
 {
@@ -1336,10 +1595,6 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
     __atomic_store_n(&cuxfer_impl_max_pitch[dev], (size_t)v, __ATOMIC_RELEASE);
     return (size_t)v;
 }
-
-/* Peer access per ordered pair of devices, enabled at most once per
- * process: 0 not yet asked, 1 enabled, 2 impossible. */
-CUXFER_IMPL_SHARED int cuxfer_impl_peer[CUXFER_IMPL_MAX_DEVICES * CUXFER_IMPL_MAX_DEVICES];
 
 /* Let device `dev` access `peer`'s memory directly (and so copy engines
  * move data between them without the host), once, idempotently and
@@ -1471,9 +1726,7 @@ CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_vi
  * and holds up, every blocking stream of the device, so an "async" copy
  * there overlaps nothing.  Policy: CUXFER_DEFAULT_STREAM=allow|warn|error
  * in the environment, else CUXFER_DEFAULT_STREAM_POLICY; parsed once per
- * process (0 not yet, -1 unset or invalid). */
-CUXFER_IMPL_SHARED int cuxfer_impl_env_stream_policy;
-CUXFER_IMPL_SHARED int cuxfer_impl_warned_stream;
+ * process (cuxfer_impl_env_stream_policy in the process-wide state). */
 
 /* The effective default-stream policy of the calling translation unit. */
 CUXFER_API int cuxfer_default_stream_policy(void)
@@ -2009,12 +2262,6 @@ CUXFER_API double cuxfer_gbps(size_t bytes, float ms)
 {
     return ms > 0.0f ? (double)bytes / ((double)ms * 1e6) : 0.0;
 }
-
-/* Events for ordering streams, one per device per thread, made on first use
- * and kept: cudaStreamWaitEvent captures the event's latest record at the
- * time of the call, so one event can be re-recorded at once and hot loops
- * create no events. */
-CUXFER_IMPL_SHARED CUXFER_IMPL_TLS cudaEvent_t cuxfer_impl_order_event[CUXFER_IMPL_MAX_DEVICES];
 
 /* Make `waiter` wait, on the GPU, for everything queued so far on
  * `signaler` (record + cudaStreamWaitEvent with a timing-free event).  The
