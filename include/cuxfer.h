@@ -4045,9 +4045,11 @@ typedef struct cuxfer_stager {
     cuxfer_impl_stage_job wjob;/* the job the workers copy */
     unsigned gen;              /* jobs published to the workers */
     char reason[CUXFER_REASON_MAX]; /* why the last job failed */
-    /* Atomics shared by coordinator and workers during a job. */
-    unsigned long long ticket;      /* gen << 32 | next piece to claim */
-    unsigned long long pieces_done; /* pieces finished (or skipped) */
+    /* Atomics shared by coordinator and workers during a job, aligned to
+     * 8 so that 32-bit x86 (alignment 4 for long long in structs) keeps
+     * them lock-free instead of calling libatomic. */
+    unsigned long long ticket __attribute__((aligned(8)));      /* gen << 32 | next piece */
+    unsigned long long pieces_done __attribute__((aligned(8))); /* pieces finished (or skipped) */
     size_t permit;                  /* chunks the workers may touch: [0, permit) */
     int abort;                      /* the job failed: skip what is left */
 } cuxfer_stager;
