@@ -16,51 +16,257 @@
  *     ... CPU work overlaps the copy ...
  *     CUXFER_CHECK(cudaStreamSynchronize(s));
  *
- * STEP BY STEP
- *  1. Allocate pinned host memory (cuxfer_host_alloc, cuxfer_view_alloc_host)
- *     or pin what you have (cuxfer_host_register): an "async" copy from
- *     pageable memory blocks the caller and runs at a sixth of the link.
- *  2. Describe 2D data as views (pointer, pitch in bytes, width and height in
- *     elements, element size) and cut ROIs with cuxfer_view_sub: the ROI
- *     pointer arithmetic and every bound is checked for you.
- *  3. Copy with cuxfer_copy2d_async / cuxfer_copy_async on an explicit,
+ * STEP BY STEP (each step names its man page: man 3 NAME)
+ *  1. Memory.  Allocate pinned host memory (cuxfer_host_alloc) or pin what
+ *     you have (cuxfer_host_register): an "async" copy from pageable
+ *     memory blocks the caller and runs at a sixth of the link.  Device
+ *     memory: cuxfer_device_alloc; managed: cuxfer_managed_alloc with
+ *     cuxfer_prefetch.  cuxfer_memory_kind says what a pointer is.
+ *  2. Views.  Describe 2D data as views (pointer, pitch in bytes, width and
+ *     height in elements, element size: cuxfer_view_wrap, or
+ *     cuxfer_view_alloc_host/_device) and cut ROIs with cuxfer_view_sub:
+ *     the ROI pointer arithmetic and every bound is checked for you.
+ *  3. Copies.  cuxfer_copy2d_async / cuxfer_copy_async on an explicit,
  *     non-blocking stream (cuxfer_stream_pool_*): never stream 0.
- *  4. Overlap: queue frame i+1's upload while frame i computes and comes
- *     back (cuxfer_ring_*), hand results to CPU threads with cuxfer_latch.
- *  5. Check every call: CUXFER_CHECK aborts with a readable report,
+ *  4. Order and time.  cuxfer_stream_wait makes one stream wait for
+ *     another on the GPU; cuxfer_timer_* times stream work; cuxfer_latch
+ *     and cuxfer_on_complete hand finished work to CPU threads.
+ *  5. Overlap.  Queue frame i+1's upload while frame i computes and comes
+ *     back: cuxfer_ring_*; replay a fixed sequence cheaply: cuxfer_graph_*.
+ *  6. Repeated sizes.  cuxfer_pinned_pool_* caches pinned blocks (no
+ *     cudaHostAlloc per frame, bounded waste).
+ *  7. Narrow rows.  cuxfer_plan2d_* moves ROIs whose rows are a few bytes
+ *     wide at link speed, where one cudaMemcpy2DAsync is DMA-bound per row.
+ *  8. Pageable memory you cannot pin.  cuxfer_stager_* copies it through
+ *     pinned slots with worker threads, asynchronously.
+ *  9. Check every call: CUXFER_CHECK aborts with a readable report,
  *     CUXFER_TRY returns the error; cuxfer_last_reason() says why a cuxfer
- *     call refused its arguments.
+ *     call refused its arguments (man 3 cuxfer_check).
  *
  * CONFIGURATION (define before the include; all have defaults)
- *  CUXFER_API             storage of every function    (static inline)
  *  CUXFER_ON_ERROR(err)   what CUXFER_CHECK does after printing  (abort())
  *  CUXFER_LOG(...)        printf-style sink of all messages  (fprintf(stderr, ...))
  *  CUXFER_ASSERT(c)       internal invariants               (assert(c))
  *  CUXFER_DEBUG_SYNC      defined: CUXFER_CHECK_LAUNCH and cuxfer's own copies
  *                         synchronize, to isolate ordering bugs
- *  CUXFER_PAGEABLE_POLICY default pageable-guard policy
+ *  CUXFER_PAGEABLE_POLICY default pageable-guard policy of the unit
  *                         (CUXFER_PAGEABLE_WARN); the environment variable
  *                         CUXFER_PAGEABLE=allow|warn|error overrides it
  *  CUXFER_DEFAULT_STREAM_POLICY  the same for async copies queued on the
  *                         legacy default stream (CUXFER_PAGEABLE_WARN);
  *                         CUXFER_DEFAULT_STREAM=allow|warn|error overrides it
- *  CUXFER_REASON_MAX      size of the per-thread reason text   (256)
+ *  CUXFER_API             storage of every function: static inline; only
+ *                         `static` (with attributes) may replace it, else
+ *                         the build stops
+ *  CUXFER_REASON_MAX      not a setting: the reason text's fixed size (512,
+ *                         with the NUL); defining another value stops the build
+ *  None of these changes the size or layout of anything shared between
+ *  translation units or of any public struct, so units built with
+ *  different values work together.
  *
  * ERRORS
  *  Functions return cudaError_t.  Bad arguments are caught on the CPU before
  *  any CUDA call and map to the closest CUDA code (cudaErrorInvalidValue,
  *  cudaErrorInvalidPitchValue, ...); cuxfer_last_reason() then holds a
  *  sentence naming the offending values, per thread, like errno: read it
- *  right after the failing call.  The text is shared by every translation
- *  unit of the program.
+ *  right after the failing call.  Longer than 511 bytes, it ends in "...".
  *
  * THREADS
  *  Each family's man page says whether it is safe from several host threads.
- *  Process-wide state is limited to the reason text (per thread), the
- *  pageable and default-stream policies, the warned-once flags, the
- *  classification registry and caches (man 3 cuxfer_memory_kind) and a few
- *  per-device capability tables; these are weak symbols so every
- *  translation unit shares one copy (GCC, Clang and nvcc on ELF).
+ *  Everything cuxfer keeps between calls is in one block right after
+ *  section 1: struct cuxfer_impl_state, one per process, holds the
+ *  classification registry and its writers' mutex, the generation that
+ *  flushes every thread's classification cache, the parsed CUXFER_PAGEABLE
+ *  and CUXFER_DEFAULT_STREAM policies, the warned-once flags (pageable
+ *  source, pageable destination, default stream), and the per-device
+ *  capability caches (concurrent managed access, maximum pitch, the 64x64
+ *  peer-access table); struct cuxfer_impl_thread, one per thread, holds
+ *  the reason text, the classification cache and the per-device
+ *  stream-ordering events.  Objects you create (pools, rings, stagers, ...)
+ *  hold their own state.  Every unit, static library, shared library and
+ *  dlopen'ed plugin (even RTLD_LOCAL, -fvisibility=hidden, or a program
+ *  linked without -rdynamic) finds the same state: the first loaded ELF
+ *  object that includes cuxfer.h owns it (an ELF note marks each such
+ *  object).  Headers of another state layout keep their own.
+ *  fork: the child gets fresh locks, an empty registry and empty caches,
+ *  so cuxfer's CPU-side calls work in it; CUDA itself is not supported in
+ *  a fork child (the driver's rule): a child that needs the GPU must exec.
+ *
+ * SYNOPSIS (tests/header-synopsis.sh --write regenerates it)
+ *  man 3 cuxfer
+ *    CUXFER_VERSION_MAJOR  CUXFER_VERSION_MINOR  CUXFER_VERSION_PATCH
+ *    CUXFER_VERSION_STRING  CUXFER_VERSION_NUMBER
+ *  man 3 cuxfer_check
+ *    const char *cuxfer_last_reason(void);
+ *    void cuxfer_clear_reason(void);
+ *    cudaError_t cuxfer_device_count(int *count);
+ *    CUXFER_CHECK(expr)  CUXFER_TRY(expr)  CUXFER_CHECK_LAUNCH()
+ *  man 3 cuxfer_memory_kind
+ *    cuxfer_memkind cuxfer_memory_kind(const void *p);
+ *    const char *cuxfer_memkind_name(cuxfer_memkind k);
+ *    int cuxfer_host_is_pinned(const void *p);
+ *    int cuxfer_pageable_policy(void);
+ *    int cuxfer_pageable_policy_parse(const char *s);
+ *    cuxfer_memkind  CUXFER_MEMORY_UNKNOWN  CUXFER_MEMORY_PAGEABLE
+ *    CUXFER_MEMORY_PINNED  CUXFER_MEMORY_DEVICE  CUXFER_MEMORY_MANAGED
+ *    CUXFER_PAGEABLE_ALLOW  CUXFER_PAGEABLE_WARN  CUXFER_PAGEABLE_ERROR
+ *  man 3 cuxfer_host_alloc
+ *    cudaError_t cuxfer_host_alloc(void **p, size_t count, size_t elem_size,
+ *            unsigned flags);
+ *    cudaError_t cuxfer_host_free(void *p);
+ *    cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flags);
+ *    cudaError_t cuxfer_host_unregister(void *p);
+ *    cudaError_t cuxfer_device_alloc(void **p, size_t count,
+ *            size_t elem_size);
+ *    cudaError_t cuxfer_device_free(void *p);
+ *    CUXFER_HOST_ALLOC(pp, count, flags)  CUXFER_DEVICE_ALLOC(pp, count)
+ *  man 3 cuxfer_managed_alloc
+ *    cudaError_t cuxfer_managed_alloc(void **p, size_t count,
+ *            size_t elem_size, unsigned flags);
+ *    cudaError_t cuxfer_managed_free(void *p);
+ *    cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
+ *            cudaStream_t s);
+ *    cudaError_t cuxfer_advise(const void *p, size_t bytes,
+ *            enum cudaMemoryAdvise advice, int target);
+ *    int cuxfer_managed_concurrent(int device);
+ *    CUXFER_CPU
+ *  man 3 cuxfer_view
+ *    cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
+ *            size_t height, size_t elem_size);
+ *    cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width,
+ *            size_t height, size_t elem_size, size_t row_align);
+ *    cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
+ *            size_t width, size_t height, size_t elem_size);
+ *    cudaError_t cuxfer_view_free(cuxfer_view *v);
+ *    void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y);
+ *    cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
+ *            cuxfer_view *sub);
+ *    cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what);
+ *    size_t cuxfer_view_row_bytes(const cuxfer_view *v);
+ *    cuxfer_view  cuxfer_roi  CUXFER_ELEM_MAX  CUXFER_VIEW_OWNS_DEVICE
+ *    CUXFER_VIEW_OWNS_HOST
+ *  man 3 cuxfer_copy2d_async
+ *    cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
+ *            const cuxfer_view *src, cudaStream_t s);
+ *    cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
+ *            cudaStream_t s);
+ *    cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
+ *            const cuxfer_view *src, size_t max_pitch);
+ *    cudaError_t cuxfer_copy_check(const void *dst, const void *src,
+ *            size_t bytes);
+ *    size_t cuxfer_device_max_pitch(int dev);
+ *    cudaError_t cuxfer_peer_enable(int dev, int peer);
+ *    int cuxfer_default_stream_policy(void);
+ *  man 3 cuxfer_stream_pool
+ *    cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
+ *            unsigned flags, int priority);
+ *    cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p,
+ *            int device, int count, unsigned flags, int priority);
+ *    cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
+ *            const cudaStream_t *streams, int count);
+ *    cudaError_t cuxfer_stream_pool_next(cuxfer_stream_pool *p,
+ *            cudaStream_t *s);
+ *    cudaError_t cuxfer_stream_pool_acquire(cuxfer_stream_pool *p, int wait,
+ *            cudaStream_t *s);
+ *    cudaError_t cuxfer_stream_pool_release(cuxfer_stream_pool *p,
+ *            cudaStream_t s);
+ *    cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p);
+ *    cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p);
+ *    cuxfer_stream_pool  CUXFER_STREAM_BLOCKING  CUXFER_STREAM_POOL_MAX
+ *    CUXFER_WAIT  CUXFER_NOWAIT
+ *  man 3 cuxfer_timer
+ *    cudaError_t cuxfer_timer_create(cuxfer_timer *t);
+ *    cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s);
+ *    cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s);
+ *    cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms);
+ *    cudaError_t cuxfer_timer_destroy(cuxfer_timer *t);
+ *    double cuxfer_gbps(size_t bytes, float ms);
+ *    cudaError_t cuxfer_stream_wait(cudaStream_t waiter,
+ *            cudaStream_t signaler);
+ *    cudaError_t cuxfer_event_pool_create(cuxfer_event_pool *p, int count);
+ *    cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p);
+ *    cudaError_t cuxfer_event_pool_destroy(cuxfer_event_pool *p);
+ *    cuxfer_timer  cuxfer_event_pool
+ *  man 3 cuxfer_on_complete
+ *    cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *),
+ *            void *arg);
+ *    int cuxfer_stream_is_capturing(cudaStream_t s);
+ *    cudaError_t cuxfer_latch_init(cuxfer_latch *l);
+ *    cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s);
+ *    cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms);
+ *    cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n);
+ *    cudaError_t cuxfer_latch_destroy(cuxfer_latch *l);
+ *    cuxfer_latch
+ *  man 3 cuxfer_ring
+ *    cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots,
+ *            size_t host_bytes, size_t device_bytes,
+ *            const cuxfer_ring_options *opt);
+ *    cudaError_t cuxfer_ring_acquire(cuxfer_ring *r,
+ *            cuxfer_ring_slot **slot);
+ *    cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot,
+ *            const cuxfer_ring_job *job);
+ *    cudaError_t cuxfer_ring_release(cuxfer_ring *r, cuxfer_ring_slot *slot);
+ *    cudaError_t cuxfer_ring_drain(cuxfer_ring *r);
+ *    cudaError_t cuxfer_ring_destroy(cuxfer_ring *r);
+ *    int cuxfer_ring_slots(const cuxfer_ring *r);
+ *    int cuxfer_ring_depth(const cuxfer_ring *r);
+ *    cudaError_t cuxfer_ring_set_depth(cuxfer_ring *r, int depth);
+ *    cudaError_t cuxfer_ring_stream(const cuxfer_ring *r, int i,
+ *            cudaStream_t *s);
+ *    cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wait,
+ *            float *ms);
+ *    cuxfer_ring  cuxfer_ring_slot  cuxfer_ring_options  cuxfer_ring_job
+ *  man 3 cuxfer_graph
+ *    cudaError_t cuxfer_graph_begin(cudaStream_t s);
+ *    cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s);
+ *    cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s);
+ *    cudaError_t cuxfer_graph_destroy(cuxfer_graph *g);
+ *    cuxfer_graph
+ *  man 3 cuxfer_pinned_pool
+ *    cudaError_t cuxfer_pinned_pool_create(cuxfer_pinned_pool *p,
+ *            const cuxfer_pinned_pool_options *opt);
+ *    cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p,
+ *            size_t bytes, cuxfer_pinned_block *blk);
+ *    cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
+ *            cuxfer_pinned_block *blk, cudaStream_t in_use_by);
+ *    cudaError_t cuxfer_pinned_pool_trim(cuxfer_pinned_pool *p);
+ *    cuxfer_pinned_pool_stats cuxfer_pinned_pool_get_stats(cuxfer_pinned_pool *p);
+ *    size_t cuxfer_pinned_pool_class_size(size_t n);
+ *    cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p);
+ *    cuxfer_pinned_pool  cuxfer_pinned_block  cuxfer_pinned_pool_options
+ *    cuxfer_pinned_pool_stats  CUXFER_POOL_IDLE
+ *  man 3 cuxfer_plan2d
+ *    cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p,
+ *            const cuxfer_plan2d_options *opt);
+ *    cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p,
+ *            const cuxfer_view *dst, const cuxfer_view *src, cudaStream_t s);
+ *    int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *dst,
+ *            const cuxfer_view *src);
+ *    cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void);
+ *    cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
+ *            cuxfer_plan2d_tuning *out, void (*report)(size_t row, int d2h,
+ *            double raw, double planned, void *arg), void *arg);
+ *    cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p);
+ *    cuxfer_plan2d  cuxfer_plan2d_options  cuxfer_plan2d_tuning
+ *    CUXFER_PLAN_AUTO  CUXFER_PLAN_DIRECT  CUXFER_PLAN_SPAN  CUXFER_PLAN_PACK
+ *    CUXFER_PLAN_MAX_THREADS
+ *  man 3 cuxfer_stager
+ *    cudaError_t cuxfer_stager_create(cuxfer_stager *st,
+ *            const cuxfer_stager_options *opt);
+ *    cudaError_t cuxfer_stager_destroy(cuxfer_stager *st);
+ *    cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
+ *            const void *src_pageable, size_t bytes, cudaStream_t after);
+ *    cudaError_t cuxfer_stage_d2h(cuxfer_stager *st, void *dst_pageable,
+ *            const void *src_device, size_t bytes, cudaStream_t after);
+ *    cudaError_t cuxfer_stager_wait(cuxfer_stager *st, long timeout_ms);
+ *    cudaError_t cuxfer_stager_query(cuxfer_stager *st);
+ *    cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
+ *            const cuxfer_stager_options *opt);
+ *    cuxfer_stager  cuxfer_stager_options  CUXFER_STAGE_AUTO
+ *    CUXFER_STAGE_COPY  CUXFER_STAGE_REGISTER  CUXFER_STAGE_DIRECT
+ *    CUXFER_STAGER_MAX_SLOTS  CUXFER_STAGER_MAX_THREADS
+ *    CUXFER_STAGER_MIN_SLOT_BYTES  CUXFER_STAGER_MAX_SLOT_BYTES
+ * (end of synopsis)
  *
  * LICENCE  MIT.  See man 3 cuxfer for the overview and a page per family.
  */
