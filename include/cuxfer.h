@@ -361,15 +361,18 @@ extern "C" {
 
 /* Stop the build when CUXFER_API is not static storage: a static
  * declaration may follow a static definition only. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wredundant-decls"
 CUXFER_API CUXFER_IMPL_UNUSED void cuxfer_impl_CUXFER_API_must_be_static(void) {}
 static void cuxfer_impl_CUXFER_API_must_be_static(void);
+#pragma GCC diagnostic pop
 
 /* ------------------------------------------------------------------------
  * Process-wide state: everything cuxfer keeps between calls
  * ------------------------------------------------------------------------
- * One struct cuxfer_impl_state per process, found by cuxfer_impl_state(),
+ * One struct cuxfer_impl_state per process, found by cuxfer_impl_state_get(),
  * plus one struct cuxfer_impl_thread per thread, found by
- * cuxfer_impl_thread().  Nothing else in the header outlives a call.  No
+ * cuxfer_impl_thread_get().  Nothing else in the header outlives a call.  No
  * configuration macro changes the size or layout of either.
  *
  * How every copy of the header finds the same state.  Each executable or
@@ -570,7 +573,7 @@ CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_find(void)
 }
 
 /* The process-wide state. */
-CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state(void)
+CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_get(void)
 {
     struct cuxfer_impl_state *s = __atomic_load_n(&cuxfer_impl_state_seen, __ATOMIC_ACQUIRE);
     return CUXFER_IMPL_UNLIKELY(!s) ? cuxfer_impl_state_find() : s;
@@ -578,10 +581,10 @@ CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state(void)
 
 /* The calling thread's block, made on its first use.  Should calloc fail,
  * a static block shared by such threads keeps cuxfer working. */
-CUXFER_API struct cuxfer_impl_thread *cuxfer_impl_thread(void)
+CUXFER_API struct cuxfer_impl_thread *cuxfer_impl_thread_get(void)
 {
     static struct cuxfer_impl_thread cuxfer_impl_thread_oom;
-    struct cuxfer_impl_state *s = cuxfer_impl_state();
+    struct cuxfer_impl_state *s = cuxfer_impl_state_get();
     struct cuxfer_impl_thread *t =
         (struct cuxfer_impl_thread *)pthread_getspecific(s->thread_key);
     if (CUXFER_IMPL_UNLIKELY(!t)) {
@@ -603,17 +606,17 @@ CUXFER_API struct cuxfer_impl_thread *cuxfer_impl_thread(void)
  * does not support it): a child that needs the GPU must exec. */
 CUXFER_API void cuxfer_impl_atfork_prepare(void)
 {
-    (void)pthread_mutex_lock(&cuxfer_impl_state()->reg_mu);
+    (void)pthread_mutex_lock(&cuxfer_impl_state_get()->reg_mu);
 }
 
 CUXFER_API void cuxfer_impl_atfork_parent(void)
 {
-    (void)pthread_mutex_unlock(&cuxfer_impl_state()->reg_mu);
+    (void)pthread_mutex_unlock(&cuxfer_impl_state_get()->reg_mu);
 }
 
 CUXFER_API void cuxfer_impl_atfork_child(void)
 {
-    struct cuxfer_impl_state *s = cuxfer_impl_state();
+    struct cuxfer_impl_state *s = cuxfer_impl_state_get();
     struct cuxfer_impl_thread *t =
         (struct cuxfer_impl_thread *)pthread_getspecific(s->thread_key);
     (void)pthread_mutex_init(&s->reg_mu, NULL);
@@ -628,21 +631,21 @@ CUXFER_API void cuxfer_impl_atfork_child(void)
 }
 
 /* The names the sections below use for the state's fields. */
-#define cuxfer_impl_reason (cuxfer_impl_thread()->reason)
-#define cuxfer_impl_kcache (cuxfer_impl_thread()->kcache)
-#define cuxfer_impl_order_event (cuxfer_impl_thread()->order_event)
-#define cuxfer_impl_kgen (cuxfer_impl_state()->kgen)
-#define cuxfer_impl_reg (cuxfer_impl_state()->reg)
-#define cuxfer_impl_reg_n (cuxfer_impl_state()->reg_n)
-#define cuxfer_impl_reg_seq (cuxfer_impl_state()->reg_seq)
-#define cuxfer_impl_reg_mu (cuxfer_impl_state()->reg_mu)
-#define cuxfer_impl_env_policy (cuxfer_impl_state()->env_policy)
-#define cuxfer_impl_env_stream_policy (cuxfer_impl_state()->env_stream_policy)
-#define cuxfer_impl_warned (cuxfer_impl_state()->warned)
-#define cuxfer_impl_warned_stream (cuxfer_impl_state()->warned_stream)
-#define cuxfer_impl_managed_cap (cuxfer_impl_state()->managed_cap)
-#define cuxfer_impl_max_pitch (cuxfer_impl_state()->max_pitch)
-#define cuxfer_impl_peer (cuxfer_impl_state()->peer)
+#define cuxfer_impl_reason (cuxfer_impl_thread_get()->reason)
+#define cuxfer_impl_kcache (cuxfer_impl_thread_get()->kcache)
+#define cuxfer_impl_order_event (cuxfer_impl_thread_get()->order_event)
+#define cuxfer_impl_kgen (cuxfer_impl_state_get()->kgen)
+#define cuxfer_impl_reg (cuxfer_impl_state_get()->reg)
+#define cuxfer_impl_reg_n (cuxfer_impl_state_get()->reg_n)
+#define cuxfer_impl_reg_seq (cuxfer_impl_state_get()->reg_seq)
+#define cuxfer_impl_reg_mu (cuxfer_impl_state_get()->reg_mu)
+#define cuxfer_impl_env_policy (cuxfer_impl_state_get()->env_policy)
+#define cuxfer_impl_env_stream_policy (cuxfer_impl_state_get()->env_stream_policy)
+#define cuxfer_impl_warned (cuxfer_impl_state_get()->warned)
+#define cuxfer_impl_warned_stream (cuxfer_impl_state_get()->warned_stream)
+#define cuxfer_impl_managed_cap (cuxfer_impl_state_get()->managed_cap)
+#define cuxfer_impl_max_pitch (cuxfer_impl_state_get()->max_pitch)
+#define cuxfer_impl_peer (cuxfer_impl_state_get()->peer)
 
 /* ------------------------------------------------------------------------
  * 2. Errors: CUXFER_CHECK / CUXFER_TRY, the reason text, device probing
@@ -4117,7 +4120,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
  * ------------------------------------------------------------------------ */
 
 /* A plain cudaMemcpyAsync from malloc'd memory blocks the caller and runs at
- * a sixth of the link (PERF.md: 8.6 GB/s H2D, 11 D2H).  A stager moves
+ * a sixth of the link (measured on an H200: 8.6 GB/s H2D, 11 D2H).  A stager moves
  * pageable memory through a ring of pinned slots instead, from a thread of
  * its own, and returns to the caller at once:
  *
@@ -4265,7 +4268,8 @@ typedef struct cuxfer_stager {
 #define CUXFER_IMPL_TICKET_CLOSED 0xffffffffull
 
 /* Worker threads by default: the online cores, at least 1, at most 16
- * (PERF.md: pageable -> pinned memcpy reaches 47.6 GB/s with 16 threads). */
+ * (on an H200 host, pageable -> pinned memcpy reaches 47.6 GB/s with 16
+ * threads). */
 CUXFER_API int cuxfer_impl_stager_default_threads(void)
 {
     long n = -1;
@@ -4327,7 +4331,7 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
 
 /* The one place that decides how a job runs.  A host side that is already
  * page-locked (or managed) needs no staging: one DMA.  Otherwise AUTO is
- * COPY at every size: on the H200 (PERF.md) register + copy + unregister of
+ * COPY at every size: on an H200, register + copy + unregister of
  * 512 MiB ran at 14.9 GB/s against 27.3 H2D / 25.2 D2H through 4 slots of
  * 16 MiB, and registration alone costs 17 ms + 8 ms per 512 MiB, which a
  * one-off copy never earns back.  Change this when measurements say

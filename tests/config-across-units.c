@@ -26,7 +26,7 @@ int main(void)
            "cuxfer_stager has one size in both units");
     is_int((long long)sizeof(cuxfer_stager_options), (long long)unit_b_options_size(),
            "cuxfer_stager_options has one size in both units");
-    ok(unit_b_state() == (void *)cuxfer_impl_state(), "one process-wide state");
+    ok(unit_b_state() == (void *)cuxfer_impl_state_get(), "one process-wide state");
 
     /* This unit caches a classification, then unit b writes a reason
      * longer than the buffer: the cache must survive. */

@@ -23,7 +23,7 @@ int unit_b_policy(void);
 
 size_t unit_b_stager_size(void) { return sizeof(cuxfer_stager); }
 size_t unit_b_options_size(void) { return sizeof(cuxfer_stager_options); }
-void *unit_b_state(void) { return cuxfer_impl_state(); }
+void *unit_b_state(void) { return cuxfer_impl_state_get(); }
 void unit_b_fail(const char *s) { (void)cuxfer_impl_fail(cudaErrorInvalidValue, "%s", s); }
 int unit_b_lookup(const void *p) { return (int)cuxfer_impl_lookup(p, NULL); }
 void unit_b_register(void *p, size_t n) { cuxfer_impl_reg_add(p, n, CUXFER_MEMORY_PINNED, -1); }

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     p_classify = (kind_fn)sym(h, "plugin_classify");
     p_alloc = (alloc_fn)sym(h, "plugin_host_alloc");
 
-    ok(p_state() == (void *)cuxfer_impl_state(), "host and plugin find one state");
+    ok(p_state() == (void *)cuxfer_impl_state_get(), "host and plugin find one state");
     is_string("host, before the plugin", p_reason(), "the plugin reads the host's reason");
     p_fail("written in the plugin");
     is_string("written in the plugin", cuxfer_last_reason(), "the host reads the plugin's reason");

@@ -14,7 +14,7 @@ PLUGIN_API int plugin_lookup(const void *p);
 PLUGIN_API int plugin_classify(const void *p);
 PLUGIN_API cudaError_t plugin_host_alloc(void **p, size_t bytes);
 
-void *plugin_state(void) { return cuxfer_impl_state(); }
+void *plugin_state(void) { return cuxfer_impl_state_get(); }
 const char *plugin_reason(void) { return cuxfer_last_reason(); }
 void plugin_fail(const char *text) { (void)cuxfer_impl_fail(cudaErrorInvalidValue, "%s", text); }
 /* What cuxfer_host_alloc and cuxfer_host_register record, without a GPU. */
