@@ -85,9 +85,9 @@
  *  stream-ordering events.  Objects you create (pools, rings, stagers, ...)
  *  hold their own state.  Every unit, static library, shared library and
  *  dlopen'ed plugin (even RTLD_LOCAL, -fvisibility=hidden, or a program
- *  linked without -rdynamic) finds the same state: the first loaded ELF
- *  object that includes cuxfer.h owns it (an ELF note marks each such
- *  object).  Headers of another state layout keep their own.
+ *  linked without -rdynamic) finds the same state, through an ELF note
+ *  that marks each object including cuxfer.h; unloading the object that
+ *  made it loses nothing.  Headers of another state layout keep their own.
  *  fork: the child gets fresh locks, an empty registry and empty caches,
  *  so cuxfer's CPU-side calls work in it; CUDA itself is not supported in
  *  a fork child (the driver's rule): a child that needs the GPU must exec.
@@ -378,14 +378,18 @@ static void cuxfer_impl_CUXFER_API_must_be_static(void);
  * How every copy of the header finds the same state.  Each executable or
  * shared object that includes the header carries an ELF note
  * (.note.cuxfer, type CUXFER_IMPL_STATE_LAYOUT) pointing to a hidden
- * pointer slot of its own.  The first loaded object with such a note, in
- * dl_iterate_phdr order (the executable first, then libraries in load
- * order), owns the slot that every copy uses; the state itself is
- * allocated once (calloc) and never freed.  Weak symbols alone do not
- * reach across objects: a program linked without -rdynamic does not
- * export them, and a library built with -fvisibility=hidden or loaded
- * RTLD_LOCAL keeps its own.  Headers with another state layout carry
- * another note type and so keep a separate state.
+ * pointer slot of its own.  A unit's first call walks the loaded objects
+ * (dl_iterate_phdr: the executable first, then libraries in load order)
+ * and takes the state from the first slot that holds one; when none does,
+ * it makes the state and installs it in the first object's slot with a
+ * compare-and-swap, so racing threads agree.  Every object that uses the
+ * state also keeps it in its own slot, so it is still found after the
+ * object that made it is unloaded.  The state is allocated once (calloc)
+ * and never freed.  Weak symbols alone do not reach across objects: a
+ * program linked without -rdynamic does not export them, and a library
+ * built with -fvisibility=hidden or loaded RTLD_LOCAL keeps its own.
+ * Headers with another state layout carry another note type and so keep a
+ * separate state.
  *
  * Per-thread data hangs off a pthread key of the process state, so it is
  * also one per thread across every object; it is freed at thread exit. */
@@ -429,6 +433,7 @@ struct cuxfer_impl_state {
     unsigned layout;            /* CUXFER_IMPL_STATE_LAYOUT */
     unsigned size;              /* sizeof(struct cuxfer_impl_state) */
     pthread_key_t thread_key;   /* -> struct cuxfer_impl_thread */
+    int fork_holds;             /* atfork prepare handlers run, not yet undone */
     /* Section 3: the registry of the exact ranges cuxfer allocated or
      * pinned.  Writers hold reg_mu; readers take no lock and rescan while
      * reg_seq is odd or changed. */
@@ -495,10 +500,18 @@ struct cuxfer_impl_phdr_info {
 extern int cuxfer_impl_dl_iterate_phdr(int (*cb)(struct cuxfer_impl_phdr_info *, size_t, void *),
                                        void *data) __asm__("dl_iterate_phdr");
 
-/* dl_iterate_phdr callback: stop at the first object with our note and
- * leave the address of its slot in *data. */
+/* What the search over the loaded objects found: the first object's slot,
+ * and the state of the first slot that holds one. */
+struct cuxfer_impl_search {
+    struct cuxfer_impl_state **first;
+    struct cuxfer_impl_state *found;
+};
+
+/* dl_iterate_phdr callback: look at one object's notes; stop (return 1) at
+ * the first slot that holds a state. */
 CUXFER_API int cuxfer_impl_find_slot(struct cuxfer_impl_phdr_info *info, size_t size, void *data)
 {
+    struct cuxfer_impl_search *q = (struct cuxfer_impl_search *)data;
     int i;
     (void)size;
     for (i = 0; i < (int)info->dlpi_phnum; ++i) {
@@ -521,10 +534,13 @@ CUXFER_API int cuxfer_impl_find_slot(struct cuxfer_impl_phdr_info *info, size_t 
             if (type == CUXFER_IMPL_STATE_LAYOUT && namesz == 7 && descsz == 4 &&
                 memcmp(name, "cuxfer", 7) == 0) {
                 int32_t off;
+                struct cuxfer_impl_state **slot;
                 memcpy(&off, desc, 4);
-                *(struct cuxfer_impl_state ***)data =
-                    (struct cuxfer_impl_state **)(uintptr_t)(desc + off);
-                return 1;
+                slot = (struct cuxfer_impl_state **)(uintptr_t)(desc + off);
+                if (!q->first)
+                    q->first = slot;
+                q->found = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+                return q->found != NULL;
             }
             p = desc + ((descsz + align - 1) & ~(align - 1));
         }
@@ -536,13 +552,20 @@ CUXFER_API void cuxfer_impl_atfork_prepare(void);
 CUXFER_API void cuxfer_impl_atfork_parent(void);
 CUXFER_API void cuxfer_impl_atfork_child(void);
 
-/* Find the process's state, making it on the first call of the process. */
+/* Find the process's state, making it on the first call of the process.
+ * A state found is the one in the first slot that holds one; a new state
+ * goes into the first object's slot (compare-and-swap, so two threads
+ * agree).  Each object then keeps it in its own slot too, so the state is
+ * still found when the object that made it is unloaded. */
 CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_find(void)
 {
-    struct cuxfer_impl_state **slot = &cuxfer_impl_slot_v1, *s, *mine;
+    struct cuxfer_impl_search q = {NULL, NULL};
+    struct cuxfer_impl_state *s, *mine, *none = NULL;
     (void)cuxfer_impl_note_v1; /* keeps the note under --gc-sections */
-    (void)cuxfer_impl_dl_iterate_phdr(cuxfer_impl_find_slot, &slot);
-    s = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    (void)cuxfer_impl_dl_iterate_phdr(cuxfer_impl_find_slot, &q);
+    if (!q.first) /* no note seen (not expected): this object's own slot */
+        q.first = &cuxfer_impl_slot_v1;
+    s = q.found;
     if (!s) {
         mine = (struct cuxfer_impl_state *)calloc(1, sizeof *mine);
         if (!mine || pthread_key_create(&mine->thread_key, free) != 0) {
@@ -552,12 +575,9 @@ CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_find(void)
         mine->layout = CUXFER_IMPL_STATE_LAYOUT;
         mine->size = (unsigned)sizeof *mine;
         (void)pthread_mutex_init(&mine->reg_mu, NULL);
-        if (__atomic_compare_exchange_n(slot, &s, mine, 0, __ATOMIC_ACQ_REL,
+        if (__atomic_compare_exchange_n(q.first, &s, mine, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
             s = mine;
-            /* Registered once, by the copy that made the state. */
-            (void)pthread_atfork(cuxfer_impl_atfork_prepare, cuxfer_impl_atfork_parent,
-                                 cuxfer_impl_atfork_child);
         } else { /* another thread won: use its state */
             (void)pthread_key_delete(mine->thread_key);
             (void)pthread_mutex_destroy(&mine->reg_mu);
@@ -568,6 +588,13 @@ CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_find(void)
         CUXFER_LOG("cuxfer: fatal: two layouts of the process-wide state\n");
         abort();
     }
+    (void)__atomic_compare_exchange_n(&cuxfer_impl_slot_v1, &none, s, 0, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE);
+    /* Each unit registers its own handlers, so that unloading one object
+     * (dlclose drops its handlers) leaves the others'; the handlers count,
+     * so the lock is taken once per fork however many ran. */
+    (void)pthread_atfork(cuxfer_impl_atfork_prepare, cuxfer_impl_atfork_parent,
+                         cuxfer_impl_atfork_child);
     __atomic_store_n(&cuxfer_impl_state_seen, s, __ATOMIC_RELEASE);
     return s;
 }
@@ -597,28 +624,35 @@ CUXFER_API struct cuxfer_impl_thread *cuxfer_impl_thread_get(void)
     return t;
 }
 
-/* fork: the child gets fresh locks and caches.  prepare takes the
- * registry's writer lock, so no writer is half-way when the process is
- * copied (a lock-free reader in the child would otherwise wait forever
- * for an odd sequence count); the child re-creates the lock, empties the
- * registry and every cache, and forgets its per-device events and
- * capabilities.  CUDA itself cannot be used in a fork child (the driver
- * does not support it): a child that needs the GPU must exec. */
+/* fork: the child gets fresh locks and caches.  The first prepare handler
+ * to run takes the registry's writer lock, so no writer is half-way when
+ * the process is copied (a lock-free reader in the child would otherwise
+ * wait forever for an odd sequence count); the last parent handler drops
+ * it; the last child handler re-creates the lock, empties the registry
+ * and every cache, and forgets the thread's per-device events and the
+ * device capabilities.  fork_holds counts the handlers that ran (every
+ * unit registers a set).  CUDA itself cannot be used in a fork child (the
+ * driver does not support it): a child that needs the GPU must exec. */
 CUXFER_API void cuxfer_impl_atfork_prepare(void)
 {
-    (void)pthread_mutex_lock(&cuxfer_impl_state_get()->reg_mu);
+    struct cuxfer_impl_state *s = cuxfer_impl_state_get();
+    if (__atomic_fetch_add(&s->fork_holds, 1, __ATOMIC_ACQ_REL) == 0)
+        (void)pthread_mutex_lock(&s->reg_mu);
 }
 
 CUXFER_API void cuxfer_impl_atfork_parent(void)
 {
-    (void)pthread_mutex_unlock(&cuxfer_impl_state_get()->reg_mu);
+    struct cuxfer_impl_state *s = cuxfer_impl_state_get();
+    if (__atomic_sub_fetch(&s->fork_holds, 1, __ATOMIC_ACQ_REL) == 0)
+        (void)pthread_mutex_unlock(&s->reg_mu);
 }
 
 CUXFER_API void cuxfer_impl_atfork_child(void)
 {
     struct cuxfer_impl_state *s = cuxfer_impl_state_get();
-    struct cuxfer_impl_thread *t =
-        (struct cuxfer_impl_thread *)pthread_getspecific(s->thread_key);
+    struct cuxfer_impl_thread *t;
+    if (__atomic_sub_fetch(&s->fork_holds, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
     (void)pthread_mutex_init(&s->reg_mu, NULL);
     s->reg_seq = 0;
     s->reg_n = 0;
@@ -626,6 +660,7 @@ CUXFER_API void cuxfer_impl_atfork_child(void)
     memset(s->managed_cap, 0, sizeof s->managed_cap);
     memset(s->max_pitch, 0, sizeof s->max_pitch);
     memset(s->peer, 0, sizeof s->peer);
+    t = (struct cuxfer_impl_thread *)pthread_getspecific(s->thread_key);
     if (t)
         memset(t->order_event, 0, sizeof t->order_event);
 }
