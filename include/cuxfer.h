@@ -1087,7 +1087,10 @@ CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
  * and the view-kind check; copies take their direction from
  * cudaMemcpyDefault.  So memory freed behind cuxfer's back and reused at
  * the same address as pageable memory can escape the guard for a bounded
- * number of copies - never be copied wrongly. */
+ * number of copies - never be copied wrongly.  The registry has no such
+ * bound: its entries go only with cuxfer's own frees (from any unit or
+ * plugin, the registry being one per process), so memory cuxfer
+ * allocated must be freed with cuxfer's calls. */
 CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device)
 {
     struct cuxfer_impl_range r;
