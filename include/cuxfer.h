@@ -460,13 +460,17 @@ struct cuxfer_impl_state {
     int peer[CUXFER_IMPL_MAX_DEVICES * CUXFER_IMPL_MAX_DEVICES];
 };
 
-/* The note and slot of this object (one per object: a COMDAT group, the
- * slot hidden).  The note's descriptor is the slot's address relative to
- * the descriptor, so it needs no run-time relocation. */
-__asm__(".pushsection .note.cuxfer,\"aG\",%note,cuxfer_impl_anchor_v1,comdat\n"
+/* This object's note and slot, defined in assembly: a note
+ * (.note.cuxfer: "cuxfer", type CUXFER_IMPL_STATE_LAYOUT, and as
+ * descriptor the slot's address relative to the descriptor, which needs no
+ * run-time relocation) and the slot, hidden so never shared with another
+ * object.  Both are in one COMDAT group, so each object has one of each;
+ * .ifndef keeps it to one when link-time optimization joins the units'
+ * assembly.  The slot's section refers to the note so that --gc-sections,
+ * which keeps the slot (the code uses it), keeps the note too. */
+__asm__(".ifndef cuxfer_impl_slot_v1\n"
+        ".pushsection .note.cuxfer,\"aG\",%note,cuxfer_impl_anchor_v1,comdat\n"
         ".balign 4\n"
-        ".globl cuxfer_impl_note_v1\n"
-        ".hidden cuxfer_impl_note_v1\n"
         "cuxfer_impl_note_v1:\n"
         ".long 7\n"          /* namesz: "cuxfer" and its NUL */
         ".long 4\n"          /* descsz */
@@ -475,15 +479,16 @@ __asm__(".pushsection .note.cuxfer,\"aG\",%note,cuxfer_impl_anchor_v1,comdat\n"
         ".balign 4\n"
         ".long cuxfer_impl_slot_v1 - .\n"
         ".popsection\n"
-        ".pushsection .bss.cuxfer_impl_slot_v1,\"awG\",%nobits,cuxfer_impl_anchor_v1,comdat\n"
+        ".pushsection .data.cuxfer_impl_slot_v1,\"awG\",%progbits,cuxfer_impl_anchor_v1,comdat\n"
         ".balign 8\n"
-        ".globl cuxfer_impl_slot_v1\n"
+        ".weak cuxfer_impl_slot_v1\n"
         ".hidden cuxfer_impl_slot_v1\n"
         "cuxfer_impl_slot_v1:\n"
         ".zero 8\n"
-        ".popsection\n");
+        ".long cuxfer_impl_note_v1 - .\n"
+        ".popsection\n"
+        ".endif\n");
 extern __attribute__((visibility("hidden"))) struct cuxfer_impl_state *cuxfer_impl_slot_v1;
-extern __attribute__((visibility("hidden"))) const unsigned char cuxfer_impl_note_v1[];
 
 /* This unit's copy of the answer, so that only the first call searches. */
 static struct cuxfer_impl_state *cuxfer_impl_state_seen CUXFER_IMPL_UNUSED;
@@ -561,7 +566,6 @@ CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_find(void)
 {
     struct cuxfer_impl_search q = {NULL, NULL};
     struct cuxfer_impl_state *s, *mine, *none = NULL;
-    (void)cuxfer_impl_note_v1; /* keeps the note under --gc-sections */
     (void)cuxfer_impl_dl_iterate_phdr(cuxfer_impl_find_slot, &q);
     if (!q.first) /* no note seen (not expected): this object's own slot */
         q.first = &cuxfer_impl_slot_v1;
