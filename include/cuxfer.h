@@ -16,7 +16,7 @@
  *     ... CPU work overlaps the copy ...
  *     CUXFER_CHECK(cudaStreamSynchronize(s));
  *
- * STEP BY STEP (each step names its man page: man 3 NAME)
+ * STEP BY STEP (man 3 cuxfer lists a page for each family)
  *  1. Memory.  Allocate pinned host memory (cuxfer_host_alloc) or pin what
  *     you have (cuxfer_host_register): an "async" copy from pageable
  *     memory blocks the caller and runs at a sixth of the link.  Device
@@ -307,7 +307,9 @@
  * definition gives multiple definitions, a bare `inline` undefined
  * references).  CUXFER_API may still be defined to `static` or
  * `static inline` (possibly with attributes); anything else stops the
- * build below with cuxfer_impl_CUXFER_API_must_be_static in the message. */
+ * build below with cuxfer_impl_CUXFER_API_must_be_static in the message
+ * (except a bare `inline` under GCC in C mode, which GCC lets through: it
+ * then fails at link time, with undefined references). */
 #ifndef CUXFER_API
 #define CUXFER_API static inline
 #endif
