@@ -70,6 +70,9 @@ int main(int argc, char **argv)
     /* The same with real pinned memory: the plugin allocates, the host
      * frees, and the address is asked again. */
     if (cuxfer_device_count(&n) != cudaSuccess) {
+        const char *req = getenv("CUXFER_REQUIRE_GPU");
+        if (req && atoi(req) > 0)
+            bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req, cuxfer_last_reason());
         skip(3, "no CUDA device: %s", cuxfer_last_reason());
         done_testing();
     }
