@@ -8,7 +8,8 @@
  *
  * CPU part (always): CUXFER_PAGEABLE parsing from the environment, the
  * guard's decision for every pair of kinds under each policy (moved from
- * pageable-policy.c), the pool's class indexes (from pool-classes.c).
+ * pageable-policy.c), the pool's class indexes (from pool-classes.c),
+ * the planner's PACK scatter on the thread team.
  * GPU part (skipped without a device, required with CUXFER_REQUIRE_GPU):
  * the three policies on real copies (from pageable-guard-gpu.c) and
  * prefetch and advice on a device whose capability query says
@@ -269,6 +270,64 @@ static void managed_without_capability(cudaStream_t s)
     GPU_OK(cuxfer_managed_free(m), "managed free");
 }
 
+enum { SC_MAXROW = 100, SC_MAXROWS = 5003, SC_GAP = 7 };
+
+/* The host half of the planner's D2H PACK (moved here: it needs the
+ * private scatter record and team): its host function scatters a staged
+ * chunk of dense rows into a strided, poisoned destination with the thread
+ * team (teams of 1, 2, 3 and 16, rows of every width the scatter
+ * special-cases and odd ones, row counts that do not divide among the
+ * threads, and chunks below the team's threshold).  Every row must match
+ * byte for byte, no gap byte may be written, and each record must come
+ * back free (its busy flag cleared by the host function itself). */
+static void pack_scatter_on_team(void)
+{
+    static const size_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24, 32, 64, 100};
+    static const size_t heights[] = {1, 63, 64, 65, 1000, SC_MAXROWS};
+    static const int teams[] = {1, 2, 3, 16};
+    static unsigned char stage[SC_MAXROW * SC_MAXROWS], dst[(SC_MAXROW + SC_GAP) * SC_MAXROWS];
+    static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
+    size_t wi, hi, i, y, x;
+    int ti, bad_rows = 0, bad_gaps = 0, busy_left = 0, runs = 0;
+    for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
+        memset(&pl, 0, sizeof pl);
+        cuxfer_impl_team_start(&pl.team, teams[ti] - 1);
+        for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi)
+            for (hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi) {
+                size_t w = widths[wi], h = heights[hi], pitch = w + SC_GAP;
+                struct cuxfer_impl_scatter_rec *rec = &pl.recs[runs % CUXFER_IMPL_PLAN_RECS];
+                for (i = 0; i < w * h; ++i)
+                    stage[i] = (unsigned char)(i * 37u + w + (size_t)ti);
+                memset(dst, 0x5a, pitch * h);
+                rec->plan = &pl;
+                rec->job.dst = dst;
+                rec->job.src = stage;
+                rec->job.dpitch = pitch;
+                rec->job.row = w;
+                rec->job.rows = h;
+                __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
+                cuxfer_impl_plan_scatter(rec);
+                busy_left += __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+                for (y = 0; y < h; ++y) {
+                    if (memcmp(dst + y * pitch, stage + y * w, w) != 0) {
+                        if (!bad_rows++)
+                            diag("team %d, %zu-byte rows x %zu: row %zu differs", teams[ti], w,
+                                 h, y);
+                    }
+                    for (x = w; x < pitch; ++x)
+                        if (dst[y * pitch + x] != 0x5a && !bad_gaps++)
+                            diag("team %d, %zu-byte rows x %zu: gap byte %zu of row %zu written",
+                                 teams[ti], w, h, x, y);
+                }
+                ++runs;
+            }
+        cuxfer_impl_team_stop(&pl.team);
+    }
+    is_int(0, bad_rows, "%d scatters on the team: every row byte-exact", runs);
+    is_int(0, bad_gaps, "%d scatters: no gap byte written", runs);
+    is_int(0, busy_left, "%d records released by the host function", runs);
+}
+
 int main(void)
 {
     int n = 0;
@@ -278,6 +337,7 @@ int main(void)
     guard_env();
     guard_pairs();
     pool_class_indexes();
+    pack_scatter_on_team();
 
     if (cuxfer_device_count(&n) != cudaSuccess || n < 1) {
         if (req && atoi(req) > 0)
