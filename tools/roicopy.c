@@ -49,6 +49,12 @@ typedef struct options {
     image_raw_spec raw;
     int raw_given, depth_given;
     const char *outdir;
+    /* many regions (roicopy-tiles.c): --roi repeated, --tiles, --stack */
+    geom_rect *rois;
+    size_t nrois;
+    int tiles_given, verbose;
+    size_t tile_w, tile_h, step_x, step_y;
+    const char *stack;
     char **args; /* positional arguments */
     int nargs;
 } options;
@@ -118,6 +124,13 @@ static void usage(FILE *f)
         "  --raw WxHxC        inputs are headerless, WxH pixels of C channels\n"
         "  --depth 8|16|32    raw sample size in bits (32 = float; default 8)\n"
         "  -o, --output-dir DIR  write each INPUT's output into DIR\n"
+        "  --tiles WxH[+SX+SY]  cut one INPUT into a grid of WxH tiles, SX,SY\n"
+        "                     apart (default: W,H); a partial last column or\n"
+        "                     row is dropped; --roi may also be repeated\n"
+        "  --stack FILE       write the tiles (or ROIs) into FILE as one\n"
+        "                     multi-image netpbm stream (pamsplit splits it);\n"
+        "                     with -o DIR instead: DIR/NAME-INDEX.EXT each\n"
+        "  -v, --verbose      say more (--tiles: how many tiles were dropped)\n"
         "  -k, --keep-going   with problems in some inputs or outputs, still\n"
         "                     copy the good ones (every problem is reported\n"
         "                     first; without -k nothing is done)\n"
@@ -146,7 +159,8 @@ enum {
     OPT_ROI = 256, OPT_PLACE, OPT_CANVAS, OPT_STREAMS, OPT_PAGEABLE,
     OPT_VERIFY, OPT_REPEAT, OPT_TIMING, OPT_JSON, OPT_DEVICE, OPT_DEVICES,
     OPT_DRY_RUN,
-    OPT_FORMAT, OPT_RAW, OPT_DEPTH
+    OPT_FORMAT, OPT_RAW, OPT_DEPTH,
+    OPT_TILES, OPT_STACK
 };
 
 static const struct option long_options[] = {
@@ -165,6 +179,9 @@ static const struct option long_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"raw", required_argument, NULL, OPT_RAW},
     {"depth", required_argument, NULL, OPT_DEPTH},
+    {"tiles", required_argument, NULL, OPT_TILES},
+    {"stack", required_argument, NULL, OPT_STACK},
+    {"verbose", no_argument, NULL, 'v'},
     {"output-dir", required_argument, NULL, 'o'},
     {"quiet", no_argument, NULL, 'q'},
     {"keep-going", no_argument, NULL, 'k'},
@@ -190,7 +207,13 @@ static int geometry_option(int opt, const char *arg, options *o)
     case OPT_ROI:
         bad = geom_parse_rect(arg, &o->roi, err, sizeof err);
         o->roi_given = 1;
+        if (!bad && roicopy_tiles_add_roi(&o->rois, &o->nrois, &o->roi))
+            return roicopy_fail(RC_USAGE, NULL, "out of memory");
         break;
+    case OPT_TILES:
+        o->tiles_given = 1;
+        return roicopy_tiles_option(arg, &o->tile_w, &o->tile_h, &o->step_x,
+                                    &o->step_y);
     case OPT_PLACE:
         bad = geom_parse_point(arg, &o->place_x, &o->place_y, err, sizeof err);
         o->place_given = 1;
@@ -284,6 +307,7 @@ static int flag_option(int opt, options *o)
     case OPT_JSON: o->json = 1; break;
     case OPT_DRY_RUN: o->dry_run = 1; break;
     case 'q': o->quiet = 1; break;
+    case 'v': o->verbose = 1; break;
     case 'k': o->keep_going = 1; break;
     default: return -1;
     }
@@ -322,7 +346,7 @@ static int parse_options(int argc, char **argv, options *o)
     opterr = 0;
     /* '-': operands come back in order as option 1, so inputs and -o may be
      * mixed without relying on GNU argument permutation. */
-    while ((c = getopt_long(argc, argv, "-:ho:qkV", long_options, NULL)) !=
+    while ((c = getopt_long(argc, argv, "-:ho:qkvV", long_options, NULL)) !=
            -1) {
         if (c == 1)
             o->args[o->nargs++] = optarg;
@@ -334,6 +358,8 @@ static int parse_options(int argc, char **argv, options *o)
             return RC_OK;
         } else if (c == 'o')
             o->outdir = optarg;
+        else if (c == OPT_STACK)
+            o->stack = optarg;
         else if (c == '?' || c == ':')
             return bad_option(c, argv);
         else if (flag_option(c, o) != 0 && value_option(c, optarg, o) != 0)
@@ -580,6 +606,23 @@ static int check_output(const char *out, dir_cache *dc, frame_check *c)
     return 0;
 }
 
+int roicopy_check_output_path(const char *out, const char *input)
+{
+    static dir_cache dc; /* every tile output shares one directory */
+    frame_check c;
+    struct stat in_st;
+    int rc;
+    memset(&c, 0, sizeof c);
+    rc = check_output(out, &dc, &c);
+    free(c.out_canon);
+    if (!rc && c.out_regular && strcmp(input, "-") != 0 &&
+        stat(input, &in_st) == 0 && in_st.st_dev == c.out_dev &&
+        in_st.st_ino == c.out_ino)
+        rc = roicopy_fail(RC_OUTPUT, out, "is also an input (%s)",
+                          roicopy_esc(input));
+    return rc;
+}
+
 /* Views hold elements of at most 64 bytes; wider PAM pixels travel as
  * several elements of one sample each. */
 static void choose_elements(roicopy_frame *f)
@@ -593,6 +636,30 @@ static void choose_elements(roicopy_frame *f)
     }
 }
 
+int roicopy_check_rect(const char *input, const image_header *in,
+                       const geom_rect *r, const char *what)
+{
+    if (r->x >= in->width || r->y >= in->height)
+        return roicopy_fail(RC_USAGE, input,
+                            "%s %lux%lu+%lu+%lu is outside the %lux%lu "
+                            "image", what, (unsigned long)r->width,
+                            (unsigned long)r->height, (unsigned long)r->x,
+                            (unsigned long)r->y, (unsigned long)in->width,
+                            (unsigned long)in->height);
+    if (r->width > in->width - r->x || r->height > in->height - r->y)
+        return roicopy_fail(RC_USAGE, input,
+                            "%s %lux%lu+%lu+%lu is partly outside the "
+                            "%lux%lu image (it spans columns %lu..%lu, rows "
+                            "%lu..%lu)", what, (unsigned long)r->width,
+                            (unsigned long)r->height, (unsigned long)r->x,
+                            (unsigned long)r->y, (unsigned long)in->width,
+                            (unsigned long)in->height, (unsigned long)r->x,
+                            (unsigned long)(r->x + r->width - 1),
+                            (unsigned long)r->y,
+                            (unsigned long)(r->y + r->height - 1));
+    return 0;
+}
+
 static int check_roi(const options *o, roicopy_frame *f)
 {
     const geom_rect *r = &f->roi;
@@ -603,24 +670,8 @@ static int check_roi(const options *o, roicopy_frame *f)
     } else {
         f->roi = o->roi;
     }
-    if (r->x >= f->in.width || r->y >= f->in.height)
-        return roicopy_fail(RC_USAGE, f->input,
-                            "ROI %lux%lu+%lu+%lu is outside the %lux%lu "
-                            "image", (unsigned long)r->width,
-                            (unsigned long)r->height, (unsigned long)r->x,
-                            (unsigned long)r->y, (unsigned long)f->in.width,
-                            (unsigned long)f->in.height);
-    if (r->width > f->in.width - r->x || r->height > f->in.height - r->y)
-        return roicopy_fail(RC_USAGE, f->input,
-                            "ROI %lux%lu+%lu+%lu is partly outside the "
-                            "%lux%lu image (it spans columns %lu..%lu, rows "
-                            "%lu..%lu)", (unsigned long)r->width,
-                            (unsigned long)r->height, (unsigned long)r->x,
-                            (unsigned long)r->y, (unsigned long)f->in.width,
-                            (unsigned long)f->in.height, (unsigned long)r->x,
-                            (unsigned long)(r->x + r->width - 1),
-                            (unsigned long)r->y,
-                            (unsigned long)(r->y + r->height - 1));
+    if (roicopy_check_rect(f->input, &f->in, r, "ROI"))
+        return RC_USAGE;
     if (o->place_given &&
         (o->place_x >= o->canvas_w || o->place_y >= o->canvas_h ||
          r->width > o->canvas_w - o->place_x ||
@@ -1224,6 +1275,68 @@ static void free_plan(roicopy_plan *p)
     free(p->frames);
 }
 
+/* Many regions of one input (--tiles, --roi repeated, --stack): the
+ * options that mean nothing there are refused, the rest handed to
+ * roicopy-tiles.c. */
+static int run_tiles(const options *o)
+{
+    roicopy_tiles_request rq;
+    const char *bad = o->place_given || o->canvas_given ? "--place/--canvas"
+                      : o->streams_given                 ? "--streams"
+                      : o->devices_given                 ? "--devices"
+                      : o->repeat != 1                   ? "--repeat"
+                      : o->timing                        ? "--timing"
+                      : o->pageable                      ? "--pageable"
+                      : o->keep_going                    ? "--keep-going"
+                                                         : NULL;
+    if (bad)
+        return usage_line(roicopy_fail(RC_USAGE, NULL, "%s does not go with "
+                                       "--tiles, --stack or several --roi",
+                                       bad));
+    if (o->tiles_given && o->nrois)
+        return usage_line(roicopy_fail(RC_USAGE, NULL, "--tiles and --roi "
+                                       "exclude each other"));
+    if (!!o->outdir == !!o->stack)
+        return usage_line(roicopy_fail(
+            RC_USAGE, NULL, o->stack ? "--stack FILE and -o DIR exclude each "
+                                       "other"
+                                     : "tiles need -o DIR or --stack FILE"));
+    if (o->nargs != 1)
+        return usage_line(roicopy_fail(
+            RC_USAGE, NULL, o->nargs ? "tiles are cut from one INPUT, not %d "
+                                       "(the outputs go to -o DIR or "
+                                       "--stack FILE)"
+                                     : "no INPUT given", o->nargs));
+    if (o->depth_given && !o->raw_given)
+        return roicopy_fail(RC_USAGE, NULL, "--depth needs --raw");
+    if (o->json && !o->dry_run)
+        return roicopy_fail(RC_USAGE, NULL, "--json with tiles needs "
+                            "--dry-run");
+    if (o->outdir && !strcmp(o->args[0], "-"))
+        return roicopy_fail(RC_USAGE, "-", "standard input has no name for "
+                            "the tiles in -o DIR; use --stack FILE");
+    memset(&rq, 0, sizeof rq);
+    rq.input = o->args[0];
+    rq.outdir = o->outdir;
+    rq.stack = o->stack;
+    rq.rois = o->rois;
+    rq.nrois = o->nrois;
+    rq.tiles_given = o->tiles_given;
+    rq.tile_w = o->tile_w;
+    rq.tile_h = o->tile_h;
+    rq.step_x = o->step_x;
+    rq.step_y = o->step_y;
+    rq.format = o->format;
+    rq.raw = o->raw_given ? &o->raw : NULL;
+    rq.dry_run = o->dry_run;
+    rq.json = o->json;
+    rq.verify = o->verify;
+    rq.verbose = o->verbose;
+    rq.quiet = o->quiet;
+    rq.device = (int)o->device;
+    return roicopy_tiles_main(&rq);
+}
+
 static int run(int argc, char **argv)
 {
     options o;
@@ -1234,9 +1347,20 @@ static int run(int argc, char **argv)
     o.streams = 1;
     o.repeat = 1;
     o.raw.depth = 8;
-    if ((rc = parse_options(argc, argv, &o)) >= 0 ||
-        (rc = check_combinations(&o)) != 0) {
+    if ((rc = parse_options(argc, argv, &o)) >= 0) {
         free(o.args);
+        free(o.rois);
+        return rc;
+    }
+    if (o.nrois > 1 || o.tiles_given || o.stack) {
+        rc = run_tiles(&o);
+        free(o.args);
+        free(o.rois);
+        return rc;
+    }
+    if ((rc = check_combinations(&o)) != 0) {
+        free(o.args);
+        free(o.rois);
         return rc;
     }
     /* Every problem is reported; without --keep-going any one stops the
@@ -1256,6 +1380,7 @@ static int run(int argc, char **argv)
     }
     free_plan(&p);
     free(o.args);
+    free(o.rois);
     return worst > rc ? worst : rc;
 }
 

@@ -112,4 +112,39 @@ int roicopy_device_of(const roicopy_plan *p, size_t i);
 /* The GPU part: run the plan, return an exit status. */
 int roicopy_gpu_run(const roicopy_plan *p);
 
+/* ---- many regions of one input (roicopy-tiles.c) ------------------------ */
+
+/* What the command line asks for with --tiles, --roi repeated or --stack,
+ * after roicopy.c refused the options that do not go with them. */
+typedef struct roicopy_tiles_request {
+    const char *input;
+    const char *outdir;         /* -o DIR, or NULL */
+    const char *stack;          /* --stack FILE, or NULL */
+    const geom_rect *rois;      /* --roi in command-line order */
+    size_t nrois;
+    int tiles_given;            /* --tiles WxH[+SX+SY] */
+    size_t tile_w, tile_h, step_x, step_y;
+    image_format format;        /* --format, or 0 */
+    const image_raw_spec *raw;  /* --raw, or NULL */
+    int dry_run, json, verify, verbose, quiet, device;
+} roicopy_tiles_request;
+
+/* Check, plan and (unless --dry-run) copy the regions; an exit status. */
+int roicopy_tiles_main(const roicopy_tiles_request *rq);
+
+/* --tiles WxH[+SX+SY]: RC_USAGE with the message printed on error. */
+int roicopy_tiles_option(const char *arg, size_t *w, size_t *h, size_t *sx,
+                         size_t *sy);
+
+/* Append r to the growing array *rois of *n; -1 when out of memory. */
+int roicopy_tiles_add_roi(geom_rect **rois, size_t *n, const geom_rect *r);
+
+/* The checks of roicopy.c shared with the tiles: a region (`what`: "ROI",
+ * "tile") inside the input, and an output path (name, directory, an
+ * existing file roicopy may replace, not the input).  The status, with the
+ * message printed. */
+int roicopy_check_rect(const char *input, const image_header *in,
+                       const geom_rect *r, const char *what);
+int roicopy_check_output_path(const char *out, const char *input);
+
 #endif
