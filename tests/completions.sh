@@ -63,7 +63,7 @@ expect() {
     fi
 }
 PATH0=$PATH
-expect "--verify --version" _roicopy roicopy --ve
+expect "--verbose --verify --version" _roicopy roicopy --ve
 expect "--keep-going" _roicopy roicopy --keep
 expect "--skip-existing --stack --streams" _roicopy roicopy --s
 expect "pam pgm png ppm" _roicopy roicopy --format p
