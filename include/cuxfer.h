@@ -4715,7 +4715,14 @@ struct cuxfer_impl_scatter {
     unsigned char *dst;
     const unsigned char *src;
     size_t dpitch, row, rows;
+    size_t block; /* rows a team member takes at a time (0: all) */
+    size_t next;  /* blocks handed out (atomic, while the team runs) */
 };
+
+/* Rows per block of a team scatter: 64 KiB of dense rows, so a member
+ * that the scheduler delays holds up only its block, not a fixed share of
+ * the chunk (the run-to-run spread comes from such stragglers). */
+#define CUXFER_IMPL_SCATTER_BLOCK 65536
 
 /* Host functions run long after they are queued, so each queued scatter
  * gets its own record from a ring; a record is reused only after its host
@@ -4778,12 +4785,23 @@ CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, si
 #undef CUXFER_IMPL_SCATTER_CASE
 }
 
-/* The team's part of a scatter job: an equal, contiguous share of rows. */
+/* A team member's part of a scatter job: blocks of rows taken one at a
+ * time from a shared counter until none is left, so members finish
+ * together whatever the scheduler does to any one of them. */
 CUXFER_API void cuxfer_impl_scatter_part(void *arg, int part, int parts)
 {
-    const struct cuxfer_impl_scatter *j = (const struct cuxfer_impl_scatter *)arg;
-    cuxfer_impl_scatter_rows(j, j->rows * (size_t)part / (size_t)parts,
-                             j->rows * ((size_t)part + 1) / (size_t)parts);
+    struct cuxfer_impl_scatter *j = (struct cuxfer_impl_scatter *)arg;
+    size_t b, from, to;
+    (void)part;
+    (void)parts;
+    for (;;) {
+        b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (b >= (j->rows + j->block - 1) / j->block)
+            return;
+        from = b * j->block;
+        to = j->rows - from < j->block ? j->rows : from + j->block;
+        cuxfer_impl_scatter_rows(j, from, to);
+    }
 }
 
 /* The host function of PACK: scatter one staged chunk with the team, this
@@ -4795,10 +4813,13 @@ CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
     struct cuxfer_impl_scatter_rec *r = (struct cuxfer_impl_scatter_rec *)arg;
     struct cuxfer_plan2d *p = r->plan;
     struct cuxfer_impl_scatter j = r->job;
-    if (j.rows < 64) /* waking the team costs more than the rows */
+    if (j.rows < 64) { /* waking the team costs more than the rows */
         cuxfer_impl_scatter_rows(&j, 0, j.rows);
-    else
+    } else {
+        j.block = CUXFER_IMPL_SCATTER_BLOCK / j.row ? CUXFER_IMPL_SCATTER_BLOCK / j.row : 1;
+        j.next = 0;
         cuxfer_impl_team_run(&p->team, cuxfer_impl_scatter_part, &j);
+    }
     __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
 }
 
@@ -5037,7 +5058,14 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view
         int k = (int)(c % CUXFER_IMPL_PLAN_SLOTS);
         unsigned char *dev = (unsigned char *)p->dscratch[k % 2] + (size_t)(k / 2) * half;
         unsigned char *stage = (unsigned char *)p->hstage[k % 2] + (size_t)(k / 2) * half;
-        rows = src->height - y < per ? src->height - y : per;
+        /* Ramp up: the first slots carry 1/16, 1/8, 1/4, 1/2 of a slot, so
+         * the scatter starts after a small pack and copy instead of a full
+         * one (a full first slot would idle the host threads ~5% of a
+         * 64 MiB copy), then every slot is full. */
+        size_t cap = c < 4 ? per >> (4 - c) : per;
+        if (cap == 0)
+            cap = 1;
+        rows = src->height - y < cap ? src->height - y : cap;
         CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_freed[k], 0));
         CUXFER_TRY(cudaMemcpy2DAsync(dev, row, (const unsigned char *)src->ptr + y * src->pitch,
                                      src->pitch, row, rows, cudaMemcpyDeviceToDevice, p->aux));

@@ -270,7 +270,7 @@ static void managed_without_capability(cudaStream_t s)
     GPU_OK(cuxfer_managed_free(m), "managed free");
 }
 
-enum { SC_MAXROW = 100, SC_MAXROWS = 5003, SC_GAP = 7 };
+enum { SC_MAXROW = 100, SC_MAXROWS = 40009, SC_GAP = 7 };
 
 /* The host half of the planner's D2H PACK (moved here: it needs the
  * private scatter record and team): its host function scatters a staged
@@ -283,7 +283,7 @@ enum { SC_MAXROW = 100, SC_MAXROWS = 5003, SC_GAP = 7 };
 static void pack_scatter_on_team(void)
 {
     static const size_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24, 32, 64, 100};
-    static const size_t heights[] = {1, 63, 64, 65, 1000, SC_MAXROWS};
+    static const size_t heights[] = {1, 63, 64, 65, 1000, 5003, SC_MAXROWS};
     static const int teams[] = {1, 2, 3, 16};
     static unsigned char stage[SC_MAXROW * SC_MAXROWS], dst[(SC_MAXROW + SC_GAP) * SC_MAXROWS];
     static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
