@@ -4996,7 +4996,7 @@ CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *d
         return CUXFER_PLAN_DIRECT; /* a row must fit one scratch chunk */
     if (want == CUXFER_PLAN_SPAN)
         return h2d && src->pitch > row ? CUXFER_PLAN_SPAN : CUXFER_PLAN_DIRECT;
-    if (d2h && row > cuxfer_impl_plan_half(p))
+    if (d2h && p->opt.chunk_bytes && row > cuxfer_impl_plan_half(p))
         d2h = 0; /* PACK's slots are half chunks: the row must fit one */
     if (want == CUXFER_PLAN_PACK)
         return d2h ? CUXFER_PLAN_PACK : CUXFER_PLAN_DIRECT;
