@@ -2370,8 +2370,8 @@ CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
     cudaError_t err;
     if (!cuxfer_impl_is_legacy_stream(s))
         return cudaSuccess;
-    if (cuxfer_impl_capturing(s, &err) >= 0)
-        return cudaSuccess;
+    if (cuxfer_impl_capturing(s, &err) >= 0 || err != cudaErrorStreamCaptureImplicit)
+        return cudaSuccess; /* other errors (no driver): the copy says so itself */
     return cuxfer_impl_fail(err, "%s: the legacy default stream cannot take work while a "
                             "blocking stream is being captured (%s)", call,
                             cudaGetErrorName(err));
@@ -2392,8 +2392,8 @@ CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
     if (src->width == 0 || src->height == 0)
         return cudaSuccess;
-    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy2d_async", s));
     CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy2d_async", s));
+    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy2d_async", s));
     dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
     sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
     CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
@@ -2449,8 +2449,8 @@ CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t byte
     if (bytes == 0)
         return cudaSuccess;
     CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
-    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy_async", s));
     CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy_async", s));
+    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy_async", s));
     /* A pinned side rules out every misuse: no query of the other side. */
     dk = cuxfer_impl_lookup(dst, NULL);
     sk = cuxfer_impl_lookup(src, NULL);
