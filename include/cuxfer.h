@@ -4674,8 +4674,8 @@ CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn
  *     copy brings them to pinned staging, the thread team (section 9a)
  *     scatters them into the strided destination (the gap bytes between
  *     rows are never written); the three stages pipeline over
- *     CUXFER_IMPL_PLAN_SLOTS half-chunk slots, so the host scatter - the
- *     slowest stage - never waits for the link.
+ *     CUXFER_IMPL_PLAN_SLOTS slots, so the host scatter - the slowest
+ *     stage - never waits for the link.
  *   DIRECT: cudaMemcpy2DAsync, for everything else.
  * Every strategy is stream-ordered on the caller's stream: the call
  * returns at once, later work on the stream sees the data. */
@@ -4684,9 +4684,10 @@ CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn
 #define CUXFER_PLAN_SPAN 2
 #define CUXFER_PLAN_PACK 3
 #define CUXFER_PLAN_MAX_THREADS 32
-/* PACK's pipeline slots: each half of the two chunk buffers.  Four stages
- * in flight (pack, link, scatter, one spare) keep the scatter busy while a
- * slot waits for its pack and copy. */
+/* PACK's pipeline slots: two in each chunk buffer, cuxfer_impl_plan_slot
+ * bytes each (at most half a buffer).  Four in flight (pack, link,
+ * scatter, one spare) keep the scatter busy while a slot waits for its
+ * pack and copy. */
 #define CUXFER_IMPL_PLAN_SLOTS 4
 
 /* Options of cuxfer_plan2d_create; {0} means the defaults. */
@@ -4719,10 +4720,11 @@ struct cuxfer_impl_scatter {
     size_t next;  /* blocks handed out (atomic, while the team runs) */
 };
 
-/* Rows per block of a team scatter: 64 KiB of dense rows, so a member
+/* Rows per block of a team scatter: 16 KiB of dense rows (128 blocks of
+ * a full slot for 16 threads), so a member
  * that the scheduler delays holds up only its block, not a fixed share of
  * the chunk (the run-to-run spread comes from such stragglers). */
-#define CUXFER_IMPL_SCATTER_BLOCK 65536
+#define CUXFER_IMPL_SCATTER_BLOCK 16384
 
 /* Host functions run long after they are queued, so each queued scatter
  * gets its own record from a ring; a record is reused only after its host
@@ -4975,10 +4977,18 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
     return cudaSuccess;
 }
 
-/* Bytes of one PACK slot: half a chunk buffer, 256-byte aligned. */
-CUXFER_API size_t cuxfer_impl_plan_half(const cuxfer_plan2d *p)
+/* Bytes of one PACK slot: half a chunk buffer, 256-byte aligned, at most
+ * CUXFER_IMPL_PACK_SLOT_MAX.  The cap keeps the staging in flight (four
+ * slots) small enough to stay in the host's last-level cache between the
+ * DMA that writes it and the scatter that reads it: the scatter is bound
+ * by host memory traffic (read-for-ownership and write-back of every
+ * destination line), and staging that went out to DRAM and back would
+ * add a third to it. */
+#define CUXFER_IMPL_PACK_SLOT_MAX (2u << 20)
+CUXFER_API size_t cuxfer_impl_plan_slot(const cuxfer_plan2d *p)
 {
-    return p->opt.chunk_bytes / 2 / 256 * 256;
+    size_t half = p->opt.chunk_bytes / 2 / 256 * 256;
+    return half < CUXFER_IMPL_PACK_SLOT_MAX ? half : CUXFER_IMPL_PACK_SLOT_MAX;
 }
 
 /* The strategy AUTO (or the forced one) takes for this copy.  SPAN needs
@@ -4996,8 +5006,8 @@ CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *d
         return CUXFER_PLAN_DIRECT; /* a row must fit one scratch chunk */
     if (want == CUXFER_PLAN_SPAN)
         return h2d && src->pitch > row ? CUXFER_PLAN_SPAN : CUXFER_PLAN_DIRECT;
-    if (d2h && p->opt.chunk_bytes && row > cuxfer_impl_plan_half(p))
-        d2h = 0; /* PACK's slots are half chunks: the row must fit one */
+    if (d2h && p->opt.chunk_bytes && row > cuxfer_impl_plan_slot(p))
+        d2h = 0; /* a row must fit one of PACK's slots */
     if (want == CUXFER_PLAN_PACK)
         return d2h ? CUXFER_PLAN_PACK : CUXFER_PLAN_DIRECT;
     if (want == CUXFER_PLAN_DIRECT || total < p->tuning.min_bytes)
@@ -5037,18 +5047,19 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
 
-/* PACK: per slot (half a chunk buffer, device and pinned alike), the aux
- * stream packs rows densely on the device, the caller's stream brings them
- * to the slot's pinned staging, the host stream's host function scatters
- * them with the team.  Slot k is half k / 2 of buffer k % 2, and is reused
+/* PACK: per slot (cuxfer_impl_plan_slot bytes, device and pinned alike),
+ * the aux stream packs rows densely on the device, the caller's stream
+ * brings them to the slot's pinned staging, the host stream's host
+ * function scatters them with the team.  Slot k lies k / 2 slots into
+ * buffer k % 2, and is reused
  * once the scatter that last used it is done (ev_freed[k]); with four
  * slots the scatter of one overlaps the copy of the next and the packing
  * of the one after, so the host threads, the slowest stage, never idle. */
 CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view *dst,
                                              const cuxfer_view *src, cudaStream_t s)
 {
-    size_t row = src->width * src->elem_size, half = cuxfer_impl_plan_half(p);
-    size_t per = half / row, y, rows, c;
+    size_t row = src->width * src->elem_size, slot = cuxfer_impl_plan_slot(p);
+    size_t per = slot / row, y, rows, c;
     struct cuxfer_impl_scatter_rec *rec = NULL;
     cudaError_t err;
     /* ev_fork was recorded on s by cuxfer_plan2d_copy_async */
@@ -5056,8 +5067,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view
     CUXFER_TRY(cudaStreamWaitEvent(p->host, p->ev_fork, 0));
     for (y = 0, c = 0; y < src->height; y += rows, ++c) {
         int k = (int)(c % CUXFER_IMPL_PLAN_SLOTS);
-        unsigned char *dev = (unsigned char *)p->dscratch[k % 2] + (size_t)(k / 2) * half;
-        unsigned char *stage = (unsigned char *)p->hstage[k % 2] + (size_t)(k / 2) * half;
+        unsigned char *dev = (unsigned char *)p->dscratch[k % 2] + (size_t)(k / 2) * slot;
+        unsigned char *stage = (unsigned char *)p->hstage[k % 2] + (size_t)(k / 2) * slot;
         /* Ramp up: the first slots carry 1/16, 1/8, 1/4, 1/2 of a slot, so
          * the scatter starts after a small pack and copy instead of a full
          * one (a full first slot would idle the host threads ~5% of a
