@@ -2,7 +2,8 @@
 /* The copy planner moves narrow and odd rows byte-exactly with every
  * strategy, in both directions, chunked (several chunks per copy), and the
  * D2H PACK strategy never writes the gap bytes of the strided host
- * destination.  Calibration runs and gives a sane tuning. */
+ * destination.  One plan serves SPAN on one stream and PACK on another
+ * without syncs.  Calibration runs and gives a sane tuning. */
 #include "gpu.h"
 
 static cudaStream_t st;
@@ -105,6 +106,64 @@ int main(void)
         cuxfer_host_free(hb);
         cuxfer_host_free(bb);
         GPU_OK(cuxfer_plan2d_destroy(&p), "destroy");
+    }
+    /* One AUTO plan, SPAN uploads on stream A and PACK downloads on stream
+     * B, six of each queued with no sync: B waits only for A's upload of
+     * the same buffer, never A for B.  SPAN uses whole scratch buffers and
+     * PACK slots inside them, so an upload must not start on a buffer a
+     * download on the other stream still packs or copies from (the plan
+     * marks every slot free at each copy's join). */
+    {
+        enum { NB = 6 };
+        size_t w = 8, h = 140000, hp = 16, k;
+        cudaStream_t sa, sb;
+        cudaEvent_t up[NB];
+        void *hb[NB], *bb[NB], *db[NB];
+        cuxfer_view src, dev, back;
+        int good = 1, chose = 1;
+        memset(&o, 0, sizeof o);
+        o.chunk_bytes = 64 * 1024;
+        o.threads = 4;
+        GPU_MUST(cuxfer_plan2d_create(&p, &o));
+        GPU_MUST(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking));
+        GPU_MUST(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
+        for (k = 0; k < NB; ++k) {
+            hb[k] = bb[k] = db[k] = NULL;
+            GPU_MUST(cuxfer_host_alloc(&hb[k], hp * h, 1, 0));
+            GPU_MUST(cuxfer_host_alloc(&bb[k], hp * h, 1, 0));
+            GPU_MUST(cudaMalloc(&db[k], w * h));
+            GPU_MUST(cudaEventCreateWithFlags(&up[k], cudaEventDisableTiming));
+            fill_pattern(hb[k], hp * h, (unsigned)(1000 + k));
+            memset(bb[k], 0x5A, hp * h);
+        }
+        for (k = 0; k < NB; ++k) {
+            GPU_MUST(cuxfer_view_wrap(&src, hb[k], hp, w, h, 1));
+            GPU_MUST(cuxfer_view_wrap(&dev, db[k], w, w, h, 1));
+            GPU_MUST(cuxfer_view_wrap(&back, bb[k], hp, w, h, 1));
+            chose &= cuxfer_plan2d_choose(&p, &dev, &src) == CUXFER_PLAN_SPAN &&
+                     cuxfer_plan2d_choose(&p, &back, &dev) == CUXFER_PLAN_PACK;
+            GPU_MUST(cuxfer_plan2d_copy_async(&p, &dev, &src, sa));
+            GPU_MUST(cudaEventRecord(up[k], sa));
+            GPU_MUST(cudaStreamWaitEvent(sb, up[k], 0));
+            GPU_MUST(cuxfer_plan2d_copy_async(&p, &back, &dev, sb));
+        }
+        ok(chose, "AUTO picks SPAN up and PACK down for 8-byte rows at pitch 16");
+        GPU_OK(cudaStreamSynchronize(sa), "sync stream A");
+        GPU_OK(cudaStreamSynchronize(sb), "sync stream B");
+        for (k = 0; k < NB; ++k) {
+            GPU_MUST(cuxfer_view_wrap(&back, bb[k], hp, w, h, 1));
+            good &= check_host(&back, (const unsigned char *)hb[k], hp, 0x5A, "two streams");
+        }
+        ok(good, "SPAN on one stream, PACK on another, one plan, no syncs: all byte-exact");
+        GPU_OK(cuxfer_plan2d_destroy(&p), "destroy");
+        for (k = 0; k < NB; ++k) {
+            cudaFree(db[k]);
+            cuxfer_host_free(hb[k]);
+            cuxfer_host_free(bb[k]);
+            cudaEventDestroy(up[k]);
+        }
+        cudaStreamDestroy(sa);
+        cudaStreamDestroy(sb);
     }
     memset(&o, 0, sizeof o);
     GPU_MUST(cuxfer_plan2d_create(&p, &o));
