@@ -118,4 +118,16 @@ expect_error 2 "--json with tiles needs --dry-run" "--json without --dry-run" --
 mkdir "$T/d" && mkdir "$T/d/gray-97x61-1.pgm"
 expect_error 4 "is a directory" "an output name taken by a directory" -- \
     --roi 2x2 --roi 3x3 -o "$T/d" "$SAMPLES/gray-97x61.pgm"
+
+# -- without a device, a real run fails in one line and writes nothing -------
+rm -rf "$T/nodev" && mkdir "$T/nodev"
+env CUDA_VISIBLE_DEVICES= "$ROICOPY" --tiles 16x16 -o "$T/nodev" "$RGB" >"$T/stdout" 2>"$T/err"
+rc=$?
+if [ $rc -eq 5 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "^roicopy: $RGB: CUDA: " "$T/err" &&
+    [ -z "$(ls -A "$T/nodev")" ] && [ ! -s "$T/stdout" ]; then
+    pass "no device: exit 5, one 'CUDA:' line, no tile written"
+else
+    fail "no device: exit $rc"
+    diag_file "$T/err"
+fi
 finish
