@@ -144,6 +144,9 @@
  *            size_t height, size_t elem_size, size_t row_align);
  *    cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
  *            size_t width, size_t height, size_t elem_size);
+ *    cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
+ *            size_t width, size_t height, size_t elem_size,
+ *            cuxfer_memkind kind, int device);
  *    cudaError_t cuxfer_view_free(cuxfer_view *v);
  *    void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y);
  *    cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
@@ -183,6 +186,8 @@
  *    CUXFER_WAIT  CUXFER_NOWAIT
  *  man 3 cuxfer_timer
  *    cudaError_t cuxfer_timer_create(cuxfer_timer *t);
+ *    cudaError_t cuxfer_timer_create_with(cuxfer_timer *t,
+ *            const cuxfer_timer_options *opt);
  *    cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s);
  *    cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s);
  *    cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms);
@@ -190,10 +195,19 @@
  *    double cuxfer_gbps(size_t bytes, float ms);
  *    cudaError_t cuxfer_stream_wait(cudaStream_t waiter,
  *            cudaStream_t signaler);
+ *    cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter,
+ *            const cudaStream_t *signalers, int n);
+ *    cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n,
+ *            cudaStream_t signaler);
+ *    cudaError_t cuxfer_stream_pool_wait(cuxfer_stream_pool *p,
+ *            cudaStream_t s);
+ *    cudaError_t cuxfer_stream_wait_pool(cudaStream_t s,
+ *            cuxfer_stream_pool *p);
  *    cudaError_t cuxfer_event_pool_create(cuxfer_event_pool *p, int count);
  *    cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p);
  *    cudaError_t cuxfer_event_pool_destroy(cuxfer_event_pool *p);
- *    cuxfer_timer  cuxfer_event_pool
+ *    cuxfer_timer  cuxfer_timer_options  CUXFER_TIMER_BLOCKING_SYNC
+ *    CUXFER_TIMER_ON_DEVICE  cuxfer_event_pool
  *  man 3 cuxfer_on_complete
  *    cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *),
  *            void *arg);
@@ -203,7 +217,7 @@
  *    cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms);
  *    cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n);
  *    cudaError_t cuxfer_latch_destroy(cuxfer_latch *l);
- *    cuxfer_latch
+ *    cuxfer_latch  cuxfer_latch_watch  CUXFER_LATCH_STREAMS
  *  man 3 cuxfer_ring
  *    cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots,
  *            size_t host_bytes, size_t device_bytes,
@@ -257,6 +271,22 @@
  *    cuxfer_plan2d  cuxfer_plan2d_options  cuxfer_plan2d_tuning
  *    CUXFER_PLAN_AUTO  CUXFER_PLAN_DIRECT  CUXFER_PLAN_SPAN  CUXFER_PLAN_PACK
  *    CUXFER_PLAN_MAX_THREADS
+ *  man 3 cuxfer_rois
+ *    cudaError_t cuxfer_rois_create(cuxfer_rois *p,
+ *            const cuxfer_rois_options *opt);
+ *    cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir,
+ *            const cuxfer_view *host, const cuxfer_roi *rois, size_t n,
+ *            const cuxfer_view *dense, cudaStream_t s);
+ *    cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host,
+ *            const cuxfer_roi *rois, size_t n, const cuxfer_view *dense,
+ *            size_t *total);
+ *    int cuxfer_rois_choose(const cuxfer_rois *p, size_t n, size_t total);
+ *    cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n,
+ *            size_t elem_size, size_t *off);
+ *    cudaError_t cuxfer_rois_destroy(cuxfer_rois *p);
+ *    cuxfer_rois  cuxfer_rois_options  CUXFER_ROIS_AUTO  CUXFER_ROIS_DIRECT
+ *    CUXFER_ROIS_GATHER  CUXFER_ROIS_H2D  CUXFER_ROIS_D2H  CUXFER_ROIS_SLOTS
+ *    CUXFER_ROIS_MAX_THREADS
  *  man 3 cuxfer_stager
  *    cudaError_t cuxfer_stager_create(cuxfer_stager *st,
  *            const cuxfer_stager_options *opt);

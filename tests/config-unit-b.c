@@ -15,16 +15,20 @@ static int unit_b_logged;
 
 size_t unit_b_stager_size(void);
 size_t unit_b_options_size(void);
-void *unit_b_state(void);
-void unit_b_fail(const char *s);
-int unit_b_lookup(const void *p);
-void unit_b_register(void *p, size_t n);
+const void *unit_b_reason_at(void);
+void unit_b_fail(size_t width);
 int unit_b_policy(void);
 
 size_t unit_b_stager_size(void) { return sizeof(cuxfer_stager); }
 size_t unit_b_options_size(void) { return sizeof(cuxfer_stager_options); }
-void *unit_b_state(void) { return cuxfer_impl_state_get(); }
-void unit_b_fail(const char *s) { (void)cuxfer_impl_fail(cudaErrorInvalidValue, "%s", s); }
-int unit_b_lookup(const void *p) { return (int)cuxfer_impl_lookup(p, NULL); }
-void unit_b_register(void *p, size_t n) { cuxfer_impl_reg_add(p, n, CUXFER_MEMORY_PINNED, -1); }
+/* Where this unit finds the calling thread's reason text: the same
+ * address in both units if they share the one state. */
+const void *unit_b_reason_at(void) { return cuxfer_last_reason(); }
+/* A refused public call whose reason names `width`. */
+void unit_b_fail(size_t width)
+{
+    static char buf[8];
+    cuxfer_view v;
+    (void)cuxfer_view_wrap(&v, buf, 8, width, 1, 1);
+}
 int unit_b_policy(void) { return cuxfer_pageable_policy(); }

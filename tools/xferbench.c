@@ -1341,7 +1341,7 @@ static void usage(FILE *f)
           "  enqueue-8t         the same from 8 threads at once\n"
           "  2d                 rows of 1 B to 1 MiB: copy2d and the planner\n"
           "  image              an 8192x8192 RGBA8 full-image ROI\n"
-          "  rois               many tiles of one image: cuxfer_rois vs a loop\n"
+          "  rois               many tiles of one image: one copy each, cuxfer_rois\n"
           "  pool               pinned pool acquire/release, and its waste\n"
           "  pageable           malloc'd memory: the stager, register+copy\n"
           "  ring               copy/compute overlap through a 2-slot ring\n"
