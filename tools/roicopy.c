@@ -98,6 +98,8 @@ static void usage(FILE *f)
     fputs(
         "usage: roicopy [OPTIONS] INPUT OUTPUT\n"
         "       roicopy [OPTIONS] INPUT... -o DIR\n"
+        "       roicopy [OPTIONS] --tiles WxH[+SX+SY] | --roi R... INPUT\n"
+        "               -o DIR | --stack FILE\n"
         "Copy a region of interest of PGM/PPM/PAM/raw images through the GPU\n"
         "with 2D asynchronous copies.  INPUT - is standard input, OUTPUT -\n"
         "standard output (pngtopam a.png | roicopy --roi 64x64+8+8 - - | ...).\n"
