@@ -66,6 +66,8 @@ static int pgm_holds(const image_header *in);
 static int ppm_holds(const image_header *in);
 static int pam_holds(const image_header *in);
 static int raw_holds(const image_header *in);
+static int png_holds(const image_header *in);
+static int tiff_holds(const image_header *in);
 
 /* Every output format in one place: its name, the file extensions that
  * select it (image_format_for_path), what samples it can hold and how its
@@ -88,6 +90,13 @@ static const image_codec codecs[] = {
      "8- or 16-bit samples", write_pam_header},
     {IMAGE_RAW, "raw", {"raw", NULL, NULL}, raw_holds, "any samples",
      write_no_header},
+    /* Library codecs: the code is registered by image_set_codec(); the
+     * rows are always here, so that .png names PNG (and says how to get
+     * it) in a program built without libpng. */
+    {IMAGE_PNG, "png", {"png", NULL, NULL}, png_holds,
+     "1 to 4 channels of 8- or 16-bit samples", NULL},
+    {IMAGE_TIFF, "tiff", {"tif", "tiff", NULL}, tiff_holds,
+     "1 to 4 channels of 8- or 16-bit or 32-bit float samples", NULL},
 };
 #define NCODECS (sizeof codecs / sizeof *codecs)
 
@@ -114,13 +123,60 @@ static int raw_holds(const image_header *in)
     (void)in;
     return 1;
 }
+static int png_holds(const image_header *in)
+{
+    return !in->is_float && in->channels >= 1 && in->channels <= 4;
+}
+static int tiff_holds(const image_header *in)
+{
+    return in->channels >= 1 && in->channels <= 4;
+}
+
+static const image_codec_ops *png_ops, *tiff_ops;
+
+int image_set_codec(image_format f, const image_codec_ops *ops)
+{
+    if (f == IMAGE_PNG)
+        png_ops = ops;
+    else if (f == IMAGE_TIFF)
+        tiff_ops = ops;
+    else
+        return -1;
+    return 0;
+}
+
+/* The registered code of a library format, NULL for the built-in ones
+ * (and for a library format this program was built without). */
+static const image_codec_ops *ops_of(image_format f)
+{
+    return f == IMAGE_PNG ? png_ops : f == IMAGE_TIFF ? tiff_ops : NULL;
+}
+
+static int is_library_format(image_format f)
+{
+    return f == IMAGE_PNG || f == IMAGE_TIFF;
+}
+
+int image_format_built(image_format f)
+{
+    return codec_of(f) && (!is_library_format(f) || ops_of(f));
+}
+
+/* The message for a library format this program was built without. */
+static void say_not_built(char *err, size_t errsz, const char *prefix,
+                          image_format f);
 
 image_format image_format_from_name(const char *name)
 {
-    size_t i;
+    size_t i, j;
     for (i = 0; i < NCODECS; ++i)
         if (!strcmp(name, codecs[i].name))
             return codecs[i].format;
+    /* An extension names its format too: "tif". */
+    for (i = 0; i < NCODECS; ++i)
+        for (j = 0; j < 3 && codecs[i].ext[j]; ++j)
+            if (!strcmp(name, codecs[i].ext[j]))
+                return codecs[i].format;
     return (image_format)0;
 }
 
@@ -176,11 +232,11 @@ void image_formats_holding(const image_header *in, char *buf, size_t n)
 {
     size_t i, k = 0, count = 0, total = 0;
     for (i = 0; i < NCODECS; ++i)
-        total += codecs[i].holds(in) ? 1 : 0;
+        total += codecs[i].holds(in) && image_format_built(codecs[i].format);
     buf[0] = '\0';
     for (i = 0; i < NCODECS && k < n; ++i) {
         int w;
-        if (!codecs[i].holds(in))
+        if (!codecs[i].holds(in) || !image_format_built(codecs[i].format))
             continue;
         ++count;
         w = snprintf(buf + k, n - k, "%s%s",
@@ -759,20 +815,105 @@ static int parse_raw(const image_raw_spec *raw, const struct stat *st,
     return 0;
 }
 
-int image_parse_header(const char *path, const image_raw_spec *raw,
-                       image_header *h, char *err, size_t errsz)
+/* PNG's and TIFF's (and BigTIFF's) signatures, known even without the
+ * libraries, to say what a file is that this program cannot read. */
+static image_format sniff_library_format(const unsigned char *b, size_t n)
 {
+    static const unsigned char png_sig[8] = {0x89, 'P', 'N', 'G',
+                                             '\r', '\n', 0x1a, '\n'};
+    if (png_ops ? png_ops->sniff(b, n)
+                : n >= 8 && !memcmp(b, png_sig, 8))
+        return IMAGE_PNG;
+    if (tiff_ops ? tiff_ops->sniff(b, n)
+                 : n >= 4 && ((b[0] == 'I' && b[1] == 'I' &&
+                               (b[2] == 42 || b[2] == 43) && b[3] == 0) ||
+                              (b[0] == 'M' && b[1] == 'M' && b[2] == 0 &&
+                               (b[3] == 42 || b[3] == 43))))
+        return IMAGE_TIFF;
+    return (image_format)0;
+}
+
+static void say_not_built(char *err, size_t errsz, const char *prefix,
+                          image_format f)
+{
+    say(err, errsz, "%sbuilt without %s support (configure --with-%s)",
+        prefix, f == IMAGE_PNG ? "PNG" : "TIFF",
+        f == IMAGE_PNG ? "png" : "tiff");
+}
+
+/* The path a library opens for an input: standard input is its spooled
+ * copy, reached through /dev/fd. */
+static const char *library_path(const char *path, char *buf, size_t n)
+{
+    if (strcmp(path, "-") != 0)
+        return path;
+    (void)snprintf(buf, n, "/dev/fd/%d", stdin_fd);
+    return buf;
+}
+
+static int parse_library(const char *path, image_format fmt, unsigned page,
+                         image_header *h, char *err, size_t errsz)
+{
+    const image_codec_ops *ops = ops_of(fmt);
+    char dev[64];
+    if (!ops) {
+        say_not_built(err, errsz, fmt == IMAGE_PNG ? "a PNG file, but "
+                                                   : "a TIFF file, but ",
+                      fmt);
+        return -1;
+    }
+    if (page > 0 && fmt != IMAGE_TIFF) {
+        say(err, errsz, "no page %u: a PNG file has one page (0)", page);
+        return -1;
+    }
+    if (ops->read_header(library_path(path, dev, sizeof dev), page, h, err,
+                         errsz))
+        return -1;
+    h->format = fmt;
+    h->page = page;
+    return 0;
+}
+
+int image_parse_input(const char *path, const image_raw_spec *raw,
+                      unsigned page, image_header *h, char *err,
+                      size_t errsz)
+{
+    unsigned char head[16];
     struct stat st;
+    image_format lib;
+    size_t n;
     FILE *f;
     int rc;
     memset(h, 0, sizeof *h);
     f = open_input(path, &st, err, errsz);
     if (!f)
         return -1;
-    rc = raw ? parse_raw(raw, &st, h, err, errsz)
-             : parse_netpbm(f, &st, h, err, errsz);
+    if (raw) {
+        rc = parse_raw(raw, &st, h, err, errsz);
+        fclose(f);
+        return rc;
+    }
+    n = fread(head, 1, sizeof head, f);
+    lib = sniff_library_format(head, n);
+    if (lib) {
+        fclose(f);
+        return parse_library(path, lib, page, h, err, errsz);
+    }
+    if (page > 0) {
+        fclose(f);
+        say(err, errsz, "no page %u: a netpbm file has one page (0)", page);
+        return -1;
+    }
+    rewind(f);
+    rc = parse_netpbm(f, &st, h, err, errsz);
     fclose(f);
     return rc;
+}
+
+int image_parse_header(const char *path, const image_raw_spec *raw,
+                       image_header *h, char *err, size_t errsz)
+{
+    return image_parse_input(path, raw, 0, h, err, errsz);
 }
 
 int image_read_pixels(const char *path, const image_header *h, void *dst,
@@ -781,7 +922,18 @@ int image_read_pixels(const char *path, const image_header *h, void *dst,
     struct stat st;
     size_t y;
     int rc = 0;
-    FILE *f = open_input(path, &st, err, errsz);
+    FILE *f;
+    if (is_library_format(h->format)) {
+        const image_codec_ops *ops = ops_of(h->format);
+        char dev[64];
+        if (!ops) {
+            say_not_built(err, errsz, "", h->format);
+            return -1;
+        }
+        return ops->read_pixels(library_path(path, dev, sizeof dev), h, dst,
+                                dst_pitch, err, errsz);
+    }
+    f = open_input(path, &st, err, errsz);
     if (!f)
         return -1;
     /* The file may have changed since its header was checked. */
@@ -835,6 +987,12 @@ int image_output_header(const image_header *in, size_t width, size_t height,
     c = codec_of(out->format);
     if (!c) {
         say(err, errsz, "unknown output format %d", (int)out->format);
+        return -1;
+    }
+    if (!image_format_built(out->format)) {
+        say_not_built(err, errsz, out->format == IMAGE_PNG ? "png: "
+                                                           : "tiff: ",
+                      out->format);
         return -1;
     }
     if (!c->holds(in)) {
@@ -931,7 +1089,7 @@ static int write_no_header(FILE *f, const image_header *h)
 static int write_header(FILE *f, const image_header *h)
 {
     const image_codec *c = codec_of(h->format);
-    return c ? c->write_header(f, h) : 1;
+    return c && c->write_header ? c->write_header(f, h) : 1;
 }
 
 /* Netpbm files hold 16-bit samples big-endian, raw files in host order. */
@@ -1008,12 +1166,45 @@ static mode_t creation_mode(void)
     return (mode_t)0666 & ~m;
 }
 
-/* Header and rows into fd, which is closed; sync only for files. */
-static int write_fd(int fd, const image_header *h, const void *pixels,
-                    size_t pitch, int sync)
+/* A library format into fd, which is closed: the codec's own message
+ * in err on failure (errno 0), else errno says what failed. */
+static int write_library_fd(int fd, const image_header *h,
+                            const void *pixels, size_t pitch, int sync,
+                            char *err, size_t errsz)
 {
-    FILE *f = fdopen(fd, "wb");
+    const image_codec_ops *ops = ops_of(h->format);
+    int saved;
+    if (!ops) {
+        close(fd);
+        say_not_built(err, errsz, "", h->format);
+        errno = 0;
+        return -1;
+    }
+    if (ops->write_fd(fd, h, pixels, pitch, err, errsz) != 0) {
+        close(fd);
+        errno = 0;
+        return -1;
+    }
+    if ((sync && fsync(fd) != 0) || close(fd) != 0) {
+        saved = errno;
+        if (sync)
+            (void)close(fd); /* EBADF after a successful close: harmless */
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+/* Header and rows into fd, which is closed; sync only for files.  A
+ * codec's own failure leaves its sentence in err and errno 0. */
+static int write_fd(int fd, const image_header *h, const void *pixels,
+                    size_t pitch, int sync, char *err, size_t errsz)
+{
+    FILE *f;
     int bad;
+    if (is_library_format(h->format))
+        return write_library_fd(fd, h, pixels, pitch, sync, err, errsz);
+    f = fdopen(fd, "wb");
     if (!f) {
         close(fd);
         return -1;
@@ -1039,10 +1230,13 @@ static int write_in_place(const char *path, const image_header *h,
         return -1;
     }
     errno = 0;
-    if (write_fd(fd, h, pixels, pitch, 0) != 0) {
+    if (err && errsz)
+        err[0] = '\0';
+    if (write_fd(fd, h, pixels, pitch, 0, err, errsz) != 0) {
         saved = errno;
-        say(err, errsz, "cannot write: %s",
-            saved ? strerror(saved) : "write error");
+        if (saved || !err || !*err)
+            say(err, errsz, "cannot write: %s",
+                saved ? strerror(saved) : "write error");
         return -1;
     }
     return 0;
@@ -1085,13 +1279,17 @@ int image_write_atomic(const char *path, const image_header *h,
     if (image_test_write_hook)
         image_test_write_hook(tmp_in_progress);
     errno = 0;
-    if (fchmod(fd, mode) != 0 || write_fd(fd, h, pixels, pitch, 1) != 0 ||
+    if (err && errsz)
+        err[0] = '\0';
+    if (fchmod(fd, mode) != 0 ||
+        write_fd(fd, h, pixels, pitch, 1, err, errsz) != 0 ||
         rename(tmp_in_progress, path) != 0) {
         saved = errno;
         (void)unlink(tmp_in_progress);
         tmp_active = 0;
-        say(err, errsz, "cannot write: %s",
-            saved ? strerror(saved) : "write error");
+        if (saved || !err || !*err)
+            say(err, errsz, "cannot write: %s",
+                saved ? strerror(saved) : "write error");
         return -1;
     }
     tmp_active = 0;

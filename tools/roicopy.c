@@ -12,6 +12,7 @@
 #define _XOPEN_SOURCE 700
 
 #include "roicopy.h"
+#include "formats.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -48,6 +49,7 @@ typedef struct options {
     image_format format;
     image_raw_spec raw;
     int raw_given, depth_given;
+    unsigned long page; /* --page: the page of multi-page (TIFF) inputs */
     const char *outdir;
     char **args; /* positional arguments */
     int nargs;
@@ -92,9 +94,9 @@ static void usage(FILE *f)
     fputs(
         "usage: roicopy [OPTIONS] INPUT OUTPUT\n"
         "       roicopy [OPTIONS] INPUT... -o DIR\n"
-        "Copy a region of interest of PGM/PPM/PAM/raw images through the GPU\n"
-        "with 2D asynchronous copies.  INPUT - is standard input, OUTPUT -\n"
-        "standard output (pngtopam a.png | roicopy --roi 64x64+8+8 - - | ...).\n"
+        "Copy a region of interest of PGM/PPM/PAM/PNG/TIFF/raw images through\n"
+        "the GPU with 2D asynchronous copies.  INPUT - is standard input,\n"
+        "OUTPUT - standard output (cat a.png | roicopy --roi 64x64+8+8 - b.png).\n"
         "\n"
         "  --roi WxH+X+Y      region to copy (default: the whole image)\n"
         "  --place X,Y        put the ROI at X,Y of a device canvas...\n"
@@ -112,9 +114,11 @@ static void usage(FILE *f)
         "  --devices LIST     spread bands or ring slots over these devices,\n"
         "                     round robin (0,1 or 0,1,2,3)\n"
         "  --dry-run          check everything, print the plan; no GPU needed\n"
-        "  --format F         output format: pgm, ppm, pam or raw; without it,\n"
-        "                     OUTPUT's extension (.pgm .ppm .pam .raw) decides,\n"
-        "                     else the input's format is kept\n"
+        "  --format F         output format: pgm, ppm, pam, png, tiff or raw;\n"
+        "                     without it, OUTPUT's extension (.pgm .ppm .pam\n"
+        "                     .png .tif .tiff .raw) decides, else the input's\n"
+        "                     format is kept (inputs are known by their bytes)\n"
+        "  --page N           page N (from 0) of multi-page TIFF inputs\n"
         "  --raw WxHxC        inputs are headerless, WxH pixels of C channels\n"
         "  --depth 8|16|32    raw sample size in bits (32 = float; default 8)\n"
         "  -o, --output-dir DIR  write each INPUT's output into DIR\n"
@@ -146,7 +150,8 @@ enum {
     OPT_ROI = 256, OPT_PLACE, OPT_CANVAS, OPT_STREAMS, OPT_PAGEABLE,
     OPT_VERIFY, OPT_REPEAT, OPT_TIMING, OPT_JSON, OPT_DEVICE, OPT_DEVICES,
     OPT_DRY_RUN,
-    OPT_FORMAT, OPT_RAW, OPT_DEPTH
+    OPT_FORMAT, OPT_RAW, OPT_DEPTH,
+    OPT_PAGE
 };
 
 static const struct option long_options[] = {
@@ -165,6 +170,7 @@ static const struct option long_options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"raw", required_argument, NULL, OPT_RAW},
     {"depth", required_argument, NULL, OPT_DEPTH},
+    {"page", required_argument, NULL, OPT_PAGE},
     {"output-dir", required_argument, NULL, 'o'},
     {"quiet", no_argument, NULL, 'q'},
     {"keep-going", no_argument, NULL, 'k'},
@@ -254,6 +260,8 @@ static int value_option(int opt, const char *arg, options *o)
         return number_option("--device", arg, 0, MAX_DEVICE_INDEX, &o->device);
     case OPT_DEVICES:
         return devices_option(arg, o);
+    case OPT_PAGE:
+        return number_option("--page", arg, 0, 65535, &o->page);
     case OPT_DEPTH:
         if (number_option("--depth", arg, 8, 32, &v))
             return RC_USAGE;
@@ -269,7 +277,7 @@ static int value_option(int opt, const char *arg, options *o)
         if (!o->format)
             return roicopy_fail(RC_USAGE, NULL,
                                 "bad --format value \"%s\": must be pgm, ppm, "
-                                "pam or raw", arg);
+                                "pam, png, tiff or raw", arg);
         return 0;
     }
     return geometry_option(opt, arg, o);
@@ -330,7 +338,8 @@ static int parse_options(int argc, char **argv, options *o)
             usage(stdout);
             return RC_OK;
         } else if (c == 'V') {
-            printf("roicopy (cuxfer) %s\n", PACKAGE_VERSION);
+            printf("roicopy (cuxfer) %s\nformats: %s\n", PACKAGE_VERSION,
+                   roicopy_formats());
             return RC_OK;
         } else if (c == 'o')
             o->outdir = optarg;
@@ -367,6 +376,9 @@ static int check_combinations(const options *o)
 {
     if (o->depth_given && !o->raw_given)
         return roicopy_fail(RC_USAGE, NULL, "--depth needs --raw");
+    if (o->page && o->raw_given)
+        return roicopy_fail(RC_USAGE, NULL, "--page %lu: raw inputs have "
+                            "one page (0)", o->page);
     if (o->place_given != o->canvas_given)
         return roicopy_fail(RC_USAGE, NULL, "--place and --canvas go together");
     if (o->device_given && o->devices_given)
@@ -423,7 +435,8 @@ static const char *base_name(const char *path)
  * BASE is the input's last component, trailing slashes ignored. */
 static char *output_in_dir(const options *o, const char *input)
 {
-    static const char *known[] = {".pgm", ".ppm", ".pam", ".pnm", ".raw"};
+    static const char *known[] = {".pgm", ".ppm", ".pam", ".pnm", ".raw",
+                                  ".png", ".tif", ".tiff"};
     size_t len = strlen(input), keep, i, n, start;
     const char *base, *dot;
     char *out;
@@ -645,8 +658,8 @@ static int check_input(const options *o, roicopy_frame *f, frame_check *c)
     image_format to = o->format;
     int rc;
     err[0] = '\0';
-    if (image_parse_header(f->input, o->raw_given ? &o->raw : NULL, &f->in,
-                           err, sizeof err))
+    if (image_parse_input(f->input, o->raw_given ? &o->raw : NULL,
+                          (unsigned)o->page, &f->in, err, sizeof err))
         return roicopy_fail(RC_INPUT, f->input, "%s", err);
     if (strcmp(f->input, "-") != 0 && stat(f->input, &st) == 0) {
         c->in_known = 1;
@@ -1262,5 +1275,6 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
     image_install_signal_cleanup();
+    roicopy_register_codecs();
     return run(argc, argv);
 }
