@@ -525,7 +525,7 @@ static void print_json(const roicopy_plan *p, const single_run *r)
         json_stages(d->t, d->bytes, p->repeat);
         printf("}");
     }
-    printf("]}\n");
+    printf("],\"skipped\":%lu}\n", (unsigned long)p->nskipped);
 }
 
 static void single_free(single_run *r)
@@ -992,7 +992,7 @@ static void ring_report(const roicopy_plan *p, const ring_run *rr,
                    p->repeat - 1, rr->replay.best, rgbps,
                    link > 0 ? rgbps / link : 0.0);
         ring_devices(p, rr, 1);
-        printf("}\n");
+        printf(",\"skipped\":%lu}\n", (unsigned long)p->nskipped);
     }
 }
 

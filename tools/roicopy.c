@@ -15,6 +15,7 @@
 #include "formats.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -51,8 +52,12 @@ typedef struct options {
     int raw_given, depth_given;
     unsigned long page; /* --page: the page of multi-page (TIFF) inputs */
     const char *outdir;
-    char **args; /* positional arguments */
+    char **args; /* positional arguments, then --files-from's names */
     int nargs;
+    const char *files_from; /* --files-from FILE, "-" standard input */
+    int nul_names;          /* -0: --files-from's names end in NUL */
+    int skip_existing;      /* --skip-existing */
+    char *names_buf;        /* the text of --files-from */
 } options;
 
 /* ---- messages ----------------------------------------------------------- */
@@ -122,6 +127,9 @@ static void usage(FILE *f)
         "  --raw WxHxC        inputs are headerless, WxH pixels of C channels\n"
         "  --depth 8|16|32    raw sample size in bits (32 = float; default 8)\n"
         "  -o, --output-dir DIR  write each INPUT's output into DIR\n"
+        "  --files-from FILE  more INPUTs, one a line (FILE - : standard input)\n"
+        "  -0                 --files-from's names end in NUL, not newline\n"
+        "  --skip-existing    skip inputs whose output exists (resume a batch)\n"
         "  -k, --keep-going   with problems in some inputs or outputs, still\n"
         "                     copy the good ones (every problem is reported\n"
         "                     first; without -k nothing is done)\n"
@@ -151,7 +159,7 @@ enum {
     OPT_VERIFY, OPT_REPEAT, OPT_TIMING, OPT_JSON, OPT_DEVICE, OPT_DEVICES,
     OPT_DRY_RUN,
     OPT_FORMAT, OPT_RAW, OPT_DEPTH,
-    OPT_PAGE
+    OPT_PAGE, OPT_FILES_FROM, OPT_SKIP_EXISTING
 };
 
 static const struct option long_options[] = {
@@ -171,6 +179,8 @@ static const struct option long_options[] = {
     {"raw", required_argument, NULL, OPT_RAW},
     {"depth", required_argument, NULL, OPT_DEPTH},
     {"page", required_argument, NULL, OPT_PAGE},
+    {"files-from", required_argument, NULL, OPT_FILES_FROM},
+    {"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
     {"output-dir", required_argument, NULL, 'o'},
     {"quiet", no_argument, NULL, 'q'},
     {"keep-going", no_argument, NULL, 'k'},
@@ -291,6 +301,8 @@ static int flag_option(int opt, options *o)
     case OPT_TIMING: o->timing = 1; break;
     case OPT_JSON: o->json = 1; break;
     case OPT_DRY_RUN: o->dry_run = 1; break;
+    case OPT_SKIP_EXISTING: o->skip_existing = 1; break;
+    case '0': o->nul_names = 1; break;
     case 'q': o->quiet = 1; break;
     case 'k': o->keep_going = 1; break;
     default: return -1;
@@ -330,7 +342,7 @@ static int parse_options(int argc, char **argv, options *o)
     opterr = 0;
     /* '-': operands come back in order as option 1, so inputs and -o may be
      * mixed without relying on GNU argument permutation. */
-    while ((c = getopt_long(argc, argv, "-:ho:qkV", long_options, NULL)) !=
+    while ((c = getopt_long(argc, argv, "-:ho:qkV0", long_options, NULL)) !=
            -1) {
         if (c == 1)
             o->args[o->nargs++] = optarg;
@@ -343,6 +355,8 @@ static int parse_options(int argc, char **argv, options *o)
             return RC_OK;
         } else if (c == 'o')
             o->outdir = optarg;
+        else if (c == OPT_FILES_FROM)
+            o->files_from = optarg;
         else if (c == '?' || c == ':')
             return bad_option(c, argv);
         else if (flag_option(c, o) != 0 && value_option(c, optarg, o) != 0)
@@ -351,6 +365,77 @@ static int parse_options(int argc, char **argv, options *o)
     while (optind < argc) /* after "--" */
         o->args[o->nargs++] = argv[optind++];
     return -1;
+}
+
+/* Read all of fd (no size limit but memory's), NUL-terminated. */
+static char *slurp(int fd, size_t *len)
+{
+    size_t cap = 65536, n = 0;
+    char *buf = (char *)malloc(cap + 1), *nb;
+    ssize_t k;
+    while (buf) {
+        if (n == cap) {
+            nb = (char *)realloc(buf, 2 * cap + 1);
+            if (!nb) {
+                free(buf);
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        k = read(fd, buf + n, cap - n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            free(buf);
+            return NULL;
+        }
+        if (k == 0)
+            break;
+        n += (size_t)k;
+    }
+    if (buf)
+        buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* --files-from FILE: its names join the operands, in order.  One name a
+ * line (a final line without its newline counts; empty lines are
+ * skipped), or with -0 one a NUL-terminated string, so any name works. */
+static int read_names(options *o)
+{
+    size_t len = 0, i, start, count = 0;
+    char sep = o->nul_names ? '\0' : '\n', **args;
+    int fd = strcmp(o->files_from, "-") ? open(o->files_from, O_RDONLY)
+                                        : dup(0);
+    if (fd < 0)
+        return roicopy_fail(RC_INPUT, o->files_from, "--files-from: %s",
+                            strerror(errno));
+    errno = 0;
+    o->names_buf = slurp(fd, &len);
+    close(fd);
+    if (!o->names_buf)
+        return roicopy_fail(RC_INPUT, o->files_from, "--files-from: %s",
+                            strerror(errno ? errno : ENOMEM));
+    for (i = 0; i < len; ++i)
+        count += o->names_buf[i] == sep;
+    args = (char **)realloc(o->args, ((size_t)o->nargs + count + 2) *
+                                         sizeof *args);
+    if (!args)
+        return roicopy_fail(RC_USAGE, NULL, "out of memory");
+    o->args = args;
+    for (start = i = 0; i <= len; ++i) {
+        if (i < len && o->names_buf[i] != sep)
+            continue;
+        if (!o->nul_names && i > start && o->names_buf[i - 1] == '\r')
+            o->names_buf[i - 1] = '\0'; /* a CRLF list */
+        o->names_buf[i] = '\0';
+        if (o->names_buf[start])
+            o->args[o->nargs++] = o->names_buf + start;
+        start = i + 1;
+    }
+    return 0;
 }
 
 /* "-": standard input as INPUT (once, and not with -o, which names each
@@ -372,8 +457,16 @@ static int check_dashes(const options *o)
 }
 
 /* Combinations that make no sense, whatever the inputs. */
-static int check_combinations(const options *o)
+static int check_combinations(options *o)
 {
+    int rc;
+    if (o->nul_names && !o->files_from)
+        return roicopy_fail(RC_USAGE, NULL, "-0 needs --files-from");
+    if (o->files_from && !o->outdir)
+        return usage_line(roicopy_fail(RC_USAGE, NULL,
+                                       "--files-from needs -o DIR"));
+    if (o->files_from && (rc = read_names(o)) != 0)
+        return rc;
     if (o->depth_given && !o->raw_given)
         return roicopy_fail(RC_USAGE, NULL, "--depth needs --raw");
     if (o->page && o->raw_given)
@@ -404,6 +497,7 @@ static int check_combinations(const options *o)
 /* What validation learns about one frame, for the checks across frames. */
 typedef struct frame_check {
     int status;                 /* the worst problem of the frame, or 0 */
+    int skip;                   /* --skip-existing: the output exists */
     int in_known;               /* in_dev/in_ino hold the input's identity */
     dev_t in_dev;
     ino_t in_ino;
@@ -785,6 +879,39 @@ static int check_across(const roicopy_plan *p, frame_check *c)
     return worst;
 }
 
+/* --skip-existing: an output that is there already, as a regular file
+ * (a device or FIFO is written, never "done"). */
+static int output_exists(const char *out)
+{
+    struct stat st;
+    return strcmp(out, "-") != 0 && stat(out, &st) == 0 &&
+           S_ISREG(st.st_mode);
+}
+
+/* Move the skipped frames' outputs to p->skipped, keeping the others in
+ * their order (and their checks beside them). */
+static int drop_skipped(roicopy_plan *p, frame_check *c)
+{
+    size_t i, kept = 0, n = 0;
+    for (i = 0; i < p->nframes; ++i)
+        n += c[i].skip;
+    if (n == 0)
+        return 0;
+    p->skipped = (char **)malloc(n * sizeof *p->skipped);
+    if (!p->skipped)
+        return roicopy_fail(RC_USAGE, NULL, "out of memory");
+    for (i = 0; i < p->nframes; ++i) {
+        if (c[i].skip) {
+            p->skipped[p->nskipped++] = p->frames[i].output;
+            continue;
+        }
+        c[kept] = c[i];
+        p->frames[kept++] = p->frames[i];
+    }
+    p->nframes = kept;
+    return 0;
+}
+
 /* Every input and output is checked and every problem reported, one line
  * each, before anything is done.  Returns the worst status; with
  * --keep-going the frames with problems are dropped from the plan. */
@@ -820,6 +947,10 @@ static int plan_frames(const options *o, roicopy_plan *p)
             worst = roicopy_fail(RC_USAGE, NULL, "out of memory");
             break;
         }
+        if (o->skip_existing && output_exists(f->output)) {
+            c[i].skip = 1; /* not even read: resuming is cheap */
+            continue;
+        }
         c[i].status = check_input(o, f, &c[i]);
         c[i].status = worse(c[i].status, check_output(f->output, &dc, &c[i]));
         worst = worse(worst, c[i].status);
@@ -830,6 +961,8 @@ static int plan_frames(const options *o, roicopy_plan *p)
     free(dc.real);
     for (i = 0; i < p->nframes; ++i)
         free(c[i].out_canon);
+    if (i == p->nframes && drop_skipped(p, c) != 0)
+        worst = worse(worst, RC_USAGE);
     /* --keep-going: the good frames go on, in their order. */
     if (worst && o->keep_going && i == p->nframes) {
         for (i = kept = 0; i < p->nframes; ++i) {
@@ -1017,6 +1150,9 @@ static void print_plan(const roicopy_plan *p)
                "needs pinned memory)\n", (unsigned long)p->nframes);
     if (ring && p->devices_given)
         print_slot_devices(p);
+    for (i = 0; i < p->nskipped; ++i)
+        printf("skip:     %s (exists; --skip-existing)\n",
+               roicopy_esc(p->skipped[i]));
     for (i = 0; i < p->nframes; ++i) {
         if (p->nframes > 1)
             printf("frame %lu:", (unsigned long)i);
@@ -1089,6 +1225,11 @@ static void print_json_plan(const roicopy_plan *p)
            ring ? p->streams : 0, p->repeat);
     for (i = 0; i < (size_t)p->ndevices; ++i)
         printf("%s%d", i ? ", " : "", p->devices[i]);
+    printf("],\n  \"skipped\": [");
+    for (i = 0; i < p->nskipped; ++i) {
+        printf("%s", i ? ", " : "");
+        roicopy_json_string(stdout, p->skipped[i]);
+    }
     printf("],\n  \"frames\": [");
     for (i = 0; i < p->nframes; ++i)
         json_frame(p, &p->frames[i], i);
@@ -1234,6 +1375,9 @@ static void free_plan(roicopy_plan *p)
     size_t i;
     for (i = 0; p->frames && i < p->nframes; ++i)
         free(p->frames[i].output);
+    for (i = 0; i < p->nskipped; ++i)
+        free(p->skipped[i]);
+    free(p->skipped);
     free(p->frames);
 }
 
@@ -1250,6 +1394,7 @@ static int run(int argc, char **argv)
     if ((rc = parse_options(argc, argv, &o)) >= 0 ||
         (rc = check_combinations(&o)) != 0) {
         free(o.args);
+        free(o.names_buf);
         return rc;
     }
     /* Every problem is reported; without --keep-going any one stops the
@@ -1266,9 +1411,20 @@ static int run(int argc, char **argv)
             print_plan(&p);
         else
             rc = roicopy_gpu_run(&p);
+    } else if (!worst && p.nframes == 0 && p.nskipped > 0) {
+        /* Every output is there already: nothing to do, no CUDA. */
+        fill_plan(&o, &p);
+        if (o.dry_run && o.json)
+            print_json_plan(&p);
+        else if (o.dry_run)
+            print_plan(&p);
+        else if (o.json)
+            printf("{\"frames\":0,\"skipped\":%lu}\n",
+                   (unsigned long)p.nskipped);
     }
     free_plan(&p);
     free(o.args);
+    free(o.names_buf);
     return worst > rc ? worst : rc;
 }
 

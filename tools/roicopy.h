@@ -55,6 +55,10 @@ typedef struct roicopy_plan {
     int streams_given;
     int pageable, verify, repeat, timing, json, device, quiet;
     int progress;               /* draw a progress bar on stderr */
+    /* --skip-existing: the outputs that existed, not made again (their
+     * frames are not in frames[]); reported by --dry-run and --json. */
+    char **skipped;
+    size_t nskipped;
     /* The devices in use: --devices LIST, or the one of --device.  Band i
      * and ring slot i live on devices[i % ndevices]; devices[0] is the
      * home device, current between device-specific calls. */
