@@ -24,6 +24,7 @@
  */
 #include <cuxfer.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -51,6 +52,49 @@ static int cuda_fail(const char *file, cudaError_t err)
             goto done;                                                         \
         }                                                                      \
     } while (0)
+
+/* ---- start-up ------------------------------------------------------------ */
+
+/* Creating a CUDA context takes hundreds of milliseconds, longer than
+ * checking a whole batch: a helper thread starts it (cudaFree(0) on each
+ * device) while roicopy.c reads headers, and roicopy_gpu_run() waits for
+ * it before its first CUDA call.  Its errors are ignored: the same call
+ * fails again, reported, on the main thread. */
+static pthread_t prestart_thread;
+static int prestart_running;
+static int prestart_devices[ROICOPY_MAX_DEVICES];
+static int prestart_n;
+
+static void *prestart_main(void *arg)
+{
+    int i;
+    (void)arg;
+    for (i = 0; i < prestart_n; ++i)
+        if (cudaSetDevice(prestart_devices[i]) == cudaSuccess)
+            (void)cudaFree(0);
+    (void)cudaGetLastError(); /* this thread's, not the main thread's */
+    return NULL;
+}
+
+void roicopy_gpu_prestart(const int *devices, int n)
+{
+    int i;
+    if (prestart_running || n < 1 || n > ROICOPY_MAX_DEVICES ||
+        getenv("ROICOPY_NO_PRESTART"))
+        return;
+    for (i = 0; i < n; ++i)
+        prestart_devices[i] = devices[i];
+    prestart_n = n;
+    prestart_running = pthread_create(&prestart_thread, NULL, prestart_main,
+                                      NULL) == 0;
+}
+
+void roicopy_gpu_prestart_join(void)
+{
+    if (prestart_running)
+        (void)pthread_join(prestart_thread, NULL);
+    prestart_running = 0;
+}
 
 /* ---- devices ------------------------------------------------------------- */
 
@@ -1081,7 +1125,9 @@ static int run_each(const roicopy_plan *p)
 
 int roicopy_gpu_run(const roicopy_plan *p)
 {
-    int rc = setup_devices(p);
+    int rc;
+    roicopy_gpu_prestart_join();
+    rc = setup_devices(p);
     if (rc != RC_OK)
         return rc;
     if (p->nframes == 1)

@@ -1381,6 +1381,17 @@ static void free_plan(roicopy_plan *p)
     free(p->frames);
 }
 
+/* The CUDA context starts on a helper thread now, while the inputs are
+ * checked and read (roicopy-gpu.c). */
+static void start_cuda_early(const options *o)
+{
+    int devs[ROICOPY_MAX_DEVICES];
+    size_t i, n = o->devices_given ? o->ndevices : 1;
+    for (i = 0; i < n; ++i)
+        devs[i] = o->devices_given ? (int)o->devices[i] : (int)o->device;
+    roicopy_gpu_prestart(devs, (int)n);
+}
+
 static int run(int argc, char **argv)
 {
     options o;
@@ -1397,6 +1408,8 @@ static int run(int argc, char **argv)
         free(o.names_buf);
         return rc;
     }
+    if (!o.dry_run)
+        start_cuda_early(&o);
     /* Every problem is reported; without --keep-going any one stops the
      * run before anything is done, with it the good frames go on and the
      * exit status is the worst of all. */
@@ -1422,6 +1435,7 @@ static int run(int argc, char **argv)
             printf("{\"frames\":0,\"skipped\":%lu}\n",
                    (unsigned long)p.nskipped);
     }
+    roicopy_gpu_prestart_join(); /* never exit under a starting context */
     free_plan(&p);
     free(o.args);
     free(o.names_buf);

@@ -113,6 +113,14 @@ void roicopy_band_rows(size_t h, size_t n, size_t i, size_t *y0,
 /* The device of band i or ring slot i: round robin over p->devices. */
 int roicopy_device_of(const roicopy_plan *p, size_t i);
 
+/* Start the CUDA context of these devices on a helper thread, so that it
+ * overlaps the checks and the reading (never for --dry-run);
+ * roicopy_gpu_prestart_join() waits for it (roicopy_gpu_run() does, and
+ * roicopy.c before exiting).  ROICOPY_NO_PRESTART in the environment
+ * turns it off (for comparisons). */
+void roicopy_gpu_prestart(const int *devices, int n);
+void roicopy_gpu_prestart_join(void);
+
 /* The GPU part: run the plan, return an exit status. */
 int roicopy_gpu_run(const roicopy_plan *p);
 
