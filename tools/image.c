@@ -960,6 +960,63 @@ int image_read_pixels(const char *path, const image_header *h, void *dst,
     return rc;
 }
 
+/* pread() all of n bytes at off, through short reads and EINTR; -1 with
+ * errno (0 at end of file). */
+static int pread_all(int fd, void *buf, size_t n, off_t off)
+{
+    char *p = (char *)buf;
+    while (n > 0) {
+        ssize_t k = pread(fd, p, n, off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (k == 0)
+                errno = 0;
+            return -1;
+        }
+        p += k;
+        n -= (size_t)k;
+        off += k;
+    }
+    return 0;
+}
+
+int image_read_rows(const char *path, const image_header *h, size_t y0,
+                    size_t nrows, void *dst, size_t dst_pitch, char *err,
+                    size_t errsz)
+{
+    struct stat st;
+    size_t y;
+    off_t base;
+    int rc = 0, fd;
+    FILE *f;
+    if (is_library_format(h->format) || y0 > h->height ||
+        nrows > h->height - y0)
+        return image_read_pixels(path, h, dst, dst_pitch, err, errsz);
+    f = open_input(path, &st, err, errsz);
+    if (!f)
+        return -1;
+    if (check_holds_pixels(h, &st, err, errsz)) {
+        fclose(f);
+        return -1;
+    }
+    fd = fileno(f);
+    base = (off_t)h->data_offset + (off_t)(y0 * h->row_bytes);
+    errno = 0;
+    if (dst_pitch == h->row_bytes)
+        rc = pread_all(fd, (char *)dst + y0 * dst_pitch,
+                       nrows * h->row_bytes, base);
+    else
+        for (y = 0; y < nrows && rc == 0; ++y)
+            rc = pread_all(fd, (char *)dst + (y0 + y) * dst_pitch,
+                           h->row_bytes, base + (off_t)(y * h->row_bytes));
+    if (rc)
+        say(err, errsz, "%s", errno ? strerror(errno)
+                                    : "truncated pixel data (the file shrank)");
+    fclose(f);
+    return rc;
+}
+
 /* ---- output header ------------------------------------------------------ */
 
 /* A TUPLTYPE for a PAM written from something that had none. */

@@ -141,6 +141,14 @@ int image_parse_input(const char *path, const image_raw_spec *raw,
 int image_read_pixels(const char *path, const image_header *h, void *dst,
                       size_t dst_pitch, char *err, size_t errsz);
 
+/* Read only rows [y0, y0 + nrows) of the image (the rows an ROI needs)
+ * to where they belong in dst: row y at dst + y * dst_pitch.  netpbm and
+ * raw files are read with pread() of that span alone; PNG and TIFF are
+ * decoded whole. */
+int image_read_rows(const char *path, const image_header *h, size_t y0,
+                    size_t nrows, void *dst, size_t dst_pitch, char *err,
+                    size_t errsz);
+
 /* The header of the output of a crop: in's samples, the ROI's size, the
  * format `to` (0 = keep in's).  Checks that `to` can hold the samples
  * (pgm needs 1 channel, ppm 3, netpbm no float); the message names the

@@ -1258,7 +1258,9 @@ int roicopy_device_of(const roicopy_plan *p, size_t i)
 int roicopy_read_frame(const roicopy_frame *f, void *dst, size_t dst_pitch)
 {
     char err[IMAGE_ERR_MAX] = "";
-    if (image_read_pixels(f->input, &f->in, dst, dst_pitch, err, sizeof err))
+    /* Only the ROI's rows: the copies and --verify read nothing else. */
+    if (image_read_rows(f->input, &f->in, f->roi.y, f->roi.height, dst,
+                        dst_pitch, err, sizeof err))
         return roicopy_fail(RC_INPUT, f->input, "%s", err);
     return RC_OK;
 }

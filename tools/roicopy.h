@@ -80,7 +80,8 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
  * The result lives until four more calls. */
 const char *roicopy_esc(const char *text);
 
-/* Read a frame's pixels into dst (row pitch dst_pitch); RC_INPUT with the
+/* Read the rows of a frame its ROI needs (image_read_rows) into dst (row
+ * pitch dst_pitch; rows outside the ROI are left as they are); RC_INPUT with the
  * message printed on failure. */
 int roicopy_read_frame(const roicopy_frame *f, void *dst, size_t dst_pitch);
 
