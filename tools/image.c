@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -1072,15 +1074,44 @@ int image_output_header(const image_header *in, size_t width, size_t height,
 /* ---- writing ------------------------------------------------------------ */
 
 /* The temporary file being written, for the signal handler. */
-static char tmp_in_progress[PATH_MAX + 32];
-static volatile sig_atomic_t tmp_active;
+/* The temporary files being written, one entry per writing thread (roicopy
+ * writes outputs on several threads); the signal handler removes every
+ * active one.  An entry is claimed with an atomic exchange, filled, then
+ * marked active. */
+#define IMAGE_MAX_WRITERS 128
+static char tmp_names[IMAGE_MAX_WRITERS][PATH_MAX + 32];
+static volatile sig_atomic_t tmp_live[IMAGE_MAX_WRITERS];
+static int tmp_claimed[IMAGE_MAX_WRITERS];
+
+static int tmp_claim(void)
+{
+    int i;
+    for (;;) {
+        for (i = 0; i < IMAGE_MAX_WRITERS; ++i) {
+            int zero = 0;
+            if (__atomic_compare_exchange_n(&tmp_claimed[i], &zero, 1, 0,
+                                            __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST))
+                return i;
+        }
+        (void)sched_yield(); /* more writers than entries: wait for one */
+    }
+}
+
+static void tmp_unclaim(int i)
+{
+    tmp_live[i] = 0;
+    __atomic_store_n(&tmp_claimed[i], 0, __ATOMIC_SEQ_CST);
+}
 
 void (*image_test_write_hook)(const char *tmp);
 
 void image_signal_cleanup(void)
 {
-    if (tmp_active)
-        (void)unlink(tmp_in_progress);
+    int i;
+    for (i = 0; i < IMAGE_MAX_WRITERS; ++i)
+        if (tmp_live[i])
+            (void)unlink(tmp_names[i]);
 }
 
 static void on_fatal_signal(int sig)
@@ -1216,11 +1247,99 @@ static void sync_dir_of(const char *path)
     }
 }
 
-static mode_t creation_mode(void)
+/* umask() can only be read by setting it.  Writers on several threads
+ * (after image_defer_dir_sync(1)) use the value read then, so that none
+ * sees, or leaves, a umask of 0; a single writer reads it each time. */
+static mode_t umask_value;
+static int dirs_deferred;
+
+static mode_t read_umask(void)
 {
     mode_t m = umask(0);
     (void)umask(m);
-    return (mode_t)0666 & ~m;
+    return m;
+}
+
+static mode_t creation_mode(void)
+{
+    return (mode_t)0666 & ~(dirs_deferred ? umask_value : read_umask());
+}
+
+/* Deferred directory syncs (image_defer_dir_sync): the directories of the
+ * outputs renamed since, each once. */
+static pthread_mutex_t dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **dirs_pending;
+static size_t ndirs_pending;
+
+void image_defer_dir_sync(int on)
+{
+    if (on)
+        umask_value = read_umask(); /* before any writer thread starts */
+    dirs_deferred = on;
+}
+
+static void dir_name(const char *path, char *dir, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        (void)snprintf(dir, n, ".");
+    else if (slash == path)
+        (void)snprintf(dir, n, "/");
+    else
+        (void)snprintf(dir, n, "%.*s", (int)(slash - path), path);
+}
+
+/* Remember path's directory for image_sync_dirs(); 0, or -1 when out of
+ * memory (the caller then syncs it at once). */
+static int defer_dir(const char *path)
+{
+    char dir[PATH_MAX], *copy, **grown;
+    size_t i;
+    int rc = 0;
+    dir_name(path, dir, sizeof dir);
+    pthread_mutex_lock(&dirs_lock);
+    for (i = 0; i < ndirs_pending; ++i)
+        if (!strcmp(dirs_pending[i], dir))
+            break;
+    if (i == ndirs_pending) {
+        copy = strdup(dir);
+        grown = copy ? (char **)realloc(dirs_pending, (ndirs_pending + 1) *
+                                                          sizeof *grown)
+                     : NULL;
+        if (grown) {
+            dirs_pending = grown;
+            dirs_pending[ndirs_pending++] = copy;
+        } else {
+            free(copy);
+            rc = -1;
+        }
+    }
+    pthread_mutex_unlock(&dirs_lock);
+    return rc;
+}
+
+int image_sync_dirs(char *err, size_t errsz)
+{
+    size_t i;
+    int rc = 0;
+    pthread_mutex_lock(&dirs_lock);
+    for (i = 0; i < ndirs_pending; ++i) {
+        int fd = open(dirs_pending[i], O_RDONLY);
+        if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL)) {
+            if (rc == 0)
+                say(err, errsz, "%s: cannot sync the directory: %s",
+                    dirs_pending[i], strerror(errno));
+            rc = -1;
+        }
+        if (fd >= 0)
+            close(fd);
+        free(dirs_pending[i]);
+    }
+    free(dirs_pending);
+    dirs_pending = NULL;
+    ndirs_pending = 0;
+    pthread_mutex_unlock(&dirs_lock);
+    return rc;
 }
 
 /* A library format into fd, which is closed: the codec's own message
@@ -1305,7 +1424,8 @@ int image_write_atomic(const char *path, const image_header *h,
 {
     struct stat st;
     mode_t mode;
-    int fd, saved, exists;
+    char *tmp;
+    int fd, saved, exists, slot;
     if (!strcmp(path, "-"))
         return write_in_place(path, h, pixels, pitch, err, errsz);
     exists = stat(path, &st) == 0;
@@ -1319,38 +1439,42 @@ int image_write_atomic(const char *path, const image_header *h,
     /* An existing output keeps its permissions (and, where allowed, its
      * owner); a new one gets 0666 less the umask, as open() would. */
     mode = exists ? (st.st_mode & 07777) : creation_mode();
-    if (temp_name(path, tmp_in_progress, sizeof tmp_in_progress)) {
+    slot = tmp_claim();
+    tmp = tmp_names[slot];
+    if (temp_name(path, tmp, sizeof tmp_names[0])) {
+        tmp_unclaim(slot);
         say(err, errsz, "path is too long");
         return -1;
     }
-    tmp_active = 1;
-    fd = mkstemp(tmp_in_progress);
+    tmp_live[slot] = 1;
+    fd = mkstemp(tmp);
     if (fd < 0) {
         saved = errno;
-        tmp_active = 0;
+        tmp_unclaim(slot);
         say(err, errsz, "cannot create a temporary file: %s", strerror(saved));
         return -1;
     }
     if (exists && fchown(fd, st.st_uid, st.st_gid) != 0)
         (void)fchown(fd, (uid_t)-1, st.st_gid);
     if (image_test_write_hook)
-        image_test_write_hook(tmp_in_progress);
+        image_test_write_hook(tmp);
     errno = 0;
     if (err && errsz)
         err[0] = '\0';
     if (fchmod(fd, mode) != 0 ||
         write_fd(fd, h, pixels, pitch, 1, err, errsz) != 0 ||
-        rename(tmp_in_progress, path) != 0) {
+        rename(tmp, path) != 0) {
         saved = errno;
-        (void)unlink(tmp_in_progress);
-        tmp_active = 0;
+        (void)unlink(tmp);
+        tmp_unclaim(slot);
         if (saved || !err || !*err)
             say(err, errsz, "cannot write: %s",
                 saved ? strerror(saved) : "write error");
         return -1;
     }
-    tmp_active = 0;
-    sync_dir_of(path);
+    tmp_unclaim(slot);
+    if (!dirs_deferred || defer_dir(path) != 0)
+        sync_dir_of(path);
     return 0;
 }
 

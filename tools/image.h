@@ -168,8 +168,18 @@ int image_write_atomic(const char *path, const image_header *h,
                        const void *pixels, size_t pitch, char *err,
                        size_t errsz);
 
-/* Remove the temporary file of a write in progress (async-signal-safe:
- * one unlink()). */
+/* on: image_write_atomic() still fsyncs each file before its rename, but
+ * leaves the fsync of the directory to image_sync_dirs(), once per
+ * directory for a whole batch.  Writers on several threads at once are
+ * safe either way. */
+void image_defer_dir_sync(int on); /* call before the writer threads start */
+
+/* fsync every directory an output was renamed into since
+ * image_defer_dir_sync(1); -1 with the first failure in err. */
+int image_sync_dirs(char *err, size_t errsz);
+
+/* Remove the temporary files of the writes in progress (async-signal-
+ * safe: unlink() calls). */
 void image_signal_cleanup(void);
 
 /* Catch every catchable signal that would end the process, remove the
