@@ -847,6 +847,14 @@ typedef struct ring_run {
     cuxfer_timer span; /* first frame's start .. last frame's end */
     stage_time replay; /* --repeat: passes without file I/O */
     size_t replay_bytes; /* moved by one replay pass, both ways */
+    /* The I/O threads (run_ring): each takes the next frame together with
+     * the next slot (under `order`, so frame i goes to slot i % count),
+     * writes the frame the slot held, reads its own and submits it, while
+     * the others do the same with theirs. */
+    pthread_mutex_t order; /* the next frame and the ring's next ticket */
+    pthread_mutex_t lock;  /* done, progress and the worst status */
+    size_t next;           /* the next frame to take */
+    int status;            /* the first failure; stops taking frames */
 } ring_run;
 
 /* A slot whose submission completed: verify and write the frame it held. */
@@ -863,20 +871,21 @@ static int finish_slot(const roicopy_plan *p, ring_run *rr,
     rc = roicopy_finish_frame(p, f, s->host, f->in.row_bytes,
                               (unsigned char *)s->host + rr->l.out_offset,
                               f->out.row_bytes);
+    pthread_mutex_lock(&rr->lock);
     roicopy_progress(p, ++rr->done);
+    pthread_mutex_unlock(&rr->lock);
     return rc;
 }
 
-/* Acquire a slot (its previous frame is then complete), write that frame,
- * read frame i into the slot and submit its copies. */
-static int ring_step(const roicopy_plan *p, ring_run *rr, size_t i)
+/* Slot s was acquired for frame i (its previous frame is then complete):
+ * write that frame, read frame i into the slot and submit its copies. */
+static int ring_fill(const roicopy_plan *p, ring_run *rr, size_t i,
+                     cuxfer_ring_slot *s)
 {
     const roicopy_frame *f = &p->frames[i];
-    cuxfer_ring_slot *s = NULL;
     cuxfer_ring_job job;
     frame_job fj;
     int rc = RC_OK;
-    GPU_TRY(f->input, cuxfer_ring_acquire(&rr->ring, &s));
     if ((rc = finish_slot(p, rr, s)) != RC_OK ||
         (rc = roicopy_read_frame(f, s->host, f->in.row_bytes)) != RC_OK) {
         (void)cuxfer_ring_release(&rr->ring, s);
@@ -1052,6 +1061,147 @@ static int finish_all(const roicopy_plan *p, ring_run *rr)
     return rc;
 }
 
+/* Record a failure: the first one is kept and no new frame is taken. */
+static void ring_failed(ring_run *rr, int rc)
+{
+    pthread_mutex_lock(&rr->lock);
+    if (rr->status == RC_OK)
+        rr->status = rc;
+    pthread_mutex_unlock(&rr->lock);
+}
+
+typedef struct ring_worker {
+    const roicopy_plan *p;
+    ring_run *rr;
+    pthread_t thread;
+    int started;
+} ring_worker;
+
+/* One I/O thread of the ring: frames until none is left or one failed. */
+static void *ring_worker_main(void *arg)
+{
+    ring_worker *w = (ring_worker *)arg;
+    const roicopy_plan *p = w->p;
+    ring_run *rr = w->rr;
+    const char *file = p->frames[0].input;
+    int rc = RC_OK;
+    /* The current device is per thread: the home device, as on the main
+     * thread (the span timer lives there). */
+    GPU_TRY(file, cudaSetDevice(rr->home));
+    for (;;) {
+        cuxfer_ring_slot *s = NULL;
+        cudaError_t err;
+        size_t i;
+        int stop;
+        pthread_mutex_lock(&rr->order);
+        pthread_mutex_lock(&rr->lock);
+        stop = rr->status != RC_OK || rr->next >= p->nframes;
+        i = rr->next++;
+        pthread_mutex_unlock(&rr->lock);
+        if (stop) {
+            pthread_mutex_unlock(&rr->order);
+            break;
+        }
+        cuxfer_clear_reason();
+        err = cuxfer_ring_acquire(&rr->ring, &s);
+        pthread_mutex_unlock(&rr->order);
+        if (err != cudaSuccess) {
+            rc = cuda_fail(p->frames[i].input, err);
+            if (s) /* handed out all the same: give it back, or the next
+                      thread waiting for this slot would wait forever */
+                (void)cuxfer_ring_release(&rr->ring, s);
+            goto done;
+        }
+        if ((rc = ring_fill(p, rr, i, s)) != RC_OK)
+            goto done;
+    }
+done:
+    if (rc != RC_OK)
+        ring_failed(rr, rc);
+    return NULL;
+}
+
+/* Run the I/O threads, one per slot, and wait for them; RC_OK or the
+ * first failure (the main thread does the frames itself when a thread
+ * cannot start). */
+static int ring_threads(const roicopy_plan *p, ring_run *rr)
+{
+    int n = rr->ring.count, i;
+    ring_worker *w = (ring_worker *)calloc(n > 0 ? (size_t)n : 1, sizeof *w);
+    if (!w)
+        return roicopy_fail(RC_CUDA, p->frames[0].input, "out of memory");
+    for (i = 0; i < n; ++i) {
+        w[i].p = p;
+        w[i].rr = rr;
+        w[i].started = pthread_create(&w[i].thread, NULL, ring_worker_main,
+                                      &w[i]) == 0;
+    }
+    if (!w[0].started) {
+        ring_worker self = w[0];
+        (void)ring_worker_main(&self);
+    }
+    for (i = 0; i < n; ++i)
+        if (w[i].started)
+            (void)pthread_join(w[i].thread, NULL);
+    free(w);
+    return rr->status;
+}
+
+typedef struct finish_job {
+    const roicopy_plan *p;
+    ring_run *rr;
+    cuxfer_ring_slot *s;
+    pthread_t thread;
+    int started, rc;
+} finish_job;
+
+static void *finish_main(void *arg)
+{
+    finish_job *j = (finish_job *)arg;
+    j->rc = finish_slot(j->p, j->rr, j->s);
+    return NULL;
+}
+
+/* After the drain: the frames still in the slots, written on a thread
+ * each (each fsyncs its own file). */
+static int finish_all_threads(const roicopy_plan *p, ring_run *rr)
+{
+    int n = rr->ring.count, i, rc = RC_OK;
+    finish_job *j = (finish_job *)calloc(n > 0 ? (size_t)n : 1, sizeof *j);
+    if (!j)
+        return finish_all(p, rr);
+    for (i = 0; i < n; ++i) {
+        j[i].p = p;
+        j[i].rr = rr;
+        j[i].s = &rr->ring.slots[i];
+        j[i].rc = RC_OK;
+        if (rr->held[i] >= 0)
+            j[i].started = pthread_create(&j[i].thread, NULL, finish_main,
+                                          &j[i]) == 0;
+    }
+    for (i = 0; i < n; ++i) {
+        if (j[i].started)
+            (void)pthread_join(j[i].thread, NULL);
+        else if (rr->held[i] >= 0)
+            (void)finish_main(&j[i]);
+        if (j[i].rc != RC_OK && rc == RC_OK)
+            rc = j[i].rc;
+    }
+    free(j);
+    return rc;
+}
+
+/* Every output is on disk before exit 0: each file was fsynced before its
+ * rename; the directories, once each, here. */
+static int sync_output_dirs(const roicopy_plan *p)
+{
+    char err[IMAGE_ERR_MAX] = "";
+    if (image_sync_dirs(err, sizeof err) != 0)
+        return roicopy_fail(RC_OUTPUT, NULL, "%s", err);
+    (void)p;
+    return RC_OK;
+}
+
 static int run_ring(const roicopy_plan *p)
 {
     const char *file = p->frames[0].input;
@@ -1067,6 +1217,9 @@ static int run_ring(const roicopy_plan *p)
     opt.ndevices = p->ndevices;
     rr.home = p->devices[0];
     rr.l = plan_ring(p);
+    pthread_mutex_init(&rr.order, NULL);
+    pthread_mutex_init(&rr.lock, NULL);
+    image_defer_dir_sync(1);
     rr.held = (long *)malloc((size_t)p->streams * sizeof *rr.held);
     rr.last = (long *)malloc((size_t)p->streams * sizeof *rr.last);
     if (!rr.held || !rr.last) {
@@ -1085,8 +1238,7 @@ static int run_ring(const roicopy_plan *p)
     if (timed)
         GPU_TRY(file, cuxfer_timer_create(&rr.span));
     t0 = now_ms();
-    for (k = 0; k < p->nframes && rc == RC_OK; ++k)
-        rc = ring_step(p, &rr, k);
+    rc = ring_threads(p, &rr);
     if (rc != RC_OK) {
         (void)cuxfer_ring_drain(&rr.ring); /* the error is already told */
         goto done;
@@ -1094,8 +1246,10 @@ static int run_ring(const roicopy_plan *p)
     if (timed)
         GPU_TRY(file, stop_span(&rr));
     GPU_TRY(file, cuxfer_ring_drain(&rr.ring));
+    rc = finish_all_threads(p, &rr);
+    if (rc == RC_OK)
+        rc = sync_output_dirs(p);
     wall_ms = now_ms() - t0;
-    rc = finish_all(p, &rr);
     if (rc == RC_OK && timed)
         GPU_TRY(file, cuxfer_timer_ms(&rr.span, CUXFER_WAIT, &span_ms));
     for (i = 1; i < p->repeat && rc == RC_OK; ++i)
@@ -1107,6 +1261,11 @@ done:
     (void)cuxfer_ring_destroy(&rr.ring);
     free(rr.held);
     free(rr.last);
+    if (rc != RC_OK) /* what was written is still made durable */
+        (void)image_sync_dirs(NULL, 0);
+    image_defer_dir_sync(0);
+    pthread_mutex_destroy(&rr.order);
+    pthread_mutex_destroy(&rr.lock);
     return rc;
 }
 

@@ -65,8 +65,9 @@ typedef struct options {
 const char *roicopy_esc(const char *text)
 {
     /* A few buffers in turn, so one message may escape several names. */
-    static char bufs[4][4 * PATH_MAX + 8];
-    static unsigned next;
+    /* Per thread: the ring's I/O threads report errors too. */
+    static __thread char bufs[4][4 * PATH_MAX + 8];
+    static __thread unsigned next;
     char *b = bufs[next++ % 4];
     return image_escape(text, b, sizeof bufs[0]);
 }
