@@ -62,7 +62,7 @@ touch -d '2001-01-01' "$T/shards/f1.ppm"
 "$ROICOPY" -q --json --skip-existing --roi "$ROI" --files-from "$T/list" -o "$T/shards" \
     >"$T/json" 2>"$T/err"
 rc=$?
-if [ $rc -eq 0 ] && grep -q "\"frames\":3," "$T/json" && grep -q "\"skipped\":$((n - 3))}" "$T/json" &&
+if [ $rc -eq 0 ] && grep -q "\"frames\":3," "$T/json" && grep -q "\"skipped\":$((n - 3)),\"devices\"" "$T/json" &&
     diff -r "$T/one" "$T/shards" >/dev/null 2>&1 &&
     [ "$(stat -c %Y "$T/shards/f1.ppm")" = "$(date -d 2001-01-01 +%s)" ]; then
     pass "--skip-existing remakes the 3 lost outputs only (skipped $((n - 3)))"

@@ -561,7 +561,7 @@ static void print_json(const roicopy_plan *p, const single_run *r)
     printf(",\"h2d_vs_link\":%.4f,\"d2h_vs_link\":%.4f",
            t[ST_H2D].best > 0 ? t[ST_LINK_H2D].best / t[ST_H2D].best : 0.0,
            t[ST_D2H].best > 0 ? t[ST_LINK_D2H].best / t[ST_D2H].best : 0.0);
-    printf(",\"devices\":[");
+    printf(",\"skipped\":%lu,\"devices\":[", (unsigned long)p->nskipped);
     for (k = 0; k < r->nparts; ++k) {
         const dev_part *d = &r->parts[k];
         printf("%s{\"device\":%d,\"bands\":%d,\"bytes\":%lu", k ? "," : "",
@@ -569,7 +569,7 @@ static void print_json(const roicopy_plan *p, const single_run *r)
         json_stages(d->t, d->bytes, p->repeat);
         printf("}");
     }
-    printf("],\"skipped\":%lu}\n", (unsigned long)p->nskipped);
+    printf("]}\n");
 }
 
 static void single_free(single_run *r)
@@ -1044,8 +1044,9 @@ static void ring_report(const roicopy_plan *p, const ring_run *rr,
                    "\"replay_gbps\":%.4f,\"replay_vs_link\":%.4f",
                    p->repeat - 1, rr->replay.best, rgbps,
                    link > 0 ? rgbps / link : 0.0);
+        printf(",\"skipped\":%lu", (unsigned long)p->nskipped);
         ring_devices(p, rr, 1);
-        printf(",\"skipped\":%lu}\n", (unsigned long)p->nskipped);
+        printf("}\n");
     }
 }
 
