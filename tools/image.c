@@ -987,14 +987,29 @@ int image_read_rows(const char *path, const image_header *h, size_t y0,
                     size_t nrows, void *dst, size_t dst_pitch, char *err,
                     size_t errsz)
 {
+    if (is_library_format(h->format) || y0 > h->height ||
+        nrows > h->height - y0)
+        return image_read_pixels(path, h, dst, dst_pitch, err, errsz);
+    return image_read_span(path, h, y0, nrows,
+                           (char *)dst + y0 * dst_pitch, dst_pitch, err,
+                           errsz);
+}
+
+int image_read_span(const char *path, const image_header *h, size_t y0,
+                    size_t nrows, void *dst, size_t dst_pitch, char *err,
+                    size_t errsz)
+{
     struct stat st;
     size_t y;
     off_t base;
     int rc = 0, fd;
     FILE *f;
     if (is_library_format(h->format) || y0 > h->height ||
-        nrows > h->height - y0)
-        return image_read_pixels(path, h, dst, dst_pitch, err, errsz);
+        nrows > h->height - y0) {
+        say(err, errsz, "rows %lu..%lu cannot be read alone from this file",
+            (unsigned long)y0, (unsigned long)(y0 + nrows));
+        return -1;
+    }
     f = open_input(path, &st, err, errsz);
     if (!f)
         return -1;
@@ -1006,12 +1021,11 @@ int image_read_rows(const char *path, const image_header *h, size_t y0,
     base = (off_t)h->data_offset + (off_t)(y0 * h->row_bytes);
     errno = 0;
     if (dst_pitch == h->row_bytes)
-        rc = pread_all(fd, (char *)dst + y0 * dst_pitch,
-                       nrows * h->row_bytes, base);
+        rc = pread_all(fd, dst, nrows * h->row_bytes, base);
     else
         for (y = 0; y < nrows && rc == 0; ++y)
-            rc = pread_all(fd, (char *)dst + (y0 + y) * dst_pitch,
-                           h->row_bytes, base + (off_t)(y * h->row_bytes));
+            rc = pread_all(fd, (char *)dst + y * dst_pitch, h->row_bytes,
+                           base + (off_t)(y * h->row_bytes));
     if (rc)
         say(err, errsz, "%s", errno ? strerror(errno)
                                     : "truncated pixel data (the file shrank)");

@@ -149,6 +149,12 @@ int image_read_rows(const char *path, const image_header *h, size_t y0,
                     size_t nrows, void *dst, size_t dst_pitch, char *err,
                     size_t errsz);
 
+/* The same rows of a netpbm or raw file, row y0 at dst (a buffer of
+ * nrows rows); -1 for PNG and TIFF, which are decoded whole. */
+int image_read_span(const char *path, const image_header *h, size_t y0,
+                    size_t nrows, void *dst, size_t dst_pitch, char *err,
+                    size_t errsz);
+
 /* The header of the output of a crop: in's samples, the ROI's size, the
  * format `to` (0 = keep in's).  Checks that `to` can hold the samples
  * (pgm needs 1 channel, ppm 3, netpbm no float); the message names the

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "roicopy.h"
 
@@ -648,6 +649,168 @@ done:
     return rc;
 }
 
+/* ---- several inputs: reading while CUDA starts ---------------------------- */
+
+/* A frame read ahead, while the CUDA context starts (it takes longer than
+ * reading a batch from the page cache): the ROI's rows of the input in a
+ * page-aligned buffer, and a buffer for the ROI's download.  Once CUDA is
+ * up both are page-locked (cudaHostRegister, cheap for memory already
+ * touched) and the copies use them directly: no second copy, no pinned
+ * ring memory for the frame.  netpbm and raw frames only (PNG and TIFF are
+ * decoded whole, in the ring), and no more than a share of the memory. */
+typedef struct prefetched {
+    unsigned char *in;  /* rows roi.y .. roi.y + roi.height - 1 */
+    unsigned char *out; /* the ROI's download */
+    size_t in_bytes, out_bytes;
+    int registered;     /* both page-locked: the copies use them */
+    int read_failed;    /* err says why; told when the ring gets there */
+    char err[IMAGE_ERR_MAX];
+} prefetched;
+
+typedef struct prefetch_set {
+    const roicopy_plan *p;
+    prefetched *pf;      /* one per frame; in == NULL: not read ahead */
+    size_t next;         /* the next frame to read, taken atomically */
+    pthread_t threads[8];
+    int nthreads;
+} prefetch_set;
+
+static size_t prefetch_cap(void)
+{
+    const char *e = getenv("ROICOPY_PREFETCH_MB");
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    size_t cap = (size_t)2 << 30;
+    if (e && *e)
+        return (size_t)strtoul(e, NULL, 10) << 20;
+    if (pages > 0 && psz > 0 && (size_t)pages / 4 < cap / (size_t)psz)
+        cap = (size_t)pages / 4 * (size_t)psz;
+    return cap;
+}
+
+static void *prefetch_main(void *arg)
+{
+    prefetch_set *ps = (prefetch_set *)arg;
+    const roicopy_plan *p = ps->p;
+    for (;;) {
+        size_t i = __atomic_fetch_add(&ps->next, 1, __ATOMIC_SEQ_CST);
+        const roicopy_frame *f;
+        prefetched *q;
+        if (i >= p->nframes)
+            break;
+        q = &ps->pf[i];
+        if (!q->in_bytes)
+            continue;
+        f = &p->frames[i];
+        if (posix_memalign((void **)&q->in, 4096, q->in_bytes) != 0 ||
+            posix_memalign((void **)&q->out, 4096, q->out_bytes) != 0) {
+            free(q->in); /* not read ahead: the ring reads it */
+            q->in = q->out = NULL;
+            continue;
+        }
+        memset(q->out, 0, q->out_bytes); /* touched now, not while locking */
+        if (image_read_span(f->input, &f->in, f->roi.y, f->roi.height, q->in,
+                            f->in.row_bytes, q->err, sizeof q->err) != 0)
+            q->read_failed = 1;
+    }
+    return NULL;
+}
+
+/* Choose the frames (in order, up to the cap) and start reading them on
+ * threads; NULL when nothing is read ahead. */
+static prefetch_set *prefetch_start(const roicopy_plan *p)
+{
+    size_t i, total = 0, cap = prefetch_cap(), n = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    prefetch_set *ps;
+    int t;
+    if (p->nframes < 2 || p->pageable || cap == 0)
+        return NULL;
+    ps = (prefetch_set *)calloc(1, sizeof *ps);
+    if (!ps || !(ps->pf = (prefetched *)calloc(p->nframes, sizeof *ps->pf))) {
+        free(ps);
+        return NULL;
+    }
+    ps->p = p;
+    for (i = 0; i < p->nframes; ++i) {
+        const roicopy_frame *f = &p->frames[i];
+        size_t in = f->roi.height * f->in.row_bytes, out = f->out.total_bytes;
+        if (f->in.format == IMAGE_PNG || f->in.format == IMAGE_TIFF ||
+            total + in + out > cap)
+            continue;
+        ps->pf[i].in_bytes = in;
+        ps->pf[i].out_bytes = out;
+        total += in + out;
+        ++n;
+    }
+    for (t = 0; t < 8 && (size_t)t < n && (cpus <= 0 || t < cpus); ++t)
+        if (pthread_create(&ps->threads[t], NULL, prefetch_main, ps) == 0)
+            ++ps->nthreads;
+    if (n && ps->nthreads == 0)
+        (void)prefetch_main(ps); /* no thread: read them here */
+    return ps;
+}
+
+static void prefetch_join(prefetch_set *ps)
+{
+    int t;
+    if (!ps)
+        return;
+    for (t = 0; t < ps->nthreads; ++t)
+        (void)pthread_join(ps->threads[t], NULL);
+    ps->nthreads = 0;
+}
+
+/* Page-lock what was read (CUDA is up); a frame that cannot be locked is
+ * copied into its ring slot instead. */
+static void prefetch_register(prefetch_set *ps)
+{
+    size_t i;
+    if (!ps)
+        return;
+    for (i = 0; i < ps->p->nframes; ++i) {
+        prefetched *q = &ps->pf[i];
+        if (!q->in || q->read_failed)
+            continue;
+        if (cudaHostRegister(q->in, q->in_bytes, cudaHostRegisterPortable) !=
+            cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        if (cudaHostRegister(q->out, q->out_bytes,
+                             cudaHostRegisterPortable) != cudaSuccess) {
+            (void)cudaGetLastError();
+            (void)cudaHostUnregister(q->in);
+            continue;
+        }
+        q->registered = 1;
+    }
+}
+
+static void prefetch_free(prefetch_set *ps)
+{
+    size_t i;
+    if (!ps)
+        return;
+    prefetch_join(ps);
+    for (i = 0; i < ps->p->nframes; ++i) {
+        prefetched *q = &ps->pf[i];
+        if (q->registered) {
+            (void)cudaHostUnregister(q->in);
+            (void)cudaHostUnregister(q->out);
+        }
+        free(q->in);
+        free(q->out);
+    }
+    free(ps->pf);
+    free(ps);
+}
+
+/* The read-ahead buffers of frame i, when its copies use them. */
+static const prefetched *locked(const prefetch_set *ps, size_t i)
+{
+    return ps && ps->pf[i].registered ? &ps->pf[i] : NULL;
+}
+
 /* ---- several inputs: the transfer ring ----------------------------------- */
 
 /* Where things are in a ring slot: the input image at host offset 0 (rows
@@ -660,7 +823,7 @@ typedef struct ring_layout {
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-static ring_layout plan_ring(const roicopy_plan *p)
+static ring_layout plan_ring(const roicopy_plan *p, const prefetch_set *ps)
 {
     ring_layout l;
     size_t i, img = 0, out = 0, pitch = 0, rows = 0;
@@ -669,9 +832,10 @@ static ring_layout plan_ring(const roicopy_plan *p)
         size_t w = p->place ? p->canvas_w : f->roi.width;
         size_t h = p->place ? p->canvas_h : f->roi.height;
         size_t dp = roicopy_pitch_estimate(w * f->in.pixel_bytes);
-        if (f->in.total_bytes > img)
+        int own = locked(ps, i) != NULL; /* a frame in its own buffers */
+        if (!own && f->in.total_bytes > img)
             img = f->in.total_bytes;
-        if (f->out.total_bytes > out)
+        if (!own && f->out.total_bytes > out)
             out = f->out.total_bytes;
         if (dp > pitch)
             pitch = dp;
@@ -681,6 +845,8 @@ static ring_layout plan_ring(const roicopy_plan *p)
     /* Page-aligned output area: the download lands on its own pages. */
     l.out_offset = round_up(img, 4096);
     l.host_bytes = l.out_offset + out;
+    if (l.host_bytes == 0) /* every frame in its own buffers */
+        l.host_bytes = 4096;
     l.dev_pitch = pitch;
     l.device_bytes = pitch * rows;
     return l;
@@ -692,6 +858,7 @@ typedef struct frame_job {
     const roicopy_frame *f;
     const ring_layout *l;
     cuxfer_timer *span; /* started here: the first frame, when timing */
+    const prefetched *pf; /* the frame's own locked buffers, or NULL */
 } frame_job;
 
 /* Views of one frame inside a slot: the ROI in the input image, its place
@@ -714,12 +881,20 @@ static cudaError_t slot_views(const cuxfer_ring_slot *s, const frame_job *j,
     at.y = j->p->place ? j->p->place_y : 0;
     at.width = roi.width;
     at.height = roi.height;
-    CUXFER_TRY(cuxfer_view_wrap(&img, s->host, f->in.row_bytes,
-                                f->in.width * epp, f->in.height, e));
+    if (j->pf) { /* the ROI's rows only, read ahead */
+        roi.y = 0;
+        CUXFER_TRY(cuxfer_view_wrap(&img, j->pf->in, f->in.row_bytes,
+                                    f->in.width * epp, f->roi.height, e));
+    } else {
+        CUXFER_TRY(cuxfer_view_wrap(&img, s->host, f->in.row_bytes,
+                                    f->in.width * epp, f->in.height, e));
+    }
     CUXFER_TRY(cuxfer_view_sub(&img, roi, src));
     CUXFER_TRY(cuxfer_view_wrap(&whole, s->device, j->l->dev_pitch, dw, dh, e));
     CUXFER_TRY(cuxfer_view_sub(&whole, at, dev));
-    return cuxfer_view_wrap(out, (unsigned char *)s->host + j->l->out_offset,
+    return cuxfer_view_wrap(out, j->pf ? j->pf->out
+                                       : (unsigned char *)s->host +
+                                             j->l->out_offset,
                             f->out.row_bytes, roi.width, roi.height, e);
 }
 
@@ -855,22 +1030,36 @@ typedef struct ring_run {
     pthread_mutex_t lock;  /* done, progress and the worst status */
     size_t next;           /* the next frame to take */
     int status;            /* the first failure; stops taking frames */
+    const prefetch_set *ps; /* frames read ahead, or NULL */
 } ring_run;
+
+/* Verify and write frame k, complete on the GPU: from its own buffers, or
+ * from slot s. */
+static int finish_frame(const roicopy_plan *p, const ring_run *rr, size_t k,
+                        const cuxfer_ring_slot *s)
+{
+    const roicopy_frame *f = &p->frames[k];
+    const prefetched *q = locked(rr->ps, k);
+    if (q)
+        return roicopy_finish_frame_at(p, f, q->in + f->roi.x *
+                                                        f->in.pixel_bytes,
+                                       f->in.row_bytes, q->out,
+                                       f->out.row_bytes);
+    return roicopy_finish_frame(p, f, s->host, f->in.row_bytes,
+                                (unsigned char *)s->host + rr->l.out_offset,
+                                f->out.row_bytes);
+}
 
 /* A slot whose submission completed: verify and write the frame it held. */
 static int finish_slot(const roicopy_plan *p, ring_run *rr,
                        const cuxfer_ring_slot *s)
 {
     long k = rr->held[s->index];
-    const roicopy_frame *f;
     int rc;
     if (k < 0)
         return RC_OK;
-    f = &p->frames[k];
     rr->held[s->index] = -1;
-    rc = roicopy_finish_frame(p, f, s->host, f->in.row_bytes,
-                              (unsigned char *)s->host + rr->l.out_offset,
-                              f->out.row_bytes);
+    rc = finish_frame(p, rr, (size_t)k, s);
     pthread_mutex_lock(&rr->lock);
     roicopy_progress(p, ++rr->done);
     pthread_mutex_unlock(&rr->lock);
@@ -883,17 +1072,30 @@ static int ring_fill(const roicopy_plan *p, ring_run *rr, size_t i,
                      cuxfer_ring_slot *s)
 {
     const roicopy_frame *f = &p->frames[i];
+    const prefetched *q = rr->ps ? &rr->ps->pf[i] : NULL;
+    long k = rr->held[s->index];
+    int own_k = k >= 0 && locked(rr->ps, (size_t)k) != NULL;
     cuxfer_ring_job job;
     frame_job fj;
     int rc = RC_OK;
-    if ((rc = finish_slot(p, rr, s)) != RC_OK ||
-        (rc = roicopy_read_frame(f, s->host, f->in.row_bytes)) != RC_OK) {
-        (void)cuxfer_ring_release(&rr->ring, s);
-        return rc;
+    /* The slot's last frame is complete.  Written now when its bytes live
+     * in the slot; after this frame's submission when in its own. */
+    if (!own_k && (rc = finish_slot(p, rr, s)) != RC_OK)
+        goto failed;
+    if (q && q->in && q->read_failed) {
+        rc = roicopy_fail(RC_INPUT, f->input, "%s", q->err);
+        goto failed;
     }
+    if (q && q->in && !q->registered) /* read ahead, but not locked */
+        memcpy((unsigned char *)s->host + f->roi.y * f->in.row_bytes, q->in,
+               q->in_bytes);
+    else if (!(q && q->registered) &&
+             (rc = roicopy_read_frame(f, s->host, f->in.row_bytes)) != RC_OK)
+        goto failed;
     fj.p = p;
     fj.f = f;
     fj.l = &rr->l;
+    fj.pf = locked(rr->ps, i);
     fj.span = (p->timing || p->json) && i == 0 ? &rr->span : NULL;
     memset(&job, 0, sizeof job);
     job.work = frame_work;
@@ -901,7 +1103,16 @@ static int ring_fill(const roicopy_plan *p, ring_run *rr, size_t i,
     rr->held[s->index] = (long)i;
     rr->last[s->index] = (long)i;
     GPU_TRY(f->input, cuxfer_ring_submit(&rr->ring, s, &job));
+    if (own_k) { /* the slot is not ours any more; frame k's buffers are */
+        rc = finish_frame(p, rr, (size_t)k, s);
+        pthread_mutex_lock(&rr->lock);
+        roicopy_progress(p, ++rr->done);
+        pthread_mutex_unlock(&rr->lock);
+    }
 done:
+    return rc;
+failed:
+    (void)cuxfer_ring_release(&rr->ring, s);
     return rc;
 }
 
@@ -944,6 +1155,7 @@ static int replay_pass(const roicopy_plan *p, ring_run *rr)
         fj.p = p;
         fj.f = &p->frames[k];
         fj.l = &rr->l;
+        fj.pf = locked(rr->ps, (size_t)k);
         fj.span = NULL;
         memset(&job, 0, sizeof job);
         job.work = frame_work;
@@ -1122,12 +1334,18 @@ done:
     return NULL;
 }
 
-/* Run the I/O threads, one per slot, and wait for them; RC_OK or the
+/* Run the I/O threads, one per slot (at least 8 with frames read ahead),
+ * and wait for them; RC_OK or the
  * first failure (the main thread does the frames itself when a thread
  * cannot start). */
 static int ring_threads(const roicopy_plan *p, ring_run *rr)
 {
     int n = rr->ring.count, i;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    /* Frames in their own buffers free their slot at submission, so more
+     * threads than slots can write at once. */
+    if (rr->ps && n < 8)
+        n = cpus > 0 && cpus < 8 ? (n > cpus ? n : (int)cpus) : 8;
     ring_worker *w = (ring_worker *)calloc(n > 0 ? (size_t)n : 1, sizeof *w);
     if (!w)
         return roicopy_fail(RC_CUDA, p->frames[0].input, "out of memory");
@@ -1203,7 +1421,7 @@ static int sync_output_dirs(const roicopy_plan *p)
     return RC_OK;
 }
 
-static int run_ring(const roicopy_plan *p)
+static int run_ring(const roicopy_plan *p, const prefetch_set *ps)
 {
     const char *file = p->frames[0].input;
     int timed = p->timing || p->json, rc = RC_OK, i;
@@ -1217,7 +1435,8 @@ static int run_ring(const roicopy_plan *p)
     opt.devices = p->devices; /* slot i on devices[i % ndevices] */
     opt.ndevices = p->ndevices;
     rr.home = p->devices[0];
-    rr.l = plan_ring(p);
+    rr.ps = ps;
+    rr.l = plan_ring(p, ps);
     pthread_mutex_init(&rr.order, NULL);
     pthread_mutex_init(&rr.lock, NULL);
     image_defer_dir_sync(1);
@@ -1285,12 +1504,21 @@ static int run_each(const roicopy_plan *p)
 
 int roicopy_gpu_run(const roicopy_plan *p)
 {
+    /* Read ahead while the context (started on a helper thread by
+     * roicopy.c) comes up. */
+    prefetch_set *ps = prefetch_start(p);
     int rc;
     roicopy_gpu_prestart_join();
     rc = setup_devices(p);
-    if (rc != RC_OK)
-        return rc;
-    if (p->nframes == 1)
-        return run_single(p, &p->frames[0]);
-    return p->pageable ? run_each(p) : run_ring(p);
+    prefetch_join(ps);
+    if (rc == RC_OK && p->nframes == 1)
+        rc = run_single(p, &p->frames[0]);
+    else if (rc == RC_OK && p->pageable)
+        rc = run_each(p);
+    else if (rc == RC_OK) {
+        prefetch_register(ps);
+        rc = run_ring(p, ps);
+    }
+    prefetch_free(ps);
+    return rc;
 }

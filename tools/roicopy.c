@@ -1278,12 +1278,9 @@ static void test_corrupt(const roicopy_frame *f, void *roi, size_t pitch)
     }
 }
 
-static int verify(const roicopy_frame *f, const void *image,
+static int verify(const roicopy_frame *f, const void *crop,
                   size_t image_pitch, const void *roi, size_t roi_pitch)
 {
-    const unsigned char *crop = (const unsigned char *)image +
-                                f->roi.y * image_pitch +
-                                f->roi.x * f->in.pixel_bytes;
     image_diff d;
     if (!image_compare(&f->out, crop, image_pitch, roi, roi_pitch, &d))
         return RC_OK;
@@ -1298,11 +1295,22 @@ int roicopy_finish_frame(const roicopy_plan *p, const roicopy_frame *f,
                          const void *image, size_t image_pitch, void *roi,
                          size_t roi_pitch)
 {
+    return roicopy_finish_frame_at(p, f,
+                                   (const unsigned char *)image +
+                                       f->roi.y * image_pitch +
+                                       f->roi.x * f->in.pixel_bytes,
+                                   image_pitch, roi, roi_pitch);
+}
+
+int roicopy_finish_frame_at(const roicopy_plan *p, const roicopy_frame *f,
+                            const void *crop, size_t image_pitch, void *roi,
+                            size_t roi_pitch)
+{
     char err[IMAGE_ERR_MAX] = "";
     test_corrupt(f, roi, roi_pitch);
     /* A frame that fails verification is not written: an existing output
      * is never replaced by wrong data. */
-    if (p->verify && verify(f, image, image_pitch, roi, roi_pitch))
+    if (p->verify && verify(f, crop, image_pitch, roi, roi_pitch))
         return RC_DIFF;
     if (image_write_atomic(f->output, &f->out, roi, roi_pitch, err,
                            sizeof err))

@@ -93,6 +93,12 @@ int roicopy_finish_frame(const roicopy_plan *p, const roicopy_frame *f,
                          const void *image, size_t image_pitch, void *roi,
                          size_t roi_pitch);
 
+/* roicopy_finish_frame with the input's ROI at crop (its top left pixel;
+ * rows image_pitch apart) instead of the whole image. */
+int roicopy_finish_frame_at(const roicopy_plan *p, const roicopy_frame *f,
+                            const void *crop, size_t image_pitch, void *roi,
+                            size_t roi_pitch);
+
 /* Redraw the progress bar (when p->progress) after `done` frames. */
 void roicopy_progress(const roicopy_plan *p, size_t done);
 
