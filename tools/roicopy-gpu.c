@@ -1342,11 +1342,12 @@ static int ring_threads(const roicopy_plan *p, ring_run *rr)
 {
     int n = rr->ring.count, i;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    ring_worker *w;
     /* Frames in their own buffers free their slot at submission, so more
      * threads than slots can write at once. */
     if (rr->ps && n < 8)
         n = cpus > 0 && cpus < 8 ? (n > cpus ? n : (int)cpus) : 8;
-    ring_worker *w = (ring_worker *)calloc(n > 0 ? (size_t)n : 1, sizeof *w);
+    w = (ring_worker *)calloc(n > 0 ? (size_t)n : 1, sizeof *w);
     if (!w)
         return roicopy_fail(RC_CUDA, p->frames[0].input, "out of memory");
     for (i = 0; i < n; ++i) {
