@@ -17,53 +17,293 @@
  *     ... CPU work overlaps the copy ...
  *     CUXFER_CHECK(cudaStreamSynchronize(s));
  *
- * STEP BY STEP
- *  1. Allocate pinned host memory (cuxfer_host_alloc, cuxfer_view_alloc_host)
- *     or pin what you have (cuxfer_host_register): an "async" copy from
- *     pageable memory blocks the caller and runs at a sixth of the link.
- *  2. Describe 2D data as views (pointer, pitch in bytes, width and height in
- *     elements, element size) and cut ROIs with cuxfer_view_sub: the ROI
- *     pointer arithmetic and every bound is checked for you.
- *  3. Copy with cuxfer_copy2d_async / cuxfer_copy_async on an explicit,
+ * STEP BY STEP (man 3 cuxfer lists a page for each family)
+ *  1. Memory.  Allocate pinned host memory (cuxfer_host_alloc) or pin what
+ *     you have (cuxfer_host_register): an "async" copy from pageable
+ *     memory blocks the caller and runs at a sixth of the link.  Device
+ *     memory: cuxfer_device_alloc; managed: cuxfer_managed_alloc with
+ *     cuxfer_prefetch.  cuxfer_memory_kind says what a pointer is.
+ *  2. Views.  Describe 2D data as views (pointer, pitch in bytes, width and
+ *     height in elements, element size: cuxfer_view_wrap, or
+ *     cuxfer_view_alloc_host/_device) and cut ROIs with cuxfer_view_sub:
+ *     the ROI pointer arithmetic and every bound is checked for you.
+ *  3. Copies.  cuxfer_copy2d_async / cuxfer_copy_async on an explicit,
  *     non-blocking stream (cuxfer_stream_pool_*): never stream 0.
- *  4. Overlap: queue frame i+1's upload while frame i computes and comes
- *     back (cuxfer_ring_*), order streams on the GPU (cuxfer_stream_wait,
- *     cuxfer_stream_wait_all for fan-in, cuxfer_stream_all_wait for
- *     fan-out), hand results to CPU threads with cuxfer_latch.
- *  5. Check every call: CUXFER_CHECK aborts with a readable report,
+ *  4. Order and time.  cuxfer_stream_wait makes one stream wait for
+ *     another on the GPU (cuxfer_stream_wait_all: fan-in,
+ *     cuxfer_stream_all_wait: fan-out, cuxfer_stream_pool_wait and
+ *     cuxfer_stream_wait_pool: a whole pool); cuxfer_timer_* times stream
+ *     work (cuxfer_timer_create_with: blocking-sync events); cuxfer_latch
+ *     and cuxfer_on_complete hand finished work to CPU threads.
+ *  5. Overlap.  Queue frame i+1's upload while frame i computes and comes
+ *     back: cuxfer_ring_*; replay a fixed sequence cheaply: cuxfer_graph_*.
+ *  6. Repeated sizes.  cuxfer_pinned_pool_* caches pinned blocks (no
+ *     cudaHostAlloc per frame, bounded waste).
+ *  7. Narrow rows.  cuxfer_plan2d_* moves ROIs whose rows are a few bytes
+ *     wide at link speed, where one cudaMemcpy2DAsync is DMA-bound per row.
+ *  8. Pageable memory you cannot pin.  cuxfer_stager_* copies it through
+ *     pinned slots with worker threads, asynchronously.
+ *  9. Many regions at once.  cuxfer_rois_* gathers N tiles of one host
+ *     image into a dense device batch (and scatters them back) with host
+ *     threads and pinned staging, far faster than one copy per tile.
+ * 10. Check every call: CUXFER_CHECK aborts with a readable report,
  *     CUXFER_TRY returns the error; cuxfer_last_reason() says why a cuxfer
- *     call refused its arguments.
+ *     call refused its arguments (man 3 cuxfer_check).
  *
  * CONFIGURATION (define before the include; all have defaults)
- *  CUXFER_API             storage of every function    (static inline)
  *  CUXFER_ON_ERROR(err)   what CUXFER_CHECK does after printing  (abort())
  *  CUXFER_LOG(...)        printf-style sink of all messages  (fprintf(stderr, ...))
  *  CUXFER_ASSERT(c)       internal invariants               (assert(c))
  *  CUXFER_DEBUG_SYNC      defined: CUXFER_CHECK_LAUNCH and cuxfer's own copies
  *                         synchronize, to isolate ordering bugs
- *  CUXFER_PAGEABLE_POLICY default pageable-guard policy
+ *  CUXFER_PAGEABLE_POLICY default pageable-guard policy of the unit
  *                         (CUXFER_PAGEABLE_WARN); the environment variable
  *                         CUXFER_PAGEABLE=allow|warn|error overrides it
  *  CUXFER_DEFAULT_STREAM_POLICY  the same for async copies queued on the
  *                         legacy default stream (CUXFER_PAGEABLE_WARN);
  *                         CUXFER_DEFAULT_STREAM=allow|warn|error overrides it
- *  CUXFER_REASON_MAX      size of the per-thread reason text   (256)
+ *  CUXFER_API             storage of every function: static inline; only
+ *                         `static` (with attributes) may replace it, else
+ *                         the build stops
+ *  CUXFER_REASON_MAX      not a setting: the reason text's fixed size (512,
+ *                         with the NUL); defining another value stops the build
+ *  None of these changes the size or layout of anything shared between
+ *  translation units or of any public struct, so units built with
+ *  different values work together.
  *
  * ERRORS
  *  Functions return cudaError_t.  Bad arguments are caught on the CPU before
  *  any CUDA call and map to the closest CUDA code (cudaErrorInvalidValue,
  *  cudaErrorInvalidPitchValue, ...); cuxfer_last_reason() then holds a
  *  sentence naming the offending values, per thread, like errno: read it
- *  right after the failing call.  The text is shared by every translation
- *  unit of the program.
+ *  right after the failing call.  Longer than 511 bytes, it ends in "...".
  *
  * THREADS
  *  Each family's man page says whether it is safe from several host threads.
- *  Process-wide state is limited to the reason text (per thread), the
- *  pageable and default-stream policies, the warned-once flags, the
- *  classification registry and caches (man 3 cuxfer_memory_kind) and a few
- *  per-device capability tables; these are weak symbols so every
- *  translation unit shares one copy (GCC, Clang and nvcc on ELF).
+ *  Everything cuxfer keeps between calls is in one block right after
+ *  section 1: struct cuxfer_impl_state, one per process, holds the
+ *  classification registry and its writers' mutex, the generation that
+ *  flushes every thread's classification cache, the parsed CUXFER_PAGEABLE
+ *  and CUXFER_DEFAULT_STREAM policies, the warned-once flags (pageable
+ *  source, pageable destination, default stream), and the per-device
+ *  capability caches (concurrent managed access, maximum pitch, the 64x64
+ *  peer-access table); struct cuxfer_impl_thread, one per thread, holds
+ *  the reason text, the classification cache and the per-device
+ *  stream-ordering events.  Objects you create (pools, rings, stagers, ...)
+ *  hold their own state.  Every unit, static library, shared library and
+ *  dlopen'ed plugin (even RTLD_LOCAL, -fvisibility=hidden, or a program
+ *  linked without -rdynamic) finds the same state, through an ELF note
+ *  that marks each object including cuxfer.h; unloading the object that
+ *  made it loses nothing.  Headers of another state layout keep their own.
+ *  fork: the child gets fresh locks, an empty registry and empty caches,
+ *  so cuxfer's CPU-side calls work in it; CUDA itself is not supported in
+ *  a fork child (the driver's rule): a child that needs the GPU must exec.
+ *
+ * SYNOPSIS (tests/header-synopsis.sh --write regenerates it)
+ *  man 3 cuxfer
+ *    CUXFER_VERSION_MAJOR  CUXFER_VERSION_MINOR  CUXFER_VERSION_PATCH
+ *    CUXFER_VERSION_STRING  CUXFER_VERSION_NUMBER
+ *  man 3 cuxfer_check
+ *    const char *cuxfer_last_reason(void);
+ *    void cuxfer_clear_reason(void);
+ *    cudaError_t cuxfer_device_count(int *count);
+ *    CUXFER_CHECK(expr)  CUXFER_TRY(expr)  CUXFER_CHECK_LAUNCH()
+ *  man 3 cuxfer_memory_kind
+ *    cuxfer_memkind cuxfer_memory_kind(const void *p);
+ *    const char *cuxfer_memkind_name(cuxfer_memkind k);
+ *    int cuxfer_host_is_pinned(const void *p);
+ *    int cuxfer_pageable_policy(void);
+ *    int cuxfer_pageable_policy_parse(const char *s);
+ *    cuxfer_memkind  CUXFER_MEMORY_UNKNOWN  CUXFER_MEMORY_PAGEABLE
+ *    CUXFER_MEMORY_PINNED  CUXFER_MEMORY_DEVICE  CUXFER_MEMORY_MANAGED
+ *    CUXFER_PAGEABLE_ALLOW  CUXFER_PAGEABLE_WARN  CUXFER_PAGEABLE_ERROR
+ *  man 3 cuxfer_host_alloc
+ *    cudaError_t cuxfer_host_alloc(void **p, size_t count, size_t elem_size,
+ *            unsigned flags);
+ *    cudaError_t cuxfer_host_free(void *p);
+ *    cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flags);
+ *    cudaError_t cuxfer_host_unregister(void *p);
+ *    cudaError_t cuxfer_device_alloc(void **p, size_t count,
+ *            size_t elem_size);
+ *    cudaError_t cuxfer_device_free(void *p);
+ *    CUXFER_HOST_ALLOC(pp, count, flags)  CUXFER_DEVICE_ALLOC(pp, count)
+ *  man 3 cuxfer_managed_alloc
+ *    cudaError_t cuxfer_managed_alloc(void **p, size_t count,
+ *            size_t elem_size, unsigned flags);
+ *    cudaError_t cuxfer_managed_free(void *p);
+ *    cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
+ *            cudaStream_t s);
+ *    cudaError_t cuxfer_advise(const void *p, size_t bytes,
+ *            enum cudaMemoryAdvise advice, int target);
+ *    int cuxfer_managed_concurrent(int device);
+ *    CUXFER_CPU
+ *  man 3 cuxfer_view
+ *    cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
+ *            size_t height, size_t elem_size);
+ *    cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width,
+ *            size_t height, size_t elem_size, size_t row_align);
+ *    cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
+ *            size_t width, size_t height, size_t elem_size);
+ *    cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
+ *            size_t width, size_t height, size_t elem_size,
+ *            cuxfer_memkind kind, int device);
+ *    cudaError_t cuxfer_view_free(cuxfer_view *v);
+ *    void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y);
+ *    cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
+ *            cuxfer_view *sub);
+ *    cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what);
+ *    size_t cuxfer_view_row_bytes(const cuxfer_view *v);
+ *    cuxfer_view  cuxfer_roi  CUXFER_ELEM_MAX  CUXFER_VIEW_OWNS_DEVICE
+ *    CUXFER_VIEW_OWNS_HOST
+ *  man 3 cuxfer_copy2d_async
+ *    cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
+ *            const cuxfer_view *src, cudaStream_t s);
+ *    cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
+ *            cudaStream_t s);
+ *    cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
+ *            const cuxfer_view *src, size_t max_pitch);
+ *    cudaError_t cuxfer_copy_check(const void *dst, const void *src,
+ *            size_t bytes);
+ *    size_t cuxfer_device_max_pitch(int dev);
+ *    cudaError_t cuxfer_peer_enable(int dev, int peer);
+ *    int cuxfer_default_stream_policy(void);
+ *  man 3 cuxfer_stream_pool
+ *    cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
+ *            unsigned flags, int priority);
+ *    cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p,
+ *            int device, int count, unsigned flags, int priority);
+ *    cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
+ *            const cudaStream_t *streams, int count);
+ *    cudaError_t cuxfer_stream_pool_next(cuxfer_stream_pool *p,
+ *            cudaStream_t *s);
+ *    cudaError_t cuxfer_stream_pool_acquire(cuxfer_stream_pool *p, int wait,
+ *            cudaStream_t *s);
+ *    cudaError_t cuxfer_stream_pool_release(cuxfer_stream_pool *p,
+ *            cudaStream_t s);
+ *    cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p);
+ *    cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p);
+ *    cuxfer_stream_pool  CUXFER_STREAM_BLOCKING  CUXFER_STREAM_POOL_MAX
+ *    CUXFER_WAIT  CUXFER_NOWAIT
+ *  man 3 cuxfer_timer
+ *    cudaError_t cuxfer_timer_create(cuxfer_timer *t);
+ *    cudaError_t cuxfer_timer_create_with(cuxfer_timer *t,
+ *            const cuxfer_timer_options *opt);
+ *    cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s);
+ *    cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s);
+ *    cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms);
+ *    cudaError_t cuxfer_timer_destroy(cuxfer_timer *t);
+ *    double cuxfer_gbps(size_t bytes, float ms);
+ *    cudaError_t cuxfer_stream_wait(cudaStream_t waiter,
+ *            cudaStream_t signaler);
+ *    cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter,
+ *            const cudaStream_t *signalers, int n);
+ *    cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n,
+ *            cudaStream_t signaler);
+ *    cudaError_t cuxfer_stream_pool_wait(cuxfer_stream_pool *p,
+ *            cudaStream_t s);
+ *    cudaError_t cuxfer_stream_wait_pool(cudaStream_t s,
+ *            cuxfer_stream_pool *p);
+ *    cudaError_t cuxfer_event_pool_create(cuxfer_event_pool *p, int count);
+ *    cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p);
+ *    cudaError_t cuxfer_event_pool_destroy(cuxfer_event_pool *p);
+ *    cuxfer_timer  cuxfer_timer_options  CUXFER_TIMER_BLOCKING_SYNC
+ *    CUXFER_TIMER_ON_DEVICE  cuxfer_event_pool
+ *  man 3 cuxfer_on_complete
+ *    cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *),
+ *            void *arg);
+ *    int cuxfer_stream_is_capturing(cudaStream_t s);
+ *    cudaError_t cuxfer_latch_init(cuxfer_latch *l);
+ *    cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s);
+ *    cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms);
+ *    cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n);
+ *    cudaError_t cuxfer_latch_destroy(cuxfer_latch *l);
+ *    cuxfer_latch  cuxfer_latch_watch  CUXFER_LATCH_STREAMS
+ *  man 3 cuxfer_ring
+ *    cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots,
+ *            size_t host_bytes, size_t device_bytes,
+ *            const cuxfer_ring_options *opt);
+ *    cudaError_t cuxfer_ring_acquire(cuxfer_ring *r,
+ *            cuxfer_ring_slot **slot);
+ *    cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot,
+ *            const cuxfer_ring_job *job);
+ *    cudaError_t cuxfer_ring_release(cuxfer_ring *r, cuxfer_ring_slot *slot);
+ *    cudaError_t cuxfer_ring_drain(cuxfer_ring *r);
+ *    cudaError_t cuxfer_ring_destroy(cuxfer_ring *r);
+ *    int cuxfer_ring_slots(const cuxfer_ring *r);
+ *    int cuxfer_ring_depth(const cuxfer_ring *r);
+ *    cudaError_t cuxfer_ring_set_depth(cuxfer_ring *r, int depth);
+ *    cudaError_t cuxfer_ring_stream(const cuxfer_ring *r, int i,
+ *            cudaStream_t *s);
+ *    cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wait,
+ *            float *ms);
+ *    cuxfer_ring  cuxfer_ring_slot  cuxfer_ring_options  cuxfer_ring_job
+ *  man 3 cuxfer_graph
+ *    cudaError_t cuxfer_graph_begin(cudaStream_t s);
+ *    cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s);
+ *    cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s);
+ *    cudaError_t cuxfer_graph_destroy(cuxfer_graph *g);
+ *    cuxfer_graph
+ *  man 3 cuxfer_pinned_pool
+ *    cudaError_t cuxfer_pinned_pool_create(cuxfer_pinned_pool *p,
+ *            const cuxfer_pinned_pool_options *opt);
+ *    cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p,
+ *            size_t bytes, cuxfer_pinned_block *blk);
+ *    cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
+ *            cuxfer_pinned_block *blk, cudaStream_t in_use_by);
+ *    cudaError_t cuxfer_pinned_pool_trim(cuxfer_pinned_pool *p);
+ *    cuxfer_pinned_pool_stats cuxfer_pinned_pool_get_stats(cuxfer_pinned_pool *p);
+ *    size_t cuxfer_pinned_pool_class_size(size_t n);
+ *    cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p);
+ *    cuxfer_pinned_pool  cuxfer_pinned_block  cuxfer_pinned_pool_options
+ *    cuxfer_pinned_pool_stats  CUXFER_POOL_IDLE
+ *  man 3 cuxfer_plan2d
+ *    cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p,
+ *            const cuxfer_plan2d_options *opt);
+ *    cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p,
+ *            const cuxfer_view *dst, const cuxfer_view *src, cudaStream_t s);
+ *    int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *dst,
+ *            const cuxfer_view *src);
+ *    cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void);
+ *    cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
+ *            cuxfer_plan2d_tuning *out, void (*report)(size_t row, int d2h,
+ *            double raw, double planned, void *arg), void *arg);
+ *    cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p);
+ *    cuxfer_plan2d  cuxfer_plan2d_options  cuxfer_plan2d_tuning
+ *    CUXFER_PLAN_AUTO  CUXFER_PLAN_DIRECT  CUXFER_PLAN_SPAN  CUXFER_PLAN_PACK
+ *    CUXFER_PLAN_MAX_THREADS
+ *  man 3 cuxfer_rois
+ *    cudaError_t cuxfer_rois_create(cuxfer_rois *p,
+ *            const cuxfer_rois_options *opt);
+ *    cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir,
+ *            const cuxfer_view *host, const cuxfer_roi *rois, size_t n,
+ *            const cuxfer_view *dense, cudaStream_t s);
+ *    cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host,
+ *            const cuxfer_roi *rois, size_t n, const cuxfer_view *dense,
+ *            size_t *total);
+ *    int cuxfer_rois_choose(const cuxfer_rois *p, size_t n, size_t total);
+ *    cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n,
+ *            size_t elem_size, size_t *off);
+ *    cudaError_t cuxfer_rois_destroy(cuxfer_rois *p);
+ *    cuxfer_rois  cuxfer_rois_options  CUXFER_ROIS_AUTO  CUXFER_ROIS_DIRECT
+ *    CUXFER_ROIS_GATHER  CUXFER_ROIS_H2D  CUXFER_ROIS_D2H  CUXFER_ROIS_SLOTS
+ *    CUXFER_ROIS_MAX_THREADS
+ *  man 3 cuxfer_stager
+ *    cudaError_t cuxfer_stager_create(cuxfer_stager *st,
+ *            const cuxfer_stager_options *opt);
+ *    cudaError_t cuxfer_stager_destroy(cuxfer_stager *st);
+ *    cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
+ *            const void *src_pageable, size_t bytes, cudaStream_t after);
+ *    cudaError_t cuxfer_stage_d2h(cuxfer_stager *st, void *dst_pageable,
+ *            const void *src_device, size_t bytes, cudaStream_t after);
+ *    cudaError_t cuxfer_stager_wait(cuxfer_stager *st, long timeout_ms);
+ *    cudaError_t cuxfer_stager_query(cuxfer_stager *st);
+ *    cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
+ *            const cuxfer_stager_options *opt);
+ *    cuxfer_stager  cuxfer_stager_options  CUXFER_STAGE_AUTO
+ *    CUXFER_STAGE_COPY  CUXFER_STAGE_REGISTER  CUXFER_STAGE_DIRECT
+ *    CUXFER_STAGER_MAX_SLOTS  CUXFER_STAGER_MAX_THREADS
+ *    CUXFER_STAGER_MIN_SLOT_BYTES  CUXFER_STAGER_MAX_SLOT_BYTES
+ * (end of synopsis)
  *
  * LICENCE  MIT.  See man 3 cuxfer for the overview and a page per family.
  */
@@ -73,6 +313,7 @@
 #include <cuda_runtime_api.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -98,6 +339,14 @@
     (CUXFER_VERSION_MAJOR * 10000 + CUXFER_VERSION_MINOR * 100 +               \
      CUXFER_VERSION_PATCH)
 
+/* Every function is static inline: the only storage that works when the
+ * header is included by many units, libraries and plugins (an empty
+ * definition gives multiple definitions, a bare `inline` undefined
+ * references).  CUXFER_API may still be defined to `static` or
+ * `static inline` (possibly with attributes); anything else stops the
+ * build below with cuxfer_impl_CUXFER_API_must_be_static in the message
+ * (except a bare `inline` under GCC in C mode, which GCC lets through: it
+ * then fails at link time, with undefined references). */
 #ifndef CUXFER_API
 #define CUXFER_API static inline
 #endif
@@ -115,9 +364,14 @@
 #define CUXFER_ON_ERROR(err) abort()
 #endif
 
-#ifndef CUXFER_REASON_MAX
-#define CUXFER_REASON_MAX 256
+/* Bytes of the per-thread reason text, including the NUL: a fixed size,
+ * not a setting, because the text lives in state shared by every unit of
+ * the process and in cuxfer_stager.  Longer reasons end in "...". */
+#if defined(CUXFER_REASON_MAX) && CUXFER_REASON_MAX != 512
+#error "CUXFER_REASON_MAX is fixed at 512 (it sizes state shared by every unit and cuxfer_stager); remove your definition"
 #endif
+#undef CUXFER_REASON_MAX
+#define CUXFER_REASON_MAX 512
 
 /* Pageable-guard policies (section 3). */
 #define CUXFER_PAGEABLE_ALLOW 1
@@ -132,28 +386,339 @@
 #define CUXFER_DEFAULT_STREAM_POLICY CUXFER_PAGEABLE_WARN
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#define CUXFER_IMPL_SHARED __attribute__((weak))
-#define CUXFER_IMPL_TLS __thread
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__)
 #define CUXFER_IMPL_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define CUXFER_IMPL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define CUXFER_IMPL_UNUSED __attribute__((unused))
 #else
-#error "cuxfer.h needs GCC, Clang or nvcc with a GNU host compiler (weak symbols, __thread, __atomic)"
+#error "cuxfer.h needs GCC, Clang or nvcc with a GNU host compiler on an ELF platform (Linux): __atomic, asm sections, dl_iterate_phdr"
 #endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* Stop the build when CUXFER_API is not static storage: a static
+ * declaration may follow a static definition only. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wredundant-decls"
+CUXFER_API CUXFER_IMPL_UNUSED void cuxfer_impl_CUXFER_API_must_be_static(void) {}
+static void cuxfer_impl_CUXFER_API_must_be_static(void);
+#pragma GCC diagnostic pop
+
+/* ------------------------------------------------------------------------
+ * Process-wide state: everything cuxfer keeps between calls
+ * ------------------------------------------------------------------------
+ * One struct cuxfer_impl_state per process, found by cuxfer_impl_state_get(),
+ * plus one struct cuxfer_impl_thread per thread, found by
+ * cuxfer_impl_thread_get().  Nothing else in the header outlives a call.  No
+ * configuration macro changes the size or layout of either.
+ *
+ * How every copy of the header finds the same state.  Each executable or
+ * shared object that includes the header carries an ELF note
+ * (.note.cuxfer, type CUXFER_IMPL_STATE_LAYOUT) pointing to a hidden
+ * pointer slot of its own.  A unit's first call walks the loaded objects
+ * (dl_iterate_phdr: the executable first, then libraries in load order)
+ * and takes the state from the first slot that holds one; when none does,
+ * it makes the state and installs it in the first object's slot with a
+ * compare-and-swap, so racing threads agree.  Every object that uses the
+ * state also keeps it in its own slot, so it is still found after the
+ * object that made it is unloaded.  The state is allocated once (calloc)
+ * and never freed.  Weak symbols alone do not reach across objects: a
+ * program linked without -rdynamic does not export them, and a library
+ * built with -fvisibility=hidden or loaded RTLD_LOCAL keeps its own.
+ * Headers with another state layout carry another note type and so keep a
+ * separate state.
+ *
+ * Per-thread data hangs off a pthread key of the process state, so it is
+ * also one per thread across every object; it is freed at thread exit. */
+#define CUXFER_IMPL_MAX_DEVICES 64
+#define CUXFER_IMPL_KCACHE 8
+#define CUXFER_IMPL_KCACHE_USES 256u
+#define CUXFER_IMPL_REG_MAX 4096
+#define CUXFER_IMPL_STATE_LAYOUT 0x43580001u /* "CX", layout 1 */
+
+/* A classified range [lo, hi) of the registry or a thread's cache. */
+struct cuxfer_impl_range {
+    uintptr_t lo, hi;
+    int kind, dev;    /* cuxfer_memkind; owning device or -1 */
+    int queried;      /* learned from a query of one pointer: expires */
+};
+
+/* A thread's cache of recent classifications (section 3). */
+struct cuxfer_impl_tcache {
+    struct cuxfer_impl_range r[CUXFER_IMPL_KCACHE];
+    unsigned uses[CUXFER_IMPL_KCACHE];
+    unsigned gen;     /* the state's kgen it was filled under */
+    unsigned next;
+};
+
+/* What each thread keeps. */
+struct cuxfer_impl_thread {
+    /* Why this thread's last cuxfer call refused its arguments (section 2). */
+    char reason[CUXFER_REASON_MAX];
+    /* Recent classifications (section 3). */
+    struct cuxfer_impl_tcache kcache;
+    /* (No events: cuxfer_stream_wait's ordering event lives for one call,
+     * so nothing here can dangle after cudaDeviceReset or thread exit.) */
+};
+
+/* What the process keeps. */
+struct cuxfer_impl_state {
+    unsigned layout;            /* CUXFER_IMPL_STATE_LAYOUT */
+    unsigned size;              /* sizeof(struct cuxfer_impl_state) */
+    pthread_key_t thread_key;   /* -> struct cuxfer_impl_thread */
+    int fork_holds;             /* atfork prepare handlers run, not yet undone */
+    /* Section 3: the registry of the exact ranges cuxfer allocated or
+     * pinned.  Writers hold reg_mu; readers take no lock and rescan while
+     * reg_seq is odd or changed. */
+    pthread_mutex_t reg_mu;
+    unsigned reg_seq;
+    int reg_n;
+    struct cuxfer_impl_range reg[CUXFER_IMPL_REG_MAX];
+    unsigned kgen;              /* bumped by every free: threads drop caches */
+    /* Sections 3 and 6: CUXFER_PAGEABLE and CUXFER_DEFAULT_STREAM, parsed
+     * once: 0 not yet, -1 unset or invalid, else CUXFER_PAGEABLE_*. */
+    int env_policy;
+    int env_stream_policy;
+    /* Warned-once flags: pageable source, pageable destination, legacy
+     * default stream. */
+    int warned[2];
+    int warned_stream;
+    /* Capability caches, per device, asked of the driver once.
+     * managed_cap: concurrentManagedAccess, 0 unknown, 1 yes, 2 no
+     * (section 4); max_pitch: cudaDevAttrMaxPitch, 0 unknown (section 6);
+     * peer: peer access per ordered pair, 0 not asked, 1 enabled,
+     * 2 impossible (section 6). */
+    int managed_cap[CUXFER_IMPL_MAX_DEVICES];
+    size_t max_pitch[CUXFER_IMPL_MAX_DEVICES];
+    int peer[CUXFER_IMPL_MAX_DEVICES * CUXFER_IMPL_MAX_DEVICES];
+};
+
+/* This object's note and slot, defined in assembly: a note
+ * (.note.cuxfer: "cuxfer", type CUXFER_IMPL_STATE_LAYOUT, and as
+ * descriptor the slot's address relative to the descriptor, which needs no
+ * run-time relocation) and the slot, hidden so never shared with another
+ * object.  Both are in one COMDAT group, so each object has one of each;
+ * .ifndef keeps it to one when link-time optimization joins the units'
+ * assembly.  The slot's section refers to the note so that --gc-sections,
+ * which keeps the slot (the code uses it), keeps the note too. */
+__asm__(".ifndef cuxfer_impl_slot_v1\n"
+        ".pushsection .note.cuxfer,\"aG\",%note,cuxfer_impl_anchor_v1,comdat\n"
+        ".balign 4\n"
+        "cuxfer_impl_note_v1:\n"
+        ".long 7\n"          /* namesz: "cuxfer" and its NUL */
+        ".long 4\n"          /* descsz */
+        ".long 0x43580001\n" /* type: CUXFER_IMPL_STATE_LAYOUT */
+        ".asciz \"cuxfer\"\n"
+        ".balign 4\n"
+        ".long cuxfer_impl_slot_v1 - .\n"
+        ".popsection\n"
+        ".pushsection .data.cuxfer_impl_slot_v1,\"awG\",%progbits,cuxfer_impl_anchor_v1,comdat\n"
+        ".balign 8\n"
+        ".weak cuxfer_impl_slot_v1\n"
+        ".hidden cuxfer_impl_slot_v1\n"
+        "cuxfer_impl_slot_v1:\n"
+        ".zero 8\n"
+        ".long cuxfer_impl_note_v1 - .\n"
+        ".popsection\n"
+        ".endif\n");
+extern __attribute__((visibility("hidden"))) struct cuxfer_impl_state *cuxfer_impl_slot_v1;
+
+/* This unit's copy of the answer, so that only the first call searches. */
+static struct cuxfer_impl_state *cuxfer_impl_state_seen CUXFER_IMPL_UNUSED;
+
+/* dl_iterate_phdr, declared under a name of our own: <link.h> declares it
+ * only under _GNU_SOURCE.  The struct is the leading, stable part of
+ * struct dl_phdr_info. */
+struct cuxfer_impl_phdr_info {
+    ElfW(Addr) dlpi_addr;
+    const char *dlpi_name;
+    const ElfW(Phdr) *dlpi_phdr;
+    ElfW(Half) dlpi_phnum;
+};
+extern int cuxfer_impl_dl_iterate_phdr(int (*cb)(struct cuxfer_impl_phdr_info *, size_t, void *),
+                                       void *data) __asm__("dl_iterate_phdr");
+
+/* What the search over the loaded objects found: the first object's slot,
+ * and the state of the first slot that holds one. */
+struct cuxfer_impl_search {
+    struct cuxfer_impl_state **first;
+    struct cuxfer_impl_state *found;
+};
+
+/* dl_iterate_phdr callback: look at one object's notes; stop (return 1) at
+ * the first slot that holds a state. */
+CUXFER_API int cuxfer_impl_find_slot(struct cuxfer_impl_phdr_info *info, size_t size, void *data)
+{
+    struct cuxfer_impl_search *q = (struct cuxfer_impl_search *)data;
+    int i;
+    (void)size;
+    for (i = 0; i < (int)info->dlpi_phnum; ++i) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        const unsigned char *p, *end;
+        size_t align = ph->p_align == 8 ? 8 : 4;
+        if (ph->p_type != PT_NOTE)
+            continue;
+        p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        end = p + ph->p_memsz;
+        while ((size_t)(end - p) >= 12) {
+            uint32_t namesz, descsz, type;
+            const unsigned char *name = p + 12, *desc;
+            memcpy(&namesz, p, 4);
+            memcpy(&descsz, p + 4, 4);
+            memcpy(&type, p + 8, 4);
+            desc = name + ((namesz + align - 1) & ~(align - 1));
+            if (desc + descsz > end)
+                break;
+            if (type == CUXFER_IMPL_STATE_LAYOUT && namesz == 7 && descsz == 4 &&
+                memcmp(name, "cuxfer", 7) == 0) {
+                int32_t off;
+                struct cuxfer_impl_state **slot;
+                memcpy(&off, desc, 4);
+                slot = (struct cuxfer_impl_state **)(uintptr_t)(desc + off);
+                if (!q->first)
+                    q->first = slot;
+                q->found = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+                return q->found != NULL;
+            }
+            p = desc + ((descsz + align - 1) & ~(align - 1));
+        }
+    }
+    return 0;
+}
+
+CUXFER_API void cuxfer_impl_atfork_prepare(void);
+CUXFER_API void cuxfer_impl_atfork_parent(void);
+CUXFER_API void cuxfer_impl_atfork_child(void);
+
+/* Find the process's state, making it on the first call of the process.
+ * A state found is the one in the first slot that holds one; a new state
+ * goes into the first object's slot (compare-and-swap, so two threads
+ * agree).  Each object then keeps it in its own slot too, so the state is
+ * still found when the object that made it is unloaded. */
+CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_find(void)
+{
+    struct cuxfer_impl_search q = {NULL, NULL};
+    struct cuxfer_impl_state *s, *mine, *none = NULL;
+    (void)cuxfer_impl_dl_iterate_phdr(cuxfer_impl_find_slot, &q);
+    if (!q.first) /* no note seen (not expected): this object's own slot */
+        q.first = &cuxfer_impl_slot_v1;
+    s = q.found;
+    if (!s) {
+        mine = (struct cuxfer_impl_state *)calloc(1, sizeof *mine);
+        if (!mine || pthread_key_create(&mine->thread_key, free) != 0) {
+            CUXFER_LOG("cuxfer: fatal: cannot allocate the process-wide state\n");
+            abort();
+        }
+        mine->layout = CUXFER_IMPL_STATE_LAYOUT;
+        mine->size = (unsigned)sizeof *mine;
+        (void)pthread_mutex_init(&mine->reg_mu, NULL);
+        if (__atomic_compare_exchange_n(q.first, &s, mine, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            s = mine;
+        } else { /* another thread won: use its state */
+            (void)pthread_key_delete(mine->thread_key);
+            (void)pthread_mutex_destroy(&mine->reg_mu);
+            free(mine);
+        }
+    }
+    if (s->layout != CUXFER_IMPL_STATE_LAYOUT || s->size != sizeof *s) {
+        CUXFER_LOG("cuxfer: fatal: two layouts of the process-wide state\n");
+        abort();
+    }
+    (void)__atomic_compare_exchange_n(&cuxfer_impl_slot_v1, &none, s, 0, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE);
+    /* Each unit registers its own handlers, so that unloading one object
+     * (dlclose drops its handlers) leaves the others'; the handlers count,
+     * so the lock is taken once per fork however many ran. */
+    (void)pthread_atfork(cuxfer_impl_atfork_prepare, cuxfer_impl_atfork_parent,
+                         cuxfer_impl_atfork_child);
+    __atomic_store_n(&cuxfer_impl_state_seen, s, __ATOMIC_RELEASE);
+    return s;
+}
+
+/* The process-wide state. */
+CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_get(void)
+{
+    struct cuxfer_impl_state *s = __atomic_load_n(&cuxfer_impl_state_seen, __ATOMIC_ACQUIRE);
+    return CUXFER_IMPL_UNLIKELY(!s) ? cuxfer_impl_state_find() : s;
+}
+
+/* The calling thread's block, made on its first use.  Should calloc fail,
+ * a static block shared by such threads keeps cuxfer working. */
+CUXFER_API struct cuxfer_impl_thread *cuxfer_impl_thread_get(void)
+{
+    static struct cuxfer_impl_thread cuxfer_impl_thread_oom;
+    struct cuxfer_impl_state *s = cuxfer_impl_state_get();
+    struct cuxfer_impl_thread *t =
+        (struct cuxfer_impl_thread *)pthread_getspecific(s->thread_key);
+    if (CUXFER_IMPL_UNLIKELY(!t)) {
+        t = (struct cuxfer_impl_thread *)calloc(1, sizeof *t);
+        if (!t || pthread_setspecific(s->thread_key, t) != 0) {
+            free(t);
+            t = &cuxfer_impl_thread_oom;
+        }
+    }
+    return t;
+}
+
+/* fork: the child gets fresh locks and caches.  The first prepare handler
+ * to run takes the registry's writer lock, so no writer is half-way when
+ * the process is copied (a lock-free reader in the child would otherwise
+ * wait forever for an odd sequence count); the last parent handler drops
+ * it; the last child handler re-creates the lock, empties the registry
+ * and every cache, and forgets the thread's per-device events and the
+ * device capabilities.  fork_holds counts the handlers that ran (every
+ * unit registers a set).  CUDA itself cannot be used in a fork child (the
+ * driver does not support it): a child that needs the GPU must exec. */
+CUXFER_API void cuxfer_impl_atfork_prepare(void)
+{
+    struct cuxfer_impl_state *s = cuxfer_impl_state_get();
+    if (__atomic_fetch_add(&s->fork_holds, 1, __ATOMIC_ACQ_REL) == 0)
+        (void)pthread_mutex_lock(&s->reg_mu);
+}
+
+CUXFER_API void cuxfer_impl_atfork_parent(void)
+{
+    struct cuxfer_impl_state *s = cuxfer_impl_state_get();
+    if (__atomic_sub_fetch(&s->fork_holds, 1, __ATOMIC_ACQ_REL) == 0)
+        (void)pthread_mutex_unlock(&s->reg_mu);
+}
+
+CUXFER_API void cuxfer_impl_atfork_child(void)
+{
+    struct cuxfer_impl_state *s = cuxfer_impl_state_get();
+    if (__atomic_sub_fetch(&s->fork_holds, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    (void)pthread_mutex_init(&s->reg_mu, NULL);
+    s->reg_seq = 0;
+    s->reg_n = 0;
+    s->kgen++;
+    memset(s->managed_cap, 0, sizeof s->managed_cap);
+    memset(s->max_pitch, 0, sizeof s->max_pitch);
+    memset(s->peer, 0, sizeof s->peer);
+}
+
+/* The names the sections below use for the state's fields. */
+#define cuxfer_impl_reason (cuxfer_impl_thread_get()->reason)
+#define cuxfer_impl_kcache (cuxfer_impl_thread_get()->kcache)
+#define cuxfer_impl_kgen (cuxfer_impl_state_get()->kgen)
+#define cuxfer_impl_reg (cuxfer_impl_state_get()->reg)
+#define cuxfer_impl_reg_n (cuxfer_impl_state_get()->reg_n)
+#define cuxfer_impl_reg_seq (cuxfer_impl_state_get()->reg_seq)
+#define cuxfer_impl_reg_mu (cuxfer_impl_state_get()->reg_mu)
+#define cuxfer_impl_env_policy (cuxfer_impl_state_get()->env_policy)
+#define cuxfer_impl_env_stream_policy (cuxfer_impl_state_get()->env_stream_policy)
+#define cuxfer_impl_warned (cuxfer_impl_state_get()->warned)
+#define cuxfer_impl_warned_stream (cuxfer_impl_state_get()->warned_stream)
+#define cuxfer_impl_managed_cap (cuxfer_impl_state_get()->managed_cap)
+#define cuxfer_impl_max_pitch (cuxfer_impl_state_get()->max_pitch)
+#define cuxfer_impl_peer (cuxfer_impl_state_get()->peer)
+
 /* ------------------------------------------------------------------------
  * 2. Errors: CUXFER_CHECK / CUXFER_TRY, the reason text, device probing
  * ------------------------------------------------------------------------ */
-
-/* Why the last cuxfer call of this thread refused its arguments.  A weak
- * thread-local definition: every translation unit including this header
- * emits it and the linker keeps one, so a reason set in one .c file is read
- * in another. */
-CUXFER_IMPL_SHARED CUXFER_IMPL_TLS char cuxfer_impl_reason[CUXFER_REASON_MAX];
 
 /* The sentence explaining this thread's last validation failure, or "" when
  * there is none.  Like errno it is not cleared by successful calls. */
@@ -167,10 +732,14 @@ CUXFER_API void cuxfer_clear_reason(void) { cuxfer_impl_reason[0] = '\0'; }
 CUXFER_API CUXFER_IMPL_PRINTF(2, 3) cudaError_t
     cuxfer_impl_fail(cudaError_t err, const char *fmt, ...)
 {
+    char *r = cuxfer_impl_reason;
     va_list ap;
+    int n;
     va_start(ap, fmt);
-    (void)vsnprintf(cuxfer_impl_reason, sizeof cuxfer_impl_reason, fmt, ap);
+    n = vsnprintf(r, CUXFER_REASON_MAX, fmt, ap);
     va_end(ap);
+    if (n >= CUXFER_REASON_MAX) /* cut: say so */
+        memcpy(r + CUXFER_REASON_MAX - 4, "...", 4);
     return err;
 }
 
@@ -549,23 +1118,8 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
  * thread keeps a few ranges it has seen; behind it, a registry holds the
  * exact ranges of memory cuxfer allocated or pinned itself; only pointers
  * neither knows are asked of the driver.  Every cuxfer free, unregister or
- * trim empties all threads' caches. */
-#define CUXFER_IMPL_KCACHE 8
-#define CUXFER_IMPL_KCACHE_USES 256u
-#define CUXFER_IMPL_REG_MAX 4096
-struct cuxfer_impl_range {
-    uintptr_t lo, hi; /* [lo, hi) */
-    int kind, dev;
-    int queried;      /* learned from a query of one pointer: expires */
-};
-struct cuxfer_impl_kcache {
-    struct cuxfer_impl_range r[CUXFER_IMPL_KCACHE];
-    unsigned uses[CUXFER_IMPL_KCACHE];
-    unsigned gen;
-    unsigned next;
-};
-CUXFER_IMPL_SHARED CUXFER_IMPL_TLS struct cuxfer_impl_kcache cuxfer_impl_kcache;
-CUXFER_IMPL_SHARED unsigned cuxfer_impl_kgen;
+ * trim empties all threads' caches.  Both live in the process-wide state
+ * (struct cuxfer_impl_state, after section 1). */
 
 /* The registry: the exact ranges cuxfer itself allocated or pinned
  * (cuxfer_host_alloc, cuxfer_host_register, cuxfer_device_alloc,
@@ -576,10 +1130,6 @@ CUXFER_IMPL_SHARED unsigned cuxfer_impl_kgen;
  * (every copy whose thread cache misses) take no lock: a sequence counter,
  * odd while a writer works, tells them to scan again, so 8 threads copying
  * at once never contend. */
-CUXFER_IMPL_SHARED struct cuxfer_impl_range cuxfer_impl_reg[CUXFER_IMPL_REG_MAX];
-CUXFER_IMPL_SHARED int cuxfer_impl_reg_n;
-CUXFER_IMPL_SHARED unsigned cuxfer_impl_reg_seq;
-CUXFER_IMPL_SHARED pthread_mutex_t cuxfer_impl_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Forget every thread's cached classifications (after a free). */
 CUXFER_API void cuxfer_impl_kcache_flush(void)
@@ -687,7 +1237,7 @@ CUXFER_API int cuxfer_impl_reg_find(uintptr_t a, struct cuxfer_impl_range *out)
 
 CUXFER_API void cuxfer_impl_kcache_put(const struct cuxfer_impl_range *r)
 {
-    struct cuxfer_impl_kcache *c = &cuxfer_impl_kcache;
+    struct cuxfer_impl_tcache *c = &cuxfer_impl_kcache;
     unsigned i = c->next++ % CUXFER_IMPL_KCACHE;
     c->r[i] = *r;
     c->uses[i] = 0;
@@ -697,7 +1247,7 @@ CUXFER_API void cuxfer_impl_kcache_put(const struct cuxfer_impl_range *r)
  * driver: CUXFER_MEMORY_UNKNOWN when neither knows. */
 CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
 {
-    struct cuxfer_impl_kcache *c = &cuxfer_impl_kcache;
+    struct cuxfer_impl_tcache *c = &cuxfer_impl_kcache;
     unsigned gen = __atomic_load_n(&cuxfer_impl_kgen, __ATOMIC_ACQUIRE);
     uintptr_t a = (uintptr_t)p;
     struct cuxfer_impl_range found;
@@ -736,7 +1286,10 @@ CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
  * and the view-kind check; copies take their direction from
  * cudaMemcpyDefault.  So memory freed behind cuxfer's back and reused at
  * the same address as pageable memory can escape the guard for a bounded
- * number of copies - never be copied wrongly. */
+ * number of copies - never be copied wrongly.  The registry has no such
+ * bound: its entries go only with cuxfer's own frees (from any unit or
+ * plugin, the registry being one per process), so memory cuxfer
+ * allocated must be freed with cuxfer's calls. */
 CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device)
 {
     struct cuxfer_impl_range r;
@@ -769,11 +1322,6 @@ CUXFER_API int cuxfer_host_is_pinned(const void *p)
 {
     return cuxfer_impl_classify(p, NULL) == CUXFER_MEMORY_PINNED;
 }
-
-/* The policy named by CUXFER_PAGEABLE, parsed once per process and shared
- * by every translation unit: 0 = not yet parsed, -1 = unset or invalid,
- * otherwise a CUXFER_PAGEABLE_* value. */
-CUXFER_IMPL_SHARED int cuxfer_impl_env_policy;
 
 /* "allow" / "warn" / "error" (any case) to a policy; 0 for anything else. */
 CUXFER_API int cuxfer_pageable_policy_parse(const char *s)
@@ -817,10 +1365,6 @@ CUXFER_API int cuxfer_pageable_policy(void)
     }
     return p > 0 ? p : CUXFER_PAGEABLE_POLICY;
 }
-
-/* Warned-once flags, one per kind of misuse (pageable source, pageable
- * destination), shared by the whole process. */
-CUXFER_IMPL_SHARED int cuxfer_impl_warned[2];
 
 /* The pageable guard.  `call` names the cuxfer function; src_kind and
  * dst_kind classify both sides.  A pageable host side facing device or
@@ -1076,10 +1620,6 @@ CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t 
 /* The target of cuxfer_prefetch and cuxfer_advise meaning host memory
  * (cudaCpuDeviceId). */
 #define CUXFER_CPU (-1)
-
-/* concurrentManagedAccess per device, asked once: 0 unknown, 1 yes, 2 no. */
-#define CUXFER_IMPL_MAX_DEVICES 64
-CUXFER_IMPL_SHARED int cuxfer_impl_managed_cap[CUXFER_IMPL_MAX_DEVICES];
 
 /* 1 when the device can prefetch and take advice (concurrentManagedAccess),
  * 0 when not, asked of the driver once per device. */
@@ -1541,9 +2081,6 @@ CUXFER_API cudaError_t cuxfer_view_free(cuxfer_view *v)
  * 6. Copies: checked 1D and 2D asynchronous copies
  * ------------------------------------------------------------------------ */
 
-/* cudaDevAttrMaxPitch per device, asked once (0 = not yet known). */
-CUXFER_IMPL_SHARED size_t cuxfer_impl_max_pitch[CUXFER_IMPL_MAX_DEVICES];
-
 /* The largest pitch cudaMemcpy2D accepts on device dev; 0 when unknown. */
 CUXFER_API size_t cuxfer_device_max_pitch(int dev)
 {
@@ -1566,10 +2103,6 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
     __atomic_store_n(&cuxfer_impl_max_pitch[dev], (size_t)v, __ATOMIC_RELEASE);
     return (size_t)v;
 }
-
-/* Peer access per ordered pair of devices, enabled at most once per
- * process: 0 not yet asked, 1 enabled, 2 impossible. */
-CUXFER_IMPL_SHARED int cuxfer_impl_peer[CUXFER_IMPL_MAX_DEVICES * CUXFER_IMPL_MAX_DEVICES];
 
 /* Let device `dev` access `peer`'s memory directly (and so copy engines
  * move data between them without the host), once, idempotently and
@@ -1794,9 +2327,7 @@ CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_vi
  * and holds up, every blocking stream of the device, so an "async" copy
  * there overlaps nothing.  Policy: CUXFER_DEFAULT_STREAM=allow|warn|error
  * in the environment, else CUXFER_DEFAULT_STREAM_POLICY; parsed once per
- * process (0 not yet, -1 unset or invalid). */
-CUXFER_IMPL_SHARED int cuxfer_impl_env_stream_policy;
-CUXFER_IMPL_SHARED int cuxfer_impl_warned_stream;
+ * process (cuxfer_impl_env_stream_policy in the process-wide state). */
 
 /* The effective default-stream policy of the calling translation unit. */
 CUXFER_API int cuxfer_default_stream_policy(void)
@@ -1869,8 +2400,8 @@ CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
     cudaError_t err;
     if (!cuxfer_impl_is_legacy_stream(s))
         return cudaSuccess;
-    if (cuxfer_impl_capturing(s, &err) >= 0)
-        return cudaSuccess;
+    if (cuxfer_impl_capturing(s, &err) >= 0 || err != cudaErrorStreamCaptureImplicit)
+        return cudaSuccess; /* other errors (no driver): the copy says so itself */
     return cuxfer_impl_fail(err, "%s: the legacy default stream cannot take work while a "
                             "blocking stream is being captured (%s)", call,
                             cudaGetErrorName(err));
@@ -1891,8 +2422,8 @@ CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
     if (src->width == 0 || src->height == 0)
         return cudaSuccess;
-    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy2d_async", s));
     CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy2d_async", s));
+    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy2d_async", s));
     dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
     sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
     CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
@@ -1948,8 +2479,8 @@ CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t byte
     if (bytes == 0)
         return cudaSuccess;
     CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
-    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy_async", s));
     CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy_async", s));
+    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy_async", s));
     /* A pinned side rules out every misuse: no query of the other side. */
     dk = cuxfer_impl_lookup(dst, NULL);
     sk = cuxfer_impl_lookup(src, NULL);
@@ -5531,7 +6062,7 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
  * ------------------------------------------------------------------------ */
 
 /* A plain cudaMemcpyAsync from malloc'd memory blocks the caller and runs at
- * a sixth of the link (PERF.md: 8.6 GB/s H2D, 11 D2H).  A stager moves
+ * a sixth of the link (measured on an H200: 8.6 GB/s H2D, 11 D2H).  A stager moves
  * pageable memory through a ring of pinned slots instead, from a thread of
  * its own, and returns to the caller at once:
  *
@@ -5665,9 +6196,11 @@ typedef struct cuxfer_stager {
     cuxfer_impl_stage_job wjob;/* the job the workers copy */
     unsigned gen;              /* jobs published to the workers */
     char reason[CUXFER_REASON_MAX]; /* why the last job failed */
-    /* Atomics shared by coordinator and workers during a job. */
-    unsigned long long ticket;      /* gen << 32 | next piece to claim */
-    unsigned long long pieces_done; /* pieces finished (or skipped) */
+    /* Atomics shared by coordinator and workers during a job, aligned to
+     * 8 so that 32-bit x86 (alignment 4 for long long in structs) keeps
+     * them lock-free instead of calling libatomic. */
+    unsigned long long ticket __attribute__((aligned(8)));      /* gen << 32 | next piece */
+    unsigned long long pieces_done __attribute__((aligned(8))); /* pieces finished (or skipped) */
     size_t permit;                  /* chunks the workers may touch: [0, permit) */
     int abort;                      /* the job failed: skip what is left */
 } cuxfer_stager;
@@ -5677,7 +6210,8 @@ typedef struct cuxfer_stager {
 #define CUXFER_IMPL_TICKET_CLOSED 0xffffffffull
 
 /* Worker threads by default: the online cores, at least 1, at most 16
- * (PERF.md: pageable -> pinned memcpy reaches 47.6 GB/s with 16 threads). */
+ * (on an H200 host, pageable -> pinned memcpy reaches 47.6 GB/s with 16
+ * threads). */
 CUXFER_API int cuxfer_impl_stager_default_threads(void)
 {
     long n = -1;
@@ -5739,7 +6273,7 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
 
 /* The one place that decides how a job runs.  A host side that is already
  * page-locked (or managed) needs no staging: one DMA.  Otherwise AUTO is
- * COPY at every size: on the H200 (PERF.md) register + copy + unregister of
+ * COPY at every size: on an H200, register + copy + unregister of
  * 512 MiB ran at 14.9 GB/s against 27.3 H2D / 25.2 D2H through 4 slots of
  * 16 MiB, and registration alone costs 17 ms + 8 ms per 512 MiB, which a
  * one-off copy never earns back.  Change this when measurements say

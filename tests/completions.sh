@@ -77,7 +77,7 @@ expect "0" _roicopy roicopy --device ""
 PATH=$PATH0
 expect "subdir" _roicopy roicopy -o sub
 expect "img.pgm" _roicopy roicopy --verify im
-expect "ring roundtrip" _xferbench xferbench --only r
+expect "ring rois roundtrip" _xferbench xferbench --only r
 expect "--calibrate" _xferbench xferbench --ca
 PATH=$TMPD/gpus:$PATH0
 expect "0 1 2 3" _xferbench xferbench -d ""

@@ -174,7 +174,7 @@ static void window_close(void)
 static int call_ok(cudaError_t err, const char *what)
 {
     cudaError_t last;
-    char why[256];
+    char why[CUXFER_REASON_MAX];
     if (err == cudaSuccess) {
         last = cudaGetLastError();
         if (!ok(last == cudaSuccess, "%s: %s works", family, what))

@@ -496,7 +496,7 @@ static void ordinary(const call *k, cudaStream_t s, char *what, size_t n, int *w
 {
     cudaError_t err;
     size_t bad;
-    char why[256];
+    char why[CUXFER_REASON_MAX];
     prep(&C);
     C.capturing = 0;
     C.replay = 0;
@@ -535,7 +535,7 @@ static void captured(const call *k, int kind, char *what, size_t n, int *works, 
     cudaGraphExec_t exec = NULL;
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     cudaError_t err, eend, e;
-    char why[256], after[128];
+    char why[CUXFER_REASON_MAX], after[128];
     int i, ok_after = 0, w2 = 0;
     size_t bad = 0;
     GPU_MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));

@@ -5,10 +5,7 @@
 #define CUDA_API_PER_THREAD_DEFAULT_STREAM 1
 #include <cuxfer.h>
 
-int ptds_zero_is_legacy(void);
 cudaError_t ptds_copy_on_zero(void *dst, const void *src, size_t bytes);
-
-int ptds_zero_is_legacy(void) { return cuxfer_impl_is_legacy_stream((cudaStream_t)0); }
 
 cudaError_t ptds_copy_on_zero(void *dst, const void *src, size_t bytes)
 {

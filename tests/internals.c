@@ -8,11 +8,43 @@
  *
  * CPU part (always): CUXFER_PAGEABLE parsing from the environment, the
  * guard's decision for every pair of kinds under each policy (moved from
- * pageable-policy.c), the pool's class indexes (from pool-classes.c).
+ * pageable-policy.c), the pool's class indexes (from pool-classes.c),
+ * CUXFER_DEFAULT_STREAM parsing and the legacy-stream test (from
+ * default-stream-guard.c), the lock-free registry readers (from
+ * registry-lockfree.c), fork while threads write the registry (from
+ * fork-safety.c), one state across two units built with different
+ * configuration values (tests/internals-b.c, from config-across-units.c),
+ * the rois host gather and scatter (from rois-host-gather.c).
  * GPU part (skipped without a device, required with CUXFER_REQUIRE_GPU):
- * the three policies on real copies (from pageable-guard-gpu.c) and
+ * the three policies on real copies (from pageable-guard-gpu.c),
  * prefetch and advice on a device whose capability query says
- * concurrentManagedAccess = 0 (from fault-injection.c). */
+ * concurrentManagedAccess = 0 (from fault-injection.c), and the exact
+ * registry range of cuxfer_device_alloc (from typed-alloc.c). */
+#ifdef INTERNALS_UNIT_B
+/* Unit b (tests/internals-b.c includes this file): every configuration
+ * value set otherwise than in the main unit, as config-unit-b.c did, to
+ * check that units built with different values share one state. */
+#include <stdio.h>
+static int unit_b_logged;
+#define CUXFER_API static __attribute__((unused))
+#define CUXFER_LOG(...) ((void)++unit_b_logged, (void)snprintf(NULL, 0, __VA_ARGS__))
+#define CUXFER_ASSERT(c) ((void)0)
+#define CUXFER_ON_ERROR(err) ((void)(err))
+#define CUXFER_DEBUG_SYNC 1
+#define CUXFER_PAGEABLE_POLICY CUXFER_PAGEABLE_ERROR
+#define CUXFER_DEFAULT_STREAM_POLICY CUXFER_PAGEABLE_ALLOW
+#define CUXFER_REASON_MAX 512
+#include <cuxfer.h>
+
+void *unit_b_state(void);
+void unit_b_fail(const char *s);
+int unit_b_lookup(const void *p);
+
+void *unit_b_state(void) { return cuxfer_impl_state_get(); }
+void unit_b_fail(const char *s) { (void)cuxfer_impl_fail(cudaErrorInvalidValue, "%s", s); }
+int unit_b_lookup(const void *p) { return (int)cuxfer_impl_lookup(p, NULL); }
+
+#else /* the main unit */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +53,12 @@ static int log_lines;
 #define CUXFER_LOG(...)                                                        \
     (++log_lines, (void)snprintf(logbuf + strlen(logbuf),                      \
                                  sizeof logbuf - strlen(logbuf), __VA_ARGS__))
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "gpu.h"
 
 extern int setenv(const char *, const char *, int);
@@ -269,6 +307,338 @@ static void managed_without_capability(cudaStream_t s)
     GPU_OK(cuxfer_managed_free(m), "managed free");
 }
 
+/* CUXFER_DEFAULT_STREAM parsed again for each value (moved from
+ * default-stream-guard.c, which now runs each policy in its own process),
+ * and which streams the guard takes for the legacy one in this unit. */
+static int env_stream_policy(const char *value)
+{
+    if (value)
+        setenv("CUXFER_DEFAULT_STREAM", value, 1);
+    else
+        unsetenv("CUXFER_DEFAULT_STREAM");
+    cuxfer_impl_env_stream_policy = 0; /* forget the parsed value */
+    return cuxfer_default_stream_policy();
+}
+
+static void stream_guard_env(void)
+{
+    is_int(CUXFER_PAGEABLE_WARN, env_stream_policy(NULL), "default-stream policy: WARN by default");
+    is_int(CUXFER_PAGEABLE_ERROR, env_stream_policy("error"), "CUXFER_DEFAULT_STREAM=error");
+    is_int(CUXFER_PAGEABLE_ALLOW, env_stream_policy("ALLOW"), "CUXFER_DEFAULT_STREAM=ALLOW");
+    logbuf[0] = '\0';
+    is_int(CUXFER_PAGEABLE_WARN, env_stream_policy("sometimes"),
+           "CUXFER_DEFAULT_STREAM: a bad value falls back to the default");
+    contains(logbuf, "CUXFER_DEFAULT_STREAM=sometimes is not one of", "the bad value is named");
+    (void)env_stream_policy(NULL);
+    ok(cuxfer_impl_is_legacy_stream((cudaStream_t)0), "0 is the legacy stream in this unit");
+    ok(cuxfer_impl_is_legacy_stream(cudaStreamLegacy), "cudaStreamLegacy is the legacy stream");
+    ok(!cuxfer_impl_is_legacy_stream(cudaStreamPerThread), "cudaStreamPerThread is not");
+}
+
+/* The classification registry's readers take no lock (moved from
+ * registry-lockfree.c): a lookup completes while the writers' mutex is
+ * held, and 4 readers racing a writer that adds and removes other ranges
+ * never get a wrong answer for the ranges that stay.  Fake ranges of a
+ * static arena are registered directly, no CUDA call is made. */
+static char rl_arena[64][4096];
+static int rl_stop, rl_done;
+static long rl_wrong, rl_lookups;
+
+static void *rl_one_lookup(void *p)
+{
+    (void)p;
+    if (cuxfer_impl_lookup(rl_arena[3] + 100, NULL) == CUXFER_MEMORY_PINNED)
+        __atomic_store_n(&rl_done, 1, __ATOMIC_RELEASE);
+    else
+        __atomic_store_n(&rl_done, 2, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void *rl_reader(void *p)
+{
+    long n = 0;
+    (void)p;
+    while (!__atomic_load_n(&rl_stop, __ATOMIC_ACQUIRE)) {
+        int i = (int)(n++ % 32);
+        int dev = -2;
+        if (cuxfer_impl_lookup(rl_arena[i] + 10, &dev) != CUXFER_MEMORY_PINNED || dev != -1)
+            __atomic_add_fetch(&rl_wrong, 1, __ATOMIC_RELAXED);
+        if ((n & 255) == 0)
+            __atomic_add_fetch(&rl_lookups, 256, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static void registry_lockfree(void)
+{
+    pthread_t th[4], t1;
+    struct timespec ms = {0, 1000000};
+    int i, r, waited;
+    int n0 = cuxfer_impl_reg_n;
+    for (i = 0; i < 32; ++i)
+        cuxfer_impl_reg_add(rl_arena[i], 4096, CUXFER_MEMORY_PINNED, -1);
+    is_int(n0 + 32, cuxfer_impl_reg_n, "32 ranges registered");
+
+    /* A reader finishes while a writer holds the mutex. */
+    pthread_mutex_lock(&cuxfer_impl_reg_mu);
+    if (pthread_create(&t1, NULL, rl_one_lookup, NULL) != 0)
+        bail("pthread_create");
+    for (waited = 0; waited < 5000 && !__atomic_load_n(&rl_done, __ATOMIC_ACQUIRE); ++waited)
+        nanosleep(&ms, NULL);
+    is_int(1, __atomic_load_n(&rl_done, __ATOMIC_ACQUIRE),
+           "a lookup completes, right, while the registry's mutex is held");
+    pthread_mutex_unlock(&cuxfer_impl_reg_mu);
+    pthread_join(t1, NULL);
+
+    /* Readers racing a writer. */
+    for (i = 0; i < 4; ++i)
+        if (pthread_create(&th[i], NULL, rl_reader, NULL) != 0)
+            bail("pthread_create");
+    /* At least 20000 changes, and until the readers did 200000 lookups. */
+    for (r = 0; r < 20000 || __atomic_load_n(&rl_lookups, __ATOMIC_RELAXED) < 200000; ++r) {
+        int j = 32 + r % 32;
+        cuxfer_impl_reg_add(rl_arena[j], 4096, CUXFER_MEMORY_DEVICE, 0);
+        cuxfer_impl_reg_remove(rl_arena[j]);
+    }
+    __atomic_store_n(&rl_stop, 1, __ATOMIC_RELEASE);
+    for (i = 0; i < 4; ++i)
+        pthread_join(th[i], NULL);
+    ok(rl_lookups >= 200000, "the readers did %ld lookups during %d adds and removes",
+       rl_lookups, r);
+    is_int(0, rl_wrong, "none of them was wrong");
+    is_int(n0 + 32, cuxfer_impl_reg_n, "the 32 lasting ranges remain");
+    is_int(CUXFER_MEMORY_UNKNOWN, cuxfer_impl_lookup(rl_arena[40], NULL),
+           "a removed range is forgotten");
+    for (i = 0; i < 32; ++i)
+        cuxfer_impl_reg_remove(rl_arena[i]);
+    is_int(n0, cuxfer_impl_reg_n, "and all 32 removed again");
+}
+
+/* fork while other threads write the registry (the registry half of
+ * fork-safety.c, whose public half cannot hold the writers' lock without
+ * a GPU): the child gets a fresh lock and an empty registry, so its own
+ * registry calls complete.  Without the pthread_atfork handlers a child
+ * forked while a writer held the lock (or left the sequence count odd)
+ * waited forever: about 9 forks in 200. */
+enum { FK_FORKS = 200, FK_THREADS = 4 };
+static int fk_stop;
+static char fk_ranges[FK_THREADS][4096];
+
+static void *fk_hammer(void *arg)
+{
+    char *mine = (char *)arg;
+    unsigned i = 0;
+    while (!__atomic_load_n(&fk_stop, __ATOMIC_ACQUIRE)) {
+        cuxfer_impl_reg_add(mine, 4096, CUXFER_MEMORY_PINNED, -1);
+        (void)cuxfer_impl_lookup(mine + (i++ % 4096), NULL);
+        (void)cuxfer_impl_lookup(fk_ranges, NULL);
+        cuxfer_impl_reg_remove(mine);
+    }
+    return NULL;
+}
+
+static int fk_child(void)
+{
+    static char local[256];
+    alarm(3); /* a deadlock ends as SIGALRM */
+    if (cuxfer_impl_lookup(fk_ranges[0] + 1, NULL) != CUXFER_MEMORY_UNKNOWN)
+        return 2;
+    cuxfer_impl_reg_add(local, sizeof local, CUXFER_MEMORY_PINNED, -1);
+    if (cuxfer_impl_lookup(local + 5, NULL) != CUXFER_MEMORY_PINNED)
+        return 3;
+    cuxfer_impl_reg_remove(local);
+    (void)cuxfer_impl_fail(cudaErrorInvalidValue, "child");
+    return strcmp(cuxfer_last_reason(), "child") == 0 ? 0 : 4;
+}
+
+static void fork_registry(void)
+{
+    pthread_t t[FK_THREADS];
+    int i, clean = 0, hung = 0, wrong = 0;
+    fflush(stdout);
+    for (i = 0; i < FK_THREADS; ++i)
+        if (pthread_create(&t[i], NULL, fk_hammer, fk_ranges[i]) != 0)
+            bail("pthread_create");
+    for (i = 0; i < FK_FORKS; ++i) {
+        int status = 0;
+        pid_t pid = fork();
+        if (pid < 0)
+            bail("fork");
+        if (pid == 0)
+            _exit(fk_child());
+        if (waitpid(pid, &status, 0) != pid)
+            bail("waitpid");
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            ++clean;
+        else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+            ++hung;
+        else
+            ++wrong;
+    }
+    __atomic_store_n(&fk_stop, 1, __ATOMIC_RELEASE);
+    for (i = 0; i < FK_THREADS; ++i)
+        pthread_join(t[i], NULL);
+    is_int(0, hung, "fork: no child hung in the registry (of %d forks)", FK_FORKS);
+    is_int(0, wrong, "fork: every child found an empty, working registry");
+    is_int(FK_FORKS, clean, "fork: every child exited 0");
+}
+
+/* Two units built with different configuration values share one state
+ * (the private half of config-across-units.c; unit b is
+ * tests/internals-b.c): this unit caches a classification, then unit b
+ * writes a reason longer than the buffer: the cache must survive. */
+void *unit_b_state(void);
+void unit_b_fail(const char *s);
+int unit_b_lookup(const void *p);
+
+static void units_share_state(void)
+{
+    static char pinned_here[8192];
+    char longer[700];
+    size_t len;
+    ok(unit_b_state() == (void *)cuxfer_impl_state_get(), "units: one process-wide state");
+    cuxfer_impl_reg_add(pinned_here, sizeof pinned_here, CUXFER_MEMORY_PINNED, -1);
+    is_int(CUXFER_MEMORY_PINNED, cuxfer_impl_lookup(pinned_here + 10, NULL),
+           "units: a registered range is pinned here");
+    memset(longer, 'y', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    unit_b_fail(longer);
+    len = strlen(cuxfer_last_reason());
+    is_int(CUXFER_REASON_MAX - 1, (long long)len, "units: unit b's long reason is cut to %d bytes",
+           CUXFER_REASON_MAX - 1);
+    is_string("...", cuxfer_last_reason() + len - 3, "units: and ends in ...");
+    is_int(CUXFER_MEMORY_PINNED, cuxfer_impl_lookup(pinned_here + 20, NULL),
+           "units: this unit's cache survives unit b's reason");
+    is_int(CUXFER_MEMORY_PINNED, unit_b_lookup(pinned_here + 30),
+           "units: unit b finds this unit's range");
+    cuxfer_impl_reg_remove(pinned_here);
+    is_int(CUXFER_MEMORY_UNKNOWN, unit_b_lookup(pinned_here + 30),
+           "units: and forgets it when this unit removes it");
+}
+
+/* The host half of cuxfer_rois's GATHER strategy, without a device (moved
+ * from rois-host-gather.c): the thread team runs the gather of random
+ * tiles (equal and varying sizes, rows of every width, some longer than a
+ * chunk) into staging chunks of awkward sizes, which split rows and tiles
+ * between chunks and between threads, and the scatter back into a
+ * poisoned image; both must match a one-tile-at-a-time reference byte for
+ * byte, and the scatter must not write outside the tiles. */
+static unsigned rg_seed = 777u;
+static size_t rg_rnd(size_t n)
+{
+    rg_seed = rg_seed * 1103515245u + 12345u;
+    return (size_t)(rg_seed >> 8) % n;
+}
+
+enum { RG_W = 300, RG_H = 200, RG_E = 4, RG_PITCH = RG_W * RG_E + 52, RG_MAXN = 400 };
+
+static void rois_host_gather(void)
+{
+    static unsigned char img[RG_PITCH * RG_H], back[RG_PITCH * RG_H], ref[RG_PITCH * RG_H];
+    static unsigned char dense[RG_W * RG_H * RG_E * 2], want[RG_W * RG_H * RG_E * 2];
+    static const size_t chunks[] = {71, 1000, 4096, 1 << 20};
+    static const int teams[] = {1, 2, 3, 8};
+    enum { W = RG_W, H = RG_H, E = RG_E, PITCH = RG_PITCH, MAXN = RG_MAXN };
+    static cuxfer_roi rois[RG_MAXN];
+    static size_t off[RG_MAXN + 1];
+    size_t i, y, ci;
+    int ti, set, bad_gather = 0, bad_scatter = 0, runs = 0;
+    for (i = 0; i < sizeof img; ++i)
+        img[i] = (unsigned char)(i * 131u + 7u);
+    for (set = 0; set < 7; ++set) {
+        size_t n = set < 3 ? 64 + rg_rnd(MAXN - 64) : 1 + rg_rnd(20);
+        size_t cell = 1 + (size_t)set * 3; /* equal tiles: a grid of cell x cell */
+        /* disjoint tiles: distinct cells of a grid, equal or varying sizes */
+        for (i = 0; i < n; ++i) {
+            size_t c = (i * 7919u + (size_t)set) % ((W / 16) * (H / 16));
+            rois[i].x = c % (W / 16) * 16;
+            rois[i].y = c / (W / 16) * 16;
+            rois[i].width = set % 2 ? cell : rg_rnd(17);
+            rois[i].height = set % 2 ? cell : rg_rnd(17);
+        }
+        if (n > (W / 16) * (H / 16))
+            n = (W / 16) * (H / 16);
+        if (set == 6) /* six wide tiles: rows of ~400 bytes, longer than a chunk */
+            for (n = 6, i = 0; i < n; ++i) {
+                rois[i].x = i % 3 * 100;
+                rois[i].y = i / 3 * 100;
+                rois[i].width = 95 + i;
+                rois[i].height = 31 + i;
+            }
+        if (cuxfer_rois_offsets(rois, n, E, off) != cudaSuccess)
+            bail("offsets: %s", cuxfer_last_reason());
+        /* reference: tile by tile, row by row */
+        memset(ref, 0xa5, sizeof ref);
+        for (i = 0; i < n; ++i)
+            for (y = 0; y < rois[i].height; ++y) {
+                size_t rb = rois[i].width * E, h = (rois[i].y + y) * PITCH + rois[i].x * E;
+                memcpy(want + off[i] + y * rb, img + h, rb);
+                memcpy(ref + h, img + h, rb);
+            }
+        for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
+            cuxfer_impl_team team;
+            cuxfer_impl_team_start(&team, teams[ti] - 1);
+            for (ci = 0; ci < sizeof chunks / sizeof chunks[0]; ++ci) {
+                struct cuxfer_impl_rois_job j;
+                size_t a, len, ch = chunks[ci], total = off[n];
+                memset(&j, 0, sizeof j);
+                j.base = img;
+                j.pitch = PITCH;
+                j.elem = E;
+                j.rois = rois;
+                j.off = off;
+                j.n = n;
+                memset(dense, 0x5a, sizeof dense);
+                for (a = 0; a < total; a += len) { /* gather, chunk by chunk */
+                    len = total - a < ch ? total - a : ch;
+                    j.stage = dense + a;
+                    j.a = a;
+                    j.b = a + len;
+                    cuxfer_impl_team_run(&team, cuxfer_impl_rois_part, &j);
+                }
+                if (memcmp(dense, want, total) != 0 || dense[total] != 0x5a)
+                    ++bad_gather;
+                memset(back, 0xa5, sizeof back);
+                j.base = back;
+                j.d2h = 1;
+                for (a = 0; a < total; a += len) { /* scatter */
+                    len = total - a < ch ? total - a : ch;
+                    j.stage = dense + a;
+                    j.a = a;
+                    j.b = a + len;
+                    cuxfer_impl_team_run(&team, cuxfer_impl_rois_part, &j);
+                }
+                if (memcmp(back, ref, sizeof back) != 0) {
+                    ++bad_scatter;
+                    diag("set %d team %d chunk %zu: scatter differs", set, teams[ti], ch);
+                }
+                ++runs;
+            }
+            cuxfer_impl_team_stop(&team);
+        }
+    }
+    is_int(0, bad_gather, "rois: %d gathers of random tiles match the reference byte for byte",
+           runs);
+    is_int(0, bad_scatter, "rois: %d scatters match, gap bytes untouched", runs);
+}
+
+/* cuxfer_device_alloc records exactly N elements in the registry (moved
+ * from typed-alloc.c; the driver alone would call the bytes just past the
+ * end device memory too, within its allocation granularity). */
+static void device_alloc_registry(void)
+{
+    enum { N = 1000 };
+    int32_t *d = NULL;
+    GPU_MUST(CUXFER_DEVICE_ALLOC(&d, N));
+    is_int(CUXFER_MEMORY_DEVICE, cuxfer_impl_lookup(d + N - 1, NULL),
+           "the registry knows the device range, last element included");
+    is_int(CUXFER_MEMORY_UNKNOWN, cuxfer_impl_lookup(d + N, NULL),
+           "the registry's range ends at N elements");
+    GPU_OK(cuxfer_device_free(d), "cuxfer_device_free");
+    is_int(CUXFER_MEMORY_UNKNOWN, cuxfer_impl_lookup(d, NULL),
+           "after the free the registry forgets the range");
+}
+
 int main(void)
 {
     int n = 0;
@@ -278,6 +648,11 @@ int main(void)
     guard_env();
     guard_pairs();
     pool_class_indexes();
+    stream_guard_env();
+    registry_lockfree();
+    fork_registry();
+    units_share_state();
+    rois_host_gather();
 
     if (cuxfer_device_count(&n) != cudaSuccess || n < 1) {
         if (req && atoi(req) > 0)
@@ -288,6 +663,8 @@ int main(void)
     GPU_MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     guard_on_gpu(s);
     managed_without_capability(s);
+    device_alloc_registry();
     GPU_MUST(cudaStreamDestroy(s));
     done_testing();
 }
+#endif /* INTERNALS_UNIT_B */

@@ -244,7 +244,7 @@ if [ $png = yes ] && "$TOOL" convert "$RGB8" "$T/good.png" 2>/dev/null; then
     corrupt "PNG bad IHDR CRC" "$T/crc.png" "CRC error"
     : >"$T/empty.png"
     corrupt "PNG empty file" "$T/empty.png" "truncated file"
-    corrupt "PNG from /dev/null" /dev/null "not a regular file"
+    corrupt "PNG from /dev/null" /dev/null "is a character device, not a regular file"
 else
     skip "PNG corrupt files: PNG not compiled in"
 fi

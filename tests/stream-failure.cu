@@ -28,7 +28,7 @@ struct report {
     double wait_ms, acquire_ms, timer_wait_ms, sync_ms, total_ms;
     int slot_handed_out, ms_is_nan, callback_ran;
     int gate_timed_out;                /* the hold ended by its time limit */
-    char reason[200];
+    char reason[CUXFER_REASON_MAX];
 };
 
 /* Load write_illegal before any stream is held: with lazy module loading

@@ -1468,8 +1468,11 @@ int image_write_atomic(const char *path, const image_header *h,
         say(err, errsz, "cannot create a temporary file: %s", strerror(saved));
         return -1;
     }
-    if (exists && fchown(fd, st.st_uid, st.st_gid) != 0)
-        (void)fchown(fd, (uid_t)-1, st.st_gid);
+    /* Keep the owner where allowed, else at least the group; neither is
+     * fatal (an ordinary user cannot give a file away). */
+    if (exists && fchown(fd, st.st_uid, st.st_gid) != 0 &&
+        fchown(fd, (uid_t)-1, st.st_gid) != 0)
+        errno = 0;
     if (image_test_write_hook)
         image_test_write_hook(tmp);
     errno = 0;

@@ -11,6 +11,33 @@
 
 #include "tap.h"
 #include <cuxfer.h>
+#include <signal.h>
+#include <unistd.h>
+
+/* A GPU test that hangs (a latch never signalled, a wait on a stream held
+ * forever) must fail, not stall the suite: once a device is found the test
+ * gets CUXFER_TEST_TIMEOUT seconds (default 300), then says so and exits. */
+static void gpu_watchdog_fired(int sig)
+{
+    static const char msg[] = "Bail out! GPU test hung: no result within CUXFER_TEST_TIMEOUT "
+                              "seconds\n";
+    (void)sig;
+    if (write(1, msg, sizeof msg - 1) < 0)
+        _exit(3);
+    _exit(2);
+}
+
+static TAP_UNUSED void gpu_watchdog(void)
+{
+    const char *t = getenv("CUXFER_TEST_TIMEOUT");
+    int s = t && *t ? atoi(t) : 300;
+    if (s > 0) {
+        /* line-buffered, so the points before a hang reach the log */
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        signal(SIGALRM, gpu_watchdog_fired);
+        alarm((unsigned)s);
+    }
+}
 
 /* Return the number of devices; skip or bail when there are fewer than
  * `need`. */
@@ -21,8 +48,10 @@ static TAP_UNUSED int gpu_require(int need)
     cudaError_t err = cuxfer_device_count(&n);
     if (req && *req)
         required = atoi(req);
-    if (err == cudaSuccess && n >= need)
+    if (err == cudaSuccess && n >= need) {
+        gpu_watchdog();
         return n;
+    }
     if (required >= need || (required > 0 && err != cudaSuccess)) {
         if (err != cudaSuccess)
             bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req,

@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# 32-bit x86 aligns long long to 4 inside structs; an __atomic operation on
+# such a field is not lock-free, and clang turns it into a call to
+# libatomic (__atomic_load_8, ...), which the kit's users do not link.  The
+# stager's 64-bit atomics carry aligned(8): none of its functions may call
+# libatomic.  Needs clang with 32-bit headers (gcc-multilib); skips without.
+: "${top_srcdir:=.}" "${CLANG:=clang}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-32.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+if ! command -v "$CLANG" >/dev/null 2>&1 ||
+   ! printf '#include <limits.h>\n' | "$CLANG" -m32 -fsyntax-only -x c - >/dev/null 2>&1; then
+    echo "1..0 # SKIP no clang with 32-bit x86 headers (gcc-multilib)"
+    exit 0
+fi
+echo "1..2"
+h="$top_srcdir/include/cuxfer.h"
+# Take the address of every function, so each is compiled.
+{
+    echo '#include <cuxfer.h>'
+    echo 'void *cuxfer_every_function[] = {'
+    grep -A2 '^CUXFER_API' "$h" | grep -o '\bcuxfer_[a-z0-9_]*(' | tr -d '(' |
+        sort -u | sed 's/.*/    (void *)\&&,/'
+    echo '};'
+} >"$tmp/all.c"
+if "$CLANG" -m32 -O1 -S -I"$top_srcdir/include" $CUDA_CPPFLAGS -o "$tmp/all.s" \
+    "$tmp/all.c" >"$tmp/log" 2>&1; then
+    echo "ok 1 - the header compiles for i386"
+else
+    echo "not ok 1 - the header compiles for i386"; sed 's/^/# /' "$tmp/log"
+fi
+awk '/^[A-Za-z_0-9]*:/ { f = $1 } /__atomic_[a-z_]*_8/ { print f }' "$tmp/all.s" 2>/dev/null |
+    sort -u >"$tmp/calls"
+if [ -s "$tmp/all.s" ] && ! grep -q stager "$tmp/calls"; then
+    echo "ok 2 - no stager function calls libatomic"
+else
+    echo "not ok 2 - no stager function calls libatomic"
+fi
+sed 's/^/# still calling libatomic on i386: /' "$tmp/calls"
