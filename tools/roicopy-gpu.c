@@ -654,7 +654,7 @@ done:
 /* A frame read ahead, while the CUDA context starts (it takes longer than
  * reading a batch from the page cache): the ROI's rows of the input in a
  * page-aligned buffer, and a buffer for the ROI's download.  Once CUDA is
- * up both are page-locked (cudaHostRegister, cheap for memory already
+ * up both are page-locked (cuxfer_host_register, cheap for memory already
  * touched) and the copies use them directly: no second copy, no pinned
  * ring memory for the frame.  netpbm and raw frames only (PNG and TIFF are
  * decoded whole, in the ring), and no more than a share of the memory. */
@@ -771,15 +771,15 @@ static void prefetch_register(prefetch_set *ps)
         prefetched *q = &ps->pf[i];
         if (!q->in || q->read_failed)
             continue;
-        if (cudaHostRegister(q->in, q->in_bytes, cudaHostRegisterPortable) !=
-            cudaSuccess) {
+        if (cuxfer_host_register(q->in, q->in_bytes,
+                                 cudaHostRegisterPortable) != cudaSuccess) {
             (void)cudaGetLastError();
             continue;
         }
-        if (cudaHostRegister(q->out, q->out_bytes,
-                             cudaHostRegisterPortable) != cudaSuccess) {
+        if (cuxfer_host_register(q->out, q->out_bytes,
+                                 cudaHostRegisterPortable) != cudaSuccess) {
             (void)cudaGetLastError();
-            (void)cudaHostUnregister(q->in);
+            (void)cuxfer_host_unregister(q->in);
             continue;
         }
         q->registered = 1;
@@ -795,8 +795,8 @@ static void prefetch_free(prefetch_set *ps)
     for (i = 0; i < ps->p->nframes; ++i) {
         prefetched *q = &ps->pf[i];
         if (q->registered) {
-            (void)cudaHostUnregister(q->in);
-            (void)cudaHostUnregister(q->out);
+            (void)cuxfer_host_unregister(q->in);
+            (void)cuxfer_host_unregister(q->out);
         }
         free(q->in);
         free(q->out);
