@@ -90,6 +90,18 @@ case " $formats " in *" tiff "*)
     vg 3 "--page 3 of a corrupt TIFF" -- --page 3 "$T/cut.tif" "$T/o.tif"
     ;;
 esac
+# Batches: --files-from (and -0), --skip-existing; a real batch reads its
+# frames ahead on threads while CUDA starts (the CUDA error path without a
+# GPU: the read-ahead buffers and threads are freed and joined).
+mkdir "$T/batch"
+printf '%s\n' "$G" "$SAMPLES/rgb-80x60.ppm" >"$T/list"
+printf '%s\0' "$G" "$SAMPLES/rgb-80x60.ppm" >"$T/list0"
+: >"$T/batch/rgb-80x60.ppm"
+vg 0 "--dry-run --files-from --skip-existing" -- --dry-run --skip-existing --files-from "$T/list" -o "$T/batch"
+vg 0 "--dry-run -0 --files-from - (stdin)" -- --dry-run -0 --files-from - -o "$T/batch" <"$T/list0"
+vg 3 "--files-from a missing file" -- --files-from "$T/none" -o "$T/batch"
+rm -f "$T/batch/rgb-80x60.ppm"
+vg "0|5" "a batch of 2 (read ahead; CUDA error path without a GPU)" -- --roi 8x8 --files-from "$T/list" -o "$T/batch"
 # Without a GPU this is the CUDA error path (exit 5); with one, a copy.
 vg "0|5" "a real run (CUDA error path without a GPU)" -- --verify --roi 40x30+10+5 "$SAMPLES/rgba-64x48.pam" "$T/o.pam"
 echo "1..$n"
