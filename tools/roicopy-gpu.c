@@ -679,7 +679,7 @@ static size_t prefetch_cap(void)
 {
     const char *e = getenv("ROICOPY_PREFETCH_MB");
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    size_t cap = (size_t)1 << 30; /* read in well under a second, warm or not */
+    size_t cap = (size_t)1 << 30; /* well under a second from an SSD */
     if (e && *e)
         return (size_t)strtoul(e, NULL, 10) << 20;
     if (pages > 0 && psz > 0 && (size_t)pages / 4 < cap / (size_t)psz)
