@@ -21,6 +21,7 @@ G="$SAMPLES/gray-97x61.pgm"
 printf 'P9\n2 2\n255\n....' >"$T/magic.pgm"
 printf 'P5\n4 4\n255\n' >"$T/trunc.pgm"
 head -c 15 /dev/zero >>"$T/trunc.pgm"
+head -c 16 /dev/zero >"$T/f4.raw"
 
 n=0 bad=0
 # vg STATUS(ES) DESCRIPTION -- ARGS...  STATUS may be "0|5".
@@ -69,6 +70,38 @@ vg 0 "--dry-run pgm" -- --dry-run --roi 40x30+10+5 "$G" "$T/o.pgm"
 vg 0 "--dry-run pam, --streams 4, --json" -- --dry-run --streams 4 --json "$SAMPLES/rgba-64x48.pam" "$T/o.pam"
 vg 0 "--dry-run raw, --format ppm" -- --dry-run --raw 45x33x3 --depth 8 --format ppm "$SAMPLES/rgb-45x33x3.raw" "$T/o.ppm"
 vg 0 "--dry-run several inputs -o DIR" -- --dry-run "$G" "$SAMPLES/gray16-61x47.pgm" -o "$T"
+# PNG and TIFF (when compiled in): corrupt files are exit 3 with the
+# library's message, no leak; a good one goes through --dry-run.
+formats=$("$ROICOPY" --version | sed -n 's/^formats: //p')
+case " $formats " in *" png "*)
+    printf '\211PNG\r\n\032\n\000\000\000\015IHDR\000\000\000\010' >"$T/cut.png"
+    { printf '\211PNG\r\n\032\n\000\000\000\015IHDR\000\000\000\010\000\000\000\010'
+      printf '\010\002\000\000\000\377\377\377\377'; head -c 64 /dev/zero; } >"$T/crc.png"
+    vg 3 "PNG cut inside IHDR" -- "$T/cut.png" "$T/o.png"
+    vg 3 "PNG with a bad CRC" -- "$T/crc.png" "$T/o.png"
+    vg 2 "float into .png" -- --raw 2x2x1 --depth 32 "$T/f4.raw" "$T/o.png"
+    ;;
+esac
+case " $formats " in *" tiff "*)
+    printf 'II*\000\377\377\377\177' >"$T/badifd.tif"
+    printf 'MM\000*\000\000\000\010\000\001\001\000\000\003\000\000\000\001\377\377' >"$T/cut.tif"
+    vg 3 "TIFF whose directory is past its end" -- "$T/badifd.tif" "$T/o.tif"
+    vg 3 "TIFF cut inside its directory" -- "$T/cut.tif" "$T/o.tif"
+    vg 3 "--page 3 of a corrupt TIFF" -- --page 3 "$T/cut.tif" "$T/o.tif"
+    ;;
+esac
+# Batches: --files-from (and -0), --skip-existing; a real batch reads its
+# frames ahead on threads while CUDA starts (the CUDA error path without a
+# GPU: the read-ahead buffers and threads are freed and joined).
+mkdir "$T/batch"
+printf '%s\n' "$G" "$SAMPLES/rgb-80x60.ppm" >"$T/list"
+printf '%s\0' "$G" "$SAMPLES/rgb-80x60.ppm" >"$T/list0"
+: >"$T/batch/rgb-80x60.ppm"
+vg 0 "--dry-run --files-from --skip-existing" -- --dry-run --skip-existing --files-from "$T/list" -o "$T/batch"
+vg 0 "--dry-run -0 --files-from - (stdin)" -- --dry-run -0 --files-from - -o "$T/batch" <"$T/list0"
+vg 3 "--files-from a missing file" -- --files-from "$T/none" -o "$T/batch"
+rm -f "$T/batch/rgb-80x60.ppm"
+vg "0|5" "a batch of 2 (read ahead; CUDA error path without a GPU)" -- --roi 8x8 --files-from "$T/list" -o "$T/batch"
 # Without a GPU this is the CUDA error path (exit 5); with one, a copy.
 vg "0|5" "a real run (CUDA error path without a GPU)" -- --verify --roi 40x30+10+5 "$SAMPLES/rgba-64x48.pam" "$T/o.pam"
 echo "1..$n"

@@ -10,4 +10,9 @@
 /* "pgm ppm pam raw", then " png" and " tiff" when compiled in. */
 const char *roicopy_formats(void);
 
+/* Hand the compiled-in codecs (png-io.c, tiff-io.c) to image.c's format
+ * table (image_set_codec); before this, PNG and TIFF files fail with
+ * "built without PNG support". */
+void roicopy_register_codecs(void);
+
 #endif

@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -66,6 +68,8 @@ static int pgm_holds(const image_header *in);
 static int ppm_holds(const image_header *in);
 static int pam_holds(const image_header *in);
 static int raw_holds(const image_header *in);
+static int png_holds(const image_header *in);
+static int tiff_holds(const image_header *in);
 
 /* Every output format in one place: its name, the file extensions that
  * select it (image_format_for_path), what samples it can hold and how its
@@ -88,6 +92,13 @@ static const image_codec codecs[] = {
      "8- or 16-bit samples", write_pam_header},
     {IMAGE_RAW, "raw", {"raw", NULL, NULL}, raw_holds, "any samples",
      write_no_header},
+    /* Library codecs: the code is registered by image_set_codec(); the
+     * rows are always here, so that .png names PNG (and says how to get
+     * it) in a program built without libpng. */
+    {IMAGE_PNG, "png", {"png", NULL, NULL}, png_holds,
+     "1 to 4 channels of 8- or 16-bit samples", NULL},
+    {IMAGE_TIFF, "tiff", {"tif", "tiff", NULL}, tiff_holds,
+     "1 to 4 channels of 8- or 16-bit or 32-bit float samples", NULL},
 };
 #define NCODECS (sizeof codecs / sizeof *codecs)
 
@@ -114,13 +125,60 @@ static int raw_holds(const image_header *in)
     (void)in;
     return 1;
 }
+static int png_holds(const image_header *in)
+{
+    return !in->is_float && in->channels >= 1 && in->channels <= 4;
+}
+static int tiff_holds(const image_header *in)
+{
+    return in->channels >= 1 && in->channels <= 4;
+}
+
+static const image_codec_ops *png_ops, *tiff_ops;
+
+int image_set_codec(image_format f, const image_codec_ops *ops)
+{
+    if (f == IMAGE_PNG)
+        png_ops = ops;
+    else if (f == IMAGE_TIFF)
+        tiff_ops = ops;
+    else
+        return -1;
+    return 0;
+}
+
+/* The registered code of a library format, NULL for the built-in ones
+ * (and for a library format this program was built without). */
+static const image_codec_ops *ops_of(image_format f)
+{
+    return f == IMAGE_PNG ? png_ops : f == IMAGE_TIFF ? tiff_ops : NULL;
+}
+
+static int is_library_format(image_format f)
+{
+    return f == IMAGE_PNG || f == IMAGE_TIFF;
+}
+
+int image_format_built(image_format f)
+{
+    return codec_of(f) && (!is_library_format(f) || ops_of(f));
+}
+
+/* The message for a library format this program was built without. */
+static void say_not_built(char *err, size_t errsz, const char *prefix,
+                          image_format f);
 
 image_format image_format_from_name(const char *name)
 {
-    size_t i;
+    size_t i, j;
     for (i = 0; i < NCODECS; ++i)
         if (!strcmp(name, codecs[i].name))
             return codecs[i].format;
+    /* An extension names its format too: "tif". */
+    for (i = 0; i < NCODECS; ++i)
+        for (j = 0; j < 3 && codecs[i].ext[j]; ++j)
+            if (!strcmp(name, codecs[i].ext[j]))
+                return codecs[i].format;
     return (image_format)0;
 }
 
@@ -176,11 +234,11 @@ void image_formats_holding(const image_header *in, char *buf, size_t n)
 {
     size_t i, k = 0, count = 0, total = 0;
     for (i = 0; i < NCODECS; ++i)
-        total += codecs[i].holds(in) ? 1 : 0;
+        total += codecs[i].holds(in) && image_format_built(codecs[i].format);
     buf[0] = '\0';
     for (i = 0; i < NCODECS && k < n; ++i) {
         int w;
-        if (!codecs[i].holds(in))
+        if (!codecs[i].holds(in) || !image_format_built(codecs[i].format))
             continue;
         ++count;
         w = snprintf(buf + k, n - k, "%s%s",
@@ -759,20 +817,105 @@ static int parse_raw(const image_raw_spec *raw, const struct stat *st,
     return 0;
 }
 
-int image_parse_header(const char *path, const image_raw_spec *raw,
-                       image_header *h, char *err, size_t errsz)
+/* PNG's and TIFF's (and BigTIFF's) signatures, known even without the
+ * libraries, to say what a file is that this program cannot read. */
+static image_format sniff_library_format(const unsigned char *b, size_t n)
 {
+    static const unsigned char png_sig[8] = {0x89, 'P', 'N', 'G',
+                                             '\r', '\n', 0x1a, '\n'};
+    if (png_ops ? png_ops->sniff(b, n)
+                : n >= 8 && !memcmp(b, png_sig, 8))
+        return IMAGE_PNG;
+    if (tiff_ops ? tiff_ops->sniff(b, n)
+                 : n >= 4 && ((b[0] == 'I' && b[1] == 'I' &&
+                               (b[2] == 42 || b[2] == 43) && b[3] == 0) ||
+                              (b[0] == 'M' && b[1] == 'M' && b[2] == 0 &&
+                               (b[3] == 42 || b[3] == 43))))
+        return IMAGE_TIFF;
+    return (image_format)0;
+}
+
+static void say_not_built(char *err, size_t errsz, const char *prefix,
+                          image_format f)
+{
+    say(err, errsz, "%sbuilt without %s support (configure --with-%s)",
+        prefix, f == IMAGE_PNG ? "PNG" : "TIFF",
+        f == IMAGE_PNG ? "png" : "tiff");
+}
+
+/* The path a library opens for an input: standard input is its spooled
+ * copy, reached through /dev/fd. */
+static const char *library_path(const char *path, char *buf, size_t n)
+{
+    if (strcmp(path, "-") != 0)
+        return path;
+    (void)snprintf(buf, n, "/dev/fd/%d", stdin_fd);
+    return buf;
+}
+
+static int parse_library(const char *path, image_format fmt, unsigned page,
+                         image_header *h, char *err, size_t errsz)
+{
+    const image_codec_ops *ops = ops_of(fmt);
+    char dev[64];
+    if (!ops) {
+        say_not_built(err, errsz, fmt == IMAGE_PNG ? "a PNG file, but "
+                                                   : "a TIFF file, but ",
+                      fmt);
+        return -1;
+    }
+    if (page > 0 && fmt != IMAGE_TIFF) {
+        say(err, errsz, "no page %u: a PNG file has one page (0)", page);
+        return -1;
+    }
+    if (ops->read_header(library_path(path, dev, sizeof dev), page, h, err,
+                         errsz))
+        return -1;
+    h->format = fmt;
+    h->page = page;
+    return 0;
+}
+
+int image_parse_input(const char *path, const image_raw_spec *raw,
+                      unsigned page, image_header *h, char *err,
+                      size_t errsz)
+{
+    unsigned char head[16];
     struct stat st;
+    image_format lib;
+    size_t n;
     FILE *f;
     int rc;
     memset(h, 0, sizeof *h);
     f = open_input(path, &st, err, errsz);
     if (!f)
         return -1;
-    rc = raw ? parse_raw(raw, &st, h, err, errsz)
-             : parse_netpbm(f, &st, h, err, errsz);
+    if (raw) {
+        rc = parse_raw(raw, &st, h, err, errsz);
+        fclose(f);
+        return rc;
+    }
+    n = fread(head, 1, sizeof head, f);
+    lib = sniff_library_format(head, n);
+    if (lib) {
+        fclose(f);
+        return parse_library(path, lib, page, h, err, errsz);
+    }
+    if (page > 0) {
+        fclose(f);
+        say(err, errsz, "no page %u: a netpbm file has one page (0)", page);
+        return -1;
+    }
+    rewind(f);
+    rc = parse_netpbm(f, &st, h, err, errsz);
     fclose(f);
     return rc;
+}
+
+int image_parse_header(const char *path, const image_raw_spec *raw,
+                       image_header *h, char *err, size_t errsz)
+{
+    return image_parse_input(path, raw, 0, h, err, errsz);
 }
 
 int image_read_pixels(const char *path, const image_header *h, void *dst,
@@ -781,7 +924,18 @@ int image_read_pixels(const char *path, const image_header *h, void *dst,
     struct stat st;
     size_t y;
     int rc = 0;
-    FILE *f = open_input(path, &st, err, errsz);
+    FILE *f;
+    if (is_library_format(h->format)) {
+        const image_codec_ops *ops = ops_of(h->format);
+        char dev[64];
+        if (!ops) {
+            say_not_built(err, errsz, "", h->format);
+            return -1;
+        }
+        return ops->read_pixels(library_path(path, dev, sizeof dev), h, dst,
+                                dst_pitch, err, errsz);
+    }
+    f = open_input(path, &st, err, errsz);
     if (!f)
         return -1;
     /* The file may have changed since its header was checked. */
@@ -804,6 +958,77 @@ int image_read_pixels(const char *path, const image_header *h, void *dst,
     if (rc)
         say(err, errsz, "%s", ferror(f) ? strerror(errno)
                                         : "truncated pixel data (the file shrank)");
+    fclose(f);
+    return rc;
+}
+
+/* pread() all of n bytes at off, through short reads and EINTR; -1 with
+ * errno (0 at end of file). */
+static int pread_all(int fd, void *buf, size_t n, off_t off)
+{
+    char *p = (char *)buf;
+    while (n > 0) {
+        ssize_t k = pread(fd, p, n, off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (k == 0)
+                errno = 0;
+            return -1;
+        }
+        p += k;
+        n -= (size_t)k;
+        off += k;
+    }
+    return 0;
+}
+
+int image_read_rows(const char *path, const image_header *h, size_t y0,
+                    size_t nrows, void *dst, size_t dst_pitch, char *err,
+                    size_t errsz)
+{
+    if (is_library_format(h->format) || y0 > h->height ||
+        nrows > h->height - y0)
+        return image_read_pixels(path, h, dst, dst_pitch, err, errsz);
+    return image_read_span(path, h, y0, nrows,
+                           (char *)dst + y0 * dst_pitch, dst_pitch, err,
+                           errsz);
+}
+
+int image_read_span(const char *path, const image_header *h, size_t y0,
+                    size_t nrows, void *dst, size_t dst_pitch, char *err,
+                    size_t errsz)
+{
+    struct stat st;
+    size_t y;
+    off_t base;
+    int rc = 0, fd;
+    FILE *f;
+    if (is_library_format(h->format) || y0 > h->height ||
+        nrows > h->height - y0) {
+        say(err, errsz, "rows %lu..%lu cannot be read alone from this file",
+            (unsigned long)y0, (unsigned long)(y0 + nrows));
+        return -1;
+    }
+    f = open_input(path, &st, err, errsz);
+    if (!f)
+        return -1;
+    if (check_holds_pixels(h, &st, err, errsz)) {
+        fclose(f);
+        return -1;
+    }
+    fd = fileno(f);
+    base = (off_t)h->data_offset + (off_t)(y0 * h->row_bytes);
+    errno = 0;
+    if (dst_pitch == h->row_bytes)
+        rc = pread_all(fd, dst, nrows * h->row_bytes, base);
+    else
+        for (y = 0; y < nrows && rc == 0; ++y)
+            rc = pread_all(fd, (char *)dst + y * dst_pitch, h->row_bytes,
+                           base + (off_t)(y * h->row_bytes));
+    if (rc)
+        say(err, errsz, "%s", errno ? strerror(errno)
+                                    : "truncated pixel data (the file shrank)");
     fclose(f);
     return rc;
 }
@@ -837,6 +1062,12 @@ int image_output_header(const image_header *in, size_t width, size_t height,
         say(err, errsz, "unknown output format %d", (int)out->format);
         return -1;
     }
+    if (!image_format_built(out->format)) {
+        say_not_built(err, errsz, out->format == IMAGE_PNG ? "png: "
+                                                           : "tiff: ",
+                      out->format);
+        return -1;
+    }
     if (!c->holds(in)) {
         char can[128];
         image_formats_holding(in, can, sizeof can);
@@ -857,15 +1088,44 @@ int image_output_header(const image_header *in, size_t width, size_t height,
 /* ---- writing ------------------------------------------------------------ */
 
 /* The temporary file being written, for the signal handler. */
-static char tmp_in_progress[PATH_MAX + 32];
-static volatile sig_atomic_t tmp_active;
+/* The temporary files being written, one entry per writing thread (roicopy
+ * writes outputs on several threads); the signal handler removes every
+ * active one.  An entry is claimed with an atomic exchange, filled, then
+ * marked active. */
+#define IMAGE_MAX_WRITERS 128
+static char tmp_names[IMAGE_MAX_WRITERS][PATH_MAX + 32];
+static volatile sig_atomic_t tmp_live[IMAGE_MAX_WRITERS];
+static int tmp_claimed[IMAGE_MAX_WRITERS];
+
+static int tmp_claim(void)
+{
+    int i;
+    for (;;) {
+        for (i = 0; i < IMAGE_MAX_WRITERS; ++i) {
+            int zero = 0;
+            if (__atomic_compare_exchange_n(&tmp_claimed[i], &zero, 1, 0,
+                                            __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST))
+                return i;
+        }
+        (void)sched_yield(); /* more writers than entries: wait for one */
+    }
+}
+
+static void tmp_unclaim(int i)
+{
+    tmp_live[i] = 0;
+    __atomic_store_n(&tmp_claimed[i], 0, __ATOMIC_SEQ_CST);
+}
 
 void (*image_test_write_hook)(const char *tmp);
 
 void image_signal_cleanup(void)
 {
-    if (tmp_active)
-        (void)unlink(tmp_in_progress);
+    int i;
+    for (i = 0; i < IMAGE_MAX_WRITERS; ++i)
+        if (tmp_live[i])
+            (void)unlink(tmp_names[i]);
 }
 
 static void on_fatal_signal(int sig)
@@ -931,7 +1191,7 @@ static int write_no_header(FILE *f, const image_header *h)
 static int write_header(FILE *f, const image_header *h)
 {
     const image_codec *c = codec_of(h->format);
-    return c ? c->write_header(f, h) : 1;
+    return c && c->write_header ? c->write_header(f, h) : 1;
 }
 
 /* Netpbm files hold 16-bit samples big-endian, raw files in host order. */
@@ -1001,19 +1261,140 @@ static void sync_dir_of(const char *path)
     }
 }
 
-static mode_t creation_mode(void)
+/* umask() can only be read by setting it.  Writers on several threads
+ * (after image_defer_dir_sync(1)) use the value read then, so that none
+ * sees, or leaves, a umask of 0; a single writer reads it each time. */
+static mode_t umask_value;
+static int dirs_deferred;
+
+static mode_t read_umask(void)
 {
     mode_t m = umask(0);
     (void)umask(m);
-    return (mode_t)0666 & ~m;
+    return m;
 }
 
-/* Header and rows into fd, which is closed; sync only for files. */
-static int write_fd(int fd, const image_header *h, const void *pixels,
-                    size_t pitch, int sync)
+static mode_t creation_mode(void)
 {
-    FILE *f = fdopen(fd, "wb");
+    return (mode_t)0666 & ~(dirs_deferred ? umask_value : read_umask());
+}
+
+/* Deferred directory syncs (image_defer_dir_sync): the directories of the
+ * outputs renamed since, each once. */
+static pthread_mutex_t dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **dirs_pending;
+static size_t ndirs_pending;
+
+void image_defer_dir_sync(int on)
+{
+    if (on)
+        umask_value = read_umask(); /* before any writer thread starts */
+    dirs_deferred = on;
+}
+
+static void dir_name(const char *path, char *dir, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        (void)snprintf(dir, n, ".");
+    else if (slash == path)
+        (void)snprintf(dir, n, "/");
+    else
+        (void)snprintf(dir, n, "%.*s", (int)(slash - path), path);
+}
+
+/* Remember path's directory for image_sync_dirs(); 0, or -1 when out of
+ * memory (the caller then syncs it at once). */
+static int defer_dir(const char *path)
+{
+    char dir[PATH_MAX], *copy, **grown;
+    size_t i;
+    int rc = 0;
+    dir_name(path, dir, sizeof dir);
+    pthread_mutex_lock(&dirs_lock);
+    for (i = 0; i < ndirs_pending; ++i)
+        if (!strcmp(dirs_pending[i], dir))
+            break;
+    if (i == ndirs_pending) {
+        copy = strdup(dir);
+        grown = copy ? (char **)realloc(dirs_pending, (ndirs_pending + 1) *
+                                                          sizeof *grown)
+                     : NULL;
+        if (grown) {
+            dirs_pending = grown;
+            dirs_pending[ndirs_pending++] = copy;
+        } else {
+            free(copy);
+            rc = -1;
+        }
+    }
+    pthread_mutex_unlock(&dirs_lock);
+    return rc;
+}
+
+int image_sync_dirs(char *err, size_t errsz)
+{
+    size_t i;
+    int rc = 0;
+    pthread_mutex_lock(&dirs_lock);
+    for (i = 0; i < ndirs_pending; ++i) {
+        int fd = open(dirs_pending[i], O_RDONLY);
+        if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL)) {
+            if (rc == 0)
+                say(err, errsz, "%s: cannot sync the directory: %s",
+                    dirs_pending[i], strerror(errno));
+            rc = -1;
+        }
+        if (fd >= 0)
+            close(fd);
+        free(dirs_pending[i]);
+    }
+    free(dirs_pending);
+    dirs_pending = NULL;
+    ndirs_pending = 0;
+    pthread_mutex_unlock(&dirs_lock);
+    return rc;
+}
+
+/* A library format into fd, which is closed: the codec's own message
+ * in err on failure (errno 0), else errno says what failed. */
+static int write_library_fd(int fd, const image_header *h,
+                            const void *pixels, size_t pitch, int sync,
+                            char *err, size_t errsz)
+{
+    const image_codec_ops *ops = ops_of(h->format);
+    int saved;
+    if (!ops) {
+        close(fd);
+        say_not_built(err, errsz, "", h->format);
+        errno = 0;
+        return -1;
+    }
+    if (ops->write_fd(fd, h, pixels, pitch, err, errsz) != 0) {
+        close(fd);
+        errno = 0;
+        return -1;
+    }
+    if ((sync && fsync(fd) != 0) || close(fd) != 0) {
+        saved = errno;
+        if (sync)
+            (void)close(fd); /* EBADF after a successful close: harmless */
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+/* Header and rows into fd, which is closed; sync only for files.  A
+ * codec's own failure leaves its sentence in err and errno 0. */
+static int write_fd(int fd, const image_header *h, const void *pixels,
+                    size_t pitch, int sync, char *err, size_t errsz)
+{
+    FILE *f;
     int bad;
+    if (is_library_format(h->format))
+        return write_library_fd(fd, h, pixels, pitch, sync, err, errsz);
+    f = fdopen(fd, "wb");
     if (!f) {
         close(fd);
         return -1;
@@ -1039,10 +1420,13 @@ static int write_in_place(const char *path, const image_header *h,
         return -1;
     }
     errno = 0;
-    if (write_fd(fd, h, pixels, pitch, 0) != 0) {
+    if (err && errsz)
+        err[0] = '\0';
+    if (write_fd(fd, h, pixels, pitch, 0, err, errsz) != 0) {
         saved = errno;
-        say(err, errsz, "cannot write: %s",
-            saved ? strerror(saved) : "write error");
+        if (saved || !err || !*err)
+            say(err, errsz, "cannot write: %s",
+                saved ? strerror(saved) : "write error");
         return -1;
     }
     return 0;
@@ -1054,7 +1438,8 @@ int image_write_atomic(const char *path, const image_header *h,
 {
     struct stat st;
     mode_t mode;
-    int fd, saved, exists;
+    char *tmp;
+    int fd, saved, exists, slot;
     if (!strcmp(path, "-"))
         return write_in_place(path, h, pixels, pitch, err, errsz);
     exists = stat(path, &st) == 0;
@@ -1068,15 +1453,18 @@ int image_write_atomic(const char *path, const image_header *h,
     /* An existing output keeps its permissions (and, where allowed, its
      * owner); a new one gets 0666 less the umask, as open() would. */
     mode = exists ? (st.st_mode & 07777) : creation_mode();
-    if (temp_name(path, tmp_in_progress, sizeof tmp_in_progress)) {
+    slot = tmp_claim();
+    tmp = tmp_names[slot];
+    if (temp_name(path, tmp, sizeof tmp_names[0])) {
+        tmp_unclaim(slot);
         say(err, errsz, "path is too long");
         return -1;
     }
-    tmp_active = 1;
-    fd = mkstemp(tmp_in_progress);
+    tmp_live[slot] = 1;
+    fd = mkstemp(tmp);
     if (fd < 0) {
         saved = errno;
-        tmp_active = 0;
+        tmp_unclaim(slot);
         say(err, errsz, "cannot create a temporary file: %s", strerror(saved));
         return -1;
     }
@@ -1086,19 +1474,24 @@ int image_write_atomic(const char *path, const image_header *h,
         fchown(fd, (uid_t)-1, st.st_gid) != 0)
         errno = 0;
     if (image_test_write_hook)
-        image_test_write_hook(tmp_in_progress);
+        image_test_write_hook(tmp);
     errno = 0;
-    if (fchmod(fd, mode) != 0 || write_fd(fd, h, pixels, pitch, 1) != 0 ||
-        rename(tmp_in_progress, path) != 0) {
+    if (err && errsz)
+        err[0] = '\0';
+    if (fchmod(fd, mode) != 0 ||
+        write_fd(fd, h, pixels, pitch, 1, err, errsz) != 0 ||
+        rename(tmp, path) != 0) {
         saved = errno;
-        (void)unlink(tmp_in_progress);
-        tmp_active = 0;
-        say(err, errsz, "cannot write: %s",
-            saved ? strerror(saved) : "write error");
+        (void)unlink(tmp);
+        tmp_unclaim(slot);
+        if (saved || !err || !*err)
+            say(err, errsz, "cannot write: %s",
+                saved ? strerror(saved) : "write error");
         return -1;
     }
-    tmp_active = 0;
-    sync_dir_of(path);
+    tmp_unclaim(slot);
+    if (!dirs_deferred || defer_dir(path) != 0)
+        sync_dir_of(path);
     return 0;
 }
 

@@ -34,7 +34,9 @@ typedef enum image_format {
     IMAGE_PGM = 1, /* P5 */
     IMAGE_PPM,     /* P6 */
     IMAGE_PAM,     /* P7 */
-    IMAGE_RAW      /* headerless, described by --raw and --depth */
+    IMAGE_RAW,     /* headerless, described by --raw and --depth */
+    IMAGE_PNG,     /* through libpng (tools/png-io.c), when built with it */
+    IMAGE_TIFF     /* through libtiff (tools/tiff-io.c), when built with it */
 } image_format;
 
 typedef struct image_header {
@@ -46,6 +48,7 @@ typedef struct image_header {
     unsigned maxval;   /* 1..65535; raw: 255 or 65535 (0 for float) */
     char tupltype[IMAGE_TUPLTYPE_MAX]; /* PAM TUPLTYPE, "" when none */
     long data_offset;  /* where the pixels start in the file */
+    unsigned page;     /* TIFF: the page read (--page), else 0 */
     size_t pixel_bytes; /* channels * bytes */
     size_t row_bytes;   /* width * pixel_bytes */
     size_t total_bytes; /* height * row_bytes */
@@ -90,6 +93,30 @@ const char *image_escape(const char *text, char *buf, size_t n);
  * UTF-8 written \u00XX (the byte's value as a code point). */
 void image_json_string(FILE *f, const char *text);
 
+/* A codec of a library (PNG, TIFF): image.c's format table has a row for
+ * each, but the code lives in tools/png-io.c and tools/tiff-io.c, linked
+ * only where the library is; tools/formats.c registers them
+ * (roicopy_register_codecs).  Until a codec is registered, its format
+ * fails with "built without PNG support (configure --with-png)". */
+typedef struct image_codec_ops {
+    int (*sniff)(const void *head, size_t n);
+    int (*read_header)(const char *path, unsigned page, image_header *h,
+                       char *err, size_t errsz);
+    int (*read_pixels)(const char *path, const image_header *h, void *dst,
+                       size_t dst_pitch, char *err, size_t errsz);
+    /* fd: a new file (or standard output) at offset 0; the caller syncs,
+     * closes and renames. */
+    int (*write_fd)(int fd, const image_header *h, const void *pixels,
+                    size_t pitch, char *err, size_t errsz);
+} image_codec_ops;
+
+/* Register the code of format f (IMAGE_PNG or IMAGE_TIFF); -1 for other
+ * formats. */
+int image_set_codec(image_format f, const image_codec_ops *ops);
+
+/* 1 when format f can be read and written by this program. */
+int image_format_built(image_format f);
+
 /* Fill sizes (pixel, row, total bytes) from width, height, channels and
  * bytes with overflow checks and the row limit. */
 int image_compute_sizes(image_header *h, char *err, size_t errsz);
@@ -102,10 +129,31 @@ int image_compute_sizes(image_header *h, char *err, size_t errsz);
 int image_parse_header(const char *path, const image_raw_spec *raw,
                        image_header *h, char *err, size_t errsz);
 
+/* image_parse_header, and page `page` of a multi-page file (TIFF; other
+ * formats have only page 0).  Without raw, the format is known by its
+ * first bytes (a PNG named .dat is still a PNG). */
+int image_parse_input(const char *path, const image_raw_spec *raw,
+                      unsigned page, image_header *h, char *err,
+                      size_t errsz);
+
 /* Read the pixels of a file whose header was parsed into h, row by row
  * into dst (dst_pitch >= h->row_bytes bytes between rows). */
 int image_read_pixels(const char *path, const image_header *h, void *dst,
                       size_t dst_pitch, char *err, size_t errsz);
+
+/* Read only rows [y0, y0 + nrows) of the image (the rows an ROI needs)
+ * to where they belong in dst: row y at dst + y * dst_pitch.  netpbm and
+ * raw files are read with pread() of that span alone; PNG and TIFF are
+ * decoded whole. */
+int image_read_rows(const char *path, const image_header *h, size_t y0,
+                    size_t nrows, void *dst, size_t dst_pitch, char *err,
+                    size_t errsz);
+
+/* The same rows of a netpbm or raw file, row y0 at dst (a buffer of
+ * nrows rows); -1 for PNG and TIFF, which are decoded whole. */
+int image_read_span(const char *path, const image_header *h, size_t y0,
+                    size_t nrows, void *dst, size_t dst_pitch, char *err,
+                    size_t errsz);
 
 /* The header of the output of a crop: in's samples, the ROI's size, the
  * format `to` (0 = keep in's).  Checks that `to` can hold the samples
@@ -126,8 +174,18 @@ int image_write_atomic(const char *path, const image_header *h,
                        const void *pixels, size_t pitch, char *err,
                        size_t errsz);
 
-/* Remove the temporary file of a write in progress (async-signal-safe:
- * one unlink()). */
+/* on: image_write_atomic() still fsyncs each file before its rename, but
+ * leaves the fsync of the directory to image_sync_dirs(), once per
+ * directory for a whole batch.  Writers on several threads at once are
+ * safe either way. */
+void image_defer_dir_sync(int on); /* call before the writer threads start */
+
+/* fsync every directory an output was renamed into since
+ * image_defer_dir_sync(1); -1 with the first failure in err. */
+int image_sync_dirs(char *err, size_t errsz);
+
+/* Remove the temporary files of the writes in progress (async-signal-
+ * safe: unlink() calls). */
 void image_signal_cleanup(void);
 
 /* Catch every catchable signal that would end the process, remove the

@@ -98,6 +98,9 @@ static int write_header(FILE *f, const spec *s)
                        s->tupltype ? "\n" : "") < 0;
     case IMAGE_RAW:
         return 0;
+    case IMAGE_PNG: /* mksamples writes netpbm and raw only */
+    case IMAGE_TIFF:
+        return 1;
     }
     return 1;
 }

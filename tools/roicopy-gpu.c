@@ -24,9 +24,11 @@
  */
 #include <cuxfer.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "roicopy.h"
 
@@ -51,6 +53,49 @@ static int cuda_fail(const char *file, cudaError_t err)
             goto done;                                                         \
         }                                                                      \
     } while (0)
+
+/* ---- start-up ------------------------------------------------------------ */
+
+/* Creating a CUDA context takes hundreds of milliseconds, longer than
+ * checking a whole batch: a helper thread starts it (cudaFree(0) on each
+ * device) while roicopy.c reads headers, and roicopy_gpu_run() waits for
+ * it before its first CUDA call.  Its errors are ignored: the same call
+ * fails again, reported, on the main thread. */
+static pthread_t prestart_thread;
+static int prestart_running;
+static int prestart_devices[ROICOPY_MAX_DEVICES];
+static int prestart_n;
+
+static void *prestart_main(void *arg)
+{
+    int i;
+    (void)arg;
+    for (i = 0; i < prestart_n; ++i)
+        if (cudaSetDevice(prestart_devices[i]) == cudaSuccess)
+            (void)cudaFree(0);
+    (void)cudaGetLastError(); /* this thread's, not the main thread's */
+    return NULL;
+}
+
+void roicopy_gpu_prestart(const int *devices, int n)
+{
+    int i;
+    if (prestart_running || n < 1 || n > ROICOPY_MAX_DEVICES ||
+        getenv("ROICOPY_NO_PRESTART"))
+        return;
+    for (i = 0; i < n; ++i)
+        prestart_devices[i] = devices[i];
+    prestart_n = n;
+    prestart_running = pthread_create(&prestart_thread, NULL, prestart_main,
+                                      NULL) == 0;
+}
+
+void roicopy_gpu_prestart_join(void)
+{
+    if (prestart_running)
+        (void)pthread_join(prestart_thread, NULL);
+    prestart_running = 0;
+}
 
 /* ---- devices ------------------------------------------------------------- */
 
@@ -517,7 +562,7 @@ static void print_json(const roicopy_plan *p, const single_run *r)
     printf(",\"h2d_vs_link\":%.4f,\"d2h_vs_link\":%.4f",
            t[ST_H2D].best > 0 ? t[ST_LINK_H2D].best / t[ST_H2D].best : 0.0,
            t[ST_D2H].best > 0 ? t[ST_LINK_D2H].best / t[ST_D2H].best : 0.0);
-    printf(",\"devices\":[");
+    printf(",\"skipped\":%lu,\"devices\":[", (unsigned long)p->nskipped);
     for (k = 0; k < r->nparts; ++k) {
         const dev_part *d = &r->parts[k];
         printf("%s{\"device\":%d,\"bands\":%d,\"bytes\":%lu", k ? "," : "",
@@ -604,6 +649,168 @@ done:
     return rc;
 }
 
+/* ---- several inputs: reading while CUDA starts ---------------------------- */
+
+/* A frame read ahead, while the CUDA context starts (it takes longer than
+ * reading a batch from the page cache): the ROI's rows of the input in a
+ * page-aligned buffer, and a buffer for the ROI's download.  Once CUDA is
+ * up both are page-locked (cuxfer_host_register, cheap for memory already
+ * touched) and the copies use them directly: no second copy, no pinned
+ * ring memory for the frame.  netpbm and raw frames only (PNG and TIFF are
+ * decoded whole, in the ring), and no more than a share of the memory. */
+typedef struct prefetched {
+    unsigned char *in;  /* rows roi.y .. roi.y + roi.height - 1 */
+    unsigned char *out; /* the ROI's download */
+    size_t in_bytes, out_bytes;
+    int registered;     /* both page-locked: the copies use them */
+    int read_failed;    /* err says why; told when the ring gets there */
+    char err[IMAGE_ERR_MAX];
+} prefetched;
+
+typedef struct prefetch_set {
+    const roicopy_plan *p;
+    prefetched *pf;      /* one per frame; in == NULL: not read ahead */
+    size_t next;         /* the next frame to read, taken atomically */
+    pthread_t threads[8];
+    int nthreads;
+} prefetch_set;
+
+static size_t prefetch_cap(void)
+{
+    const char *e = getenv("ROICOPY_PREFETCH_MB");
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    size_t cap = (size_t)1 << 30; /* well under a second from an SSD */
+    if (e && *e)
+        return (size_t)strtoul(e, NULL, 10) << 20;
+    if (pages > 0 && psz > 0 && (size_t)pages / 4 < cap / (size_t)psz)
+        cap = (size_t)pages / 4 * (size_t)psz;
+    return cap;
+}
+
+static void *prefetch_main(void *arg)
+{
+    prefetch_set *ps = (prefetch_set *)arg;
+    const roicopy_plan *p = ps->p;
+    for (;;) {
+        size_t i = __atomic_fetch_add(&ps->next, 1, __ATOMIC_SEQ_CST);
+        const roicopy_frame *f;
+        prefetched *q;
+        if (i >= p->nframes)
+            break;
+        q = &ps->pf[i];
+        if (!q->in_bytes)
+            continue;
+        f = &p->frames[i];
+        if (posix_memalign((void **)&q->in, 4096, q->in_bytes) != 0 ||
+            posix_memalign((void **)&q->out, 4096, q->out_bytes) != 0) {
+            free(q->in); /* not read ahead: the ring reads it */
+            q->in = q->out = NULL;
+            continue;
+        }
+        memset(q->out, 0, q->out_bytes); /* touched now, not while locking */
+        if (image_read_span(f->input, &f->in, f->roi.y, f->roi.height, q->in,
+                            f->in.row_bytes, q->err, sizeof q->err) != 0)
+            q->read_failed = 1;
+    }
+    return NULL;
+}
+
+/* Choose the frames (in order, up to the cap) and start reading them on
+ * threads; NULL when nothing is read ahead. */
+static prefetch_set *prefetch_start(const roicopy_plan *p)
+{
+    size_t i, total = 0, cap = prefetch_cap(), n = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    prefetch_set *ps;
+    int t;
+    if (p->nframes < 2 || p->pageable || cap == 0)
+        return NULL;
+    ps = (prefetch_set *)calloc(1, sizeof *ps);
+    if (!ps || !(ps->pf = (prefetched *)calloc(p->nframes, sizeof *ps->pf))) {
+        free(ps);
+        return NULL;
+    }
+    ps->p = p;
+    for (i = 0; i < p->nframes; ++i) {
+        const roicopy_frame *f = &p->frames[i];
+        size_t in = f->roi.height * f->in.row_bytes, out = f->out.total_bytes;
+        if (f->in.format == IMAGE_PNG || f->in.format == IMAGE_TIFF ||
+            total + in + out > cap)
+            continue;
+        ps->pf[i].in_bytes = in;
+        ps->pf[i].out_bytes = out;
+        total += in + out;
+        ++n;
+    }
+    for (t = 0; t < 8 && (size_t)t < n && (cpus <= 0 || t < cpus); ++t)
+        if (pthread_create(&ps->threads[t], NULL, prefetch_main, ps) == 0)
+            ++ps->nthreads;
+    if (n && ps->nthreads == 0)
+        (void)prefetch_main(ps); /* no thread: read them here */
+    return ps;
+}
+
+static void prefetch_join(prefetch_set *ps)
+{
+    int t;
+    if (!ps)
+        return;
+    for (t = 0; t < ps->nthreads; ++t)
+        (void)pthread_join(ps->threads[t], NULL);
+    ps->nthreads = 0;
+}
+
+/* Page-lock what was read (CUDA is up); a frame that cannot be locked is
+ * copied into its ring slot instead. */
+static void prefetch_register(prefetch_set *ps)
+{
+    size_t i;
+    if (!ps)
+        return;
+    for (i = 0; i < ps->p->nframes; ++i) {
+        prefetched *q = &ps->pf[i];
+        if (!q->in || q->read_failed)
+            continue;
+        if (cuxfer_host_register(q->in, q->in_bytes,
+                                 cudaHostRegisterPortable) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        if (cuxfer_host_register(q->out, q->out_bytes,
+                                 cudaHostRegisterPortable) != cudaSuccess) {
+            (void)cudaGetLastError();
+            (void)cuxfer_host_unregister(q->in);
+            continue;
+        }
+        q->registered = 1;
+    }
+}
+
+static void prefetch_free(prefetch_set *ps)
+{
+    size_t i;
+    if (!ps)
+        return;
+    prefetch_join(ps);
+    for (i = 0; i < ps->p->nframes; ++i) {
+        prefetched *q = &ps->pf[i];
+        if (q->registered) {
+            (void)cuxfer_host_unregister(q->in);
+            (void)cuxfer_host_unregister(q->out);
+        }
+        free(q->in);
+        free(q->out);
+    }
+    free(ps->pf);
+    free(ps);
+}
+
+/* The read-ahead buffers of frame i, when its copies use them. */
+static const prefetched *locked(const prefetch_set *ps, size_t i)
+{
+    return ps && ps->pf[i].registered ? &ps->pf[i] : NULL;
+}
+
 /* ---- several inputs: the transfer ring ----------------------------------- */
 
 /* Where things are in a ring slot: the input image at host offset 0 (rows
@@ -616,7 +823,7 @@ typedef struct ring_layout {
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-static ring_layout plan_ring(const roicopy_plan *p)
+static ring_layout plan_ring(const roicopy_plan *p, const prefetch_set *ps)
 {
     ring_layout l;
     size_t i, img = 0, out = 0, pitch = 0, rows = 0;
@@ -625,9 +832,10 @@ static ring_layout plan_ring(const roicopy_plan *p)
         size_t w = p->place ? p->canvas_w : f->roi.width;
         size_t h = p->place ? p->canvas_h : f->roi.height;
         size_t dp = roicopy_pitch_estimate(w * f->in.pixel_bytes);
-        if (f->in.total_bytes > img)
+        int own = locked(ps, i) != NULL; /* a frame in its own buffers */
+        if (!own && f->in.total_bytes > img)
             img = f->in.total_bytes;
-        if (f->out.total_bytes > out)
+        if (!own && f->out.total_bytes > out)
             out = f->out.total_bytes;
         if (dp > pitch)
             pitch = dp;
@@ -637,6 +845,8 @@ static ring_layout plan_ring(const roicopy_plan *p)
     /* Page-aligned output area: the download lands on its own pages. */
     l.out_offset = round_up(img, 4096);
     l.host_bytes = l.out_offset + out;
+    if (l.host_bytes == 0) /* every frame in its own buffers */
+        l.host_bytes = 4096;
     l.dev_pitch = pitch;
     l.device_bytes = pitch * rows;
     return l;
@@ -648,6 +858,7 @@ typedef struct frame_job {
     const roicopy_frame *f;
     const ring_layout *l;
     cuxfer_timer *span; /* started here: the first frame, when timing */
+    const prefetched *pf; /* the frame's own locked buffers, or NULL */
 } frame_job;
 
 /* Views of one frame inside a slot: the ROI in the input image, its place
@@ -670,12 +881,20 @@ static cudaError_t slot_views(const cuxfer_ring_slot *s, const frame_job *j,
     at.y = j->p->place ? j->p->place_y : 0;
     at.width = roi.width;
     at.height = roi.height;
-    CUXFER_TRY(cuxfer_view_wrap(&img, s->host, f->in.row_bytes,
-                                f->in.width * epp, f->in.height, e));
+    if (j->pf) { /* the ROI's rows only, read ahead */
+        roi.y = 0;
+        CUXFER_TRY(cuxfer_view_wrap(&img, j->pf->in, f->in.row_bytes,
+                                    f->in.width * epp, f->roi.height, e));
+    } else {
+        CUXFER_TRY(cuxfer_view_wrap(&img, s->host, f->in.row_bytes,
+                                    f->in.width * epp, f->in.height, e));
+    }
     CUXFER_TRY(cuxfer_view_sub(&img, roi, src));
     CUXFER_TRY(cuxfer_view_wrap(&whole, s->device, j->l->dev_pitch, dw, dh, e));
     CUXFER_TRY(cuxfer_view_sub(&whole, at, dev));
-    return cuxfer_view_wrap(out, (unsigned char *)s->host + j->l->out_offset,
+    return cuxfer_view_wrap(out, j->pf ? j->pf->out
+                                       : (unsigned char *)s->host +
+                                             j->l->out_offset,
                             f->out.row_bytes, roi.width, roi.height, e);
 }
 
@@ -803,44 +1022,80 @@ typedef struct ring_run {
     cuxfer_timer span; /* first frame's start .. last frame's end */
     stage_time replay; /* --repeat: passes without file I/O */
     size_t replay_bytes; /* moved by one replay pass, both ways */
+    /* The I/O threads (run_ring): each takes the next frame together with
+     * the next slot (under `order`, so frame i goes to slot i % count),
+     * writes the frame the slot held, reads its own and submits it, while
+     * the others do the same with theirs. */
+    pthread_mutex_t order; /* the next frame and the ring's next ticket */
+    pthread_mutex_t lock;  /* done, progress and the worst status */
+    size_t next;           /* the next frame to take */
+    int status;            /* the first failure; stops taking frames */
+    const prefetch_set *ps; /* frames read ahead, or NULL */
 } ring_run;
+
+/* Verify and write frame k, complete on the GPU: from its own buffers, or
+ * from slot s. */
+static int finish_frame(const roicopy_plan *p, const ring_run *rr, size_t k,
+                        const cuxfer_ring_slot *s)
+{
+    const roicopy_frame *f = &p->frames[k];
+    const prefetched *q = locked(rr->ps, k);
+    if (q)
+        return roicopy_finish_frame_at(p, f, q->in + f->roi.x *
+                                                        f->in.pixel_bytes,
+                                       f->in.row_bytes, q->out,
+                                       f->out.row_bytes);
+    return roicopy_finish_frame(p, f, s->host, f->in.row_bytes,
+                                (unsigned char *)s->host + rr->l.out_offset,
+                                f->out.row_bytes);
+}
 
 /* A slot whose submission completed: verify and write the frame it held. */
 static int finish_slot(const roicopy_plan *p, ring_run *rr,
                        const cuxfer_ring_slot *s)
 {
     long k = rr->held[s->index];
-    const roicopy_frame *f;
     int rc;
     if (k < 0)
         return RC_OK;
-    f = &p->frames[k];
     rr->held[s->index] = -1;
-    rc = roicopy_finish_frame(p, f, s->host, f->in.row_bytes,
-                              (unsigned char *)s->host + rr->l.out_offset,
-                              f->out.row_bytes);
+    rc = finish_frame(p, rr, (size_t)k, s);
+    pthread_mutex_lock(&rr->lock);
     roicopy_progress(p, ++rr->done);
+    pthread_mutex_unlock(&rr->lock);
     return rc;
 }
 
-/* Acquire a slot (its previous frame is then complete), write that frame,
- * read frame i into the slot and submit its copies. */
-static int ring_step(const roicopy_plan *p, ring_run *rr, size_t i)
+/* Slot s was acquired for frame i (its previous frame is then complete):
+ * write that frame, read frame i into the slot and submit its copies. */
+static int ring_fill(const roicopy_plan *p, ring_run *rr, size_t i,
+                     cuxfer_ring_slot *s)
 {
     const roicopy_frame *f = &p->frames[i];
-    cuxfer_ring_slot *s = NULL;
+    const prefetched *q = rr->ps ? &rr->ps->pf[i] : NULL;
+    long k = rr->held[s->index];
+    int own_k = k >= 0 && locked(rr->ps, (size_t)k) != NULL;
     cuxfer_ring_job job;
     frame_job fj;
     int rc = RC_OK;
-    GPU_TRY(f->input, cuxfer_ring_acquire(&rr->ring, &s));
-    if ((rc = finish_slot(p, rr, s)) != RC_OK ||
-        (rc = roicopy_read_frame(f, s->host, f->in.row_bytes)) != RC_OK) {
-        (void)cuxfer_ring_release(&rr->ring, s);
-        return rc;
+    /* The slot's last frame is complete.  Written now when its bytes live
+     * in the slot; after this frame's submission when in its own. */
+    if (!own_k && (rc = finish_slot(p, rr, s)) != RC_OK)
+        goto failed;
+    if (q && q->in && q->read_failed) {
+        rc = roicopy_fail(RC_INPUT, f->input, "%s", q->err);
+        goto failed;
     }
+    if (q && q->in && !q->registered) /* read ahead, but not locked */
+        memcpy((unsigned char *)s->host + f->roi.y * f->in.row_bytes, q->in,
+               q->in_bytes);
+    else if (!(q && q->registered) &&
+             (rc = roicopy_read_frame(f, s->host, f->in.row_bytes)) != RC_OK)
+        goto failed;
     fj.p = p;
     fj.f = f;
     fj.l = &rr->l;
+    fj.pf = locked(rr->ps, i);
     fj.span = (p->timing || p->json) && i == 0 ? &rr->span : NULL;
     memset(&job, 0, sizeof job);
     job.work = frame_work;
@@ -848,7 +1103,16 @@ static int ring_step(const roicopy_plan *p, ring_run *rr, size_t i)
     rr->held[s->index] = (long)i;
     rr->last[s->index] = (long)i;
     GPU_TRY(f->input, cuxfer_ring_submit(&rr->ring, s, &job));
+    if (own_k) { /* the slot is not ours any more; frame k's buffers are */
+        rc = finish_frame(p, rr, (size_t)k, s);
+        pthread_mutex_lock(&rr->lock);
+        roicopy_progress(p, ++rr->done);
+        pthread_mutex_unlock(&rr->lock);
+    }
 done:
+    return rc;
+failed:
+    (void)cuxfer_ring_release(&rr->ring, s);
     return rc;
 }
 
@@ -891,6 +1155,7 @@ static int replay_pass(const roicopy_plan *p, ring_run *rr)
         fj.p = p;
         fj.f = &p->frames[k];
         fj.l = &rr->l;
+        fj.pf = locked(rr->ps, (size_t)k);
         fj.span = NULL;
         memset(&job, 0, sizeof job);
         job.work = frame_work;
@@ -991,6 +1256,7 @@ static void ring_report(const roicopy_plan *p, const ring_run *rr,
                    "\"replay_gbps\":%.4f,\"replay_vs_link\":%.4f",
                    p->repeat - 1, rr->replay.best, rgbps,
                    link > 0 ? rgbps / link : 0.0);
+        printf(",\"skipped\":%lu", (unsigned long)p->nskipped);
         ring_devices(p, rr, 1);
         printf("}\n");
     }
@@ -1008,7 +1274,155 @@ static int finish_all(const roicopy_plan *p, ring_run *rr)
     return rc;
 }
 
-static int run_ring(const roicopy_plan *p)
+/* Record a failure: the first one is kept and no new frame is taken. */
+static void ring_failed(ring_run *rr, int rc)
+{
+    pthread_mutex_lock(&rr->lock);
+    if (rr->status == RC_OK)
+        rr->status = rc;
+    pthread_mutex_unlock(&rr->lock);
+}
+
+typedef struct ring_worker {
+    const roicopy_plan *p;
+    ring_run *rr;
+    pthread_t thread;
+    int started;
+} ring_worker;
+
+/* One I/O thread of the ring: frames until none is left or one failed. */
+static void *ring_worker_main(void *arg)
+{
+    ring_worker *w = (ring_worker *)arg;
+    const roicopy_plan *p = w->p;
+    ring_run *rr = w->rr;
+    const char *file = p->frames[0].input;
+    int rc = RC_OK;
+    /* The current device is per thread: the home device, as on the main
+     * thread (the span timer lives there). */
+    GPU_TRY(file, cudaSetDevice(rr->home));
+    for (;;) {
+        cuxfer_ring_slot *s = NULL;
+        cudaError_t err;
+        size_t i;
+        int stop;
+        pthread_mutex_lock(&rr->order);
+        pthread_mutex_lock(&rr->lock);
+        stop = rr->status != RC_OK || rr->next >= p->nframes;
+        i = rr->next++;
+        pthread_mutex_unlock(&rr->lock);
+        if (stop) {
+            pthread_mutex_unlock(&rr->order);
+            break;
+        }
+        cuxfer_clear_reason();
+        err = cuxfer_ring_acquire(&rr->ring, &s);
+        pthread_mutex_unlock(&rr->order);
+        if (err != cudaSuccess) {
+            rc = cuda_fail(p->frames[i].input, err);
+            if (s) /* handed out all the same: give it back, or the next
+                      thread waiting for this slot would wait forever */
+                (void)cuxfer_ring_release(&rr->ring, s);
+            goto done;
+        }
+        if ((rc = ring_fill(p, rr, i, s)) != RC_OK)
+            goto done;
+    }
+done:
+    if (rc != RC_OK)
+        ring_failed(rr, rc);
+    return NULL;
+}
+
+/* Run the I/O threads, one per slot (at least 8 with frames read ahead),
+ * and wait for them; RC_OK or the
+ * first failure (the main thread does the frames itself when a thread
+ * cannot start). */
+static int ring_threads(const roicopy_plan *p, ring_run *rr)
+{
+    int n = rr->ring.count, i;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    ring_worker *w;
+    /* Frames in their own buffers free their slot at submission, so more
+     * threads than slots can write at once. */
+    if (rr->ps && n < 8)
+        n = cpus > 0 && cpus < 8 ? (n > cpus ? n : (int)cpus) : 8;
+    w = (ring_worker *)calloc(n > 0 ? (size_t)n : 1, sizeof *w);
+    if (!w)
+        return roicopy_fail(RC_CUDA, p->frames[0].input, "out of memory");
+    for (i = 0; i < n; ++i) {
+        w[i].p = p;
+        w[i].rr = rr;
+        w[i].started = pthread_create(&w[i].thread, NULL, ring_worker_main,
+                                      &w[i]) == 0;
+    }
+    if (!w[0].started) {
+        ring_worker self = w[0];
+        (void)ring_worker_main(&self);
+    }
+    for (i = 0; i < n; ++i)
+        if (w[i].started)
+            (void)pthread_join(w[i].thread, NULL);
+    free(w);
+    return rr->status;
+}
+
+typedef struct finish_job {
+    const roicopy_plan *p;
+    ring_run *rr;
+    cuxfer_ring_slot *s;
+    pthread_t thread;
+    int started, rc;
+} finish_job;
+
+static void *finish_main(void *arg)
+{
+    finish_job *j = (finish_job *)arg;
+    j->rc = finish_slot(j->p, j->rr, j->s);
+    return NULL;
+}
+
+/* After the drain: the frames still in the slots, written on a thread
+ * each (each fsyncs its own file). */
+static int finish_all_threads(const roicopy_plan *p, ring_run *rr)
+{
+    int n = rr->ring.count, i, rc = RC_OK;
+    finish_job *j = (finish_job *)calloc(n > 0 ? (size_t)n : 1, sizeof *j);
+    if (!j)
+        return finish_all(p, rr);
+    for (i = 0; i < n; ++i) {
+        j[i].p = p;
+        j[i].rr = rr;
+        j[i].s = &rr->ring.slots[i];
+        j[i].rc = RC_OK;
+        if (rr->held[i] >= 0)
+            j[i].started = pthread_create(&j[i].thread, NULL, finish_main,
+                                          &j[i]) == 0;
+    }
+    for (i = 0; i < n; ++i) {
+        if (j[i].started)
+            (void)pthread_join(j[i].thread, NULL);
+        else if (rr->held[i] >= 0)
+            (void)finish_main(&j[i]);
+        if (j[i].rc != RC_OK && rc == RC_OK)
+            rc = j[i].rc;
+    }
+    free(j);
+    return rc;
+}
+
+/* Every output is on disk before exit 0: each file was fsynced before its
+ * rename; the directories, once each, here. */
+static int sync_output_dirs(const roicopy_plan *p)
+{
+    char err[IMAGE_ERR_MAX] = "";
+    if (image_sync_dirs(err, sizeof err) != 0)
+        return roicopy_fail(RC_OUTPUT, NULL, "%s", err);
+    (void)p;
+    return RC_OK;
+}
+
+static int run_ring(const roicopy_plan *p, const prefetch_set *ps)
 {
     const char *file = p->frames[0].input;
     int timed = p->timing || p->json, rc = RC_OK, i;
@@ -1022,7 +1436,11 @@ static int run_ring(const roicopy_plan *p)
     opt.devices = p->devices; /* slot i on devices[i % ndevices] */
     opt.ndevices = p->ndevices;
     rr.home = p->devices[0];
-    rr.l = plan_ring(p);
+    rr.ps = ps;
+    rr.l = plan_ring(p, ps);
+    pthread_mutex_init(&rr.order, NULL);
+    pthread_mutex_init(&rr.lock, NULL);
+    image_defer_dir_sync(1);
     rr.held = (long *)malloc((size_t)p->streams * sizeof *rr.held);
     rr.last = (long *)malloc((size_t)p->streams * sizeof *rr.last);
     if (!rr.held || !rr.last) {
@@ -1041,8 +1459,7 @@ static int run_ring(const roicopy_plan *p)
     if (timed)
         GPU_TRY(file, cuxfer_timer_create(&rr.span));
     t0 = now_ms();
-    for (k = 0; k < p->nframes && rc == RC_OK; ++k)
-        rc = ring_step(p, &rr, k);
+    rc = ring_threads(p, &rr);
     if (rc != RC_OK) {
         (void)cuxfer_ring_drain(&rr.ring); /* the error is already told */
         goto done;
@@ -1050,8 +1467,10 @@ static int run_ring(const roicopy_plan *p)
     if (timed)
         GPU_TRY(file, stop_span(&rr));
     GPU_TRY(file, cuxfer_ring_drain(&rr.ring));
+    rc = finish_all_threads(p, &rr);
+    if (rc == RC_OK)
+        rc = sync_output_dirs(p);
     wall_ms = now_ms() - t0;
-    rc = finish_all(p, &rr);
     if (rc == RC_OK && timed)
         GPU_TRY(file, cuxfer_timer_ms(&rr.span, CUXFER_WAIT, &span_ms));
     for (i = 1; i < p->repeat && rc == RC_OK; ++i)
@@ -1063,6 +1482,11 @@ done:
     (void)cuxfer_ring_destroy(&rr.ring);
     free(rr.held);
     free(rr.last);
+    if (rc != RC_OK) /* what was written is still made durable */
+        (void)image_sync_dirs(NULL, 0);
+    image_defer_dir_sync(0);
+    pthread_mutex_destroy(&rr.order);
+    pthread_mutex_destroy(&rr.lock);
     return rc;
 }
 
@@ -1081,10 +1505,21 @@ static int run_each(const roicopy_plan *p)
 
 int roicopy_gpu_run(const roicopy_plan *p)
 {
-    int rc = setup_devices(p);
-    if (rc != RC_OK)
-        return rc;
-    if (p->nframes == 1)
-        return run_single(p, &p->frames[0]);
-    return p->pageable ? run_each(p) : run_ring(p);
+    /* Read ahead while the context (started on a helper thread by
+     * roicopy.c) comes up. */
+    prefetch_set *ps = prefetch_start(p);
+    int rc;
+    roicopy_gpu_prestart_join();
+    rc = setup_devices(p);
+    prefetch_join(ps);
+    if (rc == RC_OK && p->nframes == 1)
+        rc = run_single(p, &p->frames[0]);
+    else if (rc == RC_OK && p->pageable)
+        rc = run_each(p);
+    else if (rc == RC_OK) {
+        prefetch_register(ps);
+        rc = run_ring(p, ps);
+    }
+    prefetch_free(ps);
+    return rc;
 }

@@ -12,8 +12,10 @@
 #define _XOPEN_SOURCE 700
 
 #include "roicopy.h"
+#include "formats.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -48,6 +50,7 @@ typedef struct options {
     image_format format;
     image_raw_spec raw;
     int raw_given, depth_given;
+    unsigned long page; /* --page: the page of multi-page (TIFF) inputs */
     const char *outdir;
     /* many regions (roicopy-tiles.c): --roi repeated, --tiles, --stack */
     geom_rect *rois;
@@ -55,8 +58,12 @@ typedef struct options {
     int tiles_given, verbose;
     size_t tile_w, tile_h, step_x, step_y;
     const char *stack;
-    char **args; /* positional arguments */
+    char **args; /* positional arguments, then --files-from's names */
     int nargs;
+    const char *files_from; /* --files-from FILE, "-" standard input */
+    int nul_names;          /* -0: --files-from's names end in NUL */
+    int skip_existing;      /* --skip-existing */
+    char *names_buf;        /* the text of --files-from */
 } options;
 
 /* ---- messages ----------------------------------------------------------- */
@@ -64,8 +71,9 @@ typedef struct options {
 const char *roicopy_esc(const char *text)
 {
     /* A few buffers in turn, so one message may escape several names. */
-    static char bufs[4][4 * PATH_MAX + 8];
-    static unsigned next;
+    /* Per thread: the ring's I/O threads report errors too. */
+    static __thread char bufs[4][4 * PATH_MAX + 8];
+    static __thread unsigned next;
     char *b = bufs[next++ % 4];
     return image_escape(text, b, sizeof bufs[0]);
 }
@@ -100,9 +108,9 @@ static void usage(FILE *f)
         "       roicopy [OPTIONS] INPUT... -o DIR\n"
         "       roicopy [OPTIONS] --tiles WxH[+SX+SY] | --roi R... INPUT\n"
         "               -o DIR | --stack FILE\n"
-        "Copy a region of interest of PGM/PPM/PAM/raw images through the GPU\n"
-        "with 2D asynchronous copies.  INPUT - is standard input, OUTPUT -\n"
-        "standard output (pngtopam a.png | roicopy --roi 64x64+8+8 - - | ...).\n"
+                "Copy a region of interest of PGM/PPM/PAM/PNG/TIFF/raw images through\n"
+        "the GPU with 2D asynchronous copies.  INPUT - is standard input,\n"
+        "OUTPUT - standard output (cat a.png | roicopy --roi 64x64+8+8 - b.png).\n"
         "\n"
         "  --roi WxH+X+Y      region to copy (default: the whole image)\n"
         "  --place X,Y        put the ROI at X,Y of a device canvas...\n"
@@ -120,9 +128,11 @@ static void usage(FILE *f)
         "  --devices LIST     spread bands or ring slots over these devices,\n"
         "                     round robin (0,1 or 0,1,2,3)\n"
         "  --dry-run          check everything, print the plan; no GPU needed\n"
-        "  --format F         output format: pgm, ppm, pam or raw; without it,\n"
-        "                     OUTPUT's extension (.pgm .ppm .pam .raw) decides,\n"
-        "                     else the input's format is kept\n"
+        "  --format F         output format: pgm, ppm, pam, png, tiff or raw;\n"
+        "                     without it, OUTPUT's extension (.pgm .ppm .pam\n"
+        "                     .png .tif .tiff .raw) decides, else the input's\n"
+        "                     format is kept (inputs are known by their bytes)\n"
+        "  --page N           page N (from 0) of multi-page TIFF inputs\n"
         "  --raw WxHxC        inputs are headerless, WxH pixels of C channels\n"
         "  --depth 8|16|32    raw sample size in bits (32 = float; default 8)\n"
         "  -o, --output-dir DIR  write each INPUT's output into DIR\n"
@@ -133,6 +143,9 @@ static void usage(FILE *f)
         "                     multi-image netpbm stream (pamsplit splits it);\n"
         "                     with -o DIR instead: DIR/NAME-INDEX.EXT each\n"
         "  -v, --verbose      say more (--tiles: how many tiles were dropped)\n"
+        "  --files-from FILE  more INPUTs, one a line (FILE - : standard input)\n"
+        "  -0                 --files-from's names end in NUL, not newline\n"
+        "  --skip-existing    skip inputs whose output exists (resume a batch)\n"
         "  -k, --keep-going   with problems in some inputs or outputs, still\n"
         "                     copy the good ones (every problem is reported\n"
         "                     first; without -k nothing is done)\n"
@@ -162,7 +175,8 @@ enum {
     OPT_VERIFY, OPT_REPEAT, OPT_TIMING, OPT_JSON, OPT_DEVICE, OPT_DEVICES,
     OPT_DRY_RUN,
     OPT_FORMAT, OPT_RAW, OPT_DEPTH,
-    OPT_TILES, OPT_STACK
+    OPT_TILES, OPT_STACK,
+    OPT_PAGE, OPT_FILES_FROM, OPT_SKIP_EXISTING
 };
 
 static const struct option long_options[] = {
@@ -184,6 +198,9 @@ static const struct option long_options[] = {
     {"tiles", required_argument, NULL, OPT_TILES},
     {"stack", required_argument, NULL, OPT_STACK},
     {"verbose", no_argument, NULL, 'v'},
+    {"page", required_argument, NULL, OPT_PAGE},
+    {"files-from", required_argument, NULL, OPT_FILES_FROM},
+    {"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
     {"output-dir", required_argument, NULL, 'o'},
     {"quiet", no_argument, NULL, 'q'},
     {"keep-going", no_argument, NULL, 'k'},
@@ -279,6 +296,8 @@ static int value_option(int opt, const char *arg, options *o)
         return number_option("--device", arg, 0, MAX_DEVICE_INDEX, &o->device);
     case OPT_DEVICES:
         return devices_option(arg, o);
+    case OPT_PAGE:
+        return number_option("--page", arg, 0, 65535, &o->page);
     case OPT_DEPTH:
         if (number_option("--depth", arg, 8, 32, &v))
             return RC_USAGE;
@@ -294,7 +313,7 @@ static int value_option(int opt, const char *arg, options *o)
         if (!o->format)
             return roicopy_fail(RC_USAGE, NULL,
                                 "bad --format value \"%s\": must be pgm, ppm, "
-                                "pam or raw", arg);
+                                "pam, png, tiff or raw", arg);
         return 0;
     }
     return geometry_option(opt, arg, o);
@@ -308,6 +327,8 @@ static int flag_option(int opt, options *o)
     case OPT_TIMING: o->timing = 1; break;
     case OPT_JSON: o->json = 1; break;
     case OPT_DRY_RUN: o->dry_run = 1; break;
+    case OPT_SKIP_EXISTING: o->skip_existing = 1; break;
+    case '0': o->nul_names = 1; break;
     case 'q': o->quiet = 1; break;
     case 'v': o->verbose = 1; break;
     case 'k': o->keep_going = 1; break;
@@ -348,7 +369,7 @@ static int parse_options(int argc, char **argv, options *o)
     opterr = 0;
     /* '-': operands come back in order as option 1, so inputs and -o may be
      * mixed without relying on GNU argument permutation. */
-    while ((c = getopt_long(argc, argv, "-:ho:qkvV", long_options, NULL)) !=
+    while ((c = getopt_long(argc, argv, "-:ho:qkvV0", long_options, NULL)) !=
            -1) {
         if (c == 1)
             o->args[o->nargs++] = optarg;
@@ -356,12 +377,15 @@ static int parse_options(int argc, char **argv, options *o)
             usage(stdout);
             return RC_OK;
         } else if (c == 'V') {
-            printf("roicopy (cuxfer) %s\n", PACKAGE_VERSION);
+            printf("roicopy (cuxfer) %s\nformats: %s\n", PACKAGE_VERSION,
+                   roicopy_formats());
             return RC_OK;
         } else if (c == 'o')
             o->outdir = optarg;
         else if (c == OPT_STACK)
             o->stack = optarg;
+        else if (c == OPT_FILES_FROM)
+            o->files_from = optarg;
         else if (c == '?' || c == ':')
             return bad_option(c, argv);
         else if (flag_option(c, o) != 0 && value_option(c, optarg, o) != 0)
@@ -370,6 +394,77 @@ static int parse_options(int argc, char **argv, options *o)
     while (optind < argc) /* after "--" */
         o->args[o->nargs++] = argv[optind++];
     return -1;
+}
+
+/* Read all of fd (no size limit but memory's), NUL-terminated. */
+static char *slurp(int fd, size_t *len)
+{
+    size_t cap = 65536, n = 0;
+    char *buf = (char *)malloc(cap + 1), *nb;
+    ssize_t k;
+    while (buf) {
+        if (n == cap) {
+            nb = (char *)realloc(buf, 2 * cap + 1);
+            if (!nb) {
+                free(buf);
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        k = read(fd, buf + n, cap - n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            free(buf);
+            return NULL;
+        }
+        if (k == 0)
+            break;
+        n += (size_t)k;
+    }
+    if (buf)
+        buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* --files-from FILE: its names join the operands, in order.  One name a
+ * line (a final line without its newline counts; empty lines are
+ * skipped), or with -0 one a NUL-terminated string, so any name works. */
+static int read_names(options *o)
+{
+    size_t len = 0, i, start, count = 0;
+    char sep = o->nul_names ? '\0' : '\n', **args;
+    int fd = strcmp(o->files_from, "-") ? open(o->files_from, O_RDONLY)
+                                        : dup(0);
+    if (fd < 0)
+        return roicopy_fail(RC_INPUT, o->files_from, "--files-from: %s",
+                            strerror(errno));
+    errno = 0;
+    o->names_buf = slurp(fd, &len);
+    close(fd);
+    if (!o->names_buf)
+        return roicopy_fail(RC_INPUT, o->files_from, "--files-from: %s",
+                            strerror(errno ? errno : ENOMEM));
+    for (i = 0; i < len; ++i)
+        count += o->names_buf[i] == sep;
+    args = (char **)realloc(o->args, ((size_t)o->nargs + count + 2) *
+                                         sizeof *args);
+    if (!args)
+        return roicopy_fail(RC_USAGE, NULL, "out of memory");
+    o->args = args;
+    for (start = i = 0; i <= len; ++i) {
+        if (i < len && o->names_buf[i] != sep)
+            continue;
+        if (!o->nul_names && i > start && o->names_buf[i - 1] == '\r')
+            o->names_buf[i - 1] = '\0'; /* a CRLF list */
+        o->names_buf[i] = '\0';
+        if (o->names_buf[start])
+            o->args[o->nargs++] = o->names_buf + start;
+        start = i + 1;
+    }
+    return 0;
 }
 
 /* "-": standard input as INPUT (once, and not with -o, which names each
@@ -391,10 +486,21 @@ static int check_dashes(const options *o)
 }
 
 /* Combinations that make no sense, whatever the inputs. */
-static int check_combinations(const options *o)
+static int check_combinations(options *o)
 {
+    int rc;
+    if (o->nul_names && !o->files_from)
+        return roicopy_fail(RC_USAGE, NULL, "-0 needs --files-from");
+    if (o->files_from && !o->outdir)
+        return usage_line(roicopy_fail(RC_USAGE, NULL,
+                                       "--files-from needs -o DIR"));
+    if (o->files_from && (rc = read_names(o)) != 0)
+        return rc;
     if (o->depth_given && !o->raw_given)
         return roicopy_fail(RC_USAGE, NULL, "--depth needs --raw");
+    if (o->page && o->raw_given)
+        return roicopy_fail(RC_USAGE, NULL, "--page %lu: raw inputs have "
+                            "one page (0)", o->page);
     if (o->place_given != o->canvas_given)
         return roicopy_fail(RC_USAGE, NULL, "--place and --canvas go together");
     if (o->device_given && o->devices_given)
@@ -420,6 +526,7 @@ static int check_combinations(const options *o)
 /* What validation learns about one frame, for the checks across frames. */
 typedef struct frame_check {
     int status;                 /* the worst problem of the frame, or 0 */
+    int skip;                   /* --skip-existing: the output exists */
     int in_known;               /* in_dev/in_ino hold the input's identity */
     dev_t in_dev;
     ino_t in_ino;
@@ -451,7 +558,8 @@ static const char *base_name(const char *path)
  * BASE is the input's last component, trailing slashes ignored. */
 static char *output_in_dir(const options *o, const char *input)
 {
-    static const char *known[] = {".pgm", ".ppm", ".pam", ".pnm", ".raw"};
+    static const char *known[] = {".pgm", ".ppm", ".pam", ".pnm", ".raw",
+                                  ".png", ".tif", ".tiff"};
     size_t len = strlen(input), keep, i, n, start;
     const char *base, *dot;
     char *out;
@@ -698,8 +806,8 @@ static int check_input(const options *o, roicopy_frame *f, frame_check *c)
     image_format to = o->format;
     int rc;
     err[0] = '\0';
-    if (image_parse_header(f->input, o->raw_given ? &o->raw : NULL, &f->in,
-                           err, sizeof err))
+    if (image_parse_input(f->input, o->raw_given ? &o->raw : NULL,
+                          (unsigned)o->page, &f->in, err, sizeof err))
         return roicopy_fail(RC_INPUT, f->input, "%s", err);
     if (strcmp(f->input, "-") != 0 && stat(f->input, &st) == 0) {
         c->in_known = 1;
@@ -825,6 +933,39 @@ static int check_across(const roicopy_plan *p, frame_check *c)
     return worst;
 }
 
+/* --skip-existing: an output that is there already, as a regular file
+ * (a device or FIFO is written, never "done"). */
+static int output_exists(const char *out)
+{
+    struct stat st;
+    return strcmp(out, "-") != 0 && stat(out, &st) == 0 &&
+           S_ISREG(st.st_mode);
+}
+
+/* Move the skipped frames' outputs to p->skipped, keeping the others in
+ * their order (and their checks beside them). */
+static int drop_skipped(roicopy_plan *p, frame_check *c)
+{
+    size_t i, kept = 0, n = 0;
+    for (i = 0; i < p->nframes; ++i)
+        n += c[i].skip;
+    if (n == 0)
+        return 0;
+    p->skipped = (char **)malloc(n * sizeof *p->skipped);
+    if (!p->skipped)
+        return roicopy_fail(RC_USAGE, NULL, "out of memory");
+    for (i = 0; i < p->nframes; ++i) {
+        if (c[i].skip) {
+            p->skipped[p->nskipped++] = p->frames[i].output;
+            continue;
+        }
+        c[kept] = c[i];
+        p->frames[kept++] = p->frames[i];
+    }
+    p->nframes = kept;
+    return 0;
+}
+
 /* Every input and output is checked and every problem reported, one line
  * each, before anything is done.  Returns the worst status; with
  * --keep-going the frames with problems are dropped from the plan. */
@@ -860,6 +1001,10 @@ static int plan_frames(const options *o, roicopy_plan *p)
             worst = roicopy_fail(RC_USAGE, NULL, "out of memory");
             break;
         }
+        if (o->skip_existing && output_exists(f->output)) {
+            c[i].skip = 1; /* not even read: resuming is cheap */
+            continue;
+        }
         c[i].status = check_input(o, f, &c[i]);
         c[i].status = worse(c[i].status, check_output(f->output, &dc, &c[i]));
         worst = worse(worst, c[i].status);
@@ -870,6 +1015,8 @@ static int plan_frames(const options *o, roicopy_plan *p)
     free(dc.real);
     for (i = 0; i < p->nframes; ++i)
         free(c[i].out_canon);
+    if (i == p->nframes && drop_skipped(p, c) != 0)
+        worst = worse(worst, RC_USAGE);
     /* --keep-going: the good frames go on, in their order. */
     if (worst && o->keep_going && i == p->nframes) {
         for (i = kept = 0; i < p->nframes; ++i) {
@@ -1057,6 +1204,9 @@ static void print_plan(const roicopy_plan *p)
                "needs pinned memory)\n", (unsigned long)p->nframes);
     if (ring && p->devices_given)
         print_slot_devices(p);
+    for (i = 0; i < p->nskipped; ++i)
+        printf("skip:     %s (exists; --skip-existing)\n",
+               roicopy_esc(p->skipped[i]));
     for (i = 0; i < p->nframes; ++i) {
         if (p->nframes > 1)
             printf("frame %lu:", (unsigned long)i);
@@ -1129,6 +1279,11 @@ static void print_json_plan(const roicopy_plan *p)
            ring ? p->streams : 0, p->repeat);
     for (i = 0; i < (size_t)p->ndevices; ++i)
         printf("%s%d", i ? ", " : "", p->devices[i]);
+    printf("],\n  \"skipped\": [");
+    for (i = 0; i < p->nskipped; ++i) {
+        printf("%s", i ? ", " : "");
+        roicopy_json_string(stdout, p->skipped[i]);
+    }
     printf("],\n  \"frames\": [");
     for (i = 0; i < p->nframes; ++i)
         json_frame(p, &p->frames[i], i);
@@ -1157,7 +1312,9 @@ int roicopy_device_of(const roicopy_plan *p, size_t i)
 int roicopy_read_frame(const roicopy_frame *f, void *dst, size_t dst_pitch)
 {
     char err[IMAGE_ERR_MAX] = "";
-    if (image_read_pixels(f->input, &f->in, dst, dst_pitch, err, sizeof err))
+    /* Only the ROI's rows: the copies and --verify read nothing else. */
+    if (image_read_rows(f->input, &f->in, f->roi.y, f->roi.height, dst,
+                        dst_pitch, err, sizeof err))
         return roicopy_fail(RC_INPUT, f->input, "%s", err);
     return RC_OK;
 }
@@ -1174,12 +1331,9 @@ static void test_corrupt(const roicopy_frame *f, void *roi, size_t pitch)
     }
 }
 
-static int verify(const roicopy_frame *f, const void *image,
+static int verify(const roicopy_frame *f, const void *crop,
                   size_t image_pitch, const void *roi, size_t roi_pitch)
 {
-    const unsigned char *crop = (const unsigned char *)image +
-                                f->roi.y * image_pitch +
-                                f->roi.x * f->in.pixel_bytes;
     image_diff d;
     if (!image_compare(&f->out, crop, image_pitch, roi, roi_pitch, &d))
         return RC_OK;
@@ -1194,11 +1348,22 @@ int roicopy_finish_frame(const roicopy_plan *p, const roicopy_frame *f,
                          const void *image, size_t image_pitch, void *roi,
                          size_t roi_pitch)
 {
+    return roicopy_finish_frame_at(p, f,
+                                   (const unsigned char *)image +
+                                       f->roi.y * image_pitch +
+                                       f->roi.x * f->in.pixel_bytes,
+                                   image_pitch, roi, roi_pitch);
+}
+
+int roicopy_finish_frame_at(const roicopy_plan *p, const roicopy_frame *f,
+                            const void *crop, size_t image_pitch, void *roi,
+                            size_t roi_pitch)
+{
     char err[IMAGE_ERR_MAX] = "";
     test_corrupt(f, roi, roi_pitch);
     /* A frame that fails verification is not written: an existing output
      * is never replaced by wrong data. */
-    if (p->verify && verify(f, image, image_pitch, roi, roi_pitch))
+    if (p->verify && verify(f, crop, image_pitch, roi, roi_pitch))
         return RC_DIFF;
     if (image_write_atomic(f->output, &f->out, roi, roi_pitch, err,
                            sizeof err))
@@ -1274,6 +1439,9 @@ static void free_plan(roicopy_plan *p)
     size_t i;
     for (i = 0; p->frames && i < p->nframes; ++i)
         free(p->frames[i].output);
+    for (i = 0; i < p->nskipped; ++i)
+        free(p->skipped[i]);
+    free(p->skipped);
     free(p->frames);
 }
 
@@ -1339,6 +1507,17 @@ static int run_tiles(const options *o)
     return roicopy_tiles_main(&rq);
 }
 
+/* The CUDA context starts on a helper thread now, while the inputs are
+ * checked and read (roicopy-gpu.c). */
+static void start_cuda_early(const options *o)
+{
+    int devs[ROICOPY_MAX_DEVICES];
+    size_t i, n = o->devices_given ? o->ndevices : 1;
+    for (i = 0; i < n; ++i)
+        devs[i] = o->devices_given ? (int)o->devices[i] : (int)o->device;
+    roicopy_gpu_prestart(devs, (int)n);
+}
+
 static int run(int argc, char **argv)
 {
     options o;
@@ -1352,19 +1531,27 @@ static int run(int argc, char **argv)
     if ((rc = parse_options(argc, argv, &o)) >= 0) {
         free(o.args);
         free(o.rois);
+        free(o.names_buf);
         return rc;
     }
     if (o.nrois > 1 || o.tiles_given || o.stack) {
-        rc = run_tiles(&o);
+        rc = (o.files_from || o.skip_existing)
+                 ? usage_line(roicopy_fail(RC_USAGE, NULL, "--files-from and --skip-existing "
+                                           "do not go with --tiles, --stack or several --roi"))
+                 : run_tiles(&o);
         free(o.args);
         free(o.rois);
+        free(o.names_buf);
         return rc;
     }
     if ((rc = check_combinations(&o)) != 0) {
         free(o.args);
         free(o.rois);
+        free(o.names_buf);
         return rc;
     }
+    if (!o.dry_run)
+        start_cuda_early(&o);
     /* Every problem is reported; without --keep-going any one stops the
      * run before anything is done, with it the good frames go on and the
      * exit status is the worst of all. */
@@ -1379,15 +1566,28 @@ static int run(int argc, char **argv)
             print_plan(&p);
         else
             rc = roicopy_gpu_run(&p);
+    } else if (!worst && p.nframes == 0 && p.nskipped > 0) {
+        /* Every output is there already: nothing to do, no CUDA. */
+        fill_plan(&o, &p);
+        if (o.dry_run && o.json)
+            print_json_plan(&p);
+        else if (o.dry_run)
+            print_plan(&p);
+        else if (o.json)
+            printf("{\"frames\":0,\"skipped\":%lu}\n",
+                   (unsigned long)p.nskipped);
     }
+    roicopy_gpu_prestart_join(); /* never exit under a starting context */
     free_plan(&p);
     free(o.args);
     free(o.rois);
+    free(o.names_buf);
     return worst > rc ? worst : rc;
 }
 
 int main(int argc, char **argv)
 {
     image_install_signal_cleanup();
+    roicopy_register_codecs();
     return run(argc, argv);
 }

@@ -55,6 +55,10 @@ typedef struct roicopy_plan {
     int streams_given;
     int pageable, verify, repeat, timing, json, device, quiet;
     int progress;               /* draw a progress bar on stderr */
+    /* --skip-existing: the outputs that existed, not made again (their
+     * frames are not in frames[]); reported by --dry-run and --json. */
+    char **skipped;
+    size_t nskipped;
     /* The devices in use: --devices LIST, or the one of --device.  Band i
      * and ring slot i live on devices[i % ndevices]; devices[0] is the
      * home device, current between device-specific calls. */
@@ -76,7 +80,8 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
  * The result lives until four more calls. */
 const char *roicopy_esc(const char *text);
 
-/* Read a frame's pixels into dst (row pitch dst_pitch); RC_INPUT with the
+/* Read the rows of a frame its ROI needs (image_read_rows) into dst (row
+ * pitch dst_pitch; rows outside the ROI are left as they are); RC_INPUT with the
  * message printed on failure. */
 int roicopy_read_frame(const roicopy_frame *f, void *dst, size_t dst_pitch);
 
@@ -87,6 +92,12 @@ int roicopy_read_frame(const roicopy_frame *f, void *dst, size_t dst_pitch);
 int roicopy_finish_frame(const roicopy_plan *p, const roicopy_frame *f,
                          const void *image, size_t image_pitch, void *roi,
                          size_t roi_pitch);
+
+/* roicopy_finish_frame with the input's ROI at crop (its top left pixel;
+ * rows image_pitch apart) instead of the whole image. */
+int roicopy_finish_frame_at(const roicopy_plan *p, const roicopy_frame *f,
+                            const void *crop, size_t image_pitch, void *roi,
+                            size_t roi_pitch);
 
 /* Redraw the progress bar (when p->progress) after `done` frames. */
 void roicopy_progress(const roicopy_plan *p, size_t done);
@@ -108,6 +119,14 @@ void roicopy_band_rows(size_t h, size_t n, size_t i, size_t *y0,
 
 /* The device of band i or ring slot i: round robin over p->devices. */
 int roicopy_device_of(const roicopy_plan *p, size_t i);
+
+/* Start the CUDA context of these devices on a helper thread, so that it
+ * overlaps the checks and the reading (never for --dry-run);
+ * roicopy_gpu_prestart_join() waits for it (roicopy_gpu_run() does, and
+ * roicopy.c before exiting).  ROICOPY_NO_PRESTART in the environment
+ * turns it off (for comparisons). */
+void roicopy_gpu_prestart(const int *devices, int n);
+void roicopy_gpu_prestart_join(void);
 
 /* The GPU part: run the plan, return an exit status. */
 int roicopy_gpu_run(const roicopy_plan *p);
