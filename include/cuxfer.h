@@ -1001,9 +1001,22 @@ CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
 {
 #if CUDART_VERSION >= 12080
     int dev = -1;
-    cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query */
-    cudaError_t err = cudaStreamGetDevice(s, &dev);
-    cuxfer_impl_relax_end(rx);
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaError_t err;
+    if (s == (cudaStream_t)0 || s == cudaStreamLegacy || s == cudaStreamPerThread)
+        return cuxfer_impl_current_device();
+    /* cudaStreamGetDevice on a capturing stream fails with
+     * cudaErrorStreamCaptureUnsupported AND invalidates the capture, in
+     * every capture mode, Relaxed included (measured: H200, driver 580,
+     * CUDA 13.0).  A capturing stream is taken to be the current
+     * device's; cudaStreamIsCapturing is safe. */
+    err = cudaStreamIsCapturing(s, &cs);
+    if (err != cudaSuccess || cs != cudaStreamCaptureStatusNone) {
+        if (err != cudaSuccess)
+            (void)cudaGetLastError();
+        return cuxfer_impl_current_device();
+    }
+    err = cudaStreamGetDevice(s, &dev);
     if (err == cudaSuccess && dev >= 0)
         return dev;
     (void)cudaGetLastError();
@@ -1753,6 +1766,13 @@ CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
 {
     cudaError_t err;
     CUXFER_TRY(cuxfer_impl_managed_check("cuxfer_prefetch", p, bytes, target));
+    /* cudaMemPrefetchAsync on a capturing stream fails and invalidates the
+     * capture (measured on CUDA 13.0): refused first, the capture kept. */
+    if (cuxfer_impl_capturing(s, &err) != 0)
+        return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
+                                "cuxfer_prefetch: stream %p is being captured (or cannot be "
+                                "used now): prefetch before the capture or after its launch",
+                                (void *)s);
 #if CUDART_VERSION >= 13000
     err = cudaMemPrefetchAsync(p, bytes, cuxfer_impl_location(target), 0, s);
 #else
@@ -2876,6 +2896,13 @@ CUXFER_API cudaError_t cuxfer_impl_record_on(cudaEvent_t ev, int device, cudaStr
     if (err == cudaSuccess)
         err = cudaEventRecord(ev, s);
     cuxfer_impl_restore_device(saved);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError(); /* nothing left behind */
+        return cuxfer_impl_fail(err, "cuxfer_timer: cannot record on stream %p: %s (the "
+                                "timer's events belong to device %d: start and stop go on "
+                                "streams of that device)", (void *)s, cudaGetErrorName(err),
+                                device);
+    }
     return err;
 }
 
@@ -4137,12 +4164,15 @@ CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s)
 CUXFER_API cudaError_t cuxfer_graph_destroy(cuxfer_graph *g)
 {
     cudaError_t e1 = cudaSuccess, e2 = cudaSuccess;
+    cuxfer_impl_relax rx;
     if (!g)
         return cudaSuccess;
+    rx = cuxfer_impl_relax_begin(); /* unsafe calls */
     if (g->exec)
         e1 = cudaGraphExecDestroy(g->exec);
     if (g->graph)
         e2 = cudaGraphDestroy(g->graph);
+    cuxfer_impl_relax_end(rx);
     memset(g, 0, sizeof *g);
     return e1 != cudaSuccess ? e1 : e2;
 }
@@ -4159,8 +4189,13 @@ CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
      * freed (destroy it first), but garbage is never passed to CUDA. */
     memset(g, 0, sizeof *g);
     err = cudaStreamEndCapture(s, &g->graph);
-    if (err == cudaSuccess)
+    if (err == cudaSuccess) {
+        /* Instantiation is an "unsafe" call: Relaxed, so that another
+         * thread's Global-mode capture survives it. */
+        cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
         err = cudaGraphInstantiateWithFlags(&g->exec, g->graph, 0);
+        cuxfer_impl_relax_end(rx);
+    }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         (void)cuxfer_graph_destroy(g);
@@ -4172,9 +4207,23 @@ CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
 /* Replay the graph on s. */
 CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s)
 {
+    cudaError_t err;
     if (!g || !g->exec)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_launch: graph not instantiated");
-    return cudaGraphLaunch(g->exec, s);
+    /* A launch into a capturing stream fails and invalidates that capture
+     * (measured on CUDA 13.0): refused first, the capture kept. */
+    if (cuxfer_impl_capturing(s, &err) != 0)
+        return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
+                                "cuxfer_graph_launch: stream %p is being captured (or cannot "
+                                "be used now); launch the graph on a stream that is not",
+                                (void *)s);
+    err = cudaGraphLaunch(g->exec, s);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_graph_launch: stream %p: %s (a graph runs on the "
+                                "device it was captured on)", (void *)s, cudaGetErrorName(err));
+    }
+    return cudaSuccess;
 }
 
 

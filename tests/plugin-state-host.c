@@ -50,7 +50,7 @@ int main(int argc, char **argv)
     void *pinned = NULL;
     if (argc != 2)
         bail("usage: plugin-state-host PLUGIN.so");
-    plan(11);
+    plan(12);
     host_fail(1111); /* the host, before the plugin */
     h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!h)
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
         const char *req = getenv("CUXFER_REQUIRE_GPU");
         if (req && atoi(req) > 0)
             bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req, cuxfer_last_reason());
-        skip(8, "no CUDA device: %s", cuxfer_last_reason());
+        skip(9, "no CUDA device: %s", cuxfer_last_reason());
         done_testing();
     }
     is_int(cudaSuccess, p_register(buffer, sizeof buffer), "the plugin pins a 64 KiB range");
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     is_int(CUXFER_MEMORY_PINNED, cuxfer_memory_kind(pinned), "the host knows it is pinned");
     if (cuxfer_host_free(pinned) != cudaSuccess)
         diag("cuxfer_host_free: %s", cuxfer_last_reason());
-    /* 11 with this one. */
+    /* 12 with this one. */
     ok(p_classify(pinned) != CUXFER_MEMORY_PINNED,
        "freed by the host: the plugin no longer calls the address pinned (got %d)",
        p_classify(pinned));

@@ -595,6 +595,9 @@ static void overlap_on_device(void)
         bail("out of memory");
     fill_pattern(img, pitch * h, 5);
     GPU_MUST(cudaMemcpy(d, img, pitch * h, cudaMemcpyHostToDevice));
+    /* A pageable cudaMemcpy may return before its DMA lands, and s is
+     * non-blocking: without this the copy below can race the upload. */
+    GPU_MUST(cudaDeviceSynchronize());
     GPU_MUST(cuxfer_view_wrap(&full, d, pitch, pitch, h, 1));
     GPU_MUST(cuxfer_view_sub(&full, rl, &left));
     GPU_MUST(cuxfer_view_sub(&full, rr, &right));

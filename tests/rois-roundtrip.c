@@ -233,7 +233,9 @@ int main(void)
                 fill_pattern(img.ptr, (size_t)PITCH * H, 40u + (unsigned)rep);
                 total = reference_dense((const unsigned char *)img.ptr, rois[0], nrois[0],
                                         want_dense);
-                GPU_MUST(cudaMemset(dense.ptr, 0xA5, dense_cap));
+                /* on nb: a plain cudaMemset may still run when the non-blocking
+                 * stream starts the replay */
+                GPU_MUST(cudaMemsetAsync(dense.ptr, 0xA5, dense_cap, nb));
                 GPU_OK(cudaGraphLaunch(ge, nb), "replay %d", rep);
                 GPU_MUST(cudaStreamSynchronize(nb));
                 GPU_MUST(cudaMemcpy(got_dense, dense.ptr, total, cudaMemcpyDeviceToHost));

@@ -624,6 +624,7 @@ static void bench_pool(void)
  * only if it equals a value it can never reach, so the compiler cannot
  * drop the loop.  Its length is calibrated so one frame of compute takes
  * as long as one frame's upload: the two halves of the pipeline match. */
+#if CUDART_VERSION >= 12050
 static const char spin_ptx[] =
     ".version 7.0\n"
     ".target sm_52\n"
@@ -659,6 +660,7 @@ static const char spin_ptx[] =
     "END:\n"
     "  ret;\n"
     "}\n";
+#endif
 
 struct ring_arg {
     void *scratch;     /* memset stand-in (no kernel) / the kernel's output */
