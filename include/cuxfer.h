@@ -4674,6 +4674,22 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
     return NULL;
 }
 
+/* The default size of a team: the online cores, at most 16, less one when
+ * `keep_one` (the planner leaves a core to the thread that waits for the
+ * copy: a team on every core would share one with it and jitter). */
+CUXFER_API int cuxfer_impl_team_default(int keep_one)
+{
+    long cores;
+#ifdef _SC_NPROCESSORS_ONLN
+    cores = sysconf(_SC_NPROCESSORS_ONLN);
+#else
+    cores = 4;
+#endif
+    if (keep_one)
+        cores -= 1;
+    return cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
+}
+
 /* Start `workers` threads (0 is a team of the caller alone).  Fewer start
  * when pthread_create fails; the team works with what it has. */
 CUXFER_API void cuxfer_impl_team_start(cuxfer_impl_team *t, int workers)
@@ -4996,7 +5012,6 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
 {
     int i;
     cudaError_t err = cudaSuccess;
-    long cores;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_create: plan is NULL");
     memset(p, 0, sizeof *p);
@@ -5015,16 +5030,8 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_plan2d_create: chunk_bytes %zu is below 4096",
                                 p->opt.chunk_bytes);
-    if (p->opt.threads == 0) {
-#ifdef _SC_NPROCESSORS_ONLN
-        cores = sysconf(_SC_NPROCESSORS_ONLN);
-#else
-        cores = 4;
-#endif
-        /* one core stays with the thread that waits for the copy: a team
-         * on every core would share one with it and jitter */
-        p->opt.threads = cores > 17 ? 16 : cores < 2 ? 1 : (int)cores - 1;
-    }
+    if (p->opt.threads == 0)
+        p->opt.threads = cuxfer_impl_team_default(1);
     p->tuning = cuxfer_plan2d_default_tuning();
     p->device = cuxfer_impl_current_device();
     p->ready = 1;
@@ -5732,7 +5739,6 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
 CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_options *opt)
 {
     cudaError_t err = cudaSuccess;
-    long cores;
     int i;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_rois_create: plan is NULL");
@@ -5752,14 +5758,8 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_rois_create: chunk_bytes %zu is below 4096",
                                 p->opt.chunk_bytes);
-    if (p->opt.threads == 0) {
-#ifdef _SC_NPROCESSORS_ONLN
-        cores = sysconf(_SC_NPROCESSORS_ONLN);
-#else
-        cores = 4;
-#endif
-        p->opt.threads = cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
-    }
+    if (p->opt.threads == 0)
+        p->opt.threads = cuxfer_impl_team_default(0);
     if (p->opt.direct_tile_bytes == 0)
         p->opt.direct_tile_bytes = (size_t)16384 * (size_t)p->opt.threads;
     p->device = cuxfer_impl_current_device();
