@@ -223,6 +223,11 @@ fi
 vg=
 if have valgrind && [ "${CUXFER_NO_VALGRIND:-0}" != 1 ]; then
     vg="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect"
+    # A sanitizer build (.ci/sanitize.sh) checks itself; valgrind cannot
+    # run it ("ASan runtime does not come first").
+    if $vg "$TOOL" formats 2>&1 | grep -q 'Sanitizer\|ASan runtime'; then
+        vg=
+    fi
 fi
 corrupt() { # DESC FILE MESSAGE
     d=$1 f=$2 msg=$3
