@@ -25,7 +25,7 @@ static void expect(int cond, const char *what)
 
 int main(void)
 {
-    static unsigned char buf[64 * 48 * 4];
+    static unsigned char buf[64 * 48 * 4], dst[40 * 30 * 4];
     cuxfer_view img, roi, out;
     cuxfer_roi r;
     cudaError_t err;
@@ -79,6 +79,9 @@ int main(void)
     out = roi;
     out.ptr = buf;
     out.pitch = 40 * 4;
+    expect(cuxfer_copy2d_check(&out, &roi, 0) == cudaErrorInvalidValue,
+           "a destination that overlaps the source");
+    out.ptr = dst;
     expect(cuxfer_copy2d_check(&out, &roi, 0) == cudaSuccess, "equal extents copy");
     out.width = 39;
     expect(cuxfer_copy2d_check(&out, &roi, 0) == cudaErrorInvalidValue, "different extents");
