@@ -139,6 +139,31 @@ int main(void)
             interleaved++;
     }
     is_int(0, bad, "20000 random layouts: refused exactly when a byte is shared");
+
+    /* Views that interleave without sharing a byte over millions of rows
+     * (bytes 0, 4, 8, ... against 2, 10, 18, ...): the sweep is bounded,
+     * so the check answers at once and refuses what it could not prove
+     * (fuzz/regressions/fuzz-view/copy2d-overlap-sweep-timeout). */
+    {
+        cuxfer_view a, b;
+        memset(&a, 0, sizeof a);
+        a.ptr = (void *)(uintptr_t)0x100000;
+        a.pitch = 4;
+        a.width = 1;
+        a.height = (size_t)4 << 20;
+        a.elem_size = 1;
+        a.kind = CUXFER_MEMORY_UNKNOWN;
+        a.device = -1;
+        b = a;
+        b.ptr = (void *)(uintptr_t)0x100002;
+        b.pitch = 8;
+        is_int(cudaErrorInvalidValue, cuxfer_copy2d_check(&a, &b, 0),
+               "views interleaving over millions of rows are refused in bounded time");
+        contains(cuxfer_last_reason(), "interleave", "the reason says they interleave");
+        a.height = b.height = 2000;
+        is_int(cudaSuccess, cuxfer_copy2d_check(&a, &b, 0),
+               "the same interleaving over 2000 rows is proven disjoint");
+    }
     ok(refused > 1000 && interleaved > 1000,
        "both kinds were tried: %d overlapping, %d interleaved without overlap", refused,
        interleaved);
