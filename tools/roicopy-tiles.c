@@ -20,6 +20,7 @@
 
 #include <cuxfer.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,6 +450,16 @@ static int write_stack(const tiles_plan *tp, const unsigned char *batch,
         (void)unlink(tmp);
         return roicopy_fail(RC_OUTPUT, path, "cannot write: %s",
                             saved ? strerror(saved) : "write error");
+    }
+    /* The rename on disk too, as image_write_atomic does: the directory. */
+    if (slash)
+        (void)snprintf(tmp, sizeof tmp, "%.*s",
+                       slash == path ? 1 : (int)(slash - path), path);
+    else
+        (void)snprintf(tmp, sizeof tmp, ".");
+    if ((fd = open(tmp, O_RDONLY)) >= 0) {
+        (void)fsync(fd); /* best effort, as there: the data is synced */
+        close(fd);
     }
     return 0;
 }
