@@ -594,6 +594,10 @@ static int run_gpu(tiles_plan *tp)
         rc = tp->rq->stack ? write_stack(tp, (const unsigned char *)batch, off)
                            : write_files(tp, (const unsigned char *)batch, off);
 done:
+    /* After a failure part of the copies may still be queued: nothing they
+     * read or write is freed before they end. */
+    if (s && cudaStreamSynchronize(s) != cudaSuccess)
+        (void)cudaGetLastError();
     if (have_plan)
         (void)cuxfer_rois_destroy(&plan);
     if (s)
