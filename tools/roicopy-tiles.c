@@ -20,6 +20,7 @@
 
 #include <cuxfer.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -450,6 +451,16 @@ static int write_stack(const tiles_plan *tp, const unsigned char *batch,
         return roicopy_fail(RC_OUTPUT, path, "cannot write: %s",
                             saved ? strerror(saved) : "write error");
     }
+    /* The rename on disk too, as image_write_atomic does: the directory. */
+    if (slash)
+        (void)snprintf(tmp, sizeof tmp, "%.*s",
+                       slash == path ? 1 : (int)(slash - path), path);
+    else
+        (void)snprintf(tmp, sizeof tmp, ".");
+    if ((fd = open(tmp, O_RDONLY)) >= 0) {
+        (void)fsync(fd); /* best effort, as there: the data is synced */
+        close(fd);
+    }
     return 0;
 }
 
@@ -583,6 +594,10 @@ static int run_gpu(tiles_plan *tp)
         rc = tp->rq->stack ? write_stack(tp, (const unsigned char *)batch, off)
                            : write_files(tp, (const unsigned char *)batch, off);
 done:
+    /* After a failure part of the copies may still be queued: nothing they
+     * read or write is freed before they end. */
+    if (s && cudaStreamSynchronize(s) != cudaSuccess)
+        (void)cudaGetLastError();
     if (have_plan)
         (void)cuxfer_rois_destroy(&plan);
     if (s)

@@ -82,6 +82,8 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
 {
     va_list ap;
     fflush(stdout);
+    /* One line, whole: the ring's I/O threads may fail at once. */
+    flockfile(stderr);
     if (file)
         fprintf(stderr, "roicopy: %s: ", roicopy_esc(file));
     else
@@ -90,6 +92,7 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+    funlockfile(stderr);
     return status;
 }
 
