@@ -4708,6 +4708,26 @@ CUXFER_API int cuxfer_impl_team_default(int keep_one)
     return cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
 }
 
+/* The options every plan with a team shares, checked and defaulted the
+ * same way: threads 0 (cuxfer_impl_team_default) to max, chunk_bytes 0
+ * (chunk_default) or at least 4096. */
+CUXFER_API cudaError_t cuxfer_impl_team_options(const char *call, int *threads, int max,
+                                                int keep_one, size_t *chunk,
+                                                size_t chunk_default)
+{
+    if (*threads < 0 || *threads > max)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: threads %d is outside 0..%d", call,
+                                *threads, max);
+    if (*chunk == 0)
+        *chunk = chunk_default;
+    if (*chunk < 4096)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: chunk_bytes %zu is below 4096",
+                                call, *chunk);
+    if (*threads == 0)
+        *threads = cuxfer_impl_team_default(keep_one);
+    return cudaSuccess;
+}
+
 /* Start `workers` threads (0 is a team of the caller alone).  Fewer start
  * when pthread_create fails; the team works with what it has. */
 CUXFER_API void cuxfer_impl_team_start(cuxfer_impl_team *t, int workers)
@@ -5038,18 +5058,9 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
     if (p->opt.strategy < CUXFER_PLAN_AUTO || p->opt.strategy > CUXFER_PLAN_PACK)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_plan2d_create: strategy %d is unknown", p->opt.strategy);
-    if (p->opt.threads < 0 || p->opt.threads > CUXFER_PLAN_MAX_THREADS)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_plan2d_create: threads %d is outside 0..%d",
-                                p->opt.threads, CUXFER_PLAN_MAX_THREADS);
-    if (p->opt.chunk_bytes == 0)
-        p->opt.chunk_bytes = 8u << 20;
-    if (p->opt.chunk_bytes < 4096)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_plan2d_create: chunk_bytes %zu is below 4096",
-                                p->opt.chunk_bytes);
-    if (p->opt.threads == 0)
-        p->opt.threads = cuxfer_impl_team_default(1);
+    CUXFER_TRY(cuxfer_impl_team_options("cuxfer_plan2d_create", &p->opt.threads,
+                                        CUXFER_PLAN_MAX_THREADS, 1, &p->opt.chunk_bytes,
+                                        (size_t)8 << 20));
     p->tuning = cuxfer_plan2d_default_tuning();
     p->device = cuxfer_impl_current_device();
     p->ready = 1;
@@ -5766,18 +5777,9 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
     if (p->opt.strategy < CUXFER_ROIS_AUTO || p->opt.strategy > CUXFER_ROIS_GATHER)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_rois_create: strategy %d is unknown", p->opt.strategy);
-    if (p->opt.threads < 0 || p->opt.threads > CUXFER_ROIS_MAX_THREADS)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_rois_create: threads %d is outside 0..%d",
-                                p->opt.threads, CUXFER_ROIS_MAX_THREADS);
-    if (p->opt.chunk_bytes == 0)
-        p->opt.chunk_bytes = 4u << 20;
-    if (p->opt.chunk_bytes < 4096)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_rois_create: chunk_bytes %zu is below 4096",
-                                p->opt.chunk_bytes);
-    if (p->opt.threads == 0)
-        p->opt.threads = cuxfer_impl_team_default(0);
+    CUXFER_TRY(cuxfer_impl_team_options("cuxfer_rois_create", &p->opt.threads,
+                                        CUXFER_ROIS_MAX_THREADS, 0, &p->opt.chunk_bytes,
+                                        (size_t)4 << 20));
     if (p->opt.direct_tile_bytes == 0)
         p->opt.direct_tile_bytes = (size_t)16384 * (size_t)p->opt.threads;
     p->device = cuxfer_impl_current_device();
