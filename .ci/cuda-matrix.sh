@@ -61,30 +61,9 @@ result() { # result ok|"not ok" NAME [LOG]
 }
 
 # Unpack the headers and libcudart of the wheels in $1 into $2/include and
-# $2/lib (python3's zipfile: no unzip needed).
+# $2/lib (python3's zipfile: no unzip needed; .ci/unpack-cudart.py).
 unpack() {
-    python3 - "$1" "$2" <<'PY'
-import os, sys, zipfile, glob, shutil
-src, dst = sys.argv[1], sys.argv[2]
-for whl in sorted(glob.glob(os.path.join(src, "*.whl"))):
-    with zipfile.ZipFile(whl) as z:
-        for m in z.namelist():
-            parts = m.split("/")
-            if m.endswith("/") or len(parts) < 4 or parts[0] != "nvidia":
-                continue
-            if parts[2] == "include" and m.endswith((".h", ".hpp")):
-                # runtime headers, and crt/ only from the nvcc wheels
-                if "nvcc" in parts[1] and parts[3] != "crt":
-                    continue
-                out = os.path.join(dst, "include", *parts[3:])
-            elif parts[2] == "lib" and parts[3].startswith("libcudart.so"):
-                out = os.path.join(dst, "lib", parts[3])
-            else:
-                continue
-            os.makedirs(os.path.dirname(out), exist_ok=True)
-            with z.open(m) as f, open(out, "wb") as g:
-                shutil.copyfileobj(f, g)
-PY
+    python3 .ci/unpack-cudart.py "$2" "$1"/*.whl
 }
 
 for v in $CUDA_MATRIX; do

@@ -85,27 +85,7 @@ cache_name() {
 
 # Unpack headers and libcudart of the wheels named in $2.. into $1.
 unpack() {
-    python3 - "$@" <<'PY'
-import os, sys, zipfile, shutil
-dst, wheels = sys.argv[1], sys.argv[2:]
-for whl in wheels:
-    with zipfile.ZipFile(whl) as z:
-        for m in z.namelist():
-            parts = m.split("/")
-            if m.endswith("/") or len(parts) < 4 or parts[0] != "nvidia":
-                continue
-            if parts[2] == "include" and m.endswith((".h", ".hpp")):
-                if "nvcc" in parts[1] and parts[3] != "crt":
-                    continue
-                out = os.path.join(dst, "include", *parts[3:])
-            elif parts[2] == "lib" and parts[3].startswith("libcudart.so"):
-                out = os.path.join(dst, "lib", parts[3])
-            else:
-                continue
-            os.makedirs(os.path.dirname(out), exist_ok=True)
-            with z.open(m) as f, open(out, "wb") as g:
-                shutil.copyfileobj(f, g)
-PY
+    python3 .ci/unpack-cudart.py "$@"
 }
 
 fetch_one() {
