@@ -71,6 +71,8 @@ typedef struct ctx {
     cuxfer_pinned_pool pool;
     cuxfer_pinned_block blk, blk2;
     cuxfer_plan2d span, pack;
+    cuxfer_plan2d cal; /* default chunks: the test plans' 16 KiB chunks make a
+                          calibration (64 MiB of rows per width) take minutes */
     cuxfer_stager stager;
     cuxfer_graph g, g0;
     cuxfer_plan2d_tuning tun;
@@ -398,7 +400,7 @@ static size_t k_is_capturing(ctx *c)
 static cudaError_t r_calibrate(ctx *c, cudaStream_t s)
 {
     memset(&c->tun, 0xff, sizeof c->tun);
-    return cuxfer_plan2d_calibrate(&c->span, s, &c->tun, NULL, NULL);
+    return cuxfer_plan2d_calibrate(&c->cal, s, &c->tun, NULL, NULL);
 }
 static size_t k_calibrate(ctx *c)
 {
@@ -408,12 +410,12 @@ static size_t k_calibrate(ctx *c)
              c->tun.max_ratio);
         ++bad;
     }
-    if (c->span.opt.strategy != CUXFER_PLAN_SPAN) {
-        diag("  the plan's strategy is %d after calibration (want SPAN)", c->span.opt.strategy);
+    if (c->cal.opt.strategy != CUXFER_PLAN_SPAN) {
+        diag("  the plan's strategy is %d after calibration (want SPAN)", c->cal.opt.strategy);
         ++bad;
     }
     /* and the plan still copies */
-    GPU_MUST(cuxfer_plan2d_copy_async(&c->span, &c->dv_a[0], &c->hv_src, c->plain[0]));
+    GPU_MUST(cuxfer_plan2d_copy_async(&c->cal, &c->dv_a[0], &c->hv_src, c->plain[0]));
     GPU_MUST(cudaStreamSynchronize(c->plain[0]));
     readback(c->dA[0]);
     return bad + diff(c->tmp, want2d(c->ref, PH, PD), "dA after calibration");
@@ -693,6 +695,9 @@ static void setup(void)
     GPU_MUST(cuxfer_plan2d_create(&C.span, &po));
     po.strategy = CUXFER_PLAN_PACK;
     GPU_MUST(cuxfer_plan2d_create(&C.pack, &po));
+    memset(&po, 0, sizeof po);
+    po.strategy = CUXFER_PLAN_SPAN;
+    GPU_MUST(cuxfer_plan2d_create(&C.cal, &po));
     memset(&so, 0, sizeof so);
     so.slots = 4;
     so.slot_bytes = 65536;
@@ -715,6 +720,7 @@ static void teardown(void)
     GPU_OK(cuxfer_stager_destroy(&C.stager), "teardown: stager destroyed");
     GPU_OK(cuxfer_plan2d_destroy(&C.span), "teardown: SPAN plan destroyed");
     GPU_OK(cuxfer_plan2d_destroy(&C.pack), "teardown: PACK plan destroyed");
+    GPU_OK(cuxfer_plan2d_destroy(&C.cal), "teardown: calibration plan destroyed");
     GPU_OK(cuxfer_latch_destroy(&C.latch), "teardown: latch destroyed");
     GPU_OK(cuxfer_timer_destroy(&C.timer), "teardown: timer destroyed");
     GPU_OK(cuxfer_graph_destroy(&C.g0), "teardown: graph destroyed");
