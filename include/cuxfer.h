@@ -117,6 +117,24 @@
  *    cuxfer_memkind  CUXFER_MEMORY_UNKNOWN  CUXFER_MEMORY_PAGEABLE
  *    CUXFER_MEMORY_PINNED  CUXFER_MEMORY_DEVICE  CUXFER_MEMORY_MANAGED
  *    CUXFER_PAGEABLE_ALLOW  CUXFER_PAGEABLE_WARN  CUXFER_PAGEABLE_ERROR
+ *  man 3 cuxfer_view
+ *    cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
+ *            size_t height, size_t elem_size);
+ *    cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width,
+ *            size_t height, size_t elem_size, size_t row_align);
+ *    cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
+ *            size_t width, size_t height, size_t elem_size);
+ *    cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
+ *            size_t width, size_t height, size_t elem_size,
+ *            cuxfer_memkind kind, int device);
+ *    cudaError_t cuxfer_view_free(cuxfer_view *v);
+ *    void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y);
+ *    cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
+ *            cuxfer_view *sub);
+ *    cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what);
+ *    size_t cuxfer_view_row_bytes(const cuxfer_view *v);
+ *    cuxfer_view  cuxfer_roi  CUXFER_ELEM_MAX  CUXFER_VIEW_OWNS_DEVICE
+ *    CUXFER_VIEW_OWNS_HOST
  *  man 3 cuxfer_host_alloc
  *    cudaError_t cuxfer_host_alloc(void **p, size_t count, size_t elem_size,
  *            unsigned flags);
@@ -137,24 +155,6 @@
  *            enum cudaMemoryAdvise advice, int target);
  *    int cuxfer_managed_concurrent(int device);
  *    CUXFER_CPU
- *  man 3 cuxfer_view
- *    cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
- *            size_t height, size_t elem_size);
- *    cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width,
- *            size_t height, size_t elem_size, size_t row_align);
- *    cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
- *            size_t width, size_t height, size_t elem_size);
- *    cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
- *            size_t width, size_t height, size_t elem_size,
- *            cuxfer_memkind kind, int device);
- *    cudaError_t cuxfer_view_free(cuxfer_view *v);
- *    void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y);
- *    cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
- *            cuxfer_view *sub);
- *    cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what);
- *    size_t cuxfer_view_row_bytes(const cuxfer_view *v);
- *    cuxfer_view  cuxfer_roi  CUXFER_ELEM_MAX  CUXFER_VIEW_OWNS_DEVICE
- *    CUXFER_VIEW_OWNS_HOST
  *  man 3 cuxfer_copy2d_async
  *    cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
  *            const cuxfer_view *src, cudaStream_t s);
@@ -487,7 +487,7 @@ struct cuxfer_impl_state {
     int warned_stream;
     /* Capability caches, per device, asked of the driver once.
      * managed_cap: concurrentManagedAccess, 0 unknown, 1 yes, 2 no
-     * (section 4); max_pitch: cudaDevAttrMaxPitch, 0 unknown (section 6);
+     * (section 5); max_pitch: cudaDevAttrMaxPitch, 0 unknown (section 6);
      * peer: peer access per ordered pair, 0 not asked, 1 enabled,
      * 2 impossible (section 6). */
     int managed_cap[CUXFER_IMPL_MAX_DEVICES];
@@ -1416,7 +1416,188 @@ CUXFER_API cudaError_t cuxfer_impl_guard(const char *call,
 }
 
 /* ------------------------------------------------------------------------
- * 4. Pinned and managed memory
+ * 4. Geometry: views and ROIs (pure CPU arithmetic, no CUDA call)
+ * ------------------------------------------------------------------------ */
+
+/* The largest element: 64 bytes covers float4x4, double4x2, RGBA64... */
+#define CUXFER_ELEM_MAX 64
+/* cuxfer_view.flags: what cuxfer_view_free releases. */
+#define CUXFER_VIEW_OWNS_DEVICE 1u
+#define CUXFER_VIEW_OWNS_HOST 2u
+
+/* A 2D array in memory: width x height elements of elem_size bytes, rows
+ * pitch bytes apart, starting at ptr, living in `kind` memory (on `device`
+ * for device and managed memory).  Pitch is in bytes, width and height in
+ * elements: the two units the CUDA API mixes are kept apart here. */
+typedef struct cuxfer_view {
+    void *ptr;
+    size_t pitch;     /* bytes from one row to the next, >= width * elem_size */
+    size_t width;     /* elements per row */
+    size_t height;    /* rows */
+    size_t elem_size; /* bytes per element, 1 .. CUXFER_ELEM_MAX */
+    cuxfer_memkind kind;
+    int device;       /* owning device, -1 for host memory */
+    unsigned flags;   /* CUXFER_VIEW_OWNS_* */
+} cuxfer_view;
+
+/* A region of interest, in elements. */
+typedef struct cuxfer_roi {
+    size_t x, y, width, height;
+} cuxfer_roi;
+
+/* Bytes of one row's data (width * elem_size); the view is assumed valid. */
+CUXFER_API size_t cuxfer_view_row_bytes(const cuxfer_view *v)
+{
+    return v->width * v->elem_size;
+}
+
+/* Validate a view's numbers: element size, row bytes within the pitch,
+ * the whole span addressable without wrapping.  Empty views (width or
+ * height 0) are valid.  Returns cudaErrorInvalidPitchValue when the row
+ * does not fit the pitch, cudaErrorInvalidValue otherwise. */
+CUXFER_API cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what)
+{
+    size_t row, span;
+    if (!v)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s view is NULL", what);
+    if (v->elem_size < 1 || v->elem_size > CUXFER_ELEM_MAX)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s elem_size %zu is outside 1..%d", what,
+                                v->elem_size, CUXFER_ELEM_MAX);
+    if (!v->ptr)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s view pointer is NULL", what);
+    if (cuxfer_impl_mul(v->width, v->elem_size, &row) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s width %zu x elem_size %zu overflows size_t", what,
+                                v->width, v->elem_size);
+    if (row > v->pitch)
+        return cuxfer_impl_fail(cudaErrorInvalidPitchValue,
+                                "%s row of %zu bytes (width %zu x elem_size %zu) "
+                                "exceeds pitch %zu", what, row, v->width,
+                                v->elem_size, v->pitch);
+    if (v->width == 0 || v->height == 0)
+        return cudaSuccess;
+    if (cuxfer_impl_mul(v->height - 1, v->pitch, &span) != 0 ||
+        cuxfer_impl_add(span, row, &span) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s height %zu x pitch %zu overflows size_t", what,
+                                v->height, v->pitch);
+    if ((uintptr_t)v->ptr > UINTPTR_MAX - span)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "%s view of %zu bytes at %p wraps around the "
+                                "address space", what, span, v->ptr);
+    return cudaSuccess;
+}
+
+/* Fill *v from its parts and validate, without classifying the memory. */
+CUXFER_API cudaError_t cuxfer_impl_view_init(cuxfer_view *v, void *ptr, size_t pitch,
+                                             size_t width, size_t height,
+                                             size_t elem_size, cuxfer_memkind kind,
+                                             int device)
+{
+    cuxfer_view t;
+    t.ptr = ptr;
+    t.pitch = pitch;
+    t.width = width;
+    t.height = height;
+    t.elem_size = elem_size;
+    t.kind = kind;
+    t.device = device;
+    t.flags = 0;
+    CUXFER_TRY(cuxfer_view_check(&t, "cuxfer_view_wrap:"));
+    *v = t;
+    return cudaSuccess;
+}
+
+/* A view of memory the caller owns and whose kind the caller states:
+ * validated like cuxfer_view_wrap, but never classified, so it makes no
+ * CUDA call and works without a device or driver (CPU-side geometry,
+ * tests, memory whose kind is already known).  The kind is trusted: a
+ * wrong one misleads the copies and the pageable guard.  *v is zeroed
+ * first, so a refused view is safe to free; it owns nothing. */
+CUXFER_API cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
+                                        size_t width, size_t height, size_t elem_size,
+                                        cuxfer_memkind kind, int device)
+{
+    cuxfer_view t;
+    if (!v)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_init: view is NULL");
+    memset(v, 0, sizeof *v);
+    if ((int)kind < (int)CUXFER_MEMORY_UNKNOWN || (int)kind > (int)CUXFER_MEMORY_MANAGED)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_view_init: kind %d is not a cuxfer_memkind",
+                                (int)kind);
+    if (device < -1)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_view_init: device %d is below -1 (host)", device);
+    t.ptr = ptr;
+    t.pitch = pitch;
+    t.width = width;
+    t.height = height;
+    t.elem_size = elem_size;
+    t.kind = kind;
+    t.device = device;
+    t.flags = 0;
+    CUXFER_TRY(cuxfer_view_check(&t, "cuxfer_view_init:"));
+    *v = t;
+    return cudaSuccess;
+}
+
+/* Address of element (x, y), or NULL (with a reason) outside the view. */
+CUXFER_API void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y)
+{
+    if (cuxfer_view_check(v, "cuxfer_view_at:") != cudaSuccess)
+        return NULL;
+    if (x >= v->width || y >= v->height) {
+        (void)cuxfer_impl_fail(cudaErrorInvalidValue,
+                               "cuxfer_view_at: (%zu, %zu) is outside the %zux%zu view",
+                               x, y, v->width, v->height);
+        return NULL;
+    }
+    return (unsigned char *)v->ptr + y * v->pitch + x * v->elem_size;
+}
+
+/* The ROI of v as a view of its own (same memory, same pitch), checked:
+ * x + width <= view width and y + height <= view height, with overflow
+ * caught and the values named in the reason.  The sub-view owns nothing. */
+CUXFER_API cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
+                                       cuxfer_view *sub)
+{
+    size_t end, off;
+    if (!sub)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_sub: sub is NULL");
+    CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:"));
+    if (cuxfer_impl_add(roi.x, roi.width, &end) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "ROI x %zu + width %zu overflows size_t", roi.x, roi.width);
+    if (end > v->width)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "ROI x+width %zu exceeds view width %zu", end, v->width);
+    if (cuxfer_impl_add(roi.y, roi.height, &end) != 0)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "ROI y %zu + height %zu overflows size_t", roi.y, roi.height);
+    if (end > v->height)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "ROI y+height %zu exceeds view height %zu", end, v->height);
+    /* The offset is checked on its own: an empty view's span is never
+     * checked, and an empty ROI at the far edge starts past the span. */
+    if (cuxfer_impl_mul(roi.y, v->pitch, &off) != 0 ||
+        cuxfer_impl_mul(roi.x, v->elem_size, &end) != 0 ||
+        cuxfer_impl_add(off, end, &off) != 0 || (uintptr_t)v->ptr > UINTPTR_MAX - off)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "ROI offset y %zu x pitch %zu + x %zu x elem_size %zu "
+                                "wraps around the address space", roi.y, v->pitch, roi.x,
+                                v->elem_size);
+    *sub = *v;
+    sub->ptr = (unsigned char *)v->ptr + off;
+    sub->width = roi.width;
+    sub->height = roi.height;
+    sub->flags = 0;
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------------
+ * 5. Memory: pinned and managed memory, views that own or classify it
  * ------------------------------------------------------------------------ */
 
 /* count * elem_size, refusing zero and overflow with a reason. */
@@ -1805,133 +1986,8 @@ CUXFER_API cudaError_t cuxfer_advise(const void *p, size_t bytes,
     return cudaSuccess;
 }
 
-/* ------------------------------------------------------------------------
- * 5. Geometry: views and ROIs (pure CPU arithmetic, no CUDA call)
- * ------------------------------------------------------------------------ */
-
-/* The largest element: 64 bytes covers float4x4, double4x2, RGBA64... */
-#define CUXFER_ELEM_MAX 64
-/* cuxfer_view.flags: what cuxfer_view_free releases. */
-#define CUXFER_VIEW_OWNS_DEVICE 1u
-#define CUXFER_VIEW_OWNS_HOST 2u
-
-/* A 2D array in memory: width x height elements of elem_size bytes, rows
- * pitch bytes apart, starting at ptr, living in `kind` memory (on `device`
- * for device and managed memory).  Pitch is in bytes, width and height in
- * elements: the two units the CUDA API mixes are kept apart here. */
-typedef struct cuxfer_view {
-    void *ptr;
-    size_t pitch;     /* bytes from one row to the next, >= width * elem_size */
-    size_t width;     /* elements per row */
-    size_t height;    /* rows */
-    size_t elem_size; /* bytes per element, 1 .. CUXFER_ELEM_MAX */
-    cuxfer_memkind kind;
-    int device;       /* owning device, -1 for host memory */
-    unsigned flags;   /* CUXFER_VIEW_OWNS_* */
-} cuxfer_view;
-
-/* A region of interest, in elements. */
-typedef struct cuxfer_roi {
-    size_t x, y, width, height;
-} cuxfer_roi;
-
-/* Bytes of one row's data (width * elem_size); the view is assumed valid. */
-CUXFER_API size_t cuxfer_view_row_bytes(const cuxfer_view *v)
-{
-    return v->width * v->elem_size;
-}
-
-/* Validate a view's numbers: element size, row bytes within the pitch,
- * the whole span addressable without wrapping.  Empty views (width or
- * height 0) are valid.  Returns cudaErrorInvalidPitchValue when the row
- * does not fit the pitch, cudaErrorInvalidValue otherwise. */
-CUXFER_API cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what)
-{
-    size_t row, span;
-    if (!v)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s view is NULL", what);
-    if (v->elem_size < 1 || v->elem_size > CUXFER_ELEM_MAX)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "%s elem_size %zu is outside 1..%d", what,
-                                v->elem_size, CUXFER_ELEM_MAX);
-    if (!v->ptr)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s view pointer is NULL", what);
-    if (cuxfer_impl_mul(v->width, v->elem_size, &row) != 0)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "%s width %zu x elem_size %zu overflows size_t", what,
-                                v->width, v->elem_size);
-    if (row > v->pitch)
-        return cuxfer_impl_fail(cudaErrorInvalidPitchValue,
-                                "%s row of %zu bytes (width %zu x elem_size %zu) "
-                                "exceeds pitch %zu", what, row, v->width,
-                                v->elem_size, v->pitch);
-    if (v->width == 0 || v->height == 0)
-        return cudaSuccess;
-    if (cuxfer_impl_mul(v->height - 1, v->pitch, &span) != 0 ||
-        cuxfer_impl_add(span, row, &span) != 0)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "%s height %zu x pitch %zu overflows size_t", what,
-                                v->height, v->pitch);
-    if ((uintptr_t)v->ptr > UINTPTR_MAX - span)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "%s view of %zu bytes at %p wraps around the "
-                                "address space", what, span, v->ptr);
-    return cudaSuccess;
-}
-
-/* Fill *v from its parts and validate, without classifying the memory. */
-CUXFER_API cudaError_t cuxfer_impl_view_init(cuxfer_view *v, void *ptr, size_t pitch,
-                                             size_t width, size_t height,
-                                             size_t elem_size, cuxfer_memkind kind,
-                                             int device)
-{
-    cuxfer_view t;
-    t.ptr = ptr;
-    t.pitch = pitch;
-    t.width = width;
-    t.height = height;
-    t.elem_size = elem_size;
-    t.kind = kind;
-    t.device = device;
-    t.flags = 0;
-    CUXFER_TRY(cuxfer_view_check(&t, "cuxfer_view_wrap:"));
-    *v = t;
-    return cudaSuccess;
-}
-
-/* A view of memory the caller owns and whose kind the caller states:
- * validated like cuxfer_view_wrap, but never classified, so it makes no
- * CUDA call and works without a device or driver (CPU-side geometry,
- * tests, memory whose kind is already known).  The kind is trusted: a
- * wrong one misleads the copies and the pageable guard.  *v is zeroed
- * first, so a refused view is safe to free; it owns nothing. */
-CUXFER_API cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
-                                        size_t width, size_t height, size_t elem_size,
-                                        cuxfer_memkind kind, int device)
-{
-    cuxfer_view t;
-    if (!v)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_init: view is NULL");
-    memset(v, 0, sizeof *v);
-    if ((int)kind < (int)CUXFER_MEMORY_UNKNOWN || (int)kind > (int)CUXFER_MEMORY_MANAGED)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_view_init: kind %d is not a cuxfer_memkind",
-                                (int)kind);
-    if (device < -1)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_view_init: device %d is below -1 (host)", device);
-    t.ptr = ptr;
-    t.pitch = pitch;
-    t.width = width;
-    t.height = height;
-    t.elem_size = elem_size;
-    t.kind = kind;
-    t.device = device;
-    t.flags = 0;
-    CUXFER_TRY(cuxfer_view_check(&t, "cuxfer_view_init:"));
-    *v = t;
-    return cudaSuccess;
-}
+/* --- Views over memory: wrapped (classified with the CUDA runtime) and
+ * allocated (cudaMallocPitch, cudaHostAlloc); the view type is section 4's. */
 
 /* A view of memory the caller owns (pinned, device, managed or pageable):
  * validated, then classified with cudaPointerGetAttributes so copies know
@@ -1951,59 +2007,6 @@ CUXFER_API cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
     kind = cuxfer_impl_classify(ptr, &dev);
     v->kind = kind;
     v->device = dev;
-    return cudaSuccess;
-}
-
-/* Address of element (x, y), or NULL (with a reason) outside the view. */
-CUXFER_API void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y)
-{
-    if (cuxfer_view_check(v, "cuxfer_view_at:") != cudaSuccess)
-        return NULL;
-    if (x >= v->width || y >= v->height) {
-        (void)cuxfer_impl_fail(cudaErrorInvalidValue,
-                               "cuxfer_view_at: (%zu, %zu) is outside the %zux%zu view",
-                               x, y, v->width, v->height);
-        return NULL;
-    }
-    return (unsigned char *)v->ptr + y * v->pitch + x * v->elem_size;
-}
-
-/* The ROI of v as a view of its own (same memory, same pitch), checked:
- * x + width <= view width and y + height <= view height, with overflow
- * caught and the values named in the reason.  The sub-view owns nothing. */
-CUXFER_API cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
-                                       cuxfer_view *sub)
-{
-    size_t end, off;
-    if (!sub)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_sub: sub is NULL");
-    CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:"));
-    if (cuxfer_impl_add(roi.x, roi.width, &end) != 0)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "ROI x %zu + width %zu overflows size_t", roi.x, roi.width);
-    if (end > v->width)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "ROI x+width %zu exceeds view width %zu", end, v->width);
-    if (cuxfer_impl_add(roi.y, roi.height, &end) != 0)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "ROI y %zu + height %zu overflows size_t", roi.y, roi.height);
-    if (end > v->height)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "ROI y+height %zu exceeds view height %zu", end, v->height);
-    /* The offset is checked on its own: an empty view's span is never
-     * checked, and an empty ROI at the far edge starts past the span. */
-    if (cuxfer_impl_mul(roi.y, v->pitch, &off) != 0 ||
-        cuxfer_impl_mul(roi.x, v->elem_size, &end) != 0 ||
-        cuxfer_impl_add(off, end, &off) != 0 || (uintptr_t)v->ptr > UINTPTR_MAX - off)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "ROI offset y %zu x pitch %zu + x %zu x elem_size %zu "
-                                "wraps around the address space", roi.y, v->pitch, roi.x,
-                                v->elem_size);
-    *sub = *v;
-    sub->ptr = (unsigned char *)v->ptr + off;
-    sub->width = roi.width;
-    sub->height = roi.height;
-    sub->flags = 0;
     return cudaSuccess;
 }
 
