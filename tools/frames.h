@@ -29,8 +29,9 @@ enum {
 };
 
 /* cudaMallocPitch rounds rows up to the device's pitch alignment; 512 bytes
- * on every current GPU.  Only estimates (--dry-run) and the ring's device
- * slots, which roicopy lays out itself, use it. */
+ * on every current GPU.  Only the estimates of --dry-run use it: every
+ * device buffer, the ring's slots included, has the pitch cudaMallocPitch
+ * chose. */
 #define ROICOPY_PITCH_ALIGN 512
 
 /* The most devices --devices takes (and the most bands or ring slots). */

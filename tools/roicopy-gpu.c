@@ -402,11 +402,14 @@ done:
 /* ---- several inputs: the transfer ring ----------------------------------- */
 
 /* Where things are in a ring slot: the input image at host offset 0 (rows
- * packed), the ROI's download at out_offset; on the device a pitched ROI
- * (or canvas) with pitch dev_pitch. */
+ * packed), the ROI's download at out_offset; on the device a view of its
+ * own (cudaMallocPitch: the device's pitch, not a guess) big enough for
+ * the largest ROI (or canvas), in bytes, that each frame sees in its own
+ * elements. */
 typedef struct ring_layout {
     size_t out_offset, host_bytes;
-    size_t dev_pitch, device_bytes;
+    size_t dev_row_bytes, dev_rows;
+    cuxfer_view *dev; /* slot i's device view, on the slot's device */
 } ring_layout;
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
@@ -414,20 +417,19 @@ static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 static ring_layout plan_ring(const roicopy_plan *p, const prefetch_set *ps)
 {
     ring_layout l;
-    size_t i, img = 0, out = 0, pitch = 0, rows = 0;
+    size_t i, img = 0, out = 0, row = 0, rows = 0;
     for (i = 0; i < p->nframes; ++i) {
         const roicopy_frame *f = &p->frames[i];
         size_t w = p->place ? p->canvas_w : f->roi.width;
         size_t h = p->place ? p->canvas_h : f->roi.height;
-        size_t dp = roicopy_pitch_estimate(w * f->in.pixel_bytes);
         /* a frame in its own buffers */
         int own = roicopy_prefetched(ps, i) != NULL;
         if (!own && f->in.total_bytes > img)
             img = f->in.total_bytes;
         if (!own && f->out.total_bytes > out)
             out = f->out.total_bytes;
-        if (dp > pitch)
-            pitch = dp;
+        if (w * f->in.pixel_bytes > row)
+            row = w * f->in.pixel_bytes;
         if (h > rows)
             rows = h;
     }
@@ -436,8 +438,9 @@ static ring_layout plan_ring(const roicopy_plan *p, const prefetch_set *ps)
     l.host_bytes = l.out_offset + out;
     if (l.host_bytes == 0) /* every frame in its own buffers */
         l.host_bytes = 4096;
-    l.dev_pitch = pitch;
-    l.device_bytes = pitch * rows;
+    l.dev_row_bytes = row;
+    l.dev_rows = rows;
+    l.dev = NULL;
     return l;
 }
 
@@ -460,6 +463,7 @@ static cudaError_t slot_views(const cuxfer_ring_slot *s, const frame_job *j,
     size_t epp = f->elem_per_pixel, e = f->elem_size;
     size_t dw = (j->p->place ? j->p->canvas_w : f->roi.width) * epp;
     size_t dh = j->p->place ? j->p->canvas_h : f->roi.height;
+    const cuxfer_view *sd = &j->l->dev[s->index];
     cuxfer_view img, whole;
     cuxfer_roi roi = roicopy_roi(&f->roi, epp);
     cuxfer_roi at = roicopy_device_roi(j->p, f);
@@ -472,7 +476,9 @@ static cudaError_t slot_views(const cuxfer_ring_slot *s, const frame_job *j,
                                     f->in.width * epp, f->in.height, e));
     }
     CUXFER_TRY(cuxfer_view_sub(&img, roi, src));
-    CUXFER_TRY(cuxfer_view_wrap(&whole, s->device, j->l->dev_pitch, dw, dh, e));
+    /* The slot's device memory in this frame's elements, with its pitch. */
+    CUXFER_TRY(cuxfer_view_init(&whole, sd->ptr, sd->pitch, dw, dh, e,
+                                CUXFER_MEMORY_DEVICE, sd->device));
     CUXFER_TRY(cuxfer_view_sub(&whole, at, dev));
     return cuxfer_view_wrap(out, j->pf ? j->pf->out
                                        : (unsigned char *)s->host +
@@ -755,6 +761,35 @@ static int sync_output_dirs(const roicopy_plan *p)
     return RC_OK;
 }
 
+/* Each slot's device view, allocated on the slot's device. */
+static cudaError_t slot_memory(ring_run *rr)
+{
+    int i;
+    for (i = 0; i < rr->ring.count; ++i) {
+        cudaError_t err = cudaSetDevice(rr->ring.slots[i].device_id);
+        if (err == cudaSuccess)
+            err = cuxfer_view_alloc_device(&rr->l.dev[i], rr->l.dev_row_bytes,
+                                           rr->l.dev_rows, 1);
+        CUXFER_TRY(roicopy_back_home(rr->home, err));
+    }
+    return cudaSuccess;
+}
+
+/* After the ring is destroyed (nothing in flight): free them, each on its
+ * device. */
+static void slot_memory_free(ring_run *rr, int n)
+{
+    int i;
+    for (i = 0; rr->l.dev && i < n; ++i) {
+        if (!rr->l.dev[i].ptr)
+            continue;
+        (void)cudaSetDevice(rr->l.dev[i].device);
+        (void)cuxfer_view_free(&rr->l.dev[i]);
+    }
+    (void)cudaSetDevice(rr->home);
+    free(rr->l.dev);
+}
+
 /* --repeat K: K-1 more passes through the ring, each slot copying again
  * the frame it last held (timing.c times them). */
 static int replays(const roicopy_plan *p, ring_run *rr)
@@ -806,7 +841,8 @@ static int run_ring(const roicopy_plan *p, const prefetch_set *ps)
     image_defer_dir_sync(1);
     rr.held = (long *)malloc((size_t)p->streams * sizeof *rr.held);
     rr.last = (long *)malloc((size_t)p->streams * sizeof *rr.last);
-    if (!rr.held || !rr.last) {
+    rr.l.dev = (cuxfer_view *)calloc((size_t)p->streams, sizeof *rr.l.dev);
+    if (!rr.held || !rr.last || !rr.l.dev) {
         rc = roicopy_fail(RC_CUDA, file, "out of memory");
         goto done;
     }
@@ -818,8 +854,9 @@ static int run_ring(const roicopy_plan *p, const prefetch_set *ps)
     if (timed && (rc = roicopy_measure_bidir(p, rr.times.link_bytes,
                                              &rr.times.bidir_ms)) != RC_OK)
         goto done;
-    GPU_TRY(file, cuxfer_ring_create(&rr.ring, p->streams, rr.l.host_bytes,
-                                     rr.l.device_bytes, &opt));
+    GPU_TRY(file, cuxfer_ring_create(&rr.ring, p->streams, rr.l.host_bytes, 0,
+                                     &opt));
+    GPU_TRY(file, slot_memory(&rr));
     if (timed)
         GPU_TRY(file, cuxfer_timer_create(&rr.span));
     t0 = roicopy_now_ms();
@@ -845,6 +882,7 @@ static int run_ring(const roicopy_plan *p, const prefetch_set *ps)
 done:
     (void)cuxfer_timer_destroy(&rr.span);
     (void)cuxfer_ring_destroy(&rr.ring);
+    slot_memory_free(&rr, p->streams);
     free(rr.held);
     free(rr.last);
     if (rc != RC_OK) /* what was written is still made durable */
