@@ -85,7 +85,6 @@ awk -F '\t' '
             for (j = i; j > 1 && name[j - 1] > name[j]; --j) {
                 t = name[j]; name[j] = name[j - 1]; name[j - 1] = t
             }
-        bad = 0
         for (i = 1; i <= nn; ++i) {
             a = name[i]
             back = ""
@@ -98,14 +97,16 @@ awk -F '\t' '
             if (back == "" && out[a] == "")
                 printf "ok %d - %s calls no other file of roicopy\n", i + 1, a
             else if (back == "")
-                printf "ok %d - %s calls%s; none of them calls it back\n", i + 1, a, out[a]
+                printf "ok %d - %s calls%s; none of them calls it back\n",
+                    i + 1, a, out[a]
             else {
-                printf "not ok %d - %s is in a call circle: %s\n", i + 1, a, back
+                printf "not ok %d - %s is in a call circle: %s\n",
+                    i + 1, a, back
                 # name the symbols of each step of the circle
                 m = split(back, step, " -> ")
                 for (c = 1; c < m; ++c)
-                    printf "# %s uses %s of %s\n", step[c], why[step[c], step[c + 1]], step[c + 1]
-                bad = 1
+                    printf "# %s uses %s of %s\n", step[c],
+                        why[step[c], step[c + 1]], step[c + 1]
             }
         }
         exit 0

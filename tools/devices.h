@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * devices.h - the CUDA services of roicopy's copies (roicopy-gpu.c,
- * roicopy-tiles.c, timing.c): a CUDA failure as a message, the context
- * started early, the devices checked and switched, waits across devices,
- * host buffers, and roicopy's regions as cuxfer_roi.
+ * roicopy-ring.c, roicopy-tiles.c, timing.c): a CUDA failure as a
+ * message, the context started early, the devices checked and switched,
+ * waits across devices, host buffers, and roicopy's regions as
+ * cuxfer_roi.
  *
  * They call nothing of roicopy's but frames.c (tests/tools-no-cycle.sh).
  */

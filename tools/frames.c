@@ -2,7 +2,8 @@
 /*
  * frames.c - the CPU services of roicopy (frames.h): messages, reading a
  * frame, --verify and the atomic write, the progress bar, bands.  Nothing
- * here calls back into roicopy.c, roicopy-gpu.c or roicopy-tiles.c.
+ * here calls back into roicopy.c or the copies (roicopy-gpu.c,
+ * roicopy-ring.c, roicopy-tiles.c).
  */
 #include "frames.h"
 

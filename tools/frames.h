@@ -6,8 +6,9 @@
  * arithmetic.
  *
  * These services call nothing of roicopy's own: roicopy.c (command line
- * and plan), roicopy-gpu.c and roicopy-tiles.c (the copies), report.c and
- * timing.c call them, never the other way round (tests/tools-no-cycle.sh).
+ * and plan), roicopy-gpu.c, roicopy-ring.c and roicopy-tiles.c (the
+ * copies), report.c and timing.c call them, never the other way round
+ * (tests/tools-no-cycle.sh).
  */
 #ifndef ROICOPY_FRAMES_H
 #define ROICOPY_FRAMES_H

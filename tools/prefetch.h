@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * prefetch.h - frames of a batch read ahead on threads while the CUDA
- * context starts (roicopy-gpu.c's ring uses them).  Calls nothing of
+ * context starts (roicopy-ring.c uses them).  Calls nothing of
  * roicopy's own: image.c reads, cuxfer.h page-locks.
  */
 #ifndef ROICOPY_PREFETCH_H

@@ -2,8 +2,8 @@
 /*
  * report.c - what roicopy prints on standard output (report.h): the plan
  * of --dry-run, and --timing and --json after the copies.  It only prints
- * what it is given; the measurements are made by roicopy-gpu.c and
- * timing.c.
+ * what it is given; the measurements are made by roicopy-gpu.c,
+ * roicopy-ring.c and timing.c.
  */
 #include "report.h"
 

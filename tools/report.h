@@ -3,8 +3,9 @@
  * report.h - what roicopy prints on standard output: the plan of --dry-run
  * (text or --json), and the times of --timing and --json after a run.
  *
- * The copies (roicopy-gpu.c, timing.c) measure and fill these structs;
- * report.c only prints them.  It calls nothing of roicopy's but frames.c.
+ * The copies (roicopy-gpu.c, roicopy-ring.c, timing.c) measure and fill
+ * these structs; report.c only prints them.  It calls nothing of
+ * roicopy's but frames.c.
  */
 #ifndef ROICOPY_REPORT_H
 #define ROICOPY_REPORT_H

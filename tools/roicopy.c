@@ -226,7 +226,7 @@ static int geometry_option(int opt, const char *arg, options *o)
 }
 
 /* --devices LIST: comma-separated device numbers, none twice.  Whether
- * each exists is asked of CUDA later, in roicopy-gpu.c. */
+ * each exists is asked of CUDA later (devices.c). */
 static int devices_option(const char *arg, options *o)
 {
     char err[GEOM_ERR_MAX];
@@ -948,7 +948,7 @@ static int run_tiles(const options *o)
 }
 
 /* The CUDA context starts on a helper thread now, while the inputs are
- * checked and read (roicopy-gpu.c). */
+ * checked and read (devices.c). */
 static void start_cuda_early(const options *o)
 {
     int devs[ROICOPY_MAX_DEVICES];

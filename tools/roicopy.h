@@ -10,7 +10,8 @@
  * The files by role, each calling only those below it (no two call each
  * other; tests/tools-no-cycle.sh checks the objects):
  *   roicopy.c         command line, validation, the plan
- *   roicopy-gpu.c     the copies of one input (bands) and of a batch (ring)
+ *   roicopy-gpu.c     the copies of one input (bands), the dispatch
+ *   roicopy-ring.c    the copies of a batch (the transfer ring)
  *   roicopy-tiles.c   many regions of one input (--tiles, --roi, --stack)
  *   timing.c          what --timing measures beside the copies
  *   prefetch.c        frames of a batch read ahead
@@ -27,11 +28,20 @@
 #include "frames.h"
 #include "geometry.h"
 #include "image.h"
+#include "prefetch.h"
 
 /* ---- one input or a batch (roicopy-gpu.c) -------------------------------- */
 
 /* Run the plan, return an exit status. */
 int roicopy_gpu_run(const roicopy_plan *p);
+
+/* ---- a batch through the transfer ring (roicopy-ring.c) ------------------ */
+
+/* Copy every frame of the plan (pinned host memory) through a ring of
+ * p->streams slots, with the frames of ps read ahead (NULL: none);
+ * roicopy_gpu_run() calls it once the devices are set up.  An exit
+ * status. */
+int roicopy_ring_run(const roicopy_plan *p, const prefetch_set *ps);
 
 /* ---- many regions of one input (roicopy-tiles.c) ------------------------ */
 
