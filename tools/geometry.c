@@ -6,8 +6,8 @@
  * are scanned by hand: digits only, checked against GEOM_MAX as they grow.
  */
 #include "geometry.h"
+#include "say.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,16 +33,6 @@ static int scan_num(const char **p, unsigned long *out)
     *p = q;
     *out = v;
     return big ? NUM_BIG : NUM_OK;
-}
-
-static void say(char *err, size_t errsz, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || errsz == 0)
-        return;
-    va_start(ap, fmt);
-    (void)vsnprintf(err, errsz, fmt, ap);
-    va_end(ap);
 }
 
 /* The context every field parse shares: the whole argument (for messages),

@@ -8,6 +8,7 @@
  * promises before anyone allocates for them.
  */
 #include "image.h"
+#include "say.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,22 +26,6 @@
 
 /* netpbm keeps header lines short; a longer one is garbage, not a header. */
 #define PAM_LINE_MAX 1024
-
-static void say(char *err, size_t errsz, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void say(char *err, size_t errsz, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || errsz == 0)
-        return;
-    va_start(ap, fmt);
-    (void)vsnprintf(err, errsz, fmt, ap);
-    va_end(ap);
-}
 
 static int mul_ok(size_t a, size_t b, size_t *out)
 {

@@ -17,6 +17,8 @@
 #define _XOPEN_SOURCE 700
 
 #include "roicopy.h"
+#include "checks.h"
+#include "devices.h"
 
 #include <cuxfer.h>
 #include <errno.h>
@@ -524,23 +526,8 @@ static int verify_all(const tiles_plan *tp, const cuxfer_view *img,
 
 /* ---- the GPU ---------------------------------------------------------------- */
 
-static int tiles_cuda_fail(const char *file, cudaError_t err)
-{
-    const char *why = cuxfer_last_reason();
-    return roicopy_fail(RC_CUDA, file, "CUDA: %s: %s", cudaGetErrorName(err),
-                        why && *why ? why : cudaGetErrorString(err));
-}
-
-#define TILES_TRY(expr)                                                        \
-    do {                                                                       \
-        cudaError_t tiles_err_;                                                \
-        cuxfer_clear_reason();                                                 \
-        tiles_err_ = (expr);                                                   \
-        if (tiles_err_ != cudaSuccess) {                                       \
-            rc = tiles_cuda_fail(tp->rq->input, tiles_err_);                   \
-            goto done;                                                         \
-        }                                                                      \
-    } while (0)
+/* Every CUDA failure is told about the input (devices.h's GPU_TRY). */
+#define TILES_TRY(expr) GPU_TRY(tp->rq->input, expr)
 
 /* Read the image into pinned memory, gather every region into one dense
  * device buffer with cuxfer_rois_copy_async, bring the batch back in one
@@ -563,12 +550,8 @@ static int run_gpu(tiles_plan *tp)
         rc = roicopy_fail(RC_USAGE, NULL, "out of memory");
         goto done;
     }
-    for (i = 0; i < tp->n; ++i) {
-        rois[i].x = tp->t[i].r.x * tp->epp;
-        rois[i].y = tp->t[i].r.y;
-        rois[i].width = tp->t[i].r.width * tp->epp;
-        rois[i].height = tp->t[i].r.height;
-    }
+    for (i = 0; i < tp->n; ++i)
+        rois[i] = roicopy_roi(&tp->t[i].r, tp->epp);
     TILES_TRY(cuxfer_rois_offsets(rois, tp->n, tp->elem, off));
     TILES_TRY(cudaSetDevice(tp->rq->device));
     TILES_TRY(cuxfer_view_alloc_host(&img, tp->in.width * tp->epp, tp->in.height,

@@ -2,17 +2,21 @@
 /*
  * roicopy.c - copy regions of interest of image files through the GPU.
  *
- * This file is the CPU half: options, output paths, input headers, ROIs,
- * --dry-run, verification and atomic writes.  Everything a user can get
- * wrong is checked here before roicopy_gpu_run() (roicopy-gpu.c) makes the
- * first CUDA call, so errors read the same on machines with and without a
- * GPU.
+ * This file is the command line and the plan: options, input headers,
+ * ROIs, output paths (checks.c), the checks across frames, then --dry-run
+ * (report.c prints the plan) or the copies (roicopy-gpu.c, or
+ * roicopy-tiles.c for many regions of one input).  Everything a user can
+ * get wrong is checked here before the first CUDA call, so errors read the
+ * same on machines with and without a GPU.  roicopy.h lists the files.
  */
 /* realpath() is XSI, beyond the project's _POSIX_C_SOURCE. */
 #define _XOPEN_SOURCE 700
 
 #include "roicopy.h"
+#include "checks.h"
+#include "devices.h"
 #include "formats.h"
+#include "report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,34 +71,6 @@ typedef struct options {
 } options;
 
 /* ---- messages ----------------------------------------------------------- */
-
-const char *roicopy_esc(const char *text)
-{
-    /* A few buffers in turn, so one message may escape several names. */
-    /* Per thread: the ring's I/O threads report errors too. */
-    static __thread char bufs[4][4 * PATH_MAX + 8];
-    static __thread unsigned next;
-    char *b = bufs[next++ % 4];
-    return image_escape(text, b, sizeof bufs[0]);
-}
-
-int roicopy_fail(int status, const char *file, const char *fmt, ...)
-{
-    va_list ap;
-    fflush(stdout);
-    /* One line, whole: the ring's I/O threads may fail at once. */
-    flockfile(stderr);
-    if (file)
-        fprintf(stderr, "roicopy: %s: ", roicopy_esc(file));
-    else
-        fprintf(stderr, "roicopy: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    funlockfile(stderr);
-    return status;
-}
 
 /* The one line under a command-line mistake (stderr, then exit 2). */
 static int usage_line(int status)
@@ -158,17 +134,6 @@ static void usage(FILE *f)
         "Exit status: 0 ok, 1 --verify found a difference, 2 usage, 3 input,\n"
         "4 output, 5 CUDA; with several problems the highest.  See roicopy(1).\n",
         f);
-}
-
-void roicopy_json_string(FILE *f, const char *s)
-{
-    image_json_string(f, s);
-}
-
-size_t roicopy_pitch_estimate(size_t row_bytes)
-{
-    return (row_bytes + ROICOPY_PITCH_ALIGN - 1) / ROICOPY_PITCH_ALIGN *
-           ROICOPY_PITCH_ALIGN;
 }
 
 /* ---- option parsing ----------------------------------------------------- */
@@ -261,7 +226,7 @@ static int geometry_option(int opt, const char *arg, options *o)
 }
 
 /* --devices LIST: comma-separated device numbers, none twice.  Whether
- * each exists is asked of CUDA later, in roicopy-gpu.c. */
+ * each exists is asked of CUDA later (devices.c). */
 static int devices_option(const char *arg, options *o)
 {
     char err[GEOM_ERR_MAX];
@@ -526,36 +491,7 @@ static int check_combinations(options *o)
 
 /* ---- validation ---------------------------------------------------------- */
 
-/* What validation learns about one frame, for the checks across frames. */
-typedef struct frame_check {
-    int status;                 /* the worst problem of the frame, or 0 */
-    int skip;                   /* --skip-existing: the output exists */
-    int in_known;               /* in_dev/in_ino hold the input's identity */
-    dev_t in_dev;
-    ino_t in_ino;
-    int out_regular;            /* an existing regular output */
-    int out_in_place;           /* standard output, a device or a FIFO */
-    dev_t out_dev;
-    ino_t out_ino;
-    char *out_canon;            /* realpath(dir)/base, NULL when unknown */
-} frame_check;
-
-/* The last output directory looked at: with -o, every output shares it,
- * so it is checked (and resolved) once, not once per input. */
-typedef struct dir_cache {
-    char *dir;
-    int rc;          /* 0, or the errno of stat() */
-    struct stat st;
-    char *real;      /* realpath(dir) */
-} dir_cache;
-
 static int worse(int a, int b) { return a > b ? a : b; }
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
 
 /* DIR/BASE, with the extension changed when --format changes the format;
  * BASE is the input's last component, trailing slashes ignored. */
@@ -595,147 +531,6 @@ static char *output_in_dir(const options *o, const char *input)
     return out;
 }
 
-/* The directory part of path ("." when none). */
-static char *dir_of(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    size_t n = s ? (s == path ? 1 : (size_t)(s - path)) : 1;
-    char *d = (char *)malloc(n + 1);
-    if (!d)
-        return NULL;
-    memcpy(d, s ? path : ".", n);
-    d[n] = '\0';
-    return d;
-}
-
-static const dir_cache *look_at_dir(dir_cache *c, const char *out)
-{
-    char *dir = dir_of(out);
-    if (!dir)
-        return NULL;
-    if (c->dir && !strcmp(c->dir, dir)) {
-        free(dir);
-        return c;
-    }
-    free(c->dir);
-    free(c->real);
-    c->dir = dir;
-    c->real = NULL;
-    c->rc = stat(dir, &c->st) == 0 ? 0 : errno;
-    if (c->rc == 0 && S_ISDIR(c->st.st_mode))
-        c->real = realpath(dir, NULL);
-    return c;
-}
-
-/* Name problems that open() or rename() would only report at the end. */
-static int check_output_name(const char *out)
-{
-    const char *base = base_name(out);
-    size_t len = strlen(out);
-    if (len == 0)
-        return roicopy_fail(RC_OUTPUT, "\"\"", "the output name is empty");
-    if (*base == '\0')
-        return roicopy_fail(RC_OUTPUT, out, "ends in '/': an output names a "
-                            "file, not a directory");
-    if (strlen(base) > IMAGE_NAME_MAX)
-        return roicopy_fail(RC_OUTPUT, out, "the file name is %lu bytes "
-                            "long, out of range 1..%d",
-                            (unsigned long)strlen(base), IMAGE_NAME_MAX);
-    /* The temporary file is ".BASE.XXXXXX" in the same directory. */
-    if (len + 9 >= PATH_MAX)
-        return roicopy_fail(RC_OUTPUT, out, "the path is %lu bytes long, "
-                            "out of range 1..%d with the temporary name's 9 "
-                            "more", (unsigned long)len, PATH_MAX - 10);
-    return 0;
-}
-
-/* An existing output: what it is, and whether roicopy may write it. */
-static int check_existing_output(const char *out, const struct stat *st,
-                                 const dir_cache *d, frame_check *c)
-{
-    uid_t me = geteuid();
-    if (S_ISDIR(st->st_mode))
-        return roicopy_fail(RC_OUTPUT, out, "is a directory");
-    if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) {
-        c->out_in_place = 1;
-        if (access(out, W_OK) != 0)
-            return roicopy_fail(RC_OUTPUT, out, "%s: %s",
-                                image_file_type((unsigned)st->st_mode),
-                                strerror(errno));
-        return 0;
-    }
-    if (!S_ISREG(st->st_mode))
-        return roicopy_fail(RC_OUTPUT, out, "is %s; roicopy writes regular "
-                            "files (replaced), character devices and FIFOs "
-                            "(written in place)",
-                            image_file_type((unsigned)st->st_mode));
-    c->out_regular = 1;
-    c->out_dev = st->st_dev;
-    c->out_ino = st->st_ino;
-    if ((d->st.st_mode & S_ISVTX) && me != 0 && st->st_uid != me &&
-        d->st.st_uid != me)
-        return roicopy_fail(RC_OUTPUT, out, "is owned by user %lu in the "
-                            "sticky directory %s: only its owner may "
-                            "replace it", (unsigned long)st->st_uid,
-                            roicopy_esc(d->dir));
-    return 0;
-}
-
-static int check_output(const char *out, dir_cache *dc, frame_check *c)
-{
-    struct stat st;
-    const dir_cache *d;
-    int rc;
-    if (!strcmp(out, "-")) {
-        c->out_in_place = 1;
-        return 0;
-    }
-    if ((rc = check_output_name(out)) != 0)
-        return rc;
-    if (!(d = look_at_dir(dc, out)))
-        return roicopy_fail(RC_OUTPUT, out, "out of memory");
-    if (d->rc)
-        return roicopy_fail(RC_OUTPUT, out, "directory %s: %s",
-                            roicopy_esc(d->dir), strerror(d->rc));
-    if (!S_ISDIR(d->st.st_mode))
-        return roicopy_fail(RC_OUTPUT, out, "%s is not a directory",
-                            roicopy_esc(d->dir));
-    if (stat(out, &st) == 0) {
-        if ((rc = check_existing_output(out, &st, d, c)) != 0 ||
-            c->out_in_place)
-            return rc;
-    } else if (errno != ENOENT) {
-        return roicopy_fail(RC_OUTPUT, out, "%s", strerror(errno));
-    }
-    if (access(d->dir, W_OK | X_OK) != 0)
-        return roicopy_fail(RC_OUTPUT, out, "directory %s is not writable: "
-                            "%s", roicopy_esc(d->dir), strerror(errno));
-    if (d->real) {
-        size_t n = strlen(d->real) + strlen(base_name(out)) + 2;
-        c->out_canon = (char *)malloc(n);
-        if (c->out_canon)
-            (void)snprintf(c->out_canon, n, "%s/%s", d->real, base_name(out));
-    }
-    return 0;
-}
-
-int roicopy_check_output_path(const char *out, const char *input)
-{
-    static dir_cache dc; /* every tile output shares one directory */
-    frame_check c;
-    struct stat in_st;
-    int rc;
-    memset(&c, 0, sizeof c);
-    rc = check_output(out, &dc, &c);
-    free(c.out_canon);
-    if (!rc && c.out_regular && strcmp(input, "-") != 0 &&
-        stat(input, &in_st) == 0 && in_st.st_dev == c.out_dev &&
-        in_st.st_ino == c.out_ino)
-        rc = roicopy_fail(RC_OUTPUT, out, "is also an input (%s)",
-                          roicopy_esc(input));
-    return rc;
-}
-
 /* Views hold elements of at most 64 bytes; wider PAM pixels travel as
  * several elements of one sample each. */
 static void choose_elements(roicopy_frame *f)
@@ -747,30 +542,6 @@ static void choose_elements(roicopy_frame *f)
         f->elem_size = f->in.bytes;
         f->elem_per_pixel = f->in.channels;
     }
-}
-
-int roicopy_check_rect(const char *input, const image_header *in,
-                       const geom_rect *r, const char *what)
-{
-    if (r->x >= in->width || r->y >= in->height)
-        return roicopy_fail(RC_USAGE, input,
-                            "%s %lux%lu+%lu+%lu is outside the %lux%lu "
-                            "image", what, (unsigned long)r->width,
-                            (unsigned long)r->height, (unsigned long)r->x,
-                            (unsigned long)r->y, (unsigned long)in->width,
-                            (unsigned long)in->height);
-    if (r->width > in->width - r->x || r->height > in->height - r->y)
-        return roicopy_fail(RC_USAGE, input,
-                            "%s %lux%lu+%lu+%lu is partly outside the "
-                            "%lux%lu image (it spans columns %lu..%lu, rows "
-                            "%lu..%lu)", what, (unsigned long)r->width,
-                            (unsigned long)r->height, (unsigned long)r->x,
-                            (unsigned long)r->y, (unsigned long)in->width,
-                            (unsigned long)in->height, (unsigned long)r->x,
-                            (unsigned long)(r->x + r->width - 1),
-                            (unsigned long)r->y,
-                            (unsigned long)(r->y + r->height - 1));
-    return 0;
 }
 
 static int check_roi(const options *o, roicopy_frame *f)
@@ -1009,7 +780,8 @@ static int plan_frames(const options *o, roicopy_plan *p)
             continue;
         }
         c[i].status = check_input(o, f, &c[i]);
-        c[i].status = worse(c[i].status, check_output(f->output, &dc, &c[i]));
+        c[i].status = worse(c[i].status,
+                            roicopy_check_output(f->output, &dc, &c[i]));
         worst = worse(worst, c[i].status);
     }
     if (i == p->nframes)
@@ -1053,341 +825,6 @@ static int check_canvas(const options *o, const roicopy_plan *p)
                                 (unsigned long)o->canvas_h, err);
     }
     return 0;
-}
-
-/* ---- the dry run -------------------------------------------------------- */
-
-/* A label of the plan, padded like the fixed ones ("band 3:   "). */
-static void print_label(const char *what, size_t i)
-{
-    char label[32];
-    (void)snprintf(label, sizeof label, "%s %lu:", what, (unsigned long)i);
-    printf("%-10s", label);
-}
-
-/* With --devices: the device of each band, then each device's share. */
-static void print_band_devices(const roicopy_plan *p, const roicopy_frame *f,
-                               size_t n)
-{
-    size_t row = f->roi.width * f->in.pixel_bytes, i, y0, y1;
-    int d;
-    for (i = 0; i < n; ++i) {
-        roicopy_band_rows(f->roi.height, n, i, &y0, &y1);
-        print_label("band", i);
-        printf("rows %lu-%lu on device %d (%lu bytes each way)\n",
-               (unsigned long)y0, (unsigned long)(y1 - 1),
-               roicopy_device_of(p, i), (unsigned long)((y1 - y0) * row));
-    }
-    for (d = 0; d < p->ndevices; ++d) {
-        size_t bands = 0, rows = 0;
-        for (i = (size_t)d; i < n; i += (size_t)p->ndevices) {
-            roicopy_band_rows(f->roi.height, n, i, &y0, &y1);
-            ++bands;
-            rows += y1 - y0;
-        }
-        print_label("device", (size_t)p->devices[d]);
-        if (bands == 0)
-            printf("no band (the ROI has fewer rows than there are "
-                   "devices)\n");
-        else
-            printf("%lu band%s, %lu row%s, %lu bytes each way\n",
-                   (unsigned long)bands, bands == 1 ? "" : "s",
-                   (unsigned long)rows, rows == 1 ? "" : "s",
-                   (unsigned long)(rows * row));
-    }
-}
-
-static void print_bands(const roicopy_plan *p, const roicopy_frame *f)
-{
-    size_t n = (size_t)roicopy_band_count(p, f), i, y0, y1;
-    printf("bands:    %lu (one stream each):", (unsigned long)n);
-    for (i = 0; i < n; ++i) {
-        roicopy_band_rows(f->roi.height, n, i, &y0, &y1);
-        printf(" rows %lu-%lu", (unsigned long)y0, (unsigned long)(y1 - 1));
-    }
-    printf("\n");
-    if (p->devices_given)
-        print_band_devices(p, f, n);
-}
-
-/* How an output is written, for the plan: "" (a regular file, replaced
- * atomically), or how else. */
-static const char *output_how(const char *out)
-{
-    struct stat st;
-    if (!strcmp(out, "-"))
-        return ", written to standard output";
-    if (stat(out, &st) == 0 && S_ISCHR(st.st_mode))
-        return ", written in place: a character device";
-    if (stat(out, &st) == 0 && S_ISFIFO(st.st_mode))
-        return ", written in place: a FIFO";
-    return "";
-}
-
-static void print_frame_plan(const roicopy_plan *p, const roicopy_frame *f)
-{
-    const image_header *in = &f->in;
-    size_t roi_row = f->roi.width * in->pixel_bytes;
-    size_t dev_w = p->place ? p->canvas_w : f->roi.width;
-    size_t dev_h = p->place ? p->canvas_h : f->roi.height;
-    size_t dev_pitch = roicopy_pitch_estimate(dev_w * in->pixel_bytes);
-    printf("input:    %s (%s, %lux%lu, %lu channel%s x %lu byte%s%s, maxval "
-           "%u%s%s)\n", roicopy_esc(f->input), image_format_name(in->format),
-           (unsigned long)in->width, (unsigned long)in->height,
-           (unsigned long)in->channels, in->channels == 1 ? "" : "s",
-           (unsigned long)in->bytes, in->bytes == 1 ? "" : "s",
-           in->is_float ? " float" : "", in->maxval,
-           in->tupltype[0] ? ", tupltype " : "", roicopy_esc(in->tupltype));
-    printf("roi:      %lux%lu+%lu+%lu\n", (unsigned long)f->roi.width,
-           (unsigned long)f->roi.height, (unsigned long)f->roi.x,
-           (unsigned long)f->roi.y);
-    printf("element:  %lu bytes (%lu per pixel)\n", (unsigned long)f->elem_size,
-           (unsigned long)f->elem_per_pixel);
-    printf("source:   pitch %lu bytes (the full input row), ROI at byte "
-           "offset %lu\n", (unsigned long)in->row_bytes,
-           (unsigned long)(f->roi.y * in->row_bytes +
-                           f->roi.x * in->pixel_bytes));
-    if (p->place)
-        printf("canvas:   %lux%lu, ROI placed at %lu,%lu\n",
-               (unsigned long)p->canvas_w, (unsigned long)p->canvas_h,
-               (unsigned long)p->place_x, (unsigned long)p->place_y);
-    printf("device:   pitch %lu bytes (an estimate: cudaMallocPitch decides), "
-           "%lu rows\n", (unsigned long)dev_pitch, (unsigned long)dev_h);
-    printf("bytes:    %lu each way (%lu bytes x %lu rows), %d time%s\n",
-           (unsigned long)(roi_row * f->roi.height), (unsigned long)roi_row,
-           (unsigned long)f->roi.height, p->repeat, p->repeat == 1 ? "" : "s");
-    if (p->nframes == 1 || p->pageable)
-        print_bands(p, f);
-    printf("output:   %s (%s%s%s%s)\n", roicopy_esc(f->output),
-           image_format_name(f->out.format), f->out.tupltype[0] ? ", " : "",
-           roicopy_esc(f->out.tupltype), output_how(f->output));
-}
-
-/* With --devices: the device of each ring slot, then each device's share
- * (frame i goes to slot i % slots). */
-static void print_slot_devices(const roicopy_plan *p)
-{
-    size_t slots = (size_t)p->streams, i, k;
-    int d;
-    for (i = 0; i < slots; ++i) {
-        size_t frames = 0;
-        for (k = i; k < p->nframes; k += slots)
-            ++frames;
-        print_label("slot", i);
-        printf("device %d, %lu frame%s\n", roicopy_device_of(p, i),
-               (unsigned long)frames, frames == 1 ? "" : "s");
-    }
-    for (d = 0; d < p->ndevices; ++d) {
-        size_t nslots = 0, frames = 0, bytes = 0;
-        for (i = (size_t)d; i < slots; i += (size_t)p->ndevices)
-            ++nslots;
-        for (k = 0; k < p->nframes; ++k)
-            if ((k % slots) % (size_t)p->ndevices == (size_t)d) {
-                ++frames;
-                bytes += p->frames[k].out.total_bytes;
-            }
-        print_label("device", (size_t)p->devices[d]);
-        printf("%lu slot%s, %lu frame%s, %lu bytes each way\n",
-               (unsigned long)nslots, nslots == 1 ? "" : "s",
-               (unsigned long)frames, frames == 1 ? "" : "s",
-               (unsigned long)bytes);
-    }
-}
-
-static void print_plan(const roicopy_plan *p)
-{
-    size_t i;
-    int ring = p->nframes > 1 && !p->pageable;
-    printf("host:     %s\n", p->pageable ? "pageable (malloc)" : "pinned");
-    if (ring)
-        printf("pipeline: %lu frames through a ring of %d slots\n",
-               (unsigned long)p->nframes, p->streams);
-    else if (p->nframes > 1)
-        printf("pipeline: %lu frames, one at a time (--pageable: the ring "
-               "needs pinned memory)\n", (unsigned long)p->nframes);
-    if (ring && p->devices_given)
-        print_slot_devices(p);
-    for (i = 0; i < p->nskipped; ++i)
-        printf("skip:     %s (exists; --skip-existing)\n",
-               roicopy_esc(p->skipped[i]));
-    for (i = 0; i < p->nframes; ++i) {
-        if (p->nframes > 1)
-            printf("frame %lu:", (unsigned long)i);
-        if (ring && p->devices_given)
-            printf("  slot %lu on device %d",
-                   (unsigned long)(i % (size_t)p->streams),
-                   roicopy_device_of(p, i % (size_t)p->streams));
-        if (p->nframes > 1)
-            printf("\n");
-        print_frame_plan(p, &p->frames[i]);
-    }
-}
-
-/* --dry-run --json: the plan as one JSON object. */
-static void json_frame(const roicopy_plan *p, const roicopy_frame *f,
-                       size_t k)
-{
-    const image_header *in = &f->in;
-    size_t dev_w = p->place ? p->canvas_w : f->roi.width;
-    size_t dev_h = p->place ? p->canvas_h : f->roi.height;
-    size_t roi_row = f->roi.width * in->pixel_bytes, n, i, y0, y1;
-    const char *how = output_how(f->output);
-    printf("%s\n    {\"input\": ", k ? "," : "");
-    roicopy_json_string(stdout, f->input);
-    printf(", \"format\": \"%s\", \"width\": %lu, \"height\": %lu, "
-           "\"channels\": %lu, \"bytes_per_sample\": %lu, \"float\": %s, "
-           "\"maxval\": %u, \"tupltype\": ", image_format_name(in->format),
-           (unsigned long)in->width, (unsigned long)in->height,
-           (unsigned long)in->channels, (unsigned long)in->bytes,
-           in->is_float ? "true" : "false", in->maxval);
-    roicopy_json_string(stdout, in->tupltype);
-    printf(",\n     \"roi\": {\"width\": %lu, \"height\": %lu, \"x\": %lu, "
-           "\"y\": %lu}, \"element_bytes\": %lu, \"elements_per_pixel\": %lu,"
-           " \"source_pitch\": %lu, \"roi_offset\": %lu, "
-           "\"device_pitch_estimate\": %lu, \"device_rows\": %lu, "
-           "\"bytes_each_way\": %lu,\n     \"bands\": [",
-           (unsigned long)f->roi.width, (unsigned long)f->roi.height,
-           (unsigned long)f->roi.x, (unsigned long)f->roi.y,
-           (unsigned long)f->elem_size, (unsigned long)f->elem_per_pixel,
-           (unsigned long)in->row_bytes,
-           (unsigned long)(f->roi.y * in->row_bytes +
-                           f->roi.x * in->pixel_bytes),
-           (unsigned long)roicopy_pitch_estimate(dev_w * in->pixel_bytes),
-           (unsigned long)dev_h, (unsigned long)(roi_row * f->roi.height));
-    n = p->nframes == 1 || p->pageable ? (size_t)roicopy_band_count(p, f) : 0;
-    for (i = 0; i < n; ++i) {
-        roicopy_band_rows(f->roi.height, n, i, &y0, &y1);
-        printf("%s{\"first_row\": %lu, \"rows\": %lu, \"device\": %d}",
-               i ? ", " : "", (unsigned long)y0, (unsigned long)(y1 - y0),
-               roicopy_device_of(p, i));
-    }
-    printf("],\n     \"output\": ");
-    roicopy_json_string(stdout, f->output);
-    printf(", \"output_format\": \"%s\", \"output_tupltype\": ",
-           image_format_name(f->out.format));
-    roicopy_json_string(stdout, f->out.tupltype);
-    printf(", \"written\": \"%s\"}",
-           !*how ? "replaced atomically"
-           : !strcmp(f->output, "-") ? "standard output" : "in place");
-}
-
-static void print_json_plan(const roicopy_plan *p)
-{
-    size_t i;
-    int ring = p->nframes > 1 && !p->pageable;
-    printf("{\"dry_run\": true, \"host\": \"%s\", \"pipeline\": \"%s\", "
-           "\"slots\": %d, \"repeat\": %d, \"devices\": [",
-           p->pageable ? "pageable" : "pinned",
-           ring ? "ring" : p->nframes > 1 ? "one at a time" : "bands",
-           ring ? p->streams : 0, p->repeat);
-    for (i = 0; i < (size_t)p->ndevices; ++i)
-        printf("%s%d", i ? ", " : "", p->devices[i]);
-    printf("],\n  \"skipped\": [");
-    for (i = 0; i < p->nskipped; ++i) {
-        printf("%s", i ? ", " : "");
-        roicopy_json_string(stdout, p->skipped[i]);
-    }
-    printf("],\n  \"frames\": [");
-    for (i = 0; i < p->nframes; ++i)
-        json_frame(p, &p->frames[i], i);
-    printf("\n  ]}\n");
-}
-
-/* ---- services for the GPU part ------------------------------------------ */
-
-int roicopy_band_count(const roicopy_plan *p, const roicopy_frame *f)
-{
-    return (size_t)p->streams > f->roi.height ? (int)f->roi.height
-                                              : p->streams;
-}
-
-void roicopy_band_rows(size_t h, size_t n, size_t i, size_t *y0, size_t *y1)
-{
-    *y0 = h * i / n;
-    *y1 = h * (i + 1) / n;
-}
-
-int roicopy_device_of(const roicopy_plan *p, size_t i)
-{
-    return p->devices[i % (size_t)p->ndevices];
-}
-
-int roicopy_read_frame(const roicopy_frame *f, void *dst, size_t dst_pitch)
-{
-    char err[IMAGE_ERR_MAX] = "";
-    /* Only the ROI's rows: the copies and --verify read nothing else. */
-    if (image_read_rows(f->input, &f->in, f->roi.y, f->roi.height, dst,
-                        dst_pitch, err, sizeof err))
-        return roicopy_fail(RC_INPUT, f->input, "%s", err);
-    return RC_OK;
-}
-
-/* Test hook: ROICOPY_TEST_CORRUPT=1 flips one byte of what came back from
- * the device, so the test suite can prove that --verify catches it. */
-static void test_corrupt(const roicopy_frame *f, void *roi, size_t pitch)
-{
-    const char *e = getenv("ROICOPY_TEST_CORRUPT");
-    if (e && *e == '1') {
-        unsigned char *b = (unsigned char *)roi +
-                           (f->out.height - 1) * pitch + f->out.row_bytes - 1;
-        *b ^= 0x5a;
-    }
-}
-
-static int verify(const roicopy_frame *f, const void *crop,
-                  size_t image_pitch, const void *roi, size_t roi_pitch)
-{
-    image_diff d;
-    if (!image_compare(&f->out, crop, image_pitch, roi, roi_pitch, &d))
-        return RC_OK;
-    return roicopy_fail(RC_DIFF, f->output,
-                        "--verify: first difference at x=%lu y=%lu channel "
-                        "%lu: expected %.9g, got %.9g", (unsigned long)d.x,
-                        (unsigned long)d.y, (unsigned long)d.channel,
-                        d.expected, d.got);
-}
-
-int roicopy_finish_frame(const roicopy_plan *p, const roicopy_frame *f,
-                         const void *image, size_t image_pitch, void *roi,
-                         size_t roi_pitch)
-{
-    return roicopy_finish_frame_at(p, f,
-                                   (const unsigned char *)image +
-                                       f->roi.y * image_pitch +
-                                       f->roi.x * f->in.pixel_bytes,
-                                   image_pitch, roi, roi_pitch);
-}
-
-int roicopy_finish_frame_at(const roicopy_plan *p, const roicopy_frame *f,
-                            const void *crop, size_t image_pitch, void *roi,
-                            size_t roi_pitch)
-{
-    char err[IMAGE_ERR_MAX] = "";
-    test_corrupt(f, roi, roi_pitch);
-    /* A frame that fails verification is not written: an existing output
-     * is never replaced by wrong data. */
-    if (p->verify && verify(f, crop, image_pitch, roi, roi_pitch))
-        return RC_DIFF;
-    if (image_write_atomic(f->output, &f->out, roi, roi_pitch, err,
-                           sizeof err))
-        return roicopy_fail(RC_OUTPUT, f->output, "%s", err);
-    return RC_OK;
-}
-
-void roicopy_progress(const roicopy_plan *p, size_t done)
-{
-    enum { BAR = 40 };
-    char bar[BAR + 1];
-    size_t fill, i;
-    if (!p->progress)
-        return;
-    fill = p->nframes ? done * BAR / p->nframes : BAR;
-    for (i = 0; i < BAR; ++i)
-        bar[i] = i < fill ? '#' : ' ';
-    bar[BAR] = '\0';
-    fprintf(stderr, "\r[%s] %lu/%lu%s", bar, (unsigned long)done,
-            (unsigned long)p->nframes, done == p->nframes ? "\n" : "");
-    fflush(stderr);
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -1511,7 +948,7 @@ static int run_tiles(const options *o)
 }
 
 /* The CUDA context starts on a helper thread now, while the inputs are
- * checked and read (roicopy-gpu.c). */
+ * checked and read (devices.c). */
 static void start_cuda_early(const options *o)
 {
     int devs[ROICOPY_MAX_DEVICES];
@@ -1564,18 +1001,18 @@ static int run(int argc, char **argv)
         (rc = check_canvas(&o, &p)) == 0) {
         fill_plan(&o, &p);
         if (o.dry_run && o.json)
-            print_json_plan(&p);
+            roicopy_report_plan_json(&p);
         else if (o.dry_run)
-            print_plan(&p);
+            roicopy_report_plan(&p);
         else
             rc = roicopy_gpu_run(&p);
     } else if (!worst && p.nframes == 0 && p.nskipped > 0) {
         /* Every output is there already: nothing to do, no CUDA. */
         fill_plan(&o, &p);
         if (o.dry_run && o.json)
-            print_json_plan(&p);
+            roicopy_report_plan_json(&p);
         else if (o.dry_run)
-            print_plan(&p);
+            roicopy_report_plan(&p);
         else if (o.json)
             printf("{\"frames\":0,\"skipped\":%lu}\n",
                    (unsigned long)p.nskipped);

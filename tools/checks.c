@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * checks.c - output paths and regions, checked before anything is copied
+ * (checks.h), so errors read the same with or without a GPU.
+ */
+/* realpath() is XSI, beyond the project's _POSIX_C_SOURCE. */
+#define _XOPEN_SOURCE 700
+
+#include "checks.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* The directory part of path ("." when none). */
+static char *dir_of(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    size_t n = s ? (s == path ? 1 : (size_t)(s - path)) : 1;
+    char *d = (char *)malloc(n + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s ? path : ".", n);
+    d[n] = '\0';
+    return d;
+}
+
+static const dir_cache *look_at_dir(dir_cache *c, const char *out)
+{
+    char *dir = dir_of(out);
+    if (!dir)
+        return NULL;
+    if (c->dir && !strcmp(c->dir, dir)) {
+        free(dir);
+        return c;
+    }
+    free(c->dir);
+    free(c->real);
+    c->dir = dir;
+    c->real = NULL;
+    c->rc = stat(dir, &c->st) == 0 ? 0 : errno;
+    if (c->rc == 0 && S_ISDIR(c->st.st_mode))
+        c->real = realpath(dir, NULL);
+    return c;
+}
+
+/* Name problems that open() or rename() would only report at the end. */
+static int check_output_name(const char *out)
+{
+    const char *base = base_name(out);
+    size_t len = strlen(out);
+    if (len == 0)
+        return roicopy_fail(RC_OUTPUT, "\"\"", "the output name is empty");
+    if (*base == '\0')
+        return roicopy_fail(RC_OUTPUT, out, "ends in '/': an output names a "
+                            "file, not a directory");
+    if (strlen(base) > IMAGE_NAME_MAX)
+        return roicopy_fail(RC_OUTPUT, out, "the file name is %lu bytes "
+                            "long, out of range 1..%d",
+                            (unsigned long)strlen(base), IMAGE_NAME_MAX);
+    /* The temporary file is ".BASE.XXXXXX" in the same directory. */
+    if (len + 9 >= PATH_MAX)
+        return roicopy_fail(RC_OUTPUT, out, "the path is %lu bytes long, "
+                            "out of range 1..%d with the temporary name's 9 "
+                            "more", (unsigned long)len, PATH_MAX - 10);
+    return 0;
+}
+
+/* An existing output: what it is, and whether roicopy may write it. */
+static int check_existing_output(const char *out, const struct stat *st,
+                                 const dir_cache *d, frame_check *c)
+{
+    uid_t me = geteuid();
+    if (S_ISDIR(st->st_mode))
+        return roicopy_fail(RC_OUTPUT, out, "is a directory");
+    if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) {
+        c->out_in_place = 1;
+        if (access(out, W_OK) != 0)
+            return roicopy_fail(RC_OUTPUT, out, "%s: %s",
+                                image_file_type((unsigned)st->st_mode),
+                                strerror(errno));
+        return 0;
+    }
+    if (!S_ISREG(st->st_mode))
+        return roicopy_fail(RC_OUTPUT, out, "is %s; roicopy writes regular "
+                            "files (replaced), character devices and FIFOs "
+                            "(written in place)",
+                            image_file_type((unsigned)st->st_mode));
+    c->out_regular = 1;
+    c->out_dev = st->st_dev;
+    c->out_ino = st->st_ino;
+    if ((d->st.st_mode & S_ISVTX) && me != 0 && st->st_uid != me &&
+        d->st.st_uid != me)
+        return roicopy_fail(RC_OUTPUT, out, "is owned by user %lu in the "
+                            "sticky directory %s: only its owner may "
+                            "replace it", (unsigned long)st->st_uid,
+                            roicopy_esc(d->dir));
+    return 0;
+}
+
+int roicopy_check_output(const char *out, dir_cache *dc, frame_check *c)
+{
+    struct stat st;
+    const dir_cache *d;
+    int rc;
+    if (!strcmp(out, "-")) {
+        c->out_in_place = 1;
+        return 0;
+    }
+    if ((rc = check_output_name(out)) != 0)
+        return rc;
+    if (!(d = look_at_dir(dc, out)))
+        return roicopy_fail(RC_OUTPUT, out, "out of memory");
+    if (d->rc)
+        return roicopy_fail(RC_OUTPUT, out, "directory %s: %s",
+                            roicopy_esc(d->dir), strerror(d->rc));
+    if (!S_ISDIR(d->st.st_mode))
+        return roicopy_fail(RC_OUTPUT, out, "%s is not a directory",
+                            roicopy_esc(d->dir));
+    if (stat(out, &st) == 0) {
+        if ((rc = check_existing_output(out, &st, d, c)) != 0 ||
+            c->out_in_place)
+            return rc;
+    } else if (errno != ENOENT) {
+        return roicopy_fail(RC_OUTPUT, out, "%s", strerror(errno));
+    }
+    if (access(d->dir, W_OK | X_OK) != 0)
+        return roicopy_fail(RC_OUTPUT, out, "directory %s is not writable: "
+                            "%s", roicopy_esc(d->dir), strerror(errno));
+    if (d->real) {
+        size_t n = strlen(d->real) + strlen(base_name(out)) + 2;
+        c->out_canon = (char *)malloc(n);
+        if (c->out_canon)
+            (void)snprintf(c->out_canon, n, "%s/%s", d->real, base_name(out));
+    }
+    return 0;
+}
+
+int roicopy_check_output_path(const char *out, const char *input)
+{
+    static dir_cache dc; /* every tile output shares one directory */
+    frame_check c;
+    struct stat in_st;
+    int rc;
+    memset(&c, 0, sizeof c);
+    rc = roicopy_check_output(out, &dc, &c);
+    free(c.out_canon);
+    if (!rc && c.out_regular && strcmp(input, "-") != 0 &&
+        stat(input, &in_st) == 0 && in_st.st_dev == c.out_dev &&
+        in_st.st_ino == c.out_ino)
+        rc = roicopy_fail(RC_OUTPUT, out, "is also an input (%s)",
+                          roicopy_esc(input));
+    return rc;
+}
+
+int roicopy_check_rect(const char *input, const image_header *in,
+                       const geom_rect *r, const char *what)
+{
+    if (r->x >= in->width || r->y >= in->height)
+        return roicopy_fail(RC_USAGE, input,
+                            "%s %lux%lu+%lu+%lu is outside the %lux%lu "
+                            "image", what, (unsigned long)r->width,
+                            (unsigned long)r->height, (unsigned long)r->x,
+                            (unsigned long)r->y, (unsigned long)in->width,
+                            (unsigned long)in->height);
+    if (r->width > in->width - r->x || r->height > in->height - r->y)
+        return roicopy_fail(RC_USAGE, input,
+                            "%s %lux%lu+%lu+%lu is partly outside the "
+                            "%lux%lu image (it spans columns %lu..%lu, rows "
+                            "%lu..%lu)", what, (unsigned long)r->width,
+                            (unsigned long)r->height, (unsigned long)r->x,
+                            (unsigned long)r->y, (unsigned long)in->width,
+                            (unsigned long)in->height, (unsigned long)r->x,
+                            (unsigned long)(r->x + r->width - 1),
+                            (unsigned long)r->y,
+                            (unsigned long)(r->y + r->height - 1));
+    return 0;
+}

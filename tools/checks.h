@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * checks.h - the checks roicopy makes before any copy, shared by the
+ * command line (roicopy.c) and the many-region mode (roicopy-tiles.c): a
+ * region inside the input, and an output path roicopy may write.
+ *
+ * They print their message (roicopy_fail) and return the exit status;
+ * they call nothing of roicopy's but frames.c.
+ */
+#ifndef ROICOPY_CHECKS_H
+#define ROICOPY_CHECKS_H
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "frames.h"
+
+/* What validation learns about one frame, for the checks across frames. */
+typedef struct frame_check {
+    int status;                 /* the worst problem of the frame, or 0 */
+    int skip;                   /* --skip-existing: the output exists */
+    int in_known;               /* in_dev/in_ino hold the input's identity */
+    dev_t in_dev;
+    ino_t in_ino;
+    int out_regular;            /* an existing regular output */
+    int out_in_place;           /* standard output, a device or a FIFO */
+    dev_t out_dev;
+    ino_t out_ino;
+    char *out_canon;            /* realpath(dir)/base, NULL when unknown */
+} frame_check;
+
+/* The last output directory looked at: with -o, every output shares it,
+ * so it is checked (and resolved) once, not once per input. */
+typedef struct dir_cache {
+    char *dir;
+    int rc;          /* 0, or the errno of stat() */
+    struct stat st;
+    char *real;      /* realpath(dir) */
+} dir_cache;
+
+/* An output path: its name, its directory (looked at through dc, which
+ * keeps the last one), and what exists there.  What it learns goes into c
+ * (for the checks across frames); the status, the message printed. */
+int roicopy_check_output(const char *out, dir_cache *dc, frame_check *c);
+
+/* The checks of roicopy.c shared with the tiles: a region (`what`: "ROI",
+ * "tile") inside the input, and an output path (name, directory, an
+ * existing file roicopy may replace, not the input).  The status, with the
+ * message printed. */
+int roicopy_check_rect(const char *input, const image_header *in,
+                       const geom_rect *r, const char *what);
+int roicopy_check_output_path(const char *out, const char *input);
+
+#endif

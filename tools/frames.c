@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * frames.c - the CPU services of roicopy (frames.h): messages, reading a
+ * frame, --verify and the atomic write, the progress bar, bands.  Nothing
+ * here calls back into roicopy.c or the copies (roicopy-gpu.c,
+ * roicopy-ring.c, roicopy-tiles.c).
+ */
+#include "frames.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- messages ----------------------------------------------------------- */
+
+const char *roicopy_esc(const char *text)
+{
+    /* A few buffers in turn, so one message may escape several names. */
+    /* Per thread: the ring's I/O threads report errors too. */
+    static __thread char bufs[4][4 * PATH_MAX + 8];
+    static __thread unsigned next;
+    char *b = bufs[next++ % 4];
+    return image_escape(text, b, sizeof bufs[0]);
+}
+
+int roicopy_fail(int status, const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    /* One line, whole: the ring's I/O threads may fail at once. */
+    flockfile(stderr);
+    if (file)
+        fprintf(stderr, "roicopy: %s: ", roicopy_esc(file));
+    else
+        fprintf(stderr, "roicopy: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    funlockfile(stderr);
+    return status;
+}
+
+void roicopy_json_string(FILE *f, const char *s)
+{
+    image_json_string(f, s);
+}
+
+size_t roicopy_pitch_estimate(size_t row_bytes)
+{
+    return (row_bytes + ROICOPY_PITCH_ALIGN - 1) / ROICOPY_PITCH_ALIGN *
+           ROICOPY_PITCH_ALIGN;
+}
+
+/* ---- frames and bands --------------------------------------------------- */
+
+int roicopy_band_count(const roicopy_plan *p, const roicopy_frame *f)
+{
+    return (size_t)p->streams > f->roi.height ? (int)f->roi.height
+                                              : p->streams;
+}
+
+void roicopy_band_rows(size_t h, size_t n, size_t i, size_t *y0, size_t *y1)
+{
+    *y0 = h * i / n;
+    *y1 = h * (i + 1) / n;
+}
+
+int roicopy_device_of(const roicopy_plan *p, size_t i)
+{
+    return p->devices[i % (size_t)p->ndevices];
+}
+
+int roicopy_read_frame(const roicopy_frame *f, void *dst, size_t dst_pitch)
+{
+    char err[IMAGE_ERR_MAX] = "";
+    /* Only the ROI's rows: the copies and --verify read nothing else. */
+    if (image_read_rows(f->input, &f->in, f->roi.y, f->roi.height, dst,
+                        dst_pitch, err, sizeof err))
+        return roicopy_fail(RC_INPUT, f->input, "%s", err);
+    return RC_OK;
+}
+
+/* Test hook: ROICOPY_TEST_CORRUPT=1 flips one byte of what came back from
+ * the device, so the test suite can prove that --verify catches it. */
+static void test_corrupt(const roicopy_frame *f, void *roi, size_t pitch)
+{
+    const char *e = getenv("ROICOPY_TEST_CORRUPT");
+    if (e && *e == '1') {
+        unsigned char *b = (unsigned char *)roi +
+                           (f->out.height - 1) * pitch + f->out.row_bytes - 1;
+        *b ^= 0x5a;
+    }
+}
+
+static int verify(const roicopy_frame *f, const void *crop,
+                  size_t image_pitch, const void *roi, size_t roi_pitch)
+{
+    image_diff d;
+    if (!image_compare(&f->out, crop, image_pitch, roi, roi_pitch, &d))
+        return RC_OK;
+    return roicopy_fail(RC_DIFF, f->output,
+                        "--verify: first difference at x=%lu y=%lu channel "
+                        "%lu: expected %.9g, got %.9g", (unsigned long)d.x,
+                        (unsigned long)d.y, (unsigned long)d.channel,
+                        d.expected, d.got);
+}
+
+int roicopy_finish_frame(const roicopy_plan *p, const roicopy_frame *f,
+                         const void *image, size_t image_pitch, void *roi,
+                         size_t roi_pitch)
+{
+    return roicopy_finish_frame_at(p, f,
+                                   (const unsigned char *)image +
+                                       f->roi.y * image_pitch +
+                                       f->roi.x * f->in.pixel_bytes,
+                                   image_pitch, roi, roi_pitch);
+}
+
+int roicopy_finish_frame_at(const roicopy_plan *p, const roicopy_frame *f,
+                            const void *crop, size_t image_pitch, void *roi,
+                            size_t roi_pitch)
+{
+    char err[IMAGE_ERR_MAX] = "";
+    test_corrupt(f, roi, roi_pitch);
+    /* A frame that fails verification is not written: an existing output
+     * is never replaced by wrong data. */
+    if (p->verify && verify(f, crop, image_pitch, roi, roi_pitch))
+        return RC_DIFF;
+    if (image_write_atomic(f->output, &f->out, roi, roi_pitch, err,
+                           sizeof err))
+        return roicopy_fail(RC_OUTPUT, f->output, "%s", err);
+    return RC_OK;
+}
+
+void roicopy_progress(const roicopy_plan *p, size_t done)
+{
+    enum { BAR = 40 };
+    char bar[BAR + 1];
+    size_t fill, i;
+    if (!p->progress)
+        return;
+    fill = p->nframes ? done * BAR / p->nframes : BAR;
+    for (i = 0; i < BAR; ++i)
+        bar[i] = i < fill ? '#' : ' ';
+    bar[BAR] = '\0';
+    fprintf(stderr, "\r[%s] %lu/%lu%s", bar, (unsigned long)done,
+            (unsigned long)p->nframes, done == p->nframes ? "\n" : "");
+    fflush(stderr);
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * frames.h - roicopy's plan (what the command line asked for, checked) and
+ * the CPU services every part of roicopy calls: messages, reading a
+ * frame's rows, verifying and writing it, the progress bar and the band
+ * arithmetic.
+ *
+ * These services call nothing of roicopy's own: roicopy.c (command line
+ * and plan), roicopy-gpu.c, roicopy-ring.c and roicopy-tiles.c (the
+ * copies), report.c and timing.c call them, never the other way round
+ * (tests/tools-no-cycle.sh).
+ */
+#ifndef ROICOPY_FRAMES_H
+#define ROICOPY_FRAMES_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "geometry.h"
+#include "image.h"
+
+/* Exit statuses (documented in roicopy.1). */
+enum {
+    RC_OK = 0,     /* success */
+    RC_DIFF = 1,   /* --verify found a difference */
+    RC_USAGE = 2,  /* bad option or argument, ROI that does not fit */
+    RC_INPUT = 3,  /* an input cannot be read or is not a valid image */
+    RC_OUTPUT = 4, /* an output cannot be written */
+    RC_CUDA = 5    /* CUDA or the device failed */
+};
+
+/* cudaMallocPitch rounds rows up to the device's pitch alignment; 512 bytes
+ * on every current GPU.  Only the estimates of --dry-run use it: every
+ * device buffer, the ring's slots included, has the pitch cudaMallocPitch
+ * chose. */
+#define ROICOPY_PITCH_ALIGN 512
+
+/* The most devices --devices takes (and the most bands or ring slots). */
+#define ROICOPY_MAX_DEVICES 64
+
+typedef struct roicopy_frame {
+    const char *input;
+    char *output;
+    image_header in;  /* the input's header */
+    image_header out; /* the output's header (ROI size, output format) */
+    geom_rect roi;    /* in pixels, inside the input */
+    size_t elem_size; /* bytes of one view element */
+    size_t elem_per_pixel; /* view elements per pixel (1 unless a pixel is
+                              wider than a view element may be) */
+} roicopy_frame;
+
+typedef struct roicopy_plan {
+    roicopy_frame *frames;
+    size_t nframes;
+    int place;                  /* --place/--canvas given */
+    size_t place_x, place_y;    /* in pixels */
+    size_t canvas_w, canvas_h;  /* in pixels */
+    int streams;                /* bands (one input) or ring slots */
+    int streams_given;
+    int pageable, verify, repeat, timing, json, device, quiet;
+    int progress;               /* draw a progress bar on stderr */
+    /* --skip-existing: the outputs that existed, not made again (their
+     * frames are not in frames[]); reported by --dry-run and --json. */
+    char **skipped;
+    size_t nskipped;
+    /* The devices in use: --devices LIST, or the one of --device.  Band i
+     * and ring slot i live on devices[i % ndevices]; devices[0] is the
+     * home device, current between device-specific calls. */
+    int devices[ROICOPY_MAX_DEVICES];
+    int ndevices;
+    int devices_given;          /* --devices given */
+} roicopy_plan;
+
+/* ---- messages ----------------------------------------------------------- */
+
+/* Print "roicopy: FILE: message" (or "roicopy: message" when file is NULL)
+ * on stderr and return status.  FILE is escaped (roicopy_esc); names
+ * inside the message must be escaped by the caller. */
+int roicopy_fail(int status, const char *file, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* text escaped for a message (image_escape): file names, tuple types.
+ * The result lives until four more calls. */
+const char *roicopy_esc(const char *text);
+
+/* Write s as a JSON string literal (image_json_string: any bytes). */
+void roicopy_json_string(FILE *f, const char *s);
+
+/* ---- frames ------------------------------------------------------------- */
+
+/* Read the rows of a frame its ROI needs (image_read_rows) into dst (row
+ * pitch dst_pitch; rows outside the ROI are left as they are); RC_INPUT
+ * with the message printed on failure. */
+int roicopy_read_frame(const roicopy_frame *f, void *dst, size_t dst_pitch);
+
+/* Finish a frame whose ROI came back into roi (row pitch roi_pitch):
+ * --verify against the CPU crop of image (the whole input, row pitch
+ * image_pitch), then write the output atomically.  Returns RC_OK, RC_DIFF or
+ * RC_OUTPUT, the message printed. */
+int roicopy_finish_frame(const roicopy_plan *p, const roicopy_frame *f,
+                         const void *image, size_t image_pitch, void *roi,
+                         size_t roi_pitch);
+
+/* roicopy_finish_frame with the input's ROI at crop (its top left pixel;
+ * rows image_pitch apart) instead of the whole image. */
+int roicopy_finish_frame_at(const roicopy_plan *p, const roicopy_frame *f,
+                            const void *crop, size_t image_pitch, void *roi,
+                            size_t roi_pitch);
+
+/* Redraw the progress bar (when p->progress) after `done` frames. */
+void roicopy_progress(const roicopy_plan *p, size_t done);
+
+/* ---- bands and devices -------------------------------------------------- */
+
+/* The device pitch cudaMallocPitch will most likely choose for rows of
+ * row_bytes (rounded up to ROICOPY_PITCH_ALIGN). */
+size_t roicopy_pitch_estimate(size_t row_bytes);
+
+/* The number of bands of the one-input path: --streams, at most one band
+ * per ROI row. */
+int roicopy_band_count(const roicopy_plan *p, const roicopy_frame *f);
+
+/* Rows [*y0, *y1) of band i of n over h rows. */
+void roicopy_band_rows(size_t h, size_t n, size_t i, size_t *y0,
+                       size_t *y1);
+
+/* The device of band i or ring slot i: round robin over p->devices. */
+int roicopy_device_of(const roicopy_plan *p, size_t i);
+
+#endif

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.h - what roicopy prints on standard output: the plan of --dry-run
+ * (text or --json), and the times of --timing and --json after a run.
+ *
+ * The copies (roicopy-gpu.c, roicopy-ring.c, timing.c) measure and fill
+ * these structs; report.c only prints them.  It calls nothing of
+ * roicopy's but frames.c.
+ */
+#ifndef ROICOPY_REPORT_H
+#define ROICOPY_REPORT_H
+
+#include <stddef.h>
+
+#include "frames.h"
+
+/* ---- the plan (--dry-run) ------------------------------------------------ */
+
+/* The plan as text, or (--json) as one JSON object, on stdout. */
+void roicopy_report_plan(const roicopy_plan *p);
+void roicopy_report_plan_json(const roicopy_plan *p);
+
+/* ---- times ------------------------------------------------------------- */
+
+/* Timing results, in ms: best and sum over --repeat. */
+typedef struct stage_time {
+    float best;
+    double sum;
+} stage_time;
+
+/* Count one more measurement of ms. */
+void roicopy_stage_add(stage_time *t, float ms);
+
+/* The stages --timing reports for one input. */
+enum stage { ST_H2D, ST_D2H, ST_TOTAL, ST_LINK_H2D, ST_LINK_D2H, ST_COUNT };
+
+/* One device's share of a one-input run. */
+typedef struct part_times {
+    int device;
+    int nbands;
+    size_t bytes;                /* each way */
+    stage_time t[ST_COUNT];
+} part_times;
+
+/* A one-input run: the frame, its bands and every stage's times, for the
+ * whole run and for each device of p->devices (parts[k] is devices[k]). */
+typedef struct single_times {
+    int nbands;
+    size_t bytes;                /* ROI bytes, each way */
+    size_t src_pitch, dev_pitch; /* the host image's, device 0's */
+    stage_time t[ST_COUNT];
+    part_times parts[ROICOPY_MAX_DEVICES];
+} single_times;
+
+/* --timing (text) and --json of a one-input run, on stdout. */
+void roicopy_report_single(const roicopy_plan *p, const roicopy_frame *f,
+                           const single_times *r);
+
+/* A run through the ring: the GPU span of all frames, the wall time with
+ * the file I/O, the bidirectional link (link_bytes up and down at once on
+ * every device in bidir_ms) and --repeat's replay passes. */
+typedef struct ring_times {
+    float span_ms;
+    double wall_ms;
+    float bidir_ms;
+    size_t link_bytes;
+    stage_time replay;           /* --repeat: passes without file I/O */
+    size_t replay_bytes;         /* moved by one replay pass, both ways */
+} ring_times;
+
+/* --timing (text) and --json of a ring run, on stdout. */
+void roicopy_report_ring(const roicopy_plan *p, const ring_times *r);
+
+/* A monotonic clock, in ms, for wall times. */
+double roicopy_now_ms(void);
+
+#endif
