@@ -24,7 +24,9 @@
 #
 # Environment: GPU_RUNTIMES (versions, default "11.8 12.9"), CUDA_MATRIX_CACHE,
 # PIP (default "python3 -m pip"), MAKEFLAGS_CHECK (default -j8), CUXFER_REQUIRE_GPU
-# (default 1; 2 on a two-GPU machine makes the 2-GPU tests mandatory).
+# (default 1; 2 on a two-GPU machine makes the 2-GPU tests mandatory),
+# GPU_RUNTIMES_TESTS (a TESTS value for `make check`, e.g. '$(SANITIZER_TESTS)'
+# for the GPU C tests alone; default: the whole suite).
 # Prints TAP (one line per version and step); exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -161,7 +163,8 @@ run_one() {
     # shellcheck disable=SC2086
     if (cd "$build" && CUXFER_REQUIRE_GPU=$CUXFER_REQUIRE_GPU \
         LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-        make $MAKEFLAGS_CHECK check) >>"$log" 2>&1; then
+        make $MAKEFLAGS_CHECK check ${GPU_RUNTIMES_TESTS:+"TESTS=$GPU_RUNTIMES_TESTS"}) \
+        >>"$log" 2>&1; then
         result ok "CUDA $v: make check with CUXFER_REQUIRE_GPU=$CUXFER_REQUIRE_GPU"
     else
         result "not ok" "CUDA $v: make check with CUXFER_REQUIRE_GPU=$CUXFER_REQUIRE_GPU" "$log"

@@ -27,6 +27,7 @@ static size_t link_bytes = 256 * MIB;
 static int quick;
 static enum { OUT_TABLE, OUT_JSON, OUT_CSV } out = OUT_TABLE;
 static const char *only;
+static cuxfer_rois_options rois_opt; /* --rois-threads, --rois-chunk; {0} = defaults */
 static int misses;
 static double row_max_cv; /* > 0: the next row also needs cuxfer's cv <= this */
 static int rows_printed;
@@ -1047,7 +1048,7 @@ static void bench_rois(cudaStream_t s)
         exit(5);
     }
     fill(img.ptr, W * H * E, 31);
-    BENCH_CHECK(cuxfer_rois_create(&plan, NULL));
+    BENCH_CHECK(cuxfer_rois_create(&plan, &rois_opt));
     for (ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
         size_t side = cases[ci].side, n = cases[ci].n, bytes = side * side * E * n;
         int dir, rr, k;
@@ -1318,7 +1319,8 @@ static void bench_multi(int ndev)
 static const char short_opts[] = ":qr:s:o:jcd:hVC";
 static const char usage_line[] =
     "usage: xferbench [--quick] [--calibrate] [--reps N] [--size MIB]\n"
-    "                 [--only CASE] [--json | --csv] [--device N]\n";
+    "                 [--only CASE] [--json | --csv] [--device N]\n"
+    "                 [--rois-threads N] [--rois-chunk KIB]\n";
 
 static void usage(FILE *f)
 {
@@ -1333,6 +1335,8 @@ static void usage(FILE *f)
           "  -j, --json         one JSON array instead of the table\n"
           "  -c, --csv          comma-separated values instead of the table\n"
           "  -d, --device N     the CUDA device to measure (default 0)\n"
+          "      --rois-threads N  cuxfer_rois threads, 1..64 (default: its own)\n"
+          "      --rois-chunk KIB  cuxfer_rois staging chunk in KiB, 4..1048576\n"
           "  -h, --help         this text\n"
           "  -V, --version      print the version\n"
           "Cases (for --only):\n"
@@ -1386,7 +1390,8 @@ int main(int argc, char **argv)
         {"json", no_argument, NULL, 'j'}, {"csv", no_argument, NULL, 'c'},
         {"device", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'}, {"calibrate", no_argument, NULL, 'C'},
-        {NULL, 0, NULL, 0}};
+        {"rois-threads", required_argument, NULL, 1001},
+        {"rois-chunk", required_argument, NULL, 1002}, {NULL, 0, NULL, 0}};
     int calibrate = 0;
     int c, n = 0, dev = 0, drv = 0, rt = 0;
     char *end;
@@ -1414,6 +1419,21 @@ int main(int argc, char **argv)
             }
             break;
         case 'o': only = optarg; break;
+        case 1001:
+            rois_opt.threads = (int)strtol(optarg, &end, 10);
+            if (*end || rois_opt.threads < 1 || rois_opt.threads > CUXFER_ROIS_MAX_THREADS) {
+                fprintf(stderr, "xferbench: --rois-threads %s: expected 1..%d\n", optarg,
+                        CUXFER_ROIS_MAX_THREADS);
+                return 2;
+            }
+            break;
+        case 1002:
+            rois_opt.chunk_bytes = (size_t)strtoul(optarg, &end, 10) * 1024;
+            if (*end || rois_opt.chunk_bytes < 4096 || rois_opt.chunk_bytes > (size_t)1 << 30) {
+                fprintf(stderr, "xferbench: --rois-chunk %s: expected 4..1048576 (KiB)\n", optarg);
+                return 2;
+            }
+            break;
         case 'j': out = OUT_JSON; break;
         case 'c': out = OUT_CSV; break;
         case 'd':
