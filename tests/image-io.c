@@ -669,6 +669,45 @@ static void test_signals(void)
     }
 }
 
+/* A temporary file made with image_mkstemp_tracked (roicopy --stack's) is
+ * removed by a fatal signal until it is released, and left alone after. */
+static void test_tracked_temp(void)
+{
+    char sub[128], tmpl[192];
+    const char *name = NULL;
+    int fd, slot = -1, status = 0;
+    pid_t pid;
+    (void)snprintf(sub, sizeof sub, "%s/tracked", dir);
+    if (mkdir(sub, 0777) != 0)
+        bail("mkdir %s", sub);
+    (void)snprintf(tmpl, sizeof tmpl, "%s/.stack.XXXXXX", sub);
+    pid = fork();
+    if (pid == 0) {
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        image_install_signal_cleanup();
+        if (image_mkstemp_tracked(tmpl, &name, &slot) < 0)
+            _exit(3);
+        if (tmp_files(sub) != 1)
+            _exit(4); /* the file must exist before the signal */
+        raise(SIGTERM);
+        _exit(5);
+    }
+    waitpid(pid, &status, 0);
+    ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM && tmp_files(sub) == 0,
+       "SIGTERM while a tracked temporary file exists: it is removed (status %#x)", status);
+    fd = image_mkstemp_tracked(tmpl, &name, &slot);
+    ok(fd >= 0 && name && strncmp(name, sub, strlen(sub)) == 0 && tmp_files(sub) == 1,
+       "image_mkstemp_tracked makes the file from the template (%s)", name ? name : "-");
+    if (fd >= 0)
+        close(fd);
+    image_temp_release(slot);
+    image_signal_cleanup();
+    ok(tmp_files(sub) == 1, "after image_temp_release the cleanup leaves it alone");
+    if (name)
+        unlink(name);
+}
+
 int main(void)
 {
     strcpy(dir, "image-io.XXXXXX");
@@ -685,6 +724,7 @@ int main(void)
     test_formats();
     test_fifo_input();
     test_output_kinds();
+    test_tracked_temp();
     test_long_name();
     test_signals();
     if (getenv("KEEP_TMP") == NULL) {

@@ -1104,6 +1104,35 @@ static void tmp_unclaim(int i)
 
 void (*image_test_write_hook)(const char *tmp);
 
+int image_mkstemp_tracked(const char *tmpl, const char **name, int *slot)
+{
+    int i = tmp_claim(), fd, saved;
+    size_t n = strlen(tmpl);
+    if (n >= sizeof tmp_names[0]) {
+        tmp_unclaim(i);
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(tmp_names[i], tmpl, n + 1);
+    tmp_live[i] = 1; /* before the file exists: a signal now unlinks nothing */
+    fd = mkstemp(tmp_names[i]);
+    if (fd < 0) {
+        saved = errno;
+        tmp_unclaim(i);
+        errno = saved;
+        return -1;
+    }
+    *name = tmp_names[i];
+    *slot = i;
+    return fd;
+}
+
+void image_temp_release(int slot)
+{
+    if (slot >= 0 && slot < IMAGE_MAX_WRITERS)
+        tmp_unclaim(slot);
+}
+
 void image_signal_cleanup(void)
 {
     int i;

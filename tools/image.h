@@ -193,6 +193,14 @@ void image_signal_cleanup(void);
  * past RLIMIT_FSIZE fails with EFBIG (and cleans up) instead. */
 void image_install_signal_cleanup(void);
 
+/* mkstemp(3) of the template `tmpl` (ending in XXXXXX) whose file
+ * image_signal_cleanup removes until image_temp_release(*slot): for
+ * temporary files written outside image_write_atomic (roicopy --stack).
+ * *name is the file's name, valid until the release.  -1 with errno on
+ * failure (ENAMETOOLONG for a template longer than PATH_MAX + 31). */
+int image_mkstemp_tracked(const char *tmpl, const char **name, int *slot);
+void image_temp_release(int slot);
+
 /* Test hook: called with the temporary file's name once it exists, before
  * anything is written to it (tests/image-io.c raises signals there). */
 extern void (*image_test_write_hook)(const char *tmp);

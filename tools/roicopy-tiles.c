@@ -412,7 +412,8 @@ static int write_stack(const tiles_plan *tp, const unsigned char *batch,
     struct stat st;
     mode_t mode, um;
     FILE *f;
-    int fd, bad, saved;
+    const char *name = NULL;
+    int fd, bad, saved, slot = -1;
     if (!strcmp(path, "-"))
         return put_all(stdout, tp, batch, off)
                    ? roicopy_fail(RC_OUTPUT, path, "cannot write: %s",
@@ -430,13 +431,15 @@ static int write_stack(const tiles_plan *tp, const unsigned char *batch,
                        (int)(slash - path), path);
     else
         (void)snprintf(tmp, sizeof tmp, ".stack.XXXXXX");
-    if ((fd = mkstemp(tmp)) < 0)
+    /* tracked: a signal while the stack is written removes the file */
+    if ((fd = image_mkstemp_tracked(tmp, &name, &slot)) < 0)
         return roicopy_fail(RC_OUTPUT, path, "cannot create a temporary "
                             "file: %s", strerror(errno));
     if (!(f = fdopen(fd, "wb"))) {
         saved = errno;
         close(fd);
-        (void)unlink(tmp);
+        (void)unlink(name);
+        image_temp_release(slot);
         return roicopy_fail(RC_OUTPUT, path, "%s", strerror(saved));
     }
     errno = 0;
@@ -447,12 +450,14 @@ static int write_stack(const tiles_plan *tp, const unsigned char *batch,
         bad = 1;
         saved = errno;
     }
-    if (bad || rename(tmp, path) != 0) {
+    if (bad || rename(name, path) != 0) {
         saved = bad ? saved : errno;
-        (void)unlink(tmp);
+        (void)unlink(name);
+        image_temp_release(slot);
         return roicopy_fail(RC_OUTPUT, path, "cannot write: %s",
                             saved ? strerror(saved) : "write error");
     }
+    image_temp_release(slot);
     /* The rename on disk too, as image_write_atomic does: the directory. */
     if (slash)
         (void)snprintf(tmp, sizeof tmp, "%.*s",
