@@ -1361,21 +1361,30 @@ CUXFER_API int cuxfer_pageable_policy_parse(const char *s)
  * environment's CUXFER_PAGEABLE when set and valid, else the
  * CUXFER_PAGEABLE_POLICY this unit was compiled with.  A bad value is
  * reported once and ignored. */
-CUXFER_API int cuxfer_pageable_policy(void)
+/* A policy from the environment variable `var`, parsed once per process
+ * into *cache (0 not yet read, -1 unset or invalid, else the policy): a
+ * bad value is reported once and ignored.  Shared by the pageable and
+ * the default-stream guards. */
+CUXFER_API int cuxfer_impl_env_policy_get(int *cache, const char *var)
 {
-    int p = __atomic_load_n(&cuxfer_impl_env_policy, __ATOMIC_ACQUIRE);
+    int p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
     if (CUXFER_IMPL_UNLIKELY(p == 0)) {
-        const char *s = getenv("CUXFER_PAGEABLE");
+        const char *s = getenv(var);
         p = s ? cuxfer_pageable_policy_parse(s) : -1;
         if (p == 0) {
             p = -1;
-            if (__atomic_exchange_n(&cuxfer_impl_env_policy, -1,
-                                    __ATOMIC_ACQ_REL) == 0)
-                CUXFER_LOG("cuxfer: warning: CUXFER_PAGEABLE=%s is not one of "
-                           "allow, warn, error; using the default\n", s);
+            if (__atomic_exchange_n(cache, -1, __ATOMIC_ACQ_REL) == 0)
+                CUXFER_LOG("cuxfer: warning: %s=%s is not one of allow, warn, error; "
+                           "using the default\n", var, s);
         }
-        __atomic_store_n(&cuxfer_impl_env_policy, p, __ATOMIC_RELEASE);
+        __atomic_store_n(cache, p, __ATOMIC_RELEASE);
     }
+    return p;
+}
+
+CUXFER_API int cuxfer_pageable_policy(void)
+{
+    int p = cuxfer_impl_env_policy_get(&cuxfer_impl_env_policy, "CUXFER_PAGEABLE");
     return p > 0 ? p : CUXFER_PAGEABLE_POLICY;
 }
 
@@ -2373,19 +2382,8 @@ CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_vi
 /* The effective default-stream policy of the calling translation unit. */
 CUXFER_API int cuxfer_default_stream_policy(void)
 {
-    int p = __atomic_load_n(&cuxfer_impl_env_stream_policy, __ATOMIC_ACQUIRE);
-    if (CUXFER_IMPL_UNLIKELY(p == 0)) {
-        const char *s = getenv("CUXFER_DEFAULT_STREAM");
-        p = s ? cuxfer_pageable_policy_parse(s) : -1;
-        if (p == 0) {
-            p = -1;
-            if (__atomic_exchange_n(&cuxfer_impl_env_stream_policy, -1,
-                                    __ATOMIC_ACQ_REL) == 0)
-                CUXFER_LOG("cuxfer: warning: CUXFER_DEFAULT_STREAM=%s is not one of "
-                           "allow, warn, error; using the default\n", s);
-        }
-        __atomic_store_n(&cuxfer_impl_env_stream_policy, p, __ATOMIC_RELEASE);
-    }
+    int p = cuxfer_impl_env_policy_get(&cuxfer_impl_env_stream_policy,
+                                       "CUXFER_DEFAULT_STREAM");
     return p > 0 ? p : CUXFER_DEFAULT_STREAM_POLICY;
 }
 
