@@ -8,6 +8,7 @@
  * cleanup path frees it all.
  */
 #include "png-io.h"
+#include "say.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,22 +39,6 @@ typedef struct png_ctx {
     char warning[IMAGE_ERR_MAX / 2]; /* the last one, for context */
     unsigned long long file_size;
 } png_ctx;
-
-static void say(char *err, size_t errsz, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void say(char *err, size_t errsz, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || errsz == 0)
-        return;
-    va_start(ap, fmt);
-    (void)vsnprintf(err, errsz, fmt, ap);
-    va_end(ap);
-}
 
 int png_io_sniff(const void *head, size_t n)
 {

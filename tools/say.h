@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * say.h - the one say() of the tools' parsers (image.c, geometry.c): write
- * a message into the caller's error buffer.
+ * say.h - the one say() of the tools' parsers (image.c, geometry.c,
+ * png-io.c, tiff-io.c): write a message into the caller's error buffer.
  *
  * A static inline definition, so every file that parses shares this one
  * text without a new object to link: the fuzz targets and tests that build

@@ -10,6 +10,7 @@
  * once per process (pthread_once) and print nothing.
  */
 #include "tiff-io.h"
+#include "say.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,22 +37,6 @@ typedef struct tiff_ctx {
     int have_msg;
     char msg[IMAGE_ERR_MAX];
 } tiff_ctx;
-
-static void say(char *err, size_t errsz, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void say(char *err, size_t errsz, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || errsz == 0)
-        return;
-    va_start(ap, fmt);
-    (void)vsnprintf(err, errsz, fmt, ap);
-    va_end(ap);
-}
 
 static int host_is_big_endian(void)
 {
