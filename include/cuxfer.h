@@ -1498,11 +1498,12 @@ CUXFER_API cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what)
     return cudaSuccess;
 }
 
-/* Fill *v from its parts and validate, without classifying the memory. */
-CUXFER_API cudaError_t cuxfer_impl_view_init(cuxfer_view *v, void *ptr, size_t pitch,
+/* Fill *v from its parts and validate (reasons prefixed by `what`),
+ * without classifying the memory; *v is left alone when refused. */
+CUXFER_API cudaError_t cuxfer_impl_view_fill(cuxfer_view *v, void *ptr, size_t pitch,
                                              size_t width, size_t height,
                                              size_t elem_size, cuxfer_memkind kind,
-                                             int device)
+                                             int device, const char *what)
 {
     cuxfer_view t;
     t.ptr = ptr;
@@ -1513,9 +1514,19 @@ CUXFER_API cudaError_t cuxfer_impl_view_init(cuxfer_view *v, void *ptr, size_t p
     t.kind = kind;
     t.device = device;
     t.flags = 0;
-    CUXFER_TRY(cuxfer_view_check(&t, "cuxfer_view_wrap:"));
+    CUXFER_TRY(cuxfer_view_check(&t, what));
     *v = t;
     return cudaSuccess;
+}
+
+/* The same for cuxfer's own views (wrapped, allocated, internal). */
+CUXFER_API cudaError_t cuxfer_impl_view_init(cuxfer_view *v, void *ptr, size_t pitch,
+                                             size_t width, size_t height,
+                                             size_t elem_size, cuxfer_memkind kind,
+                                             int device)
+{
+    return cuxfer_impl_view_fill(v, ptr, pitch, width, height, elem_size, kind, device,
+                                 "cuxfer_view_wrap:");
 }
 
 /* A view of memory the caller owns and whose kind the caller states:
@@ -1528,7 +1539,6 @@ CUXFER_API cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
                                         size_t width, size_t height, size_t elem_size,
                                         cuxfer_memkind kind, int device)
 {
-    cuxfer_view t;
     if (!v)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_init: view is NULL");
     memset(v, 0, sizeof *v);
@@ -1539,17 +1549,8 @@ CUXFER_API cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
     if (device < -1)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_view_init: device %d is below -1 (host)", device);
-    t.ptr = ptr;
-    t.pitch = pitch;
-    t.width = width;
-    t.height = height;
-    t.elem_size = elem_size;
-    t.kind = kind;
-    t.device = device;
-    t.flags = 0;
-    CUXFER_TRY(cuxfer_view_check(&t, "cuxfer_view_init:"));
-    *v = t;
-    return cudaSuccess;
+    return cuxfer_impl_view_fill(v, ptr, pitch, width, height, elem_size, kind, device,
+                                 "cuxfer_view_init:");
 }
 
 /* Address of element (x, y), or NULL (with a reason) outside the view. */
