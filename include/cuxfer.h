@@ -5327,10 +5327,12 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
 }
 
 /* Measure, on this machine, up to which row width SPAN and PACK beat the
- * direct 2D copy by at least 10% (strided pitch 2 x row, 64 MiB of rows),
- * and store the result in p->tuning (also in *out when not NULL).  It
- * allocates and frees its own test buffers and takes about a second;
- * run it once at start-up, not per copy.  `report`, when not NULL, is
+ * direct 2D copy by at least 10% (strided pitch 2 x row, 64 MiB of rows
+ * or 2^23 rows, whichever is fewer), and store the result in p->tuning
+ * (also in *out when not NULL).  It allocates and frees its own test
+ * buffers and takes seconds (mostly the direct copies of the narrowest
+ * rows; more with small chunk_bytes, whose pipeline it runs): run it once
+ * at start-up, not per copy.  `report`, when not NULL, is
  * called with each measurement (row bytes, direction 0 = H2D, raw GB/s,
  * planned GB/s). */
 CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
@@ -5368,7 +5370,10 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     if (err == cudaSuccess)
         memset(h, 0x3c, 2 * total);
     for (i = 0; err == cudaSuccess && i < sizeof rows_b / sizeof rows_b[0]; ++i) {
-        size_t w = rows_b[i], ht = total / w;
+        /* at most 2^23 rows: the direct copy of 1-byte rows crawls at
+         * ~0.1 GB/s (0.55 s a run for 64 Mi rows on an H200), and at such
+         * widths the plan wins by far more than the 10 % it must show */
+        size_t w = rows_b[i], ht = total / w > ((size_t)1 << 23) ? (size_t)1 << 23 : total / w;
         double raw = 0, plan = 0;
         err = cuxfer_impl_view_init(&hv, h, 2 * w, w, ht, 1, CUXFER_MEMORY_PINNED, -1);
         if (err == cudaSuccess)
