@@ -1451,7 +1451,8 @@ int image_write_atomic(const char *path, const image_header *h,
 {
     struct stat st;
     mode_t mode;
-    char *tmp;
+    char tmpl[sizeof tmp_names[0]];
+    const char *tmp;
     int fd, saved, exists, slot;
     if (!strcmp(path, "-"))
         return write_in_place(path, h, pixels, pitch, err, errsz);
@@ -1466,19 +1467,13 @@ int image_write_atomic(const char *path, const image_header *h,
     /* An existing output keeps its permissions (and, where allowed, its
      * owner); a new one gets 0666 less the umask, as open() would. */
     mode = exists ? (st.st_mode & 07777) : creation_mode();
-    slot = tmp_claim();
-    tmp = tmp_names[slot];
-    if (temp_name(path, tmp, sizeof tmp_names[0])) {
-        tmp_unclaim(slot);
+    if (temp_name(path, tmpl, sizeof tmpl)) {
         say(err, errsz, "path is too long");
         return -1;
     }
-    tmp_live[slot] = 1;
-    fd = mkstemp(tmp);
+    fd = image_mkstemp_tracked(tmpl, &tmp, &slot);
     if (fd < 0) {
-        saved = errno;
-        tmp_unclaim(slot);
-        say(err, errsz, "cannot create a temporary file: %s", strerror(saved));
+        say(err, errsz, "cannot create a temporary file: %s", strerror(errno));
         return -1;
     }
     /* Keep the owner where allowed, else at least the group; neither is
