@@ -43,9 +43,10 @@
  *     wide at link speed, where one cudaMemcpy2DAsync is DMA-bound per row.
  *  8. Pageable memory you cannot pin.  cuxfer_stager_* copies it through
  *     pinned slots with worker threads, asynchronously.
- *  9. Many regions at once.  cuxfer_rois_* gathers N tiles of one host
- *     image into a dense device batch (and scatters them back) with host
- *     threads and pinned staging, far faster than one copy per tile.
+ *  9. Many regions at once.  cuxfer_rois_* moves N tiles of one host
+ *     image into a dense device batch (and back) with one kernel over the
+ *     mapped image, or host threads and pinned staging, far faster than
+ *     one copy per tile.
  * 10. Check every call: CUXFER_CHECK aborts with a readable report,
  *     CUXFER_TRY returns the error; cuxfer_last_reason() says why a cuxfer
  *     call refused its arguments (man 3 cuxfer_check).
@@ -285,8 +286,8 @@
  *            size_t elem_size, size_t *off);
  *    cudaError_t cuxfer_rois_destroy(cuxfer_rois *p);
  *    cuxfer_rois  cuxfer_rois_options  CUXFER_ROIS_AUTO  CUXFER_ROIS_DIRECT
- *    CUXFER_ROIS_GATHER  CUXFER_ROIS_H2D  CUXFER_ROIS_D2H  CUXFER_ROIS_SLOTS
- *    CUXFER_ROIS_MAX_THREADS
+ *    CUXFER_ROIS_GATHER  CUXFER_ROIS_KERNEL  CUXFER_ROIS_H2D  CUXFER_ROIS_D2H
+ *    CUXFER_ROIS_SLOTS  CUXFER_ROIS_MAX_THREADS
  *  man 3 cuxfer_stager
  *    cudaError_t cuxfer_stager_create(cuxfer_stager *st,
  *            const cuxfer_stager_options *opt);
@@ -5035,11 +5036,12 @@ CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
      * row: SPAN 5.8x direct at 8 B, 2.5x at 16 B, 1.13x at 32 B, 0.6x at
      * 64 B; PACK (its first, per-plan thread pool) 3.0x at 8 B, 1.5x at
      * 16 B, 1.1x at 32 B (kept out: too close to break-even to promise
-     * "never slower"), 0.4x at 64 B.  PACK on the thread team (issue 14)
-     * is not measured yet: 32 B joins pack_max_row only once a run shows
-     * it at >= 1.2x. */
+     * "never slower"), 0.4x at 64 B.  PACK on the thread team, xferbench
+     * on 2026-12-01 (15 reps): 1.78x at 8 B but 0.78x at 16 B (cv 34% and
+     * 51%: the host scatter runs in CUDA's host-function thread and its
+     * pace varies), so AUTO packs 8-byte rows only. */
     t.span_max_row = 32;
-    t.pack_max_row = 16;
+    t.pack_max_row = 8;
     t.max_ratio = 4;
     t.min_bytes = 1u << 20;
     return t;
@@ -5426,19 +5428,29 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
  * cudaMemcpy3DBatchAsync (CUDA 12.8+) is no faster on driver 580: it
  * loops the same way, so cuxfer does not use it.  A cuxfer_rois plan moves
  * N regions of one host view to one dense device buffer (and back) with
- * one of two strategies, picked per call:
+ * one of three strategies, picked per call:
  *   DIRECT: the loop of cudaMemcpy2DAsync, for large tiles (and on a
  *     stream being captured: graph-safe).
+ *   KERNEL (CUDA 12.5+ runtime): one kernel launch per slot of tiles reads
+ *     (H2D) or writes (D2H) the host view in place through its mapping in
+ *     the device's address space, so the link carries only tile bytes and
+ *     nothing waits on the host.  It needs a host view in pinned memory
+ *     mapped for the plan's device (cudaHostAlloc, cuxfer_host_alloc,
+ *     cudaHostRegister under UVA); the kernel is PTX text in this header,
+ *     loaded with the runtime's library API (cudaLibraryLoadData), so no
+ *     nvcc is needed.  Stream-ordered like DIRECT.
  *   GATHER: a persistent team of host threads copies the tiles' rows into
  *     pinned staging, and one dense copy per chunk crosses the link; while
  *     chunk k is on the link the team gathers chunk k+1 (H2D); device to
- *     host, chunk k+1 comes down while the team scatters chunk k.
+ *     host, chunk k+1 comes down while the team scatters chunk k.  For
+ *     pageable host views, and where the kernel is not available.
  * Tile i sits at byte offset off[i] of the dense buffer, the prefix sum of
  * the earlier tiles' bytes (cuxfer_rois_offsets), rows packed: N tiles of
  * equal size form an N x h x w x C batch. */
 #define CUXFER_ROIS_AUTO 0
 #define CUXFER_ROIS_DIRECT 1
 #define CUXFER_ROIS_GATHER 2
+#define CUXFER_ROIS_KERNEL 3
 #define CUXFER_ROIS_H2D 0 /* host view -> dense device buffer */
 #define CUXFER_ROIS_D2H 1 /* dense device buffer -> host view */
 #define CUXFER_ROIS_MAX_THREADS 64
@@ -5452,11 +5464,127 @@ typedef struct cuxfer_rois_options {
                                  included (default: online CPUs, at most 16) */
     int strategy;             /* CUXFER_ROIS_AUTO, or force one */
     size_t direct_tile_bytes; /* AUTO takes DIRECT when the mean tile has at
-                                 least this many bytes (default 16 KiB x
-                                 threads: 256 KiB with 16 threads, where the
-                                 loop runs near the link and the gather
-                                 would not win) */
+                                 least this many bytes (default 256 KiB with
+                                 KERNEL, 16 KiB x threads without: where
+                                 the loop runs near the link and the other
+                                 strategies would not win) */
 } cuxfer_rois_options;
+
+/* KERNEL's code, PTX text JIT-compiled by the driver for the GPU at hand
+ * (PTX ISA 7.0, sm_52 and later).  Its source, in CUDA C terms: each warp
+ * takes work items (tile t, part q) of n x parts; the lanes of a part
+ * copy units of 2^ul bytes (the largest of 1..16 that aligns every
+ * address of the launch), unit i of the tile being row i / ru, column
+ * i % ru (ru = rb >> ul units a row), between host + src + row * pitch and
+ * dense + dst + i units, direction d2h.  A tile descriptor is
+ * {u64 src, u64 dst, u32 rows, u32 rb}, 24 bytes in mapped staging.  Splitting a tile into parts keeps every warp of the
+ * device busy when the tiles are few and large. */
+#if CUDART_VERSION >= 12050
+#define CUXFER_IMPL_ROIS_PTX 1
+static const char cuxfer_impl_rois_ptx[] =
+    ".version 7.0\n"
+    ".target sm_52\n"
+    ".address_size 64\n"
+    ".visible .entry cuxfer_impl_rois_entry(.param .u64 pd, .param .u32 pn, .param .u32 pparts,\n"
+    " .param .u64 phost, .param .u64 ppitch, .param .u64 pdense, .param .u32 pd2h, .param .u32 pul)\n"
+    "{\n"
+    " .reg .pred %p<6>;\n"
+    " .reg .b16 %h<2>;\n"
+    " .reg .b32 %r<24>;\n"
+    " .reg .b64 %rd<16>;\n"
+    " ld.param.u64 %rd1, [pd];\n"
+    " ld.param.u32 %r1, [pn];\n"
+    " ld.param.u32 %r2, [pparts];\n"
+    " ld.param.u64 %rd2, [phost];\n"
+    " ld.param.u64 %rd3, [ppitch];\n"
+    " ld.param.u64 %rd4, [pdense];\n"
+    " ld.param.u32 %r3, [pd2h];\n"
+    " ld.param.u32 %r4, [pul];\n"
+    " cvta.to.global.u64 %rd1, %rd1;\n"
+    " cvta.to.global.u64 %rd2, %rd2;\n"
+    " cvta.to.global.u64 %rd4, %rd4;\n"
+    " mov.u32 %r5, %ntid.x;\n"
+    " mov.u32 %r6, %ctaid.x;\n"
+    " mov.u32 %r7, %tid.x;\n"
+    " mad.lo.u32 %r8, %r6, %r5, %r7;\n"
+    " shr.u32 %r8, %r8, 5;\n"
+    " and.b32 %r9, %r7, 31;\n"
+    " mov.u32 %r10, %nctaid.x;\n"
+    " mul.lo.u32 %r10, %r10, %r5;\n"
+    " shr.u32 %r10, %r10, 5;\n"
+    " mul.lo.u32 %r11, %r1, %r2;\n"
+    " shl.b32 %r12, %r2, 5;\n"
+    " setp.ne.u32 %p1, %r3, 0;\n"
+    "ITEM:\n"
+    " setp.ge.u32 %p2, %r8, %r11;\n"
+    " @%p2 bra END;\n"
+    " div.u32 %r13, %r8, %r2;\n"
+    " mul.lo.u32 %r14, %r13, %r2;\n"
+    " sub.u32 %r14, %r8, %r14;\n"
+    " mul.wide.u32 %rd5, %r13, 24;\n"
+    " add.u64 %rd5, %rd1, %rd5;\n"
+    " ld.global.u64 %rd6, [%rd5];\n"
+    " ld.global.u64 %rd7, [%rd5+8];\n"
+    " ld.global.v2.u32 {%r15, %r16}, [%rd5+16];\n"
+    " shr.u32 %r16, %r16, %r4;\n"
+    " add.u64 %rd6, %rd2, %rd6;\n"
+    " add.u64 %rd7, %rd4, %rd7;\n"
+    " mul.lo.u32 %r17, %r15, %r16;\n"
+    " shl.b32 %r18, %r14, 5;\n"
+    " add.u32 %r18, %r18, %r9;\n"
+    "UNIT:\n"
+    " setp.ge.u32 %p3, %r18, %r17;\n"
+    " @%p3 bra NEXT;\n"
+    " div.u32 %r19, %r18, %r16;\n"
+    " mul.lo.u32 %r20, %r19, %r16;\n"
+    " sub.u32 %r20, %r18, %r20;\n"
+    " cvt.u64.u32 %rd8, %r19;\n"
+    " mul.lo.u64 %rd8, %rd8, %rd3;\n"
+    " cvt.u64.u32 %rd9, %r20;\n"
+    " shl.b64 %rd9, %rd9, %r4;\n"
+    " add.u64 %rd8, %rd8, %rd9;\n"
+    " add.u64 %rd8, %rd6, %rd8;\n"
+    " cvt.u64.u32 %rd9, %r18;\n"
+    " shl.b64 %rd9, %rd9, %r4;\n"
+    " add.u64 %rd9, %rd7, %rd9;\n"
+    " selp.b64 %rd10, %rd9, %rd8, %p1;\n"
+    " selp.b64 %rd11, %rd8, %rd9, %p1;\n"
+    " setp.eq.u32 %p4, %r4, 2;\n"
+    " @%p4 bra U4;\n"
+    " setp.eq.u32 %p4, %r4, 4;\n"
+    " @%p4 bra U16;\n"
+    " setp.eq.u32 %p4, %r4, 3;\n"
+    " @%p4 bra U8;\n"
+    " setp.eq.u32 %p4, %r4, 1;\n"
+    " @%p4 bra U2;\n"
+    " ld.global.u8 %h1, [%rd10];\n"
+    " st.global.u8 [%rd11], %h1;\n"
+    " bra.uni STEP;\n"
+    "U2:\n"
+    " ld.global.u16 %h1, [%rd10];\n"
+    " st.global.u16 [%rd11], %h1;\n"
+    " bra.uni STEP;\n"
+    "U4:\n"
+    " ld.global.u32 %r21, [%rd10];\n"
+    " st.global.u32 [%rd11], %r21;\n"
+    " bra.uni STEP;\n"
+    "U8:\n"
+    " ld.global.u64 %rd12, [%rd10];\n"
+    " st.global.u64 [%rd11], %rd12;\n"
+    " bra.uni STEP;\n"
+    "U16:\n"
+    " ld.global.v4.u32 {%r20, %r21, %r22, %r23}, [%rd10];\n"
+    " st.global.v4.u32 [%rd11], {%r20, %r21, %r22, %r23};\n"
+    "STEP:\n"
+    " add.u32 %r18, %r18, %r12;\n"
+    " bra.uni UNIT;\n"
+    "NEXT:\n"
+    " add.u32 %r8, %r8, %r10;\n"
+    " bra.uni ITEM;\n"
+    "END:\n"
+    " ret;\n"
+    "}\n";
+#endif
 
 /* --- the plan ------------------------------------------------------------- */
 
@@ -5466,6 +5594,12 @@ typedef struct cuxfer_rois {
     void *stage[CUXFER_ROIS_SLOTS];        /* pinned staging (portable) */
     cudaEvent_t ev[CUXFER_ROIS_SLOTS];     /* last use of each slot */
     cudaEvent_t ev_probe;                  /* does the stream take our events? */
+    void *stage_dev[CUXFER_ROIS_SLOTS];    /* the staging as the kernel sees it */
+    void *lib, *kernel;                    /* cudaLibrary_t, cudaKernel_t of KERNEL */
+    const char *no_kernel;                 /* why KERNEL is unavailable (NULL: it is) */
+    cudaError_t kernel_err;                /* and the CUDA error that said so */
+    int kslot;                             /* the staging slot KERNEL fills next */
+    unsigned kblocks;                      /* KERNEL's grid: one wave of the device */
     size_t *off;                           /* offsets scratch, n + 1 */
     size_t off_cap;
     void *check;                           /* overlap-check scratch */
@@ -5499,13 +5633,6 @@ CUXFER_API cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n, siz
     return cudaSuccess;
 }
 
-/* One non-empty ROI in the radix sort of the overlap check: its key
- * (start row above, start column below) and what the sweep needs. */
-struct cuxfer_impl_rkey {
-    unsigned long long key;
-    unsigned w, h, i, pad;
-};
-
 /* One non-empty ROI of the sweep, in (y, x) order. */
 struct cuxfer_impl_rect {
     size_t x0, x1, y0, y1, i;
@@ -5520,29 +5647,29 @@ CUXFER_API int cuxfer_impl_rect_cmp(const void *a, const void *b)
     return p->x0 < q->x0 ? -1 : p->x0 > q->x0;
 }
 
-/* Sort by key: an LSD radix sort of 11-bit digits up to the largest key's
- * top bit (three passes for an 8192 x 8192 image).  The result is in r or
- * in tmp: the returned one. */
-CUXFER_API struct cuxfer_impl_rkey *cuxfer_impl_rkey_sort(struct cuxfer_impl_rkey *r,
-                                                          struct cuxfer_impl_rkey *tmp, size_t n)
+/* Sort 64-bit keys by their bits [lo, 64): an LSD radix sort of 11-bit
+ * digits up to the largest key's top bit (three passes for an 8192 x 8192
+ * image), the bits below lo (the ROI's index) carried along unsorted.
+ * The result is in r or in tmp: the returned one. */
+CUXFER_API unsigned long long *cuxfer_impl_key_sort(unsigned long long *r,
+                                                    unsigned long long *tmp, size_t n, int lo)
 {
     size_t count[2048], i, sum, c, k;
-    unsigned long long top = 0;
-    struct cuxfer_impl_rkey *t;
+    unsigned long long top = 0, *t;
     int sh;
     for (i = 0; i < n; ++i)
-        top |= r[i].key;
-    for (sh = 0; sh < 64 && (top >> sh) != 0; sh += 11) {
+        top |= r[i];
+    for (sh = lo; sh < 64 && (top >> sh) != 0; sh += 11) {
         memset(count, 0, sizeof count);
         for (i = 0; i < n; ++i)
-            ++count[(r[i].key >> sh) & 2047];
+            ++count[(r[i] >> sh) & 2047];
         for (c = 0, sum = 0; c < 2048; ++c) {
             k = count[c];
             count[c] = sum;
             sum += k;
         }
         for (i = 0; i < n; ++i)
-            tmp[count[(r[i].key >> sh) & 2047]++] = r[i];
+            tmp[count[(r[i] >> sh) & 2047]++] = r[i];
         t = r;
         r = tmp;
         tmp = t;
@@ -5574,6 +5701,78 @@ CUXFER_API size_t cuxfer_impl_rect_before(const struct cuxfer_impl_rect *r, size
     return a == lo ? hi : a - 1;
 }
 
+/* q = v / d for d > 0, through a double reciprocal (a 64-bit division per
+ * ROI would cost more than the rest of the lattice check), corrected to
+ * the exact quotient. */
+CUXFER_API size_t cuxfer_impl_div(size_t v, size_t d, double inv)
+{
+    size_t q = (size_t)((double)v * inv);
+    while (q > 0 && q * d > v)
+        --q;
+    while ((q + 1) * d <= v)
+        ++q;
+    return q;
+}
+
+/* The common case of the overlap check in O(N): tiles of one size w x h
+ * whose corners lie on one lattice of steps w and h (a grid of tiles, any
+ * origin).  Two such tiles overlap exactly when their corners share a
+ * lattice cell, so a bitmap of cells decides.  Returns 1 when the set is
+ * such a lattice without a shared cell (disjoint), 0 when it is not a
+ * lattice, has a shared cell (the sort then names the pair), or its
+ * bitmap would exceed 8 bytes a ROI: the sort decides.  The ROIs lie
+ * inside the view (checked before). */
+CUXFER_API int cuxfer_impl_rois_lattice(const cuxfer_view *v, const cuxfer_roi *rois, size_t n,
+                                        void **scratch, size_t *scratch_bytes)
+{
+    size_t i = 0, w, h, ox, oy, cols, rows, words, need;
+    unsigned long long *bits;
+    double iw, ih;
+    while (i < n && (rois[i].width == 0 || rois[i].height == 0))
+        ++i;
+    if (i == n)
+        return 1;
+    w = rois[i].width;
+    h = rois[i].height;
+    ox = rois[i].x % w;
+    oy = rois[i].y % h;
+    cols = (v->width - ox) / w;
+    rows = (v->height - oy) / h;
+    if (rows != 0 && cols > ((size_t)64 * n + 65536) / rows)
+        return 0;
+    words = (cols * rows + 63) / 64;
+    need = words * sizeof *bits;
+    if (!*scratch || *scratch_bytes < need) {
+        void *b = malloc(need);
+        if (!b)
+            return 0;
+        free(*scratch);
+        *scratch = b;
+        *scratch_bytes = need;
+    }
+    bits = (unsigned long long *)*scratch;
+    memset(bits, 0, need);
+    iw = 1.0 / (double)w;
+    ih = 1.0 / (double)h;
+    for (; i < n; ++i) {
+        const cuxfer_roi *r = &rois[i];
+        size_t qx, qy, c;
+        if (r->width == 0 || r->height == 0)
+            continue;
+        if (r->width != w || r->height != h || r->x < ox || r->y < oy)
+            return 0;
+        qx = cuxfer_impl_div(r->x - ox, w, iw);
+        qy = cuxfer_impl_div(r->y - oy, h, ih);
+        if (qx * w != r->x - ox || qy * h != r->y - oy)
+            return 0;
+        c = qy * cols + qx;
+        if (bits[c / 64] >> (c % 64) & 1)
+            return 0;
+        bits[c / 64] |= 1ull << (c % 64);
+    }
+    return 1;
+}
+
 /* Refuse overlapping destination ROIs.  Sorted by (y, x), the ROIs that
  * start on one row form a group; within a group each ROI is checked
  * against the next, and against each later group that starts inside its
@@ -5588,14 +5787,15 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
                                                  size_t n, const char *call, void **scratch,
                                                  size_t *scratch_bytes)
 {
-    struct cuxfer_impl_rkey *k, *tmp;
+    unsigned long long *k, *tmp;
     struct cuxfer_impl_rect *r;
     size_t *gs, i, m = 0, ng = 0, g, h, j, need;
     cudaError_t err = cudaSuccess;
-    int xbits = cuxfer_impl_bits(v->width), ybits = cuxfer_impl_bits(v->height);
-    int packed = xbits + ybits <= 64 && v->width <= 0xffffffffu &&
-                 v->height <= 0xffffffffu && n <= 0xffffffffu && n >= 256;
-    if (n < 2)
+    int xbits = cuxfer_impl_bits(v->width), ybits = cuxfer_impl_bits(v->height),
+        ib = cuxfer_impl_bits(n);
+    /* key = (y, x, index) in 64 bits, or qsort of the ROIs */
+    int packed = xbits + ybits + ib <= 64 && n >= 256;
+    if (n < 2 || (n >= 64 && cuxfer_impl_rois_lattice(v, rois, n, scratch, scratch_bytes)))
         return cudaSuccess;
     /* one block: keys and their sort buffer, sorted rects, group starts; a
      * plan keeps it between calls (fresh pages cost more than the sort) */
@@ -5610,28 +5810,30 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
         *scratch = b;
         *scratch_bytes = need;
     }
-    k = (struct cuxfer_impl_rkey *)*scratch;
+    k = (unsigned long long *)*scratch;
     tmp = k + n;
     r = (struct cuxfer_impl_rect *)(tmp + n);
     gs = (size_t *)(r + n);
     if (packed) {
-        for (i = 0; i < n; ++i) {
-            if (rois[i].width == 0 || rois[i].height == 0)
-                continue; /* writes nothing */
-            k[m].key = (unsigned long long)rois[i].y << xbits | rois[i].x;
-            k[m].w = (unsigned)rois[i].width;
-            k[m].h = (unsigned)rois[i].height;
-            k[m].i = (unsigned)i;
-            k[m].pad = 0;
-            ++m;
-        }
-        k = cuxfer_impl_rkey_sort(k, tmp, m);
+        size_t w = 0, hh = 0;
+        int uniform = 1; /* every non-empty ROI w x hh: no lookups after the sort */
+        for (i = 0; i < n; ++i)
+            if (rois[i].width != 0 && rois[i].height != 0) { /* empty ones write nothing */
+                k[m++] = ((unsigned long long)rois[i].y << xbits | rois[i].x) << ib | i;
+                if (m == 1)
+                    w = rois[i].width, hh = rois[i].height;
+                else if (rois[i].width != w || rois[i].height != hh)
+                    uniform = 0;
+            }
+        k = cuxfer_impl_key_sort(k, tmp, m, ib);
         for (i = 0; i < m; ++i) {
-            r[i].x0 = (size_t)(k[i].key & ((1ull << xbits) - 1)); /* xbits < 64 here */
-            r[i].y0 = (size_t)(k[i].key >> xbits);
-            r[i].x1 = r[i].x0 + k[i].w;
-            r[i].y1 = r[i].y0 + k[i].h;
-            r[i].i = k[i].i;
+            unsigned long long key = k[i] >> ib; /* ib < 64 here */
+            size_t q = (size_t)(k[i] & ((1ull << ib) - 1));
+            r[i].x0 = (size_t)(key & ((1ull << xbits) - 1)); /* xbits < 64 here */
+            r[i].y0 = (size_t)(key >> xbits);
+            r[i].x1 = r[i].x0 + (uniform ? w : rois[q].width);
+            r[i].y1 = r[i].y0 + (uniform ? hh : rois[q].height);
+            r[i].i = q;
         }
     } else {
         for (i = 0; i < n; ++i) {
@@ -5762,6 +5964,11 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
     }
     if (p->ev_probe)
         (void)cudaEventDestroy(p->ev_probe);
+#ifdef CUXFER_IMPL_ROIS_PTX
+    if (p->lib)
+        (void)cudaLibraryUnload((cudaLibrary_t)p->lib);
+    (void)cudaGetLastError(); /* e.g. after cudaDeviceReset */
+#endif
     free(p->off);
     free(p->check);
     pthread_mutex_destroy(&p->mu);
@@ -5769,9 +5976,53 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
     return first;
 }
 
-/* Create a plan on the current device: the pinned staging, its events and
- * the thread team, all it will ever use apart from an offsets array that
- * grows with the largest N (host malloc).  Nothing is created per call. */
+/* Load KERNEL's code and learn what it needs of the device.  On any
+ * failure KERNEL is unavailable, p->no_kernel says why (p->kernel_err with
+ * which CUDA error), and the plan works without it. */
+CUXFER_API void cuxfer_impl_rois_kernel_load(cuxfer_rois *p)
+{
+#ifdef CUXFER_IMPL_ROIS_PTX
+    cudaLibrary_t lib = NULL;
+    cudaKernel_t k = NULL;
+    int sms = 0, mapped = 0, i;
+    cudaError_t err = cudaDeviceGetAttribute(&mapped, cudaDevAttrCanMapHostMemory, p->device);
+    if (err == cudaSuccess && !mapped) {
+        p->no_kernel = "the device cannot map host memory";
+        return;
+    }
+    if (err == cudaSuccess)
+        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
+    for (i = 0; i < CUXFER_ROIS_SLOTS && err == cudaSuccess; ++i)
+        err = cudaHostGetDevicePointer(&p->stage_dev[i], p->stage[i], 0);
+    if (err != cudaSuccess)
+        p->no_kernel = "the staging is not mapped into the device (cudaHostGetDevicePointer)";
+    if (err == cudaSuccess) {
+        err = cudaLibraryLoadData(&lib, cuxfer_impl_rois_ptx, NULL, NULL, 0, NULL, NULL, 0);
+        if (err == cudaSuccess)
+            err = cudaLibraryGetKernel(&k, lib, "cuxfer_impl_rois_entry");
+        if (err != cudaSuccess)
+            p->no_kernel = "its PTX did not load (cudaLibraryLoadData)";
+    }
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (lib)
+            (void)cudaLibraryUnload(lib);
+        p->kernel_err = err;
+        return;
+    }
+    p->lib = (void *)lib;
+    p->kernel = (void *)k;
+    p->kblocks = 8u * (unsigned)(sms > 0 ? sms : 1); /* 256 threads: one wave */
+#else
+    p->no_kernel = "the CUDA runtime is older than 12.5 (no cudaLibraryLoadData)";
+#endif
+}
+
+/* Create a plan on the current device: the pinned staging, its events,
+ * KERNEL's code and the thread team, all it will ever use apart from an
+ * offsets array that grows with the largest N (host malloc).  Nothing is
+ * created per call.  A forced KERNEL that cannot load fails here
+ * (cudaErrorNotSupported, the reason says why). */
 CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_options *opt)
 {
     cudaError_t err = cudaSuccess;
@@ -5781,19 +6032,18 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
     memset(p, 0, sizeof *p);
     if (opt)
         p->opt = *opt;
-    if (p->opt.strategy < CUXFER_ROIS_AUTO || p->opt.strategy > CUXFER_ROIS_GATHER)
+    if (p->opt.strategy < CUXFER_ROIS_AUTO || p->opt.strategy > CUXFER_ROIS_KERNEL)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_rois_create: strategy %d is unknown", p->opt.strategy);
     CUXFER_TRY(cuxfer_impl_team_options("cuxfer_rois_create", &p->opt.threads,
                                         CUXFER_ROIS_MAX_THREADS, 0, &p->opt.chunk_bytes,
                                         (size_t)4 << 20));
-    if (p->opt.direct_tile_bytes == 0)
-        p->opt.direct_tile_bytes = (size_t)16384 * (size_t)p->opt.threads;
     p->device = cuxfer_impl_current_device();
     pthread_mutex_init(&p->mu, NULL);
     p->ready = 1;
     for (i = 0; i < CUXFER_ROIS_SLOTS && err == cudaSuccess; ++i) {
-        err = cuxfer_host_alloc(&p->stage[i], p->opt.chunk_bytes, 1, cudaHostAllocPortable);
+        err = cuxfer_host_alloc(&p->stage[i], p->opt.chunk_bytes, 1,
+                                cudaHostAllocPortable | cudaHostAllocMapped);
         if (err == cudaSuccess)
             err = cuxfer_impl_event_create(&p->ev[i], cudaEventDisableTiming);
     }
@@ -5804,21 +6054,38 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
         (void)cuxfer_rois_destroy(p);
         return cuxfer_impl_fail(err, "cuxfer_rois_create: %s", cudaGetErrorName(err));
     }
+    cuxfer_impl_rois_kernel_load(p);
+    if (p->no_kernel && p->opt.strategy == CUXFER_ROIS_KERNEL) {
+        const char *why = p->no_kernel;
+        err = p->kernel_err;
+        (void)cuxfer_rois_destroy(p);
+        return cuxfer_impl_fail(cudaErrorNotSupported,
+                                "cuxfer_rois_create: KERNEL was forced but %s%s%s%s", why,
+                                err != cudaSuccess ? " (" : "",
+                                err != cudaSuccess ? cudaGetErrorName(err) : "",
+                                err != cudaSuccess ? ")" : "");
+    }
+    if (p->opt.direct_tile_bytes == 0)
+        p->opt.direct_tile_bytes = p->kernel ? (size_t)256 << 10
+                                             : (size_t)16384 * (size_t)p->opt.threads;
     cuxfer_impl_team_start(&p->team, p->opt.threads - 1);
     p->team_up = 1;
     return cudaSuccess;
 }
 
 /* The strategy AUTO (or the forced one) takes for n tiles of `total`
- * bytes: GATHER for 16 tiles or more whose mean is below
- * direct_tile_bytes, DIRECT otherwise.  It does not look at the stream:
- * cuxfer_rois_copy_async takes DIRECT on a stream being captured. */
+ * bytes of a pinned host view: for 16 tiles or more whose mean is below
+ * direct_tile_bytes KERNEL where the plan has it, else GATHER; DIRECT
+ * otherwise.  It does not look at the stream or the host memory:
+ * cuxfer_rois_copy_async steps down from KERNEL to GATHER for a host view
+ * the device cannot map (pageable memory), and from either to DIRECT on a
+ * stream being captured or of another device. */
 CUXFER_API int cuxfer_rois_choose(const cuxfer_rois *p, size_t n, size_t total)
 {
     if (p->opt.strategy != CUXFER_ROIS_AUTO)
         return p->opt.strategy;
     if (n >= 16 && total / n < p->opt.direct_tile_bytes)
-        return CUXFER_ROIS_GATHER;
+        return p->kernel ? CUXFER_ROIS_KERNEL : CUXFER_ROIS_GATHER;
     return CUXFER_ROIS_DIRECT;
 }
 
@@ -6058,6 +6325,91 @@ CUXFER_API cudaError_t cuxfer_impl_rois_gather(cuxfer_rois *p, int dir, const cu
     return cudaSuccess;
 }
 
+/* KERNEL: the tiles' descriptors go into the staging slots in turn
+ * (waiting for the launch that last read a slot), one launch per slot on
+ * s, of at most 8192 tiles.  hdev is the host view's base as the device
+ * sees it.  Each launch
+ * moves units as wide as every address and row of its tiles allows (16
+ * bytes for 8x8 RGBA8 tiles on a grid of 8).  A tile of 2^31 bytes or
+ * more is beyond the kernel's 32-bit counts: it goes by cudaMemcpy2DAsync
+ * on s, in the same stream order. */
+CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cuxfer_view *host,
+                                               unsigned char *hdev, const cuxfer_roi *rois,
+                                               size_t n, unsigned char *dense, cudaStream_t s)
+{
+#ifdef CUXFER_IMPL_ROIS_PTX
+    /* at most 8192 tiles a launch: the GPU starts on the first while the
+     * next descriptors are written */
+    const size_t cap = p->opt.chunk_bytes / 24 < 8192 ? p->opt.chunk_bytes / 24 : 8192,
+                 lim = 0x7fffffff;
+    const uintptr_t base = (uintptr_t)hdev | (uintptr_t)dense | (uintptr_t)host->pitch;
+    unsigned long long pitch = host->pitch;
+    unsigned warps = p->kblocks * 8u;
+    int d2h = dir == CUXFER_ROIS_D2H;
+    size_t i = 0, off = 0;
+    while (i < n) {
+        int k = p->kslot;
+        unsigned char *d = (unsigned char *)p->stage[k];
+        uintptr_t align = base;
+        unsigned ul = 0;
+        size_t m = 0;
+        p->kslot = (k + 1) % CUXFER_ROIS_SLOTS;
+        CUXFER_TRY(cuxfer_impl_event_sync(p->ev[k]));
+        for (; i < n && m < cap; ++i) {
+            size_t rb = rois[i].width * host->elem_size, rows = rois[i].height;
+            size_t src = rois[i].y * host->pitch + rois[i].x * host->elem_size;
+            if (rb == 0 || rows == 0)
+                continue;
+            if (rows > lim || rb > lim / rows) {
+                unsigned char *h = (unsigned char *)host->ptr + src;
+                CUXFER_TRY(d2h ? cudaMemcpy2DAsync(h, host->pitch, dense + off, rb, rb, rows,
+                                                   cudaMemcpyDefault, s)
+                               : cudaMemcpy2DAsync(dense + off, rb, h, host->pitch, rb, rows,
+                                                   cudaMemcpyDefault, s));
+            } else {
+                unsigned long long q[2];
+                unsigned r[2];
+                q[0] = src;
+                q[1] = off;
+                r[0] = (unsigned)rows;
+                r[1] = (unsigned)rb;
+                memcpy(d + m * 24, q, 16);
+                memcpy(d + m * 24 + 16, r, 8);
+                align |= (uintptr_t)src | (uintptr_t)off | (uintptr_t)rb;
+                ++m;
+            }
+            off += rb * rows;
+        }
+        while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
+            ++ul;
+        if (m) {
+            unsigned nm = (unsigned)m, parts = (size_t)warps > m ? warps / nm : 1u;
+            size_t blocks = ((size_t)nm * parts + 7) / 8;
+            dim3 grid, block;
+            void *args[8];
+            grid.x = blocks < p->kblocks ? (unsigned)blocks : p->kblocks;
+            grid.y = grid.z = 1;
+            block.x = 256;
+            block.y = block.z = 1;
+            args[0] = &p->stage_dev[k];
+            args[1] = &nm;
+            args[2] = &parts;
+            args[3] = &hdev;
+            args[4] = &pitch;
+            args[5] = &dense;
+            args[6] = &d2h;
+            args[7] = &ul;
+            CUXFER_TRY(cudaLaunchKernel((const void *)p->kernel, grid, block, args, 0, s));
+        }
+        CUXFER_TRY(cudaEventRecord(p->ev[k], s));
+    }
+    return cudaSuccess;
+#else
+    (void)p, (void)dir, (void)host, (void)hdev, (void)rois, (void)n, (void)dense, (void)s;
+    return cudaErrorNotSupported;
+#endif
+}
+
 /* Why GATHER cannot run on stream s now (NULL: it can).  cs is the
  * stream's capture status. */
 CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p,
@@ -6081,6 +6433,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
     const char *why;
     size_t total = 0;
     cudaError_t err;
+    int want;
     CUXFER_TRY(cuxfer_impl_rois_check(dir, host, rois, n, dense, &total, &p->check,
                                       &p->check_bytes));
     if (total == 0)
@@ -6094,7 +6447,47 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
         return cuxfer_impl_fail(err, "%s: cudaStreamIsCapturing: %s", call,
                                 cudaGetErrorName(err));
     }
-    if (cuxfer_rois_choose(p, n, total) == CUXFER_ROIS_GATHER) {
+    want = cuxfer_rois_choose(p, n, total);
+    if (want == CUXFER_ROIS_KERNEL) {
+        cudaError_t refuse = cs != cudaStreamCaptureStatusNone ? cudaErrorStreamCaptureUnsupported
+                                                               : cudaErrorInvalidDevice;
+        why = cuxfer_impl_rois_no_gather(p, cs);
+        if (!why) {
+            void *hdev = NULL;
+            mode = cudaStreamCaptureModeRelaxed;
+            (void)cudaThreadExchangeStreamCaptureMode(&mode);
+            err = cudaEventRecord(p->ev_probe, s);
+            if (err == cudaSuccess) {
+                if (cuxfer_impl_classify_cached(host->ptr, NULL) != CUXFER_MEMORY_PINNED ||
+                    cudaHostGetDevicePointer(&hdev, host->ptr, 0) != cudaSuccess) {
+                    (void)cudaGetLastError();
+                    why = "the host view is not pinned memory mapped into the plan's device";
+                    refuse = cudaErrorInvalidValue;
+                } else {
+                    err = cuxfer_impl_rois_kernel(p, dir, host, (unsigned char *)hdev, rois, n,
+                                                  (unsigned char *)dense->ptr, s);
+                    if (err != cudaSuccess)
+                        (void)cuxfer_impl_fail(err, "%s: %s in the KERNEL launches", call,
+                                               cudaGetErrorName(err));
+                }
+            } else if (err == cudaErrorInvalidResourceHandle) {
+                (void)cudaGetLastError();
+                why = "the stream belongs to another device than the plan's";
+            } else {
+                (void)cudaGetLastError();
+                (void)cuxfer_impl_fail(err, "%s: cudaEventRecord on the stream: %s", call,
+                                       cudaGetErrorName(err));
+            }
+            (void)cudaThreadExchangeStreamCaptureMode(&mode);
+            if (!why)
+                return err;
+        }
+        if (p->opt.strategy == CUXFER_ROIS_KERNEL)
+            return cuxfer_impl_fail(refuse, "%s: KERNEL was forced but %s (device %d)", call, why,
+                                    p->device);
+        want = CUXFER_ROIS_GATHER;
+    }
+    if (want == CUXFER_ROIS_GATHER) {
         why = cuxfer_impl_rois_no_gather(p, cs);
         if (!why) {
             mode = cudaStreamCaptureModeRelaxed;

@@ -48,7 +48,7 @@ int main(void)
 {
     /* 1000 x 800 RGBA8, dense buffer of 1 MiB (no memory is touched) */
     cuxfer_view hv = mk(host, 1000, 800, 4, 4096), dv = mk(dense, 1 << 18, 1, 4, 1 << 20), t;
-    cuxfer_roi r[8], big[2];
+    cuxfer_roi r[8], big[100];
     size_t total = 0, off[9];
     int trial, mism = 0, mism_wide = 0, found = 0;
     plan(0);
@@ -141,13 +141,13 @@ int main(void)
            "a thin tall ROI crossed by a wide one refused");
 
     /* random sets against brute force: 200 small sets (qsort path), 40 of
-     * 300 ROIs (radix path), and the same on a view wider than 2^32
-     * elements (qsort fallback on large coordinates) */
+     * 300 ROIs (radix path), and the same on a view wider than 2^51
+     * elements (qsort fallback: coordinates and index exceed 64 bits) */
     for (trial = 0; trial < 240; ++trial) {
         enum { MAXN = 300 };
         static cuxfer_roi rr[MAXN];
         size_t n = trial < 200 ? 2 + rnd(30) : MAXN, i;
-        cuxfer_view wide = mk(host, (size_t)1 << 33, 4096, 1, (size_t)1 << 33);
+        cuxfer_view wide = mk(host, (size_t)1 << 52, 1024, 1, (size_t)1 << 52);
         cuxfer_view dd = mk(dense, (size_t)1 << 40, 1, 1, (size_t)1 << 40);
         cuxfer_view dd4 = mk(dense, (size_t)1 << 38, 1, 4, (size_t)1 << 40);
         int want, got;
@@ -171,14 +171,62 @@ int main(void)
                  cuxfer_last_reason());
         }
         for (i = 0; i < n; ++i)
-            rr[i].x += (size_t)1 << 32;
+            rr[i].x += (size_t)1 << 51;
         got = cuxfer_rois_check(CUXFER_ROIS_D2H, &wide, rr, n, &dd, NULL) != cudaSuccess;
         if (want != got)
             ++mism_wide;
     }
     is_int(0, mism, "240 random sets: the check agrees with brute force");
-    is_int(0, mism_wide, "the same sets beyond 2^32 (qsort path) agree too");
+    is_int(0, mism_wide, "the same sets beyond 2^51 (qsort path) agree too");
     ok(found > 20 && found < 220, "the random sets had both outcomes (%d overlapping)", found);
+
+    /* tiles of one size on one lattice (the O(N) bitmap path), against
+     * brute force: any origin, cells drawn with repeats in some sets (a
+     * shared cell), one tile moved off the lattice in others (the sort
+     * decides), empty tiles among them; and a refusal names the pair */
+    {
+        int lmism = 0, lfound = 0, lclean = 0;
+        size_t i;
+        cuxfer_view dd4_l = mk(dense, (size_t)1 << 38, 1, 4, (size_t)1 << 40);
+        for (trial = 0; trial < 120; ++trial) {
+            enum { LN = 400 };
+            static cuxfer_roi lr[LN];
+            size_t w = 1 + rnd(12), h = 1 + rnd(12), ox = rnd(w), oy = rnd(h), i;
+            size_t cols = (1000 - ox) / w, rows = (800 - oy) / h;
+            int want, got;
+            for (i = 0; i < LN; ++i) {
+                size_t c = trial % 3 == 0 ? rnd(cols * rows) /* repeats likely */
+                                          : (i * 7919 + (size_t)trial) % (cols * rows);
+                lr[i].x = ox + c % cols * w;
+                lr[i].y = oy + c / cols * h;
+                lr[i].width = w;
+                lr[i].height = h;
+            }
+            if (trial % 4 == 1 && lr[5].x + w < 1000) /* one tile off the lattice by one */
+                lr[5].x += 1;
+            if (trial % 5 == 2)
+                lr[7].width = lr[9].height = 0; /* empty: write nothing */
+            want = overlap_ref(lr, LN);
+            got = cuxfer_rois_check(CUXFER_ROIS_D2H, &hv, lr, LN, &dd4_l, NULL) != cudaSuccess;
+            lfound += want;
+            lclean += !want;
+            if (want != got) {
+                ++lmism;
+                diag("lattice trial %d (%zux%zu at %zu,%zu): brute force %d, check %d (%s)",
+                     trial, w, h, ox, oy, want, got, cuxfer_last_reason());
+            }
+        }
+        is_int(0, lmism, "120 lattice sets: the check agrees with brute force");
+        ok(lfound > 10 && lclean > 10, "both outcomes among them (%d overlapping, %d disjoint)",
+           lfound, lclean);
+        for (i = 0; i < 100; ++i)
+            big[i] = (cuxfer_roi){3 + i % 10 * 8, 1 + i / 10 * 8, 8, 8};
+        big[57] = big[23];
+        is_int(cudaErrorInvalidValue, cuxfer_rois_check(CUXFER_ROIS_D2H, &hv, big, 100, &dv, NULL),
+               "a repeated lattice cell refused");
+        contains(cuxfer_last_reason(), "ROI 23 (x 27, y 17, 8x8) overlaps ROI 57",
+                 "the sort names the pair");
+    }
 
     /* offsets */
     r[0] = (cuxfer_roi){0, 0, 8, 8};

@@ -1112,7 +1112,9 @@ static void bench_rois(cudaStream_t s)
             {
                 char n2[128];
                 snprintf(n2, sizeof n2, "%s (%s)", name,
-                         strategy == CUXFER_ROIS_GATHER ? "gather" : "direct");
+                         strategy == CUXFER_ROIS_KERNEL   ? "kernel"
+                         : strategy == CUXFER_ROIS_GATHER ? "gather"
+                                                          : "direct");
                 report(n2, "GB/s", stats(v[0], reps), stats(v[1], reps), 0,
                        rois_target(side, tt, sizeof tt), tt);
             }
@@ -1326,7 +1328,7 @@ static const char short_opts[] = ":qr:s:o:jcd:hVC";
 static const char usage_line[] =
     "usage: xferbench [--quick] [--calibrate] [--reps N] [--size MIB]\n"
     "                 [--only CASE] [--json | --csv] [--device N]\n"
-    "                 [--rois-threads N] [--rois-chunk KIB]\n";
+    "                 [--rois-threads N] [--rois-chunk KIB] [--rois-strategy S]\n";
 
 static void usage(FILE *f)
 {
@@ -1343,6 +1345,8 @@ static void usage(FILE *f)
           "  -d, --device N     the CUDA device to measure (default 0)\n"
           "      --rois-threads N  cuxfer_rois threads, 1..64 (default: its own)\n"
           "      --rois-chunk KIB  cuxfer_rois staging chunk in KiB, 4..1048576\n"
+          "      --rois-strategy S  force cuxfer_rois's strategy: auto (default), direct,\n"
+          "                         gather or kernel\n"
           "  -h, --help         this text\n"
           "  -V, --version      print the version\n"
           "Cases (for --only):\n"
@@ -1397,7 +1401,8 @@ int main(int argc, char **argv)
         {"device", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'}, {"calibrate", no_argument, NULL, 'C'},
         {"rois-threads", required_argument, NULL, 1001},
-        {"rois-chunk", required_argument, NULL, 1002}, {NULL, 0, NULL, 0}};
+        {"rois-chunk", required_argument, NULL, 1002},
+        {"rois-strategy", required_argument, NULL, 1003}, {NULL, 0, NULL, 0}};
     int calibrate = 0;
     int c, n = 0, dev = 0, drv = 0, rt = 0;
     char *end;
@@ -1440,6 +1445,19 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 1003: {
+            static const char *const names[] = {"auto", "direct", "gather", "kernel"};
+            int k;
+            for (k = 0; k < 4 && strcmp(optarg, names[k]) != 0; ++k)
+                ;
+            if (k == 4) {
+                fprintf(stderr, "xferbench: --rois-strategy %s: expected auto, direct, gather "
+                                "or kernel\n", optarg);
+                return 2;
+            }
+            rois_opt.strategy = k; /* CUXFER_ROIS_AUTO .. CUXFER_ROIS_KERNEL */
+            break;
+        }
         case 'j': out = OUT_JSON; break;
         case 'c': out = OUT_CSV; break;
         case 'd':
