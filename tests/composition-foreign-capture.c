@@ -5,7 +5,9 @@
  * cudaStreamCaptureModeGlobal while the main thread runs every family of
  * cuxfer.h: pinned pool (misses and a pending block), planner, stager,
  * timers and events, latch and callbacks, ring, stream pool, pointer
- * classification, allocation, copies, its own graph.  In Global mode any
+ * classification, allocation, copies, its own graph, many ROIs (the
+ * plan's AUTO choice - its kernel where the runtime has it - and a forced
+ * host gather).  In Global mode any
  * "unsafe" CUDA call from any thread (cudaEventQuery, cudaHostAlloc,
  * cudaMalloc, a synchronization...) invalidates the capture, so:
  *  - every main-thread call works or refuses cleanly (an error, a reason,
@@ -546,6 +548,45 @@ static void fam_graph(void)
     GPU_OK(cuxfer_graph_destroy(&g), "own graph: destroyed");
 }
 
+/* Many ROIs: 256 tiles of 16x16 covering the pinned view, up to a dense
+ * buffer and back, with the plan's AUTO choice (KERNEL on CUDA 12.5+,
+ * GATHER before) and with GATHER forced; plans made before the window
+ * (their pinned staging and code are set-up, not capture-time, work). */
+static void fam_rois(int strategy, const char *name)
+{
+    static cuxfer_roi r[HT / 16];
+    cuxfer_rois plan;
+    cuxfer_rois_options o;
+    cuxfer_view hs, hd, dd, ds;
+    size_t i, n = HT / 16;
+    int up, down;
+    prep(91u + (unsigned)strategy);
+    for (i = 0; i < n; ++i) {
+        r[i].x = 0;
+        r[i].y = i * 16;
+        r[i].width = r[i].height = 16;
+    }
+    memset(&o, 0, sizeof o);
+    o.strategy = strategy;
+    o.threads = 2;
+    GPU_MUST(cuxfer_rois_create(&plan, &o));
+    GPU_MUST(cuxfer_view_wrap(&hs, hsrc, PH, ROW, HT, 1));
+    GPU_MUST(cuxfer_view_wrap(&hd, hdst, PH, ROW, HT, 1));
+    GPU_MUST(cuxfer_view_wrap(&dd, dA, ROW, ROW, HT, 1));
+    GPU_MUST(cuxfer_view_wrap(&ds, dB, ROW, ROW, HT, 1));
+    window_open(name);
+    up = CALL(cuxfer_rois_copy_async(&plan, CUXFER_ROIS_H2D, &hs, r, n, &dd, ms));
+    down = CALL(cuxfer_rois_copy_async(&plan, CUXFER_ROIS_D2H, &hd, r, n, &ds, ms));
+    window_close();
+    GPU_MUST(cudaStreamSynchronize(ms));
+    if (up)
+        check_dev(dA, want2d(ref, PH, ROW), "the tiles uploaded");
+    if (down)
+        ok(count_diff(hdst, want2d(ref, ROW, PH), NB, "tiles down") == 0,
+           "%s: the tiles downloaded exact afterwards, gaps kept", name);
+    GPU_OK(cuxfer_rois_destroy(&plan), "%s: plan destroyed", name);
+}
+
 int main(void)
 {
     pthread_t th;
@@ -587,6 +628,8 @@ int main(void)
     fam_copies();
     fam_stream_pool();
     fam_graph();
+    fam_rois(CUXFER_ROIS_AUTO, "many ROIs (AUTO)");
+    fam_rois(CUXFER_ROIS_GATHER, "many ROIs (GATHER)");
 
     t_command(CMD_QUIT);
     pthread_join(th, NULL);

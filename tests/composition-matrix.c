@@ -74,6 +74,8 @@ typedef struct ctx {
     cuxfer_plan2d cal; /* default chunks: the test plans' 16 KiB chunks make a
                           calibration (64 MiB of rows per width) take minutes */
     cuxfer_stager stager;
+    cuxfer_rois rois; /* AUTO: its kernel on CUDA 12.5+, the host gather before */
+    cuxfer_roi tiles[HT / 16];
     cuxfer_graph g, g0;
     cuxfer_plan2d_tuning tun;
     int replay, capturing, iscap, cb_runs, cb_exact;
@@ -218,6 +220,29 @@ static cudaError_t r_plan_pack(ctx *c, cudaStream_t s)
 {
     return cuxfer_plan2d_copy_async(&c->pack, &c->hv_dst, &c->dv_b[c->dev], s);
 }
+
+/* Many ROIs: HT / 16 tiles of 16x16 covering the host view, packed in
+ * the dense buffer at pitch ROW. */
+static cudaError_t r_rois_h2d(ctx *c, cudaStream_t s)
+{
+    cuxfer_view dv;
+    STEP(cuxfer_view_wrap(&dv, c->dA[c->dev], ROW, ROW, HT, 1));
+    return cuxfer_rois_copy_async(&c->rois, CUXFER_ROIS_H2D, &c->hv_src, c->tiles, HT / 16, &dv,
+                                  s);
+}
+static size_t k_dA_rois(ctx *c)
+{
+    readback(c->dA[c->dev]);
+    return diff(c->tmp, want2d(c->ref, PH, ROW), "dA (tiles)");
+}
+static cudaError_t r_rois_d2h(ctx *c, cudaStream_t s)
+{
+    cuxfer_view dv;
+    STEP(cuxfer_view_wrap(&dv, c->dB[c->dev], ROW, ROW, HT, 1));
+    return cuxfer_rois_copy_async(&c->rois, CUXFER_ROIS_D2H, &c->hv_dst, c->tiles, HT / 16, &dv,
+                                  s);
+}
+static size_t k_hdst_rois(ctx *c) { return diff(c->hdst, want2d(c->ref2, ROW, PH), "hdst (tiles)"); }
 
 static cudaError_t r_timer(ctx *c, cudaStream_t s)
 {
@@ -441,6 +466,8 @@ static const call calls[] = {
     {"cuxfer_graph_launch", r_graph_launch, k_graph_launch, NULL},
     {"cuxfer_stream_is_capturing", r_is_capturing, k_is_capturing, NULL},
     {"cuxfer_plan2d_calibrate", r_calibrate, k_calibrate, NULL},
+    {"cuxfer_rois_copy_async H2D", r_rois_h2d, k_dA_rois, NULL},
+    {"cuxfer_rois_copy_async D2H", r_rois_d2h, k_hdst_rois, NULL},
 };
 #define NCALLS ((int)(sizeof calls / sizeof calls[0]))
 
@@ -698,6 +725,18 @@ static void setup(void)
     memset(&po, 0, sizeof po);
     po.strategy = CUXFER_PLAN_SPAN;
     GPU_MUST(cuxfer_plan2d_create(&C.cal, &po));
+    {
+        cuxfer_rois_options ro;
+        size_t i;
+        memset(&ro, 0, sizeof ro);
+        ro.threads = 2;
+        GPU_MUST(cuxfer_rois_create(&C.rois, &ro));
+        for (i = 0; i < HT / 16; ++i) {
+            C.tiles[i].x = 0;
+            C.tiles[i].y = i * 16;
+            C.tiles[i].width = C.tiles[i].height = 16;
+        }
+    }
     memset(&so, 0, sizeof so);
     so.slots = 4;
     so.slot_bytes = 65536;
@@ -721,6 +760,7 @@ static void teardown(void)
     GPU_OK(cuxfer_plan2d_destroy(&C.span), "teardown: SPAN plan destroyed");
     GPU_OK(cuxfer_plan2d_destroy(&C.pack), "teardown: PACK plan destroyed");
     GPU_OK(cuxfer_plan2d_destroy(&C.cal), "teardown: calibration plan destroyed");
+    GPU_OK(cuxfer_rois_destroy(&C.rois), "teardown: rois plan destroyed");
     GPU_OK(cuxfer_latch_destroy(&C.latch), "teardown: latch destroyed");
     GPU_OK(cuxfer_timer_destroy(&C.timer), "teardown: timer destroyed");
     GPU_OK(cuxfer_graph_destroy(&C.g0), "teardown: graph destroyed");
