@@ -6531,10 +6531,12 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
 /* Copy n ROIs of `host` to the dense view (dir CUXFER_ROIS_H2D) or back
  * (CUXFER_ROIS_D2H), tile i at byte off[i] of the dense view (see
  * cuxfer_rois_offsets), on stream s.  Checked by cuxfer_rois_check first.
- * GATHER reads (H2D) the host view during the call, and (D2H) returns
- * only once the host view holds every tile, after the stream's earlier
- * work; DIRECT is stream-ordered like cudaMemcpy2DAsync.  On a stream
- * being captured AUTO takes DIRECT and a forced GATHER is refused
+ * KERNEL and DIRECT are stream-ordered like cudaMemcpy2DAsync; GATHER
+ * reads (H2D) the host view during the call, and (D2H) returns only once
+ * the host view holds every tile, after the stream's earlier work.  AUTO
+ * steps down from KERNEL to GATHER for a host view the device cannot map
+ * (a forced KERNEL refuses it: cudaErrorInvalidValue).  On a stream being
+ * captured AUTO takes DIRECT and a forced GATHER or KERNEL is refused
  * (cudaErrorStreamCaptureUnsupported); likewise (cudaErrorInvalidDevice)
  * when s is not a stream of the plan's device, or the calling thread's
  * device is another one.  Calls on one plan from several threads run one
