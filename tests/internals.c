@@ -621,6 +621,18 @@ static void rois_host_gather(void)
     is_int(0, bad_gather, "rois: %d gathers of random tiles match the reference byte for byte",
            runs);
     is_int(0, bad_scatter, "rois: %d scatters match, gap bytes untouched", runs);
+    {
+        /* team sizes: the rois plan takes every core (its caller is a
+         * member), the planner leaves two (the waiting caller, CUDA's
+         * threads): at most 16, at least 1 */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        int all = cores > 16 ? 16 : (int)cores, two = cores - 2 > 16 ? 16 : (int)(cores - 2);
+        if (two < 1)
+            two = 1;
+        is_int(all, cuxfer_impl_team_default(0), "team default: %ld cores -> %d", cores, all);
+        is_int(two, cuxfer_impl_team_default(2), "planner's team default: two cores kept (%d)",
+               two);
+    }
 }
 
 enum { SC_MAXROW = 100, SC_MAXROWS = 40009, SC_GAP = 7 };
