@@ -5038,12 +5038,14 @@ CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
      * row: SPAN 5.8x direct at 8 B, 2.5x at 16 B, 1.13x at 32 B, 0.6x at
      * 64 B; PACK (its first, per-plan thread pool) 3.0x at 8 B, 1.5x at
      * 16 B, 1.1x at 32 B (kept out: too close to break-even to promise
-     * "never slower"), 0.4x at 64 B.  PACK on the thread team, xferbench
-     * on 2026-12-01 (15 reps): 1.78x at 8 B but 0.78x at 16 B (cv 34% and
-     * 51%: the host scatter runs in CUDA's host-function thread and its
-     * pace varies), so AUTO packs 8-byte rows only. */
+     * "never slower"), 0.4x at 64 B.  PACK on the thread team, 2026-12-01:
+     * with a team on every core but one it ran 1.78x at 8 B and 0.78x at
+     * 16 B (cv 34% and 51%); leaving two cores and with 4 MiB slots,
+     * against xferbench's raw 6.3 / 12.6 / 21 GB/s, 28-30 GB/s at 8, 16
+     * and 32 B on one host, but 15.5 / 15.6 / 16.7 on another (2 MiB
+     * slots): 32 B can lose, so AUTO packs rows of up to 16 bytes. */
     t.span_max_row = 32;
-    t.pack_max_row = 8;
+    t.pack_max_row = 16;
     t.max_ratio = 4;
     t.min_bytes = 1u << 20;
     return t;
@@ -5103,12 +5105,15 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
 
 /* Bytes of one PACK slot: half a chunk buffer, 256-byte aligned, at most
  * CUXFER_IMPL_PACK_SLOT_MAX.  The cap keeps the staging in flight (four
- * slots) small enough to stay in the host's last-level cache between the
- * DMA that writes it and the scatter that reads it: the scatter is bound
- * by host memory traffic (read-for-ownership and write-back of every
- * destination line), and staging that went out to DRAM and back would
- * add a third to it. */
-#define CUXFER_IMPL_PACK_SLOT_MAX (2u << 20)
+ * slots, 16 MiB) small enough to stay in the host's last-level cache
+ * between the DMA that writes it and the scatter that reads it: the
+ * scatter is bound by host memory traffic (read-for-ownership and
+ * write-back of every destination line), and staging that went out to
+ * DRAM and back would add a third to it.  Each slot costs a host function
+ * and a wake of the team (tens of microseconds), so slots must not be
+ * small either: on an H200 host, 8-byte rows went 8.8 GB/s with 512 KiB
+ * slots, 19-27 with 2 MiB and 28-30 with 4 MiB (one run, 14 threads). */
+#define CUXFER_IMPL_PACK_SLOT_MAX ((size_t)4 << 20)
 CUXFER_API size_t cuxfer_impl_plan_slot(const cuxfer_plan2d *p)
 {
     size_t half = p->opt.chunk_bytes / 2 / 256 * 256;
