@@ -6429,6 +6429,58 @@ CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p,
     return NULL;
 }
 
+/* KERNEL or GATHER (want) on stream s, with this thread's capture mode
+ * Relaxed: they synchronize the plan's own events, which no capture
+ * contains, and look up the host view's device address, and must not
+ * invalidate another thread's Global capture.  A probe record first
+ * proves that s takes the plan's events.  Returns NULL when the strategy
+ * ran (*err: how it went, a failure with its reason), else why it cannot
+ * run here, with in *refuse the error a forced strategy returns:
+ * cudaErrorStreamCaptureUnsupported (s is captured),
+ * cudaErrorInvalidDevice (s or the calling thread is of another device),
+ * cudaErrorInvalidValue (KERNEL: a host view the device cannot map). */
+CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir,
+                                               const cuxfer_view *host, const cuxfer_roi *rois,
+                                               size_t n, const cuxfer_view *dense, size_t total,
+                                               cudaStream_t s, enum cudaStreamCaptureStatus cs,
+                                               cudaError_t *err, cudaError_t *refuse)
+{
+    static const char call[] = "cuxfer_rois_copy_async";
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    const char *why = cuxfer_impl_rois_no_gather(p, cs);
+    void *hdev = NULL;
+    *refuse = cs != cudaStreamCaptureStatusNone ? cudaErrorStreamCaptureUnsupported
+                                                : cudaErrorInvalidDevice;
+    if (why)
+        return why;
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    *err = cudaEventRecord(p->ev_probe, s);
+    if (*err == cudaErrorInvalidResourceHandle) {
+        (void)cudaGetLastError();
+        why = "the stream belongs to another device than the plan's";
+    } else if (*err != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cuxfer_impl_fail(*err, "%s: cudaEventRecord on the stream: %s", call,
+                               cudaGetErrorName(*err));
+    } else if (want == CUXFER_ROIS_GATHER) {
+        *err = cuxfer_impl_rois_gather(p, dir, host, rois, n, (unsigned char *)dense->ptr, total,
+                                       s);
+    } else if (cuxfer_impl_classify_cached(host->ptr, NULL) != CUXFER_MEMORY_PINNED ||
+               cudaHostGetDevicePointer(&hdev, host->ptr, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        why = "the host view is not pinned memory mapped into the plan's device";
+        *refuse = cudaErrorInvalidValue;
+    } else {
+        *err = cuxfer_impl_rois_kernel(p, dir, host, (unsigned char *)hdev, rois, n,
+                                       (unsigned char *)dense->ptr, s);
+        if (*err != cudaSuccess)
+            (void)cuxfer_impl_fail(*err, "%s: %s in the KERNEL launches", call,
+                                   cudaGetErrorName(*err));
+    }
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    return why;
+}
+
 /* The body of cuxfer_rois_copy_async, under the plan's lock. */
 CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxfer_view *host,
                                              const cuxfer_roi *rois, size_t n,
@@ -6436,7 +6488,6 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
 {
     static const char call[] = "cuxfer_rois_copy_async";
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    enum cudaStreamCaptureMode mode;
     const char *why;
     size_t total = 0;
     cudaError_t err;
@@ -6455,72 +6506,20 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
                                 cudaGetErrorName(err));
     }
     want = cuxfer_rois_choose(p, n, total);
-    if (want == CUXFER_ROIS_KERNEL) {
-        cudaError_t refuse = cs != cudaStreamCaptureStatusNone ? cudaErrorStreamCaptureUnsupported
-                                                               : cudaErrorInvalidDevice;
-        why = cuxfer_impl_rois_no_gather(p, cs);
-        if (!why) {
-            void *hdev = NULL;
-            mode = cudaStreamCaptureModeRelaxed;
-            (void)cudaThreadExchangeStreamCaptureMode(&mode);
-            err = cudaEventRecord(p->ev_probe, s);
-            if (err == cudaSuccess) {
-                if (cuxfer_impl_classify_cached(host->ptr, NULL) != CUXFER_MEMORY_PINNED ||
-                    cudaHostGetDevicePointer(&hdev, host->ptr, 0) != cudaSuccess) {
-                    (void)cudaGetLastError();
-                    why = "the host view is not pinned memory mapped into the plan's device";
-                    refuse = cudaErrorInvalidValue;
-                } else {
-                    err = cuxfer_impl_rois_kernel(p, dir, host, (unsigned char *)hdev, rois, n,
-                                                  (unsigned char *)dense->ptr, s);
-                    if (err != cudaSuccess)
-                        (void)cuxfer_impl_fail(err, "%s: %s in the KERNEL launches", call,
-                                               cudaGetErrorName(err));
-                }
-            } else if (err == cudaErrorInvalidResourceHandle) {
-                (void)cudaGetLastError();
-                why = "the stream belongs to another device than the plan's";
-            } else {
-                (void)cudaGetLastError();
-                (void)cuxfer_impl_fail(err, "%s: cudaEventRecord on the stream: %s", call,
-                                       cudaGetErrorName(err));
-            }
-            (void)cudaThreadExchangeStreamCaptureMode(&mode);
-            if (!why)
-                return err;
-        }
-        if (p->opt.strategy == CUXFER_ROIS_KERNEL)
-            return cuxfer_impl_fail(refuse, "%s: KERNEL was forced but %s (device %d)", call, why,
+    while (want == CUXFER_ROIS_KERNEL || want == CUXFER_ROIS_GATHER) {
+        cudaError_t refuse = cudaSuccess;
+        why = cuxfer_impl_rois_staged(p, want, dir, host, rois, n, dense, total, s, cs, &err,
+                                      &refuse);
+        if (!why)
+            return err;
+        if (p->opt.strategy == want)
+            return cuxfer_impl_fail(refuse, "%s: %s was forced but %s (device %d)", call,
+                                    want == CUXFER_ROIS_KERNEL ? "KERNEL" : "GATHER", why,
                                     p->device);
-        want = CUXFER_ROIS_GATHER;
-    }
-    if (want == CUXFER_ROIS_GATHER) {
-        why = cuxfer_impl_rois_no_gather(p, cs);
-        if (!why) {
-            mode = cudaStreamCaptureModeRelaxed;
-            (void)cudaThreadExchangeStreamCaptureMode(&mode);
-            err = cudaEventRecord(p->ev_probe, s);
-            if (err == cudaSuccess) {
-                err = cuxfer_impl_rois_gather(p, dir, host, rois, n,
-                                              (unsigned char *)dense->ptr, total, s);
-            } else if (err == cudaErrorInvalidResourceHandle) {
-                (void)cudaGetLastError();
-                why = "the stream belongs to another device than the plan's";
-            } else {
-                (void)cudaGetLastError();
-                (void)cuxfer_impl_fail(err, "%s: cudaEventRecord on the stream: %s", call,
-                                       cudaGetErrorName(err));
-            }
-            (void)cudaThreadExchangeStreamCaptureMode(&mode);
-            if (!why)
-                return err;
-        }
-        if (p->opt.strategy == CUXFER_ROIS_GATHER)
-            return cuxfer_impl_fail(cs != cudaStreamCaptureStatusNone
-                                        ? cudaErrorStreamCaptureUnsupported
-                                        : cudaErrorInvalidDevice,
-                                    "%s: GATHER was forced but %s (device %d)", call, why,
-                                    p->device);
+        /* AUTO: a host view the device cannot map goes to GATHER; a stream
+         * neither can use (captured, another device's) to DIRECT */
+        want = want == CUXFER_ROIS_KERNEL && refuse == cudaErrorInvalidValue ? CUXFER_ROIS_GATHER
+                                                                              : CUXFER_ROIS_DIRECT;
     }
     if (cs == cudaStreamCaptureStatusNone) {
         cuxfer_memkind dk = cuxfer_impl_classify_cached(dense->ptr, NULL),
