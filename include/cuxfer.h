@@ -4797,6 +4797,173 @@ CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn
 }
 
 /* ------------------------------------------------------------------------
+ * 9b. Private: the copy kernel, PTX loaded without nvcc
+ * ------------------------------------------------------------------------ */
+
+/* The copy kernel, PTX text JIT-compiled by the driver for the GPU at hand
+ * (PTX ISA 7.0, sm_52 and later).  Its source, in CUDA C terms: each warp
+ * takes work items (tile t, part q) of n x parts; the lanes of a part
+ * copy units of 2^ul bytes (the largest of 1..16 that aligns every
+ * address of the launch), unit i of the tile being row i / ru, column
+ * i % ru (ru = rb >> ul units a row), between host + src + row * pitch and
+ * dense + dst + i units, direction d2h.  A tile descriptor is
+ * {u64 src, u64 dst, u32 rows, u32 rb}, 24 bytes in mapped staging.  Splitting a tile into parts keeps every warp of the
+ * device busy when the tiles are few and large. */
+#if CUDART_VERSION >= 12050
+#define CUXFER_IMPL_ROIS_PTX 1
+static const char cuxfer_impl_rois_ptx[] =
+    ".version 7.0\n"
+    ".target sm_52\n"
+    ".address_size 64\n"
+    ".visible .entry cuxfer_impl_rois_entry(.param .u64 pd, .param .u32 pn, .param .u32 pparts,\n"
+    " .param .u64 phost, .param .u64 ppitch, .param .u64 pdense, .param .u32 pd2h, .param .u32 pul)\n"
+    "{\n"
+    " .reg .pred %p<6>;\n"
+    " .reg .b16 %h<2>;\n"
+    " .reg .b32 %r<24>;\n"
+    " .reg .b64 %rd<16>;\n"
+    " ld.param.u64 %rd1, [pd];\n"
+    " ld.param.u32 %r1, [pn];\n"
+    " ld.param.u32 %r2, [pparts];\n"
+    " ld.param.u64 %rd2, [phost];\n"
+    " ld.param.u64 %rd3, [ppitch];\n"
+    " ld.param.u64 %rd4, [pdense];\n"
+    " ld.param.u32 %r3, [pd2h];\n"
+    " ld.param.u32 %r4, [pul];\n"
+    " cvta.to.global.u64 %rd1, %rd1;\n"
+    " cvta.to.global.u64 %rd2, %rd2;\n"
+    " cvta.to.global.u64 %rd4, %rd4;\n"
+    " mov.u32 %r5, %ntid.x;\n"
+    " mov.u32 %r6, %ctaid.x;\n"
+    " mov.u32 %r7, %tid.x;\n"
+    " mad.lo.u32 %r8, %r6, %r5, %r7;\n"
+    " shr.u32 %r8, %r8, 5;\n"
+    " and.b32 %r9, %r7, 31;\n"
+    " mov.u32 %r10, %nctaid.x;\n"
+    " mul.lo.u32 %r10, %r10, %r5;\n"
+    " shr.u32 %r10, %r10, 5;\n"
+    " mul.lo.u32 %r11, %r1, %r2;\n"
+    " shl.b32 %r12, %r2, 5;\n"
+    " setp.ne.u32 %p1, %r3, 0;\n"
+    "ITEM:\n"
+    " setp.ge.u32 %p2, %r8, %r11;\n"
+    " @%p2 bra END;\n"
+    " div.u32 %r13, %r8, %r2;\n"
+    " mul.lo.u32 %r14, %r13, %r2;\n"
+    " sub.u32 %r14, %r8, %r14;\n"
+    " mul.wide.u32 %rd5, %r13, 24;\n"
+    " add.u64 %rd5, %rd1, %rd5;\n"
+    " ld.global.u64 %rd6, [%rd5];\n"
+    " ld.global.u64 %rd7, [%rd5+8];\n"
+    " ld.global.v2.u32 {%r15, %r16}, [%rd5+16];\n"
+    " shr.u32 %r16, %r16, %r4;\n"
+    " add.u64 %rd6, %rd2, %rd6;\n"
+    " add.u64 %rd7, %rd4, %rd7;\n"
+    " mul.lo.u32 %r17, %r15, %r16;\n"
+    " shl.b32 %r18, %r14, 5;\n"
+    " add.u32 %r18, %r18, %r9;\n"
+    "UNIT:\n"
+    " setp.ge.u32 %p3, %r18, %r17;\n"
+    " @%p3 bra NEXT;\n"
+    " div.u32 %r19, %r18, %r16;\n"
+    " mul.lo.u32 %r20, %r19, %r16;\n"
+    " sub.u32 %r20, %r18, %r20;\n"
+    " cvt.u64.u32 %rd8, %r19;\n"
+    " mul.lo.u64 %rd8, %rd8, %rd3;\n"
+    " cvt.u64.u32 %rd9, %r20;\n"
+    " shl.b64 %rd9, %rd9, %r4;\n"
+    " add.u64 %rd8, %rd8, %rd9;\n"
+    " add.u64 %rd8, %rd6, %rd8;\n"
+    " cvt.u64.u32 %rd9, %r18;\n"
+    " shl.b64 %rd9, %rd9, %r4;\n"
+    " add.u64 %rd9, %rd7, %rd9;\n"
+    " selp.b64 %rd10, %rd9, %rd8, %p1;\n"
+    " selp.b64 %rd11, %rd8, %rd9, %p1;\n"
+    " setp.eq.u32 %p4, %r4, 2;\n"
+    " @%p4 bra U4;\n"
+    " setp.eq.u32 %p4, %r4, 4;\n"
+    " @%p4 bra U16;\n"
+    " setp.eq.u32 %p4, %r4, 3;\n"
+    " @%p4 bra U8;\n"
+    " setp.eq.u32 %p4, %r4, 1;\n"
+    " @%p4 bra U2;\n"
+    " ld.global.u8 %h1, [%rd10];\n"
+    " st.global.u8 [%rd11], %h1;\n"
+    " bra.uni STEP;\n"
+    "U2:\n"
+    " ld.global.u16 %h1, [%rd10];\n"
+    " st.global.u16 [%rd11], %h1;\n"
+    " bra.uni STEP;\n"
+    "U4:\n"
+    " ld.global.u32 %r21, [%rd10];\n"
+    " st.global.u32 [%rd11], %r21;\n"
+    " bra.uni STEP;\n"
+    "U8:\n"
+    " ld.global.u64 %rd12, [%rd10];\n"
+    " st.global.u64 [%rd11], %rd12;\n"
+    " bra.uni STEP;\n"
+    "U16:\n"
+    " ld.global.v4.u32 {%r20, %r21, %r22, %r23}, [%rd10];\n"
+    " st.global.v4.u32 [%rd11], {%r20, %r21, %r22, %r23};\n"
+    "STEP:\n"
+    " add.u32 %r18, %r18, %r12;\n"
+    " bra.uni UNIT;\n"
+    "NEXT:\n"
+    " add.u32 %r8, %r8, %r10;\n"
+    " bra.uni ITEM;\n"
+    "END:\n"
+    " ret;\n"
+    "}\n";
+#endif
+
+/* Load the copy kernel for the current device (which must be `device`):
+ * *lib and *kernel (a cudaLibrary_t and a cudaKernel_t), *blocks its grid
+ * for one wave of 256-thread blocks.  Returns NULL, or why it cannot load
+ * (*err then holds the CUDA error that said so, or cudaErrorNotSupported):
+ * a runtime before 12.5, a device that cannot map host memory, PTX the
+ * driver will not JIT.  Private infrastructure shared by the planner's
+ * PACK (section 10) and cuxfer_rois's KERNEL (section 10a); each loads its
+ * own copy and unloads it with cudaLibraryUnload. */
+CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **kernel,
+                                               unsigned *blocks, cudaError_t *err)
+{
+    *lib = *kernel = NULL;
+    *blocks = 0;
+#ifdef CUXFER_IMPL_ROIS_PTX
+    {
+        cudaLibrary_t l = NULL;
+        cudaKernel_t k = NULL;
+        int sms = 0, mapped = 0;
+        *err = cudaDeviceGetAttribute(&mapped, cudaDevAttrCanMapHostMemory, device);
+        if (*err == cudaSuccess && !mapped) {
+            *err = cudaErrorNotSupported;
+            return "the device cannot map host memory";
+        }
+        if (*err == cudaSuccess)
+            *err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        if (*err == cudaSuccess)
+            *err = cudaLibraryLoadData(&l, cuxfer_impl_rois_ptx, NULL, NULL, 0, NULL, NULL, 0);
+        if (*err == cudaSuccess)
+            *err = cudaLibraryGetKernel(&k, l, "cuxfer_impl_rois_entry");
+        if (*err != cudaSuccess) {
+            (void)cudaGetLastError();
+            if (l)
+                (void)cudaLibraryUnload(l);
+            return "its PTX did not load (cudaLibraryLoadData)";
+        }
+        *lib = (void *)l;
+        *kernel = (void *)k;
+        *blocks = 8u * (unsigned)(sms > 0 ? sms : 1); /* 256 threads: one wave */
+        return NULL;
+    }
+#else
+    (void)device;
+    *err = cudaErrorNotSupported;
+    return "the CUDA runtime is older than 12.5 (no cudaLibraryLoadData)";
+#endif
+}
+
+/* ------------------------------------------------------------------------
  * 10. The copy planner: narrow rows at link speed
  * ------------------------------------------------------------------------ */
 
@@ -4870,6 +5037,11 @@ struct cuxfer_impl_scatter {
  * that more runs than records - a graph replay - could wrap).  Copies on
  * a stream being captured never use records: they go direct. */
 #define CUXFER_IMPL_PLAN_RECS 256
+/* PACK's direct share: rates are kept per row width class (32-63,
+ * 64-127, 128 and more bytes), the last CUXFER_IMPL_SHARE_SAMPLES of
+ * each, and the share is set from their medians. */
+#define CUXFER_IMPL_SHARE_CLASSES 3
+#define CUXFER_IMPL_SHARE_SAMPLES 8
 struct cuxfer_plan2d;
 struct cuxfer_impl_scatter_rec {
     struct cuxfer_plan2d *plan;
@@ -4891,6 +5063,25 @@ typedef struct cuxfer_plan2d {
     int team_up;
     struct cuxfer_impl_scatter_rec recs[CUXFER_IMPL_PLAN_RECS];
     unsigned long long rec_next; /* records handed out (enqueueing thread) */
+    /* PACK's packing kernel (section 9b), when it loaded: NULL kernel
+     * means packing by device-to-device cudaMemcpy2DAsync */
+    void *klib, *kernel;        /* cudaLibrary_t, cudaKernel_t */
+    unsigned kblocks;           /* its grid: one wave of the device */
+    void *hstage_dev[2];        /* the staging as the kernel sees it */
+    unsigned char *kdesc;       /* one 24-byte tile descriptor per record (mapped) */
+    void *kdesc_dev;
+    /* PACK's direct share (with the packing kernel only): the last rows go
+     * by cudaMemcpy2DAsync on `side` while the rest is packed and
+     * scattered.  Timing events of the last such copy, and per row width
+     * class the rates the two parts reached in the last few copies */
+    cudaStream_t side;
+    cudaEvent_t ev_side, ev_t0, ev_td, ev_tp;
+    int t_pending, t_class;     /* a timed copy not yet read; its class */
+    double t_share;             /* its direct share, of the rows */
+    size_t t_rows;              /* its rows */
+    double rate_d[CUXFER_IMPL_SHARE_CLASSES][CUXFER_IMPL_SHARE_SAMPLES];
+    double rate_p[CUXFER_IMPL_SHARE_CLASSES][CUXFER_IMPL_SHARE_SAMPLES];
+    unsigned rate_n[CUXFER_IMPL_SHARE_CLASSES];
     int ready;
 } cuxfer_plan2d;
 
@@ -5004,6 +5195,8 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
         first = err;
     if (p->host && (err = cuxfer_impl_stream_sync(p->host)) != cudaSuccess && first == cudaSuccess)
         first = err;
+    if (p->side && (err = cuxfer_impl_stream_sync(p->side)) != cudaSuccess && first == cudaSuccess)
+        first = err;
     if (p->team_up)
         cuxfer_impl_team_stop(&p->team);
     for (i = 0; i < 2; ++i) {
@@ -5021,6 +5214,19 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
         (void)cudaEventDestroy(p->ev_fork);
     if (p->ev_join)
         (void)cudaEventDestroy(p->ev_join);
+#ifdef CUXFER_IMPL_ROIS_PTX
+    if (p->klib)
+        (void)cudaLibraryUnload((cudaLibrary_t)p->klib);
+    (void)cudaGetLastError(); /* e.g. after cudaDeviceReset */
+#endif
+    (void)cuxfer_host_free(p->kdesc);
+    for (i = 0; i < 4; ++i) {
+        cudaEvent_t e = i == 0 ? p->ev_side : i == 1 ? p->ev_t0 : i == 2 ? p->ev_td : p->ev_tp;
+        if (e)
+            (void)cudaEventDestroy(e);
+    }
+    if (p->side)
+        (void)cudaStreamDestroy(p->side);
     if (p->aux)
         (void)cudaStreamDestroy(p->aux);
     if (p->host)
@@ -5045,15 +5251,52 @@ CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
      * and 32 B on one host, but 15.5 / 15.6 / 16.7 on another (2 MiB
      * slots): 32 B can lose, so AUTO packs rows of up to 16 bytes. */
     t.span_max_row = 32;
-    t.pack_max_row = 16;
+    t.pack_max_row = 32;
     t.max_ratio = 4;
     t.min_bytes = 1u << 20;
     return t;
 }
 
+/* PACK's packing kernel: the copy kernel of section 9b, its descriptors
+ * in mapped pinned memory (one per scatter record), the staging's device
+ * addresses.  Any failure leaves p->kernel NULL, and PACK packs with
+ * device-to-device cudaMemcpy2DAsync as before CUDA 12.5. */
+CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
+{
+    cudaError_t err = cudaSuccess;
+    int i;
+    if (cuxfer_impl_kernel_load(p->device, &p->klib, &p->kernel, &p->kblocks, &err) != NULL)
+        return;
+    err = cuxfer_host_alloc((void **)&p->kdesc, CUXFER_IMPL_PLAN_RECS, 24, 0);
+    if (err == cudaSuccess)
+        err = cudaHostGetDevicePointer(&p->kdesc_dev, p->kdesc, 0);
+    for (i = 0; i < 2 && err == cudaSuccess; ++i)
+        err = cudaHostGetDevicePointer(&p->hstage_dev[i], p->hstage[i], 0);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_stream_create(&p->side, cudaStreamNonBlocking, 0);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_event_create(&p->ev_side, cudaEventDisableTiming);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_event_create(&p->ev_t0, cudaEventDefault);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_event_create(&p->ev_td, cudaEventDefault);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_event_create(&p->ev_tp, cudaEventDefault);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+#ifdef CUXFER_IMPL_ROIS_PTX
+        (void)cudaLibraryUnload((cudaLibrary_t)p->klib);
+#endif
+        (void)cuxfer_host_free(p->kdesc);
+        p->kdesc = NULL;
+        p->klib = p->kernel = NULL;
+    }
+}
+
 /* Create a plan on the current device: two device chunk buffers, two
- * pinned staging buffers, two streams, events and the scatter threads -
- * all the scratch it will ever use, so copies allocate nothing. */
+ * pinned staging buffers, two streams, events, the scatter threads and
+ * (CUDA 12.5+) the packing kernel - all the scratch it will ever use, so
+ * copies allocate nothing. */
 CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2d_options *opt)
 {
     int i;
@@ -5094,6 +5337,11 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
         /* CUDA's host-function thread is the team's last part */
         cuxfer_impl_team_start(&p->team, p->opt.threads - 1);
         p->team_up = 1;
+    }
+    if (err == cudaSuccess) {
+        cuxfer_impl_plan_kernel_load(p);
+        if (!p->kernel && p->tuning.pack_max_row > 16)
+            p->tuning.pack_max_row = 16; /* no direct share without the kernel */
     }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
@@ -5176,28 +5424,175 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
 
-/* PACK: per slot (cuxfer_impl_plan_slot bytes, device and pinned alike),
- * the aux stream packs rows densely on the device, the caller's stream
- * brings them to the slot's pinned staging, the host stream's host
- * function scatters them with the team.  Slot k lies k / 2 slots into
- * buffer k % 2, and is reused
- * once the scatter that last used it is done (ev_freed[k]); with four
- * slots the scatter of one overlaps the copy of the next and the packing
- * of the one after, so the host threads, the slowest stage, never idle. */
-CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view *dst,
-                                             const cuxfer_view *src, cudaStream_t s)
+/* PACK's packing of one slot with the copy kernel (section 9b), on s:
+ * one launch reads `rows` rows of `row` bytes at src (pitch `pitch`, on
+ * the device) and writes them densely into pinned staging through its
+ * mapping (stage_dev), so packing and the link are one step that runs on
+ * the SMs and leaves the copy engines alone.  The tile descriptor sits in
+ * mapped memory under the scatter record `rec`: the record is handed out
+ * again only after its host function ran, which is after this launch. */
+CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
+                                                    struct cuxfer_impl_scatter_rec *rec,
+                                                    const unsigned char *src, size_t pitch,
+                                                    size_t row, size_t rows,
+                                                    unsigned char *stage_dev, cudaStream_t s)
+{
+#ifdef CUXFER_IMPL_ROIS_PTX
+    size_t idx = (size_t)(rec - p->recs), units;
+    unsigned char *d = p->kdesc + idx * 24;
+    void *pd = (unsigned char *)p->kdesc_dev + idx * 24;
+    const unsigned char *host = src;
+    unsigned char *dense = stage_dev;
+    unsigned long long q[2], pt = pitch;
+    unsigned r[2], n = 1, parts, ul = 0, d2h = 0;
+    uintptr_t align = (uintptr_t)src | (uintptr_t)stage_dev | (uintptr_t)pitch | (uintptr_t)row;
+    void *args[8];
+    dim3 grid, block;
+    while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
+        ++ul;
+    q[0] = 0;
+    q[1] = 0;
+    r[0] = (unsigned)rows; /* rows <= a slot's bytes < 2^32 */
+    r[1] = (unsigned)row;
+    memcpy(d, q, 16);
+    memcpy(d + 16, r, 8);
+    units = rows * (row >> ul);
+    parts = (unsigned)((units + 31) / 32 < (size_t)p->kblocks * 8u ? (units + 31) / 32
+                                                                  : (size_t)p->kblocks * 8u);
+    grid.x = (parts + 7) / 8;
+    grid.y = grid.z = 1;
+    block.x = 256;
+    block.y = block.z = 1;
+    args[0] = &pd;
+    args[1] = &n;
+    args[2] = &parts;
+    args[3] = (void *)&host;
+    args[4] = &pt;
+    args[5] = &dense;
+    args[6] = &d2h;
+    args[7] = &ul;
+    return cudaLaunchKernel((const void *)p->kernel, grid, block, args, 0, s);
+#else
+    (void)p, (void)rec, (void)src, (void)pitch, (void)row, (void)rows, (void)stage_dev, (void)s;
+    return cudaErrorNotSupported;
+#endif
+}
+
+/* The row width class of PACK's direct share (CUXFER_IMPL_SHARE_CLASSES):
+ * 0 for rows up to 63 bytes, 1 up to 127, 2 beyond. */
+CUXFER_API int cuxfer_impl_share_class(size_t row)
+{
+    int c = 0;
+    while (c + 1 < CUXFER_IMPL_SHARE_CLASSES && row >= ((size_t)64 << c))
+        ++c;
+    return c;
+}
+
+/* Median of the first n (1..CUXFER_IMPL_SHARE_SAMPLES) of v. */
+CUXFER_API double cuxfer_impl_share_median(const double *v, unsigned n)
+{
+    double t[CUXFER_IMPL_SHARE_SAMPLES], x;
+    unsigned i, j;
+    memcpy(t, v, sizeof t);
+    for (i = 1; i < n; ++i) { /* insertion sort of the copy */
+        x = t[i];
+        for (j = i; j > 0 && t[j - 1] > x; --j)
+            t[j] = t[j - 1];
+        t[j] = x;
+    }
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+/* Read the timing of the last copy with a direct share, if it is done:
+ * the rates (rows a millisecond) its direct part and its packed part
+ * reached side by side join their class's samples.  A copy still running
+ * gives no sample.  The queries run Relaxed: another thread's Global
+ * capture must survive them. */
+CUXFER_API void cuxfer_impl_share_learn(cuxfer_plan2d *p)
+{
+    cuxfer_impl_relax rx;
+    cudaError_t a, b;
+    float td = 0, tp = 0;
+    int c = p->t_class;
+    unsigned k;
+    if (!p->t_pending)
+        return;
+    p->t_pending = 0;
+    rx = cuxfer_impl_relax_begin();
+    a = cudaEventQuery(p->ev_td);
+    b = cudaEventQuery(p->ev_tp);
+    if (a == cudaSuccess && b == cudaSuccess) {
+        a = cudaEventElapsedTime(&td, p->ev_t0, p->ev_td);
+        b = cudaEventElapsedTime(&tp, p->ev_t0, p->ev_tp);
+    }
+    cuxfer_impl_relax_end(rx);
+    if (a != cudaSuccess || b != cudaSuccess || td <= 0 || tp <= 0) {
+        (void)cudaGetLastError(); /* not ready, or a failed stream: no sample */
+        return;
+    }
+    k = p->rate_n[c] % CUXFER_IMPL_SHARE_SAMPLES;
+    p->rate_d[c][k] = p->t_share * (double)p->t_rows / td;
+    p->rate_p[c][k] = (1 - p->t_share) * (double)p->t_rows / tp;
+    p->rate_n[c]++;
+}
+
+/* The share of the rows that goes direct, 0 for rows narrower than
+ * CUXFER_IMPL_SHARE_MIN_ROW.  The direct part, at the rates of the last
+ * copies of this width class, should take 1.3 times as long as the
+ * packed part, so that the packed part - the host threads, whose speed
+ * varies from run to run with what else the host's memory is doing -
+ * finishes first and the copy takes as long as the copy engine, whose
+ * speed varies less.  Before any sample: the direct 2D copy's rate on an
+ * H200 (0.8 G rows/s, 2/3 of it beside the scatter) against 25 GB/s of
+ * scatter.  Narrower rows get no share: the copy engine's narrow writes
+ * and the scatter slow each other down through the host's memory, and at
+ * 8 and 16 bytes the two together moved less than the packed part alone
+ * (H200 host, one xferbench run: 8 B 19.6 GB/s against 25-27; 16 B 23.7
+ * against 25-29), while at 32 bytes they moved more (31.9 against 27). */
+#define CUXFER_IMPL_SHARE_SLACK 1.3
+#define CUXFER_IMPL_SHARE_MIN_ROW 32
+CUXFER_API double cuxfer_impl_share(const cuxfer_plan2d *p, size_t row)
+{
+    int c = cuxfer_impl_share_class(row);
+    unsigned n = p->rate_n[c] < CUXFER_IMPL_SHARE_SAMPLES ? p->rate_n[c]
+                                                          : CUXFER_IMPL_SHARE_SAMPLES;
+    double d, q, f;
+    if (row < CUXFER_IMPL_SHARE_MIN_ROW)
+        return 0;
+    if (n) {
+        d = cuxfer_impl_share_median(p->rate_d[c], n);
+        q = cuxfer_impl_share_median(p->rate_p[c], n);
+    } else {
+        d = 0.8e6 * 2 / 3;             /* rows a millisecond */
+        q = 25e6 / (double)row;
+    }
+    f = CUXFER_IMPL_SHARE_SLACK * d / (CUXFER_IMPL_SHARE_SLACK * d + q);
+    return f < 0.02 ? 0.02 : f > 0.9 ? 0.9 : f;
+}
+
+/* PACK's packed part: rows [0, height) of the copy, slot by slot (slots of
+ * cuxfer_impl_plan_slot bytes, device and pinned alike): the rows are
+ * packed densely into the slot's pinned staging and the host stream's
+ * host function scatters them with the team.  Packing is one launch of
+ * the copy kernel on s when the plan has it (CUDA 12.5+, called on the
+ * plan's device); otherwise the aux stream packs them on the device with
+ * cudaMemcpy2DAsync and s brings them over with cudaMemcpyAsync.  Slot k
+ * lies k / 2 slots into buffer k % 2, and is reused once the scatter that
+ * last used it is done (ev_freed[k]); with four slots the scatter of one
+ * overlaps the packing of the next ones, so the host threads never idle. */
+CUXFER_API cudaError_t cuxfer_impl_plan_pack_rows(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                                  const cuxfer_view *src, size_t height,
+                                                  int kern, cudaStream_t s)
 {
     size_t row = src->width * src->elem_size, slot = cuxfer_impl_plan_slot(p);
     size_t per = slot / row, y, rows, c;
     struct cuxfer_impl_scatter_rec *rec = NULL;
     cudaError_t err;
-    /* ev_fork was recorded on s by cuxfer_plan2d_copy_async */
-    CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_fork, 0));
-    CUXFER_TRY(cudaStreamWaitEvent(p->host, p->ev_fork, 0));
-    for (y = 0, c = 0; y < src->height; y += rows, ++c) {
+    for (y = 0, c = 0; y < height; y += rows, ++c) {
         int k = (int)(c % CUXFER_IMPL_PLAN_SLOTS);
         unsigned char *dev = (unsigned char *)p->dscratch[k % 2] + (size_t)(k / 2) * slot;
         unsigned char *stage = (unsigned char *)p->hstage[k % 2] + (size_t)(k / 2) * slot;
+        const unsigned char *from = (const unsigned char *)src->ptr + y * src->pitch;
         /* Ramp up: the first slots carry 1/16, 1/8, 1/4, 1/2 of a slot, so
          * the scatter starts after a small pack and copy instead of a full
          * one (a full first slot would idle the host threads ~5% of a
@@ -5205,27 +5600,102 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view
         size_t cap = c < 4 ? per >> (4 - c) : per;
         if (cap == 0)
             cap = 1;
-        rows = src->height - y < cap ? src->height - y : cap;
-        CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_freed[k], 0));
-        CUXFER_TRY(cudaMemcpy2DAsync(dev, row, (const unsigned char *)src->ptr + y * src->pitch,
-                                     src->pitch, row, rows, cudaMemcpyDeviceToDevice, p->aux));
-        CUXFER_TRY(cudaEventRecord(p->ev_moved[k], p->aux));
-        CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_moved[k], 0));
-        CUXFER_TRY(cudaMemcpyAsync(stage, dev, rows * row, cudaMemcpyDeviceToHost, s));
-        CUXFER_TRY(cudaEventRecord(p->ev_moved[k], s));
-        CUXFER_TRY(cudaStreamWaitEvent(p->host, p->ev_moved[k], 0));
-        CUXFER_TRY(cuxfer_impl_plan_rec(p, &rec));
-        rec->job.dst = (unsigned char *)dst->ptr + y * dst->pitch;
-        rec->job.src = stage;
-        rec->job.dpitch = dst->pitch;
-        rec->job.row = row;
-        rec->job.rows = rows;
-        if ((err = cudaLaunchHostFunc(p->host, cuxfer_impl_plan_scatter, rec)) != cudaSuccess) {
-            __atomic_store_n(&rec->busy, 0, __ATOMIC_RELEASE); /* never queued */
+        rows = height - y < cap ? height - y : cap;
+        if (kern) {
+            CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_freed[k], 0));
+            CUXFER_TRY(cuxfer_impl_plan_rec(p, &rec));
+            err = cuxfer_impl_plan_pack_launch(p, rec, from, src->pitch, row, rows,
+                                               (unsigned char *)p->hstage_dev[k % 2] +
+                                                   (size_t)(k / 2) * slot, s);
+            if (err != cudaSuccess) {
+                __atomic_store_n(&rec->busy, 0, __ATOMIC_RELEASE); /* never launched */
+                return err;
+            }
+        } else {
+            CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_freed[k], 0));
+            CUXFER_TRY(cudaMemcpy2DAsync(dev, row, from, src->pitch, row, rows,
+                                         cudaMemcpyDeviceToDevice, p->aux));
+            CUXFER_TRY(cudaEventRecord(p->ev_moved[k], p->aux));
+            CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_moved[k], 0));
+            CUXFER_TRY(cudaMemcpyAsync(stage, dev, rows * row, cudaMemcpyDeviceToHost, s));
+            CUXFER_TRY(cuxfer_impl_plan_rec(p, &rec));
+        }
+        err = cudaEventRecord(p->ev_moved[k], s);
+        if (err == cudaSuccess)
+            err = cudaStreamWaitEvent(p->host, p->ev_moved[k], 0);
+        if (err == cudaSuccess) {
+            rec->job.dst = (unsigned char *)dst->ptr + y * dst->pitch;
+            rec->job.src = stage;
+            rec->job.dpitch = dst->pitch;
+            rec->job.row = row;
+            rec->job.rows = rows;
+            err = cudaLaunchHostFunc(p->host, cuxfer_impl_plan_scatter, rec);
+        }
+        if (err != cudaSuccess) {
+            /* never queued; a queued launch may still read the record's
+             * descriptor, so wait for s before handing the record out */
+            if (kern)
+                (void)cuxfer_impl_stream_sync(s);
+            __atomic_store_n(&rec->busy, 0, __ATOMIC_RELEASE);
             return err;
         }
         CUXFER_TRY(cudaEventRecord(p->ev_freed[k], p->host));
     }
+    return cudaSuccess;
+}
+
+/* PACK.  The packing kernel frees the copy engine (packing by
+ * cudaMemcpy2DAsync and the dense copy shared it, and took each slot's
+ * time to their sum); the copy engine then takes a direct share of the
+ * rows, the last ones, by cudaMemcpy2DAsync on the side stream, at the
+ * same time, for rows of 32 bytes and more (cuxfer_impl_share says how
+ * many).  32-byte rows on an H200 host, one xferbench run: 31.9 GB/s at
+ * a cv of 4 %, against 27-31 GB/s (cv 7-21 %) packed alone and 23.6 for
+ * cudaMemcpy2DAsync. */
+CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                             const cuxfer_view *src, cudaStream_t s)
+{
+    size_t row = src->width * src->elem_size, height = src->height, direct = 0;
+    int kern = p->kernel != NULL && cuxfer_impl_current_device() == p->device &&
+               src->device == p->device;
+    cudaError_t err;
+    /* ev_fork was recorded on s by cuxfer_plan2d_copy_async */
+    if (!kern)
+        CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_fork, 0));
+    CUXFER_TRY(cudaStreamWaitEvent(p->host, p->ev_fork, 0));
+    if (kern) {
+        /* The direct share: the last rows, by the copy engine on the side
+         * stream, which the packing kernel leaves free.  Queued first, so
+         * it starts at once even when the packed part's enqueueing waits
+         * for records. */
+        cuxfer_impl_share_learn(p);
+        direct = (size_t)(cuxfer_impl_share(p, row) * (double)src->height);
+        height = src->height - direct;
+        if (direct) {
+            CUXFER_TRY(cudaEventRecord(p->ev_t0, s));
+            CUXFER_TRY(cudaStreamWaitEvent(p->side, p->ev_fork, 0));
+            CUXFER_TRY(cudaMemcpy2DAsync((unsigned char *)dst->ptr + height * dst->pitch,
+                                         dst->pitch,
+                                         (const unsigned char *)src->ptr + height * src->pitch,
+                                         src->pitch, row, direct, cudaMemcpyDeviceToHost,
+                                         p->side));
+            CUXFER_TRY(cudaEventRecord(p->ev_td, p->side));
+            CUXFER_TRY(cudaEventRecord(p->ev_side, p->side));
+        }
+    }
+    err = cuxfer_impl_plan_pack_rows(p, dst, src, height, kern, s);
+    if (direct) {
+        /* joined also on failure: s must not run ahead of the direct share */
+        cudaError_t e2 = cudaStreamWaitEvent(s, p->ev_side, 0);
+        if (err == cudaSuccess && (err = e2) == cudaSuccess &&
+            (err = cudaEventRecord(p->ev_tp, p->host)) == cudaSuccess) {
+            p->t_share = (double)direct / (double)src->height;
+            p->t_class = cuxfer_impl_share_class(row);
+            p->t_rows = src->height;
+            p->t_pending = 1;
+        }
+    }
+    CUXFER_TRY(err);
     CUXFER_TRY(cudaEventRecord(p->ev_join, p->host));
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
@@ -5477,121 +5947,6 @@ typedef struct cuxfer_rois_options {
                                  strategies would not win) */
 } cuxfer_rois_options;
 
-/* KERNEL's code, PTX text JIT-compiled by the driver for the GPU at hand
- * (PTX ISA 7.0, sm_52 and later).  Its source, in CUDA C terms: each warp
- * takes work items (tile t, part q) of n x parts; the lanes of a part
- * copy units of 2^ul bytes (the largest of 1..16 that aligns every
- * address of the launch), unit i of the tile being row i / ru, column
- * i % ru (ru = rb >> ul units a row), between host + src + row * pitch and
- * dense + dst + i units, direction d2h.  A tile descriptor is
- * {u64 src, u64 dst, u32 rows, u32 rb}, 24 bytes in mapped staging.  Splitting a tile into parts keeps every warp of the
- * device busy when the tiles are few and large. */
-#if CUDART_VERSION >= 12050
-#define CUXFER_IMPL_ROIS_PTX 1
-static const char cuxfer_impl_rois_ptx[] =
-    ".version 7.0\n"
-    ".target sm_52\n"
-    ".address_size 64\n"
-    ".visible .entry cuxfer_impl_rois_entry(.param .u64 pd, .param .u32 pn, .param .u32 pparts,\n"
-    " .param .u64 phost, .param .u64 ppitch, .param .u64 pdense, .param .u32 pd2h, .param .u32 pul)\n"
-    "{\n"
-    " .reg .pred %p<6>;\n"
-    " .reg .b16 %h<2>;\n"
-    " .reg .b32 %r<24>;\n"
-    " .reg .b64 %rd<16>;\n"
-    " ld.param.u64 %rd1, [pd];\n"
-    " ld.param.u32 %r1, [pn];\n"
-    " ld.param.u32 %r2, [pparts];\n"
-    " ld.param.u64 %rd2, [phost];\n"
-    " ld.param.u64 %rd3, [ppitch];\n"
-    " ld.param.u64 %rd4, [pdense];\n"
-    " ld.param.u32 %r3, [pd2h];\n"
-    " ld.param.u32 %r4, [pul];\n"
-    " cvta.to.global.u64 %rd1, %rd1;\n"
-    " cvta.to.global.u64 %rd2, %rd2;\n"
-    " cvta.to.global.u64 %rd4, %rd4;\n"
-    " mov.u32 %r5, %ntid.x;\n"
-    " mov.u32 %r6, %ctaid.x;\n"
-    " mov.u32 %r7, %tid.x;\n"
-    " mad.lo.u32 %r8, %r6, %r5, %r7;\n"
-    " shr.u32 %r8, %r8, 5;\n"
-    " and.b32 %r9, %r7, 31;\n"
-    " mov.u32 %r10, %nctaid.x;\n"
-    " mul.lo.u32 %r10, %r10, %r5;\n"
-    " shr.u32 %r10, %r10, 5;\n"
-    " mul.lo.u32 %r11, %r1, %r2;\n"
-    " shl.b32 %r12, %r2, 5;\n"
-    " setp.ne.u32 %p1, %r3, 0;\n"
-    "ITEM:\n"
-    " setp.ge.u32 %p2, %r8, %r11;\n"
-    " @%p2 bra END;\n"
-    " div.u32 %r13, %r8, %r2;\n"
-    " mul.lo.u32 %r14, %r13, %r2;\n"
-    " sub.u32 %r14, %r8, %r14;\n"
-    " mul.wide.u32 %rd5, %r13, 24;\n"
-    " add.u64 %rd5, %rd1, %rd5;\n"
-    " ld.global.u64 %rd6, [%rd5];\n"
-    " ld.global.u64 %rd7, [%rd5+8];\n"
-    " ld.global.v2.u32 {%r15, %r16}, [%rd5+16];\n"
-    " shr.u32 %r16, %r16, %r4;\n"
-    " add.u64 %rd6, %rd2, %rd6;\n"
-    " add.u64 %rd7, %rd4, %rd7;\n"
-    " mul.lo.u32 %r17, %r15, %r16;\n"
-    " shl.b32 %r18, %r14, 5;\n"
-    " add.u32 %r18, %r18, %r9;\n"
-    "UNIT:\n"
-    " setp.ge.u32 %p3, %r18, %r17;\n"
-    " @%p3 bra NEXT;\n"
-    " div.u32 %r19, %r18, %r16;\n"
-    " mul.lo.u32 %r20, %r19, %r16;\n"
-    " sub.u32 %r20, %r18, %r20;\n"
-    " cvt.u64.u32 %rd8, %r19;\n"
-    " mul.lo.u64 %rd8, %rd8, %rd3;\n"
-    " cvt.u64.u32 %rd9, %r20;\n"
-    " shl.b64 %rd9, %rd9, %r4;\n"
-    " add.u64 %rd8, %rd8, %rd9;\n"
-    " add.u64 %rd8, %rd6, %rd8;\n"
-    " cvt.u64.u32 %rd9, %r18;\n"
-    " shl.b64 %rd9, %rd9, %r4;\n"
-    " add.u64 %rd9, %rd7, %rd9;\n"
-    " selp.b64 %rd10, %rd9, %rd8, %p1;\n"
-    " selp.b64 %rd11, %rd8, %rd9, %p1;\n"
-    " setp.eq.u32 %p4, %r4, 2;\n"
-    " @%p4 bra U4;\n"
-    " setp.eq.u32 %p4, %r4, 4;\n"
-    " @%p4 bra U16;\n"
-    " setp.eq.u32 %p4, %r4, 3;\n"
-    " @%p4 bra U8;\n"
-    " setp.eq.u32 %p4, %r4, 1;\n"
-    " @%p4 bra U2;\n"
-    " ld.global.u8 %h1, [%rd10];\n"
-    " st.global.u8 [%rd11], %h1;\n"
-    " bra.uni STEP;\n"
-    "U2:\n"
-    " ld.global.u16 %h1, [%rd10];\n"
-    " st.global.u16 [%rd11], %h1;\n"
-    " bra.uni STEP;\n"
-    "U4:\n"
-    " ld.global.u32 %r21, [%rd10];\n"
-    " st.global.u32 [%rd11], %r21;\n"
-    " bra.uni STEP;\n"
-    "U8:\n"
-    " ld.global.u64 %rd12, [%rd10];\n"
-    " st.global.u64 [%rd11], %rd12;\n"
-    " bra.uni STEP;\n"
-    "U16:\n"
-    " ld.global.v4.u32 {%r20, %r21, %r22, %r23}, [%rd10];\n"
-    " st.global.v4.u32 [%rd11], {%r20, %r21, %r22, %r23};\n"
-    "STEP:\n"
-    " add.u32 %r18, %r18, %r12;\n"
-    " bra.uni UNIT;\n"
-    "NEXT:\n"
-    " add.u32 %r8, %r8, %r10;\n"
-    " bra.uni ITEM;\n"
-    "END:\n"
-    " ret;\n"
-    "}\n";
-#endif
 
 /* --- the plan ------------------------------------------------------------- */
 
@@ -5988,41 +6343,20 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
  * which CUDA error), and the plan works without it. */
 CUXFER_API void cuxfer_impl_rois_kernel_load(cuxfer_rois *p)
 {
+    cudaError_t err = cudaSuccess;
+    int i;
+    p->no_kernel = cuxfer_impl_kernel_load(p->device, &p->lib, &p->kernel, &p->kblocks, &err);
+    for (i = 0; i < CUXFER_ROIS_SLOTS && !p->no_kernel; ++i)
+        if ((err = cudaHostGetDevicePointer(&p->stage_dev[i], p->stage[i], 0)) != cudaSuccess) {
+            (void)cudaGetLastError();
 #ifdef CUXFER_IMPL_ROIS_PTX
-    cudaLibrary_t lib = NULL;
-    cudaKernel_t k = NULL;
-    int sms = 0, mapped = 0, i;
-    cudaError_t err = cudaDeviceGetAttribute(&mapped, cudaDevAttrCanMapHostMemory, p->device);
-    if (err == cudaSuccess && !mapped) {
-        p->no_kernel = "the device cannot map host memory";
-        return;
-    }
-    if (err == cudaSuccess)
-        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device);
-    for (i = 0; i < CUXFER_ROIS_SLOTS && err == cudaSuccess; ++i)
-        err = cudaHostGetDevicePointer(&p->stage_dev[i], p->stage[i], 0);
-    if (err != cudaSuccess)
-        p->no_kernel = "the staging is not mapped into the device (cudaHostGetDevicePointer)";
-    if (err == cudaSuccess) {
-        err = cudaLibraryLoadData(&lib, cuxfer_impl_rois_ptx, NULL, NULL, 0, NULL, NULL, 0);
-        if (err == cudaSuccess)
-            err = cudaLibraryGetKernel(&k, lib, "cuxfer_impl_rois_entry");
-        if (err != cudaSuccess)
-            p->no_kernel = "its PTX did not load (cudaLibraryLoadData)";
-    }
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        if (lib)
-            (void)cudaLibraryUnload(lib);
-        p->kernel_err = err;
-        return;
-    }
-    p->lib = (void *)lib;
-    p->kernel = (void *)k;
-    p->kblocks = 8u * (unsigned)(sms > 0 ? sms : 1); /* 256 threads: one wave */
-#else
-    p->no_kernel = "the CUDA runtime is older than 12.5 (no cudaLibraryLoadData)";
+            (void)cudaLibraryUnload((cudaLibrary_t)p->lib);
 #endif
+            p->lib = p->kernel = NULL;
+            p->no_kernel = "the staging is not mapped into the device (cudaHostGetDevicePointer)";
+        }
+    if (p->no_kernel)
+        p->kernel_err = err;
 }
 
 /* Create a plan on the current device: the pinned staging, its events,

@@ -710,6 +710,49 @@ static void device_alloc_registry(void)
            "after the free the registry forgets the range");
 }
 
+/* PACK's direct share (cuxfer_impl_share), from rates alone: none for
+ * rows under 32 bytes; before any sample the H200 model; with samples,
+ * the medians of the last eight (an outlier moves nothing) set it so the
+ * direct part takes 1.3 times the packed part; always within
+ * [0.02, 0.9]. */
+static cuxfer_plan2d plan_zero;
+static void pack_direct_share(void)
+{
+    static cuxfer_plan2d pl; /* rates only: no CUDA call */
+    double f, want;
+    int i;
+    memset(&pl, 0, sizeof pl);
+    is_int(0, cuxfer_impl_share_class(32), "share class of 32-byte rows");
+    is_int(0, cuxfer_impl_share_class(63), "share class of 63-byte rows");
+    is_int(1, cuxfer_impl_share_class(64), "share class of 64-byte rows");
+    is_int(2, cuxfer_impl_share_class(128), "share class of 128-byte rows");
+    is_int(2, cuxfer_impl_share_class((size_t)1 << 20), "share class of 1 MiB rows");
+    ok(cuxfer_impl_share(&pl, 8) == 0 && cuxfer_impl_share(&pl, 16) == 0 &&
+           cuxfer_impl_share(&pl, 31) == 0,
+       "no direct share for rows under 32 bytes");
+    f = cuxfer_impl_share(&pl, 32);
+    want = 1.3 * (0.8e6 * 2 / 3) / (1.3 * (0.8e6 * 2 / 3) + 25e6 / 32);
+    ok(fabs(f - want) < 1e-9, "32-byte rows before any sample: the H200 model, %.4f", f);
+    for (i = 0; i < 8; ++i) {
+        pl.rate_d[0][i] = 1000;
+        pl.rate_p[0][i] = i == 3 ? 1e9 : 3000; /* one wild sample */
+    }
+    pl.rate_n[0] = 8;
+    f = cuxfer_impl_share(&pl, 40);
+    want = 1.3 * 1000 / (1.3 * 1000 + 3000);
+    ok(fabs(f - want) < 1e-9, "from the medians of eight samples, one wild: %.4f", f);
+    pl.rate_n[0] = 3; /* three samples: their median */
+    pl.rate_p[0][0] = 100, pl.rate_p[0][1] = 3000, pl.rate_p[0][2] = 200;
+    f = cuxfer_impl_share(&pl, 40);
+    want = 1.3 * 1000 / (1.3 * 1000 + 200);
+    ok(fabs(f - want) < 1e-9 || f == 0.9, "three samples: their median (%.4f)", f);
+    ok(f <= 0.9, "at most 0.9 of the rows go direct");
+    pl.rate_p[0][0] = pl.rate_p[0][1] = pl.rate_p[0][2] = 1e12;
+    ok(cuxfer_impl_share(&pl, 40) == 0.02, "at least 0.02 when the packed part flies");
+    ok(cuxfer_impl_share(&pl, 64) == cuxfer_impl_share(&plan_zero, 64),
+       "classes are separate: 64-byte rows still on the model");
+}
+
 int main(void)
 {
     int n = 0;
@@ -725,6 +768,7 @@ int main(void)
     units_share_state();
     rois_host_gather();
     pack_scatter_on_team();
+    pack_direct_share();
 
     if (cuxfer_device_count(&n) != cudaSuccess || n < 1) {
         if (req && atoi(req) > 0)

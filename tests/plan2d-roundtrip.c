@@ -29,7 +29,7 @@ static int check_host(const cuxfer_view *got, const unsigned char *want_rows, si
 
 int main(void)
 {
-    static const size_t widths[] = {1, 3, 8, 12, 16, 24, 100, 256};
+    static const size_t widths[] = {1, 3, 8, 12, 16, 24, 32, 64, 100, 256};
     static const int strategies[] = {CUXFER_PLAN_AUTO, CUXFER_PLAN_DIRECT, CUXFER_PLAN_SPAN,
                                      CUXFER_PLAN_PACK};
     static const char *const sname[] = {"AUTO", "DIRECT", "SPAN", "PACK"};
@@ -106,6 +106,50 @@ int main(void)
         cuxfer_host_free(hb);
         cuxfer_host_free(bb);
         GPU_OK(cuxfer_plan2d_destroy(&p), "destroy");
+    }
+    /* PACK's direct share (rows of 32 bytes and more, CUDA 12.5+): the last
+     * rows go by the copy engine beside the packed ones, and the share is
+     * re-set after every copy from the rates the last ones reached.  Twelve
+     * copies in a row, each poisoned first, with a sync between (so each
+     * learns from the one before), of a device source at an odd address
+     * (one-byte units in the packing kernel) and at an aligned one. */
+    {
+        static const size_t wl[] = {32, 48, 200};
+        size_t wj;
+        for (wj = 0; wj < sizeof wl / sizeof wl[0]; ++wj) {
+            size_t w = wl[wj], h = 30011, hp = 2 * w + 5, k, off;
+            void *hb = NULL, *bb = NULL;
+            unsigned char *db = NULL;
+            cuxfer_view dev, back;
+            int good = 1;
+            memset(&o, 0, sizeof o);
+            o.chunk_bytes = 256 * 1024;
+            o.strategy = CUXFER_PLAN_PACK;
+            o.threads = 4;
+            GPU_MUST(cuxfer_plan2d_create(&p, &o));
+            GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
+            GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
+            GPU_MUST(cudaMalloc((void **)&db, (w + 1) * h + 1));
+            fill_pattern(hb, hp * h, (unsigned)(300 + w));
+            for (off = 0; off < 2; ++off) {
+                /* rows of w bytes at pitch w + 1, from db + off */
+                GPU_MUST(cudaMemcpy2D(db + off, w + 1, hb, hp, w, h, cudaMemcpyHostToDevice));
+                GPU_MUST(cuxfer_view_wrap(&dev, db + off, w + 1, w, h, 1));
+                GPU_MUST(cuxfer_view_wrap(&back, bb, hp, w, h, 1));
+                for (k = 0; k < 12; ++k) {
+                    memset(bb, 0x5A, hp * h);
+                    GPU_MUST(cuxfer_plan2d_copy_async(&p, &back, &dev, st));
+                    GPU_MUST(cudaStreamSynchronize(st));
+                    good &= check_host(&back, (const unsigned char *)hb, hp, 0x5A, "share");
+                }
+                ok(good, "PACK %zu-byte rows from a device source at offset %zu, pitch %zu: 12 "
+                   "copies in a row byte-exact, gaps untouched", w, off, w + 1);
+            }
+            cudaFree(db);
+            cuxfer_host_free(hb);
+            cuxfer_host_free(bb);
+            GPU_OK(cuxfer_plan2d_destroy(&p), "destroy");
+        }
     }
     /* One AUTO plan, SPAN uploads on stream A and PACK downloads on stream
      * B, six of each queued with no sync: B waits only for A's upload of
