@@ -41,7 +41,7 @@ for k in rois spin; do
 done
 entry() { sed -n 's/^\.visible \.entry \([A-Za-z_0-9]*\).*/\1/p' "$1"; }
 e=$(entry "$tmp/rois.ptx")
-grep -q "cudaLibraryGetKernel(&k, lib, \"$e\")" "$top_srcdir/include/cuxfer.h"
+grep -q "cudaLibraryGetKernel(&k, l, \"$e\")" "$top_srcdir/include/cuxfer.h"
 check $? "the header asks for the rois entry by its name ($e)"
 e=$(entry "$tmp/spin.ptx")
 grep -q "\"$e\")" "$top_srcdir/tools/xferbench.c"
