@@ -320,6 +320,35 @@ static void fam_planner(void)
            "planner: PACK's rows exact afterwards");
     GPU_OK(cuxfer_plan2d_destroy(&span), "planner: SPAN plan destroyed");
     GPU_OK(cuxfer_plan2d_destroy(&pack), "planner: PACK plan destroyed");
+    /* 32-byte rows: PACK with its direct share on a side stream (CUDA
+     * 12.5+), twice back to back, so the second copy reads the first's
+     * timing events (cudaEventQuery) while the other thread captures. */
+    {
+        enum { W = 32, P = 48 };
+        size_t y;
+        int a_ok, b_ok;
+        unsigned char *w = (unsigned char *)malloc(NB);
+        if (!w)
+            bail("out of memory");
+        prep(22);
+        o.strategy = CUXFER_PLAN_PACK;
+        GPU_MUST(cuxfer_plan2d_create(&pack, &o));
+        GPU_MUST(cuxfer_view_wrap(&hd, hdst, P, W, HT, 1));
+        GPU_MUST(cuxfer_view_wrap(&ds, dB, W, W, HT, 1));
+        window_open("planner, 32-byte rows");
+        a_ok = CALL(cuxfer_plan2d_copy_async(&pack, &hd, &ds, ms));
+        b_ok = CALL(cuxfer_plan2d_copy_async(&pack, &hd, &ds, ms));
+        window_close();
+        GPU_MUST(cudaStreamSynchronize(ms));
+        memset(w, POISON, NB);
+        for (y = 0; y < HT; ++y)
+            memcpy(w + y * P, ref + y * W, W);
+        if (a_ok && b_ok)
+            ok(count_diff(hdst, w, NB, "PACK 32") == 0,
+               "planner: PACK's 32-byte rows (direct share) exact afterwards");
+        GPU_OK(cuxfer_plan2d_destroy(&pack), "planner: 32-byte PACK plan destroyed");
+        free(w);
+    }
 }
 
 static void fam_stager(void)

@@ -220,6 +220,23 @@ static cudaError_t r_plan_pack(ctx *c, cudaStream_t s)
 {
     return cuxfer_plan2d_copy_async(&c->pack, &c->hv_dst, &c->dv_b[c->dev], s);
 }
+/* 32-byte rows (twice ROW, dB read densely): PACK with its direct share
+ * on the plan's side stream where the copy kernel loaded (CUDA 12.5+). */
+static cudaError_t r_plan_pack32(ctx *c, cudaStream_t s)
+{
+    cuxfer_view hv, dv;
+    STEP(cuxfer_view_wrap(&hv, c->hdst, PH, 2 * ROW, HT, 1));
+    STEP(cuxfer_view_wrap(&dv, c->dB[c->dev], 2 * ROW, 2 * ROW, HT, 1));
+    return cuxfer_plan2d_copy_async(&c->pack, &hv, &dv, s);
+}
+static size_t k_hdst_2d32(ctx *c)
+{
+    size_t y;
+    memset(c->want, POISON, NB);
+    for (y = 0; y < HT; ++y)
+        memcpy(c->want + y * PH, c->ref2 + y * 2 * ROW, 2 * ROW);
+    return diff(c->hdst, c->want, "hdst (2D, 32-byte rows)");
+}
 
 /* Many ROIs: HT / 16 tiles of 16x16 covering the host view, packed in
  * the dense buffer at pitch ROW. */
@@ -454,6 +471,7 @@ static const call calls[] = {
     {"cuxfer_copy2d_async D2H", r_copy2d_d2h, k_hdst_2d, NULL},
     {"cuxfer_plan2d_copy_async SPAN", r_plan_span, k_dA_2d, NULL},
     {"cuxfer_plan2d_copy_async PACK", r_plan_pack, k_hdst_2d, NULL},
+    {"cuxfer_plan2d_copy_async PACK, 32-byte rows", r_plan_pack32, k_hdst_2d32, NULL},
     {"cuxfer_timer_start/stop", r_timer, k_timer, NULL},
     {"cuxfer_stream_wait fork/join", r_stream_wait, k_hdst_ref, NULL},
     {"cuxfer_on_complete", r_on_complete, k_on_complete, NULL},
