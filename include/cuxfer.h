@@ -4969,18 +4969,20 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
 
 /* cudaMemcpy2DAsync moves one DMA descriptor per row, so rows of 8 or 16
  * bytes crawl at 5-10 GB/s while the link does 55.  A plan owns scratch
- * memory, an auxiliary stream or two and host threads, and moves narrow
- * rows differently:
+ * memory, auxiliary streams and host threads, and moves narrow rows
+ * differently:
  *   H2D SPAN: the contiguous span that holds the rows goes over the link
  *     in one 1D copy per chunk, and a device-to-device 2D copy (hundreds of
  *     GB/s) extracts the rows; chunks alternate between two scratch
  *     buffers so the link and the extraction overlap.
- *   D2H PACK: a device-to-device 2D copy packs the rows densely, one 1D
- *     copy brings them to pinned staging, the thread team (section 9a)
- *     scatters them into the strided destination (the gap bytes between
- *     rows are never written); the three stages pipeline over
+ *   D2H PACK: the copy kernel (section 9b, CUDA 12.5+) packs the rows
+ *     densely into pinned staging through its mapping - or, without it, a
+ *     device-to-device 2D copy and a 1D copy do - and the thread team
+ *     (section 9a) scatters them into the strided destination (the gap
+ *     bytes between rows are never written); the stages pipeline over
  *     CUXFER_IMPL_PLAN_SLOTS slots, so the host scatter - the slowest
- *     stage - never waits for the link.
+ *     stage - never waits for the link.  Rows of 32 bytes and more also
+ *     send a direct share through the copy engine the kernel leaves free.
  *   DIRECT: cudaMemcpy2DAsync, for everything else.
  * Every strategy is stream-ordered on the caller's stream: the call
  * returns at once, later work on the stream sees the data. */
