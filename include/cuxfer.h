@@ -4515,16 +4515,54 @@ CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaS
     }
     if (err == cudaSuccess)
         err = cudaEventRecord(b->ready, s);
+#if CUDART_VERSION < 12080
+    /* Before 12.8 the stream's device is unknown, and the current one was
+     * tried.  Another device's stream refuses the event as an invalid
+     * handle (or value), changing nothing: every other device is tried in
+     * turn, with an event of its own; the first error is the one reported
+     * if none fits (as for cuxfer_stream_wait's signaler). */
+    if (err == cudaErrorInvalidResourceHandle || err == cudaErrorInvalidValue) {
+        cudaError_t first = err, e;
+        int n = 0, i, tried = dev;
+        (void)cudaGetLastError();
+        if (cudaGetDeviceCount(&n) != cudaSuccess) {
+            (void)cudaGetLastError();
+            n = 0;
+        }
+        for (i = 0; i < n && err != cudaSuccess; ++i) {
+            if (i == tried)
+                continue;
+            (void)cudaEventDestroy(b->ready);
+            b->ready = NULL;
+            e = cudaSetDevice(i);
+            if (e == cudaSuccess)
+                e = cuxfer_impl_event_create(&b->ready, cudaEventDisableTiming);
+            if (e != cudaSuccess)
+                b->ready = NULL;
+            if (e == cudaSuccess)
+                e = cudaEventRecord(b->ready, s);
+            if (e == cudaSuccess) {
+                err = cudaSuccess;
+                b->ready_dev = dev = i;
+            } else {
+                (void)cudaGetLastError();
+            }
+        }
+        if (err != cudaSuccess) {
+            err = first; /* and no event of a wrong device is kept */
+            if (b->ready)
+                (void)cudaEventDestroy(b->ready);
+            b->ready = NULL;
+        }
+    }
+#endif
     cuxfer_impl_restore_device(saved);
     cuxfer_impl_relax_end(rx);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         return cuxfer_impl_fail(err, "cuxfer_pinned_pool_release: cannot record an event on "
-                                "stream %p (device %d): %s; the block stays acquired%s",
-                                (void *)s, dev, cudaGetErrorName(err),
-                                CUDART_VERSION < 12080
-                                    ? " (before CUDA 12.8 the stream's device must be current)"
-                                    : "");
+                                "stream %p (device %d): %s; the block stays acquired", (void *)s,
+                                dev, cudaGetErrorName(err));
     }
     b->pending = 1;
     return cudaSuccess;
