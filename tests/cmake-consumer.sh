@@ -10,7 +10,7 @@
 if ! command -v "$CMAKE" >/dev/null 2>&1; then
     echo "1..0 # SKIP no cmake"; exit 0
 fi
-echo "1..7"
+echo "1..9"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-cmake.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 src=$(cd "$top_srcdir" && pwd)
@@ -74,6 +74,19 @@ else
     notok "cuxfer::cuxfer gives the include directory and libcudart"
 fi
 
+# Where FindCUDAToolkit finds no toolkit (a machine with only the CUDA
+# runtime, as NVIDIA's wheels unpack it; here FindCUDAToolkit is switched
+# off), CUDA::cudart comes from the configured CUDA's headers and libcudart.
+project rt C "$src/tests/pkgconfig-consumer.c" "$PACKAGE_VERSION"
+if configure_build rt -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=TRUE &&
+    grep -q "cudart" "$tmp/rt/build/CMakeFiles/app.dir/link.txt" 2>/dev/null; then
+    ok "without FindCUDAToolkit: CUDA::cudart from the configured runtime's tree"
+    runs rt
+else
+    notok "without FindCUDAToolkit: CUDA::cudart from the configured runtime's tree" "$tmp/rt.log"
+    skip "runtime-only consumer not built"
+fi
+
 major=${PACKAGE_VERSION%%.*}
 project other C "$src/tests/pkgconfig-consumer.c" "$((major + 1)).0"
 if configure_build other; then
@@ -107,4 +120,4 @@ else
     skip "CMake cannot use nvcc here ($(grep -m1 -i 'error' "$tmp/probe.log"))"
     skip "CUDA consumer not built"
 fi
-[ "$n" -eq 7 ] || echo "not ok 99 - planned 7, ran $n"
+[ "$n" -eq 9 ] || echo "not ok 99 - planned 9, ran $n"
