@@ -4957,9 +4957,9 @@ static const char cuxfer_impl_rois_ptx[] =
 /* Load the copy kernel for the current device (which must be `device`):
  * *lib and *kernel (a cudaLibrary_t and a cudaKernel_t), *blocks its grid
  * for one wave of 256-thread blocks.  Returns NULL, or why it cannot load
- * (*err then holds the CUDA error that said so, or cudaErrorNotSupported):
- * a runtime before 12.5, a device that cannot map host memory, PTX the
- * driver will not JIT.  Private infrastructure shared by the planner's
+ * (*err then holds the CUDA error that said so, cudaSuccess where none
+ * did): a runtime before 12.5, a device that cannot map host memory, PTX
+ * the driver will not JIT.  Private infrastructure shared by the planner's
  * PACK (section 10) and cuxfer_rois's KERNEL (section 10a); each loads its
  * own copy and unloads it with cudaLibraryUnload. */
 CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **kernel,
@@ -4973,10 +4973,8 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
         cudaKernel_t k = NULL;
         int sms = 0, mapped = 0;
         *err = cudaDeviceGetAttribute(&mapped, cudaDevAttrCanMapHostMemory, device);
-        if (*err == cudaSuccess && !mapped) {
-            *err = cudaErrorNotSupported;
+        if (*err == cudaSuccess && !mapped)
             return "the device cannot map host memory";
-        }
         if (*err == cudaSuccess)
             *err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
         if (*err == cudaSuccess)
@@ -4996,7 +4994,7 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
     }
 #else
     (void)device;
-    *err = cudaErrorNotSupported;
+    *err = cudaSuccess;
     return "the CUDA runtime is older than 12.5 (no cudaLibraryLoadData)";
 #endif
 }
@@ -5289,7 +5287,10 @@ CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
      * 16 B (cv 34% and 51%); leaving two cores and with 4 MiB slots,
      * against xferbench's raw 6.3 / 12.6 / 21 GB/s, 28-30 GB/s at 8, 16
      * and 32 B on one host, but 15.5 / 15.6 / 16.7 on another (2 MiB
-     * slots): 32 B can lose, so AUTO packs rows of up to 16 bytes. */
+     * slots): 32 B could lose.  Packing with the copy kernel and a direct
+     * share for 32-byte rows (2026-12-01): 1.36x and 1.29x direct at 32 B
+     * on two hosts, so AUTO packs rows of up to 32 bytes - 16 for a plan
+     * without the kernel (cuxfer_plan2d_create lowers it). */
     t.span_max_row = 32;
     t.pack_max_row = 32;
     t.max_ratio = 4;
@@ -5381,7 +5382,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
     if (err == cudaSuccess) {
         cuxfer_impl_plan_kernel_load(p);
         if (!p->kernel && p->tuning.pack_max_row > 16)
-            p->tuning.pack_max_row = 16; /* no direct share without the kernel */
+            p->tuning.pack_max_row = 16; /* copy-engine packing lost at 32 B */
     }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
