@@ -5123,18 +5123,37 @@ typedef struct cuxfer_plan2d {
     int ready;
 } cuxfer_plan2d;
 
+/* How far ahead of its stores a scatter of narrow rows asks for the
+ * destination's lines (prefetch for writing), in bytes, rounded to whole
+ * rows.  A PACK destination is seldom in the cache (its last writer was a
+ * DMA or another core), and rows of a few bytes reach a new line every
+ * few rows: without the hint each thread waits out one miss after
+ * another.  On an H200 host (14 threads, the destination last written by
+ * a cudaMemcpy2DAsync) 2048 bytes took 8-byte rows from 24.7 to 30.9
+ * GB/s, 16-byte from 33.4 to 38.3, 32-byte from 28.3 to 32.5 (medians of
+ * 30, one run); 1024 gained less. */
+#define CUXFER_IMPL_SCATTER_AHEAD 2048
+
 /* Rows [from, to) of a scatter job: dense rows of `row` bytes to dst. */
 CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, size_t from,
                                          size_t to)
 {
-    size_t y;
+    size_t y = from;
     unsigned char *d = j->dst + from * j->dpitch;
     const unsigned char *s = j->src + from * j->row;
+    /* the rows whose store asks for the line `ahead` bytes on; the last
+     * `k` rows ask for nothing (past the job, perhaps past the buffer) */
+    size_t k = j->dpitch >= CUXFER_IMPL_SCATTER_AHEAD ? 1 : CUXFER_IMPL_SCATTER_AHEAD / j->dpitch;
+    size_t ahead = k * j->dpitch, hinted = to - from > k ? to - k : from;
     /* Constant sizes let the compiler turn each row into one or two moves:
      * a memcpy call per 8-byte row would cost more than the bytes. */
 #define CUXFER_IMPL_SCATTER_CASE(n)                                            \
     case n:                                                                    \
-        for (y = from; y < to; ++y, d += j->dpitch, s += n)                    \
+        for (; y < hinted; ++y, d += j->dpitch, s += n) {                      \
+            __builtin_prefetch(d + ahead, 1, 3);                               \
+            memcpy(d, s, n);                                                   \
+        }                                                                      \
+        for (; y < to; ++y, d += j->dpitch, s += n)                            \
             memcpy(d, s, n);                                                   \
         return;
     switch (j->row) {
@@ -5147,8 +5166,8 @@ CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, si
         CUXFER_IMPL_SCATTER_CASE(24)
         CUXFER_IMPL_SCATTER_CASE(32)
         CUXFER_IMPL_SCATTER_CASE(64)
-    default:
-        for (y = from; y < to; ++y, d += j->dpitch, s += j->row)
+    default: /* wider rows: whole lines, which the hardware prefetches */
+        for (; y < to; ++y, d += j->dpitch, s += j->row)
             memcpy(d, s, j->row);
     }
 #undef CUXFER_IMPL_SCATTER_CASE

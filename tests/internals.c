@@ -635,14 +635,17 @@ static void rois_host_gather(void)
     }
 }
 
-enum { SC_MAXROW = 100, SC_MAXROWS = 40009, SC_GAP = 7 };
+enum { SC_MAXROW = 100, SC_MAXROWS = 40009, SC_GAP = 7, SC_WIDE_GAP = 2041, SC_WIDE_ROWS = 1000 };
 
 /* The host half of the planner's D2H PACK (moved here: it needs the
  * private scatter record and team): its host function scatters a staged
  * chunk of dense rows into a strided, poisoned destination with the thread
  * team (teams of 1, 2, 3 and 16, rows of every width the scatter
  * special-cases and odd ones, row counts that do not divide among the
- * threads, and chunks below the team's threshold).  Every row must match
+ * threads, and chunks below the team's threshold), with gaps of 7 bytes
+ * and of 2041 (a pitch past CUXFER_IMPL_SCATTER_AHEAD: the prefetch hint
+ * then runs one row ahead, and the last rows of a block go unhinted).
+ * Every row must match
  * byte for byte, no gap byte may be written, and each record must come
  * back free (its busy flag cleared by the host function itself). */
 static void pack_scatter_on_team(void)
@@ -650,42 +653,51 @@ static void pack_scatter_on_team(void)
     static const size_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24, 32, 64, 100};
     static const size_t heights[] = {1, 63, 64, 65, 1000, 5003, SC_MAXROWS};
     static const int teams[] = {1, 2, 3, 16};
-    static unsigned char stage[SC_MAXROW * SC_MAXROWS], dst[(SC_MAXROW + SC_GAP) * SC_MAXROWS];
+    static const size_t gaps[] = {SC_GAP, SC_WIDE_GAP};
+    static unsigned char stage[SC_MAXROW * SC_MAXROWS],
+        dst[(SC_MAXROW + SC_WIDE_GAP) * SC_WIDE_ROWS > (SC_MAXROW + SC_GAP) * SC_MAXROWS
+                ? (SC_MAXROW + SC_WIDE_GAP) * SC_WIDE_ROWS
+                : (SC_MAXROW + SC_GAP) * SC_MAXROWS];
     static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
-    size_t wi, hi, i, y, x;
+    struct cuxfer_impl_scatter_rec *rec;
+    size_t wi, hi, gi, i, y, x;
     int ti, bad_rows = 0, bad_gaps = 0, busy_left = 0, runs = 0;
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
         memset(&pl, 0, sizeof pl);
         cuxfer_impl_team_start(&pl.team, teams[ti] - 1);
-        for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi)
-            for (hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi) {
-                size_t w = widths[wi], h = heights[hi], pitch = w + SC_GAP;
-                struct cuxfer_impl_scatter_rec *rec = &pl.recs[runs % CUXFER_IMPL_PLAN_RECS];
-                for (i = 0; i < w * h; ++i)
-                    stage[i] = (unsigned char)(i * 37u + w + (size_t)ti);
-                memset(dst, 0x5a, pitch * h);
-                rec->plan = &pl;
-                rec->job.dst = dst;
-                rec->job.src = stage;
-                rec->job.dpitch = pitch;
-                rec->job.row = w;
-                rec->job.rows = h;
-                __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
-                cuxfer_impl_plan_scatter(rec);
-                busy_left += __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
-                for (y = 0; y < h; ++y) {
-                    if (memcmp(dst + y * pitch, stage + y * w, w) != 0) {
-                        if (!bad_rows++)
-                            diag("team %d, %zu-byte rows x %zu: row %zu differs", teams[ti], w,
-                                 h, y);
+        for (gi = 0; gi < sizeof gaps / sizeof gaps[0]; ++gi)
+            for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi)
+                for (hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi) {
+                    size_t w = widths[wi], h = heights[hi], pitch = w + gaps[gi];
+                    if (gaps[gi] == SC_WIDE_GAP && h > SC_WIDE_ROWS)
+                        continue;
+                    rec = &pl.recs[runs % CUXFER_IMPL_PLAN_RECS];
+                    for (i = 0; i < w * h; ++i)
+                        stage[i] = (unsigned char)(i * 37u + w + (size_t)ti);
+                    memset(dst, 0x5a, pitch * h);
+                    rec->plan = &pl;
+                    rec->job.dst = dst;
+                    rec->job.src = stage;
+                    rec->job.dpitch = pitch;
+                    rec->job.row = w;
+                    rec->job.rows = h;
+                    __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
+                    cuxfer_impl_plan_scatter(rec);
+                    busy_left += __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+                    for (y = 0; y < h; ++y) {
+                        if (memcmp(dst + y * pitch, stage + y * w, w) != 0) {
+                            if (!bad_rows++)
+                                diag("team %d, %zu-byte rows x %zu, pitch %zu: row %zu differs",
+                                     teams[ti], w, h, pitch, y);
+                        }
+                        for (x = w; x < pitch; ++x)
+                            if (dst[y * pitch + x] != 0x5a && !bad_gaps++)
+                                diag("team %d, %zu-byte rows x %zu, pitch %zu: gap byte %zu of "
+                                     "row %zu written",
+                                     teams[ti], w, h, pitch, x, y);
                     }
-                    for (x = w; x < pitch; ++x)
-                        if (dst[y * pitch + x] != 0x5a && !bad_gaps++)
-                            diag("team %d, %zu-byte rows x %zu: gap byte %zu of row %zu written",
-                                 teams[ti], w, h, x, y);
+                    ++runs;
                 }
-                ++runs;
-            }
         cuxfer_impl_team_stop(&pl.team);
     }
     is_int(0, bad_rows, "%d scatters on the team: every row byte-exact", runs);

@@ -483,7 +483,8 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
         size_t w = widths[wi], roi_total = (quick ? 16 : 64) * MIB, h, spitch = 2 * w;
         cuxfer_view hv, dv, bv;
         unsigned char *host, *back;
-        double v[3][64];
+        double v[3][64], vm[64];
+        unsigned char *ref = NULL; /* host memory reference (d2h, 8-32 B rows) */
         char name[64], tt[24];
         int dir, r, k;
         float ms;
@@ -501,7 +502,20 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
             if (!want(name) && !want("2d"))
                 continue;
             memset(back, 0x5a, spitch * h);
-            for (r = -2; r < reps; ++r)
+            if (dir == 1) /* the rows to bring back, also when --only skipped h2d */
+                BENCH_CHECK(cudaMemcpy2D(dv.ptr, dv.pitch, host, spitch, w, h,
+                                         cudaMemcpyHostToDevice));
+            if (dir == 1 && w >= 8 && w <= 32 && !ref && (ref = (unsigned char *)malloc(w * h)))
+                memset(ref, 1, w * h);
+            for (r = -2; r < reps; ++r) {
+                if (dir == 1 && ref) {
+                    /* the host's memory in the same reps: PACK's scatter
+                     * runs on it, so its spread is the floor of PACK's */
+                    double t0 = now_us();
+                    memcpy(ref, host, w * h);
+                    if (r >= 0)
+                        vm[r] = (double)(w * h) / (now_us() - t0) / 1e3;
+                }
                 for (k = 0; k < 3; ++k) {
                     gate_close(s);
                     BENCH_CHECK(cuxfer_timer_start(t, s));
@@ -522,6 +536,7 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
                     if (r >= 0)
                         v[k][r] = cuxfer_gbps(w * h, ms);
                 }
+            }
             if (dir == 1) {
                 size_t y, x;
                 for (y = 0; y < h; ++y) {
@@ -547,8 +562,14 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
                 row_max_cv = max_cv;
                 report(n2, "GB/s", raw, pl, 0, tg, tt);
                 row_max_cv = 0;
+                if (dir == 1 && ref && out == OUT_TABLE) {
+                    stat m = stats(vm, reps);
+                    printf("%-34s host memcpy of the same bytes in the same reps, 1 thread: "
+                           "%.2f GB/s, cv %.1f%%\n", "", m.median, 100 * m.cv);
+                }
             }
         }
+        free(ref);
         cuxfer_view_free(&dv);
         cuxfer_host_free(host);
         cuxfer_host_free(back);
