@@ -207,49 +207,61 @@ static cudaError_t cux_copy(void *dst, const void *src, size_t n, cudaStream_t s
     return cuxfer_copy_async(dst, src, n, s);
 }
 
-/* GB/s of one direction, `copies` copies of n bytes per repetition. */
-static stat time_1d(copy1d_fn f, void *dst, const void *src, size_t n, int copies,
-                    cudaStream_t s, cuxfer_timer *t)
+/* GB/s of one direction, `copies` copies of n bytes per repetition, for
+ * the raw call and cuxfer's: interleaved rep by rep, the order swapped
+ * every rep, so a drift of the host or the link (seconds long on a shared
+ * machine) falls on both alike instead of on whichever ran second. */
+static void time_1d(copy1d_fn f_raw, copy1d_fn f_cux, void *dst, const void *src, size_t n,
+                    int copies, cudaStream_t s, cuxfer_timer *t, stat *raw, stat *cux)
 {
-    double v[64];
+    double v[2][64];
     float ms;
-    int r, c;
-    for (r = -2; r < reps; ++r) {
-        gate_close(s);
-        BENCH_CHECK(cuxfer_timer_start(t, s));
-        for (c = 0; c < copies; ++c)
-            BENCH_CHECK(f(dst, src, n, s));
-        BENCH_CHECK(cuxfer_timer_stop(t, s));
-        gate_open();
-        BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
-        if (r >= 0)
-            v[r] = cuxfer_gbps(n * (size_t)copies, ms);
-    }
-    return stats(v, reps);
+    int r, c, k;
+    for (r = -2; r < reps; ++r)
+        for (k = 0; k < 2; ++k) {
+            int which = k ^ (r & 1); /* 0 raw, 1 cuxfer */
+            copy1d_fn f = which ? f_cux : f_raw;
+            gate_close(s);
+            BENCH_CHECK(cuxfer_timer_start(t, s));
+            for (c = 0; c < copies; ++c)
+                BENCH_CHECK(f(dst, src, n, s));
+            BENCH_CHECK(cuxfer_timer_stop(t, s));
+            gate_open();
+            BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
+            if (r >= 0)
+                v[which][r] = cuxfer_gbps(n * (size_t)copies, ms);
+        }
+    *raw = stats(v[0], reps);
+    *cux = stats(v[1], reps);
 }
 
-/* Both directions at once on two streams; GB/s counted over both. */
-static stat time_bidir(copy1d_fn f, void *d_up, const void *h_up, void *h_down,
-                       const void *d_down, size_t n, cudaStream_t s1, cudaStream_t s2,
-                       cuxfer_timer *t)
+/* Both directions at once on two streams; GB/s counted over both.  Raw
+ * and cuxfer interleaved as in time_1d. */
+static void time_bidir(copy1d_fn f_raw, copy1d_fn f_cux, void *d_up, const void *h_up,
+                       void *h_down, const void *d_down, size_t n, cudaStream_t s1,
+                       cudaStream_t s2, cuxfer_timer *t, stat *raw, stat *cux)
 {
-    double v[64];
+    double v[2][64];
     float ms;
-    int r;
-    for (r = -2; r < reps; ++r) {
-        gate_close(s1);
-        BENCH_CHECK(cuxfer_timer_start(t, s1));
-        BENCH_CHECK(cuxfer_stream_wait(s2, s1));
-        BENCH_CHECK(f(d_up, h_up, n, s1));
-        BENCH_CHECK(f(h_down, d_down, n, s2));
-        BENCH_CHECK(cuxfer_stream_wait(s1, s2));
-        BENCH_CHECK(cuxfer_timer_stop(t, s1));
-        gate_open();
-        BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
-        if (r >= 0)
-            v[r] = cuxfer_gbps(2 * n, ms);
-    }
-    return stats(v, reps);
+    int r, k;
+    for (r = -2; r < reps; ++r)
+        for (k = 0; k < 2; ++k) {
+            int which = k ^ (r & 1);
+            copy1d_fn f = which ? f_cux : f_raw;
+            gate_close(s1);
+            BENCH_CHECK(cuxfer_timer_start(t, s1));
+            BENCH_CHECK(cuxfer_stream_wait(s2, s1));
+            BENCH_CHECK(f(d_up, h_up, n, s1));
+            BENCH_CHECK(f(h_down, d_down, n, s2));
+            BENCH_CHECK(cuxfer_stream_wait(s1, s2));
+            BENCH_CHECK(cuxfer_timer_stop(t, s1));
+            gate_open();
+            BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
+            if (r >= 0)
+                v[which][r] = cuxfer_gbps(2 * n, ms);
+        }
+    *raw = stats(v[0], reps);
+    *cux = stats(v[1], reps);
 }
 
 static double link_h2d, link_d2h, link_bidir;
@@ -262,23 +274,20 @@ static void bench_link(cudaStream_t s1, cudaStream_t s2, cuxfer_timer *t)
     stat raw, cux;
     fill(h, n, 1);
     if (want("h2d-1d")) {
-        raw = time_1d(raw_copy, d, h, n, 1, s1, t);
-        cux = time_1d(cux_copy, d, h, n, 1, s1, t);
+        time_1d(raw_copy, cux_copy, d, h, n, 1, s1, t, &raw, &cux);
         link_h2d = raw.median;
         report("h2d-1d pinned", "GB/s", raw, cux, 0, 0.99, ">=0.99x");
     }
     if (want("d2h-1d")) {
         BENCH_CHECK(cudaMemcpy(d2, h, n, cudaMemcpyHostToDevice));
-        raw = time_1d(raw_copy, h2, d2, n, 1, s1, t);
-        cux = time_1d(cux_copy, h2, d2, n, 1, s1, t);
+        time_1d(raw_copy, cux_copy, h2, d2, n, 1, s1, t, &raw, &cux);
         link_d2h = raw.median;
         verify(h, h2, n, "d2h-1d");
         report("d2h-1d pinned", "GB/s", raw, cux, 0, 0.99, ">=0.99x");
     }
     if (want("bidir-1d")) {
         BENCH_CHECK(cudaMemcpy(d2, h, n, cudaMemcpyHostToDevice));
-        raw = time_bidir(raw_copy, d, h, h2, d2, n, s1, s2, t);
-        cux = time_bidir(cux_copy, d, h, h2, d2, n, s1, s2, t);
+        time_bidir(raw_copy, cux_copy, d, h, h2, d2, n, s1, s2, t, &raw, &cux);
         link_bidir = raw.median;
         verify(h, h2, n, "bidir-1d");
         report("bidir-1d pinned (H2D+D2H)", "GB/s", raw, cux, 0, 0.99, ">=0.99x");
@@ -471,6 +480,89 @@ static double plan_target(size_t w, int d2h, char *text, size_t n, double *max_c
     return t;
 }
 
+/* The planner's default team (man 3 cuxfer_plan2d): the online cores
+ * less two, at least 1, at most 16. */
+static int plan_threads(void)
+{
+    long c = sysconf(_SC_NPROCESSORS_ONLN) - 2;
+    return c < 1 ? 1 : c > 16 ? 16 : (int)c;
+}
+
+/* The host alone doing PACK's host half: `threads` threads scatter dense
+ * rows of w bytes into rows of pitch 2w (a buffer of xferbench's own, not
+ * the planner's), contiguous shares each.  Its GB/s, timed from the
+ * threads' common start to the last one's end; printed under the planner's
+ * device-to-host rows as a reference for how steady the host's memory is
+ * in the same reps (xferbench(1)). */
+struct hs_arg {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t w, from, to;
+    pthread_barrier_t *bar;
+    double t0, t1;
+};
+
+static void *hs_worker(void *p)
+{
+    struct hs_arg *a = (struct hs_arg *)p;
+    size_t y, pitch = 2 * a->w;
+    pthread_barrier_wait(a->bar);
+    a->t0 = now_us();
+    switch (a->w) { /* constant sizes: one or two moves a row, as the planner */
+    case 8:
+        for (y = a->from; y < a->to; ++y)
+            memcpy(a->dst + y * pitch, a->src + y * 8, 8);
+        break;
+    case 16:
+        for (y = a->from; y < a->to; ++y)
+            memcpy(a->dst + y * pitch, a->src + y * 16, 16);
+        break;
+    default:
+        for (y = a->from; y < a->to; ++y)
+            memcpy(a->dst + y * pitch, a->src + y * a->w, a->w);
+    }
+    a->t1 = now_us();
+    return NULL;
+}
+
+static double host_scatter_gbps(unsigned char *dst, const unsigned char *src, size_t w,
+                                size_t h, int threads)
+{
+    struct hs_arg a[CUXFER_PLAN_MAX_THREADS];
+    pthread_t th[CUXFER_PLAN_MAX_THREADS];
+    pthread_barrier_t bar;
+    double t0 = 0, t1 = 0;
+    int i, n = threads < 1 ? 1 : threads > CUXFER_PLAN_MAX_THREADS ? CUXFER_PLAN_MAX_THREADS
+                                                                    : threads;
+    if (pthread_barrier_init(&bar, NULL, (unsigned)n) != 0) {
+        fprintf(stderr, "xferbench: pthread_barrier_init failed\n");
+        exit(1);
+    }
+    for (i = 0; i < n; ++i) {
+        a[i].dst = dst;
+        a[i].src = src;
+        a[i].w = w;
+        a[i].from = h * (size_t)i / (size_t)n;
+        a[i].to = h * (size_t)(i + 1) / (size_t)n;
+        a[i].bar = &bar;
+        if (i > 0 && pthread_create(&th[i], NULL, hs_worker, &a[i]) != 0) {
+            fprintf(stderr, "xferbench: pthread_create failed\n");
+            exit(1);
+        }
+    }
+    hs_worker(&a[0]);
+    for (i = 1; i < n; ++i)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&bar);
+    for (i = 0; i < n; ++i) {
+        if (i == 0 || a[i].t0 < t0)
+            t0 = a[i].t0;
+        if (i == 0 || a[i].t1 > t1)
+            t1 = a[i].t1;
+    }
+    return (double)(w * h) / ((t1 - t0) * 1e3);
+}
+
 /* GB/s of ROI bytes for 2D copies of `width`-byte rows, the host side's
  * pitch 2 x width, the device side cudaMallocPitch'd: raw
  * cudaMemcpy2DAsync, cuxfer_copy2d_async and the planner, interleaved. */
@@ -484,9 +576,10 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
         cuxfer_view hv, dv, bv;
         unsigned char *host, *back;
         double v[3][64], vm[64];
-        unsigned char *ref = NULL; /* host memory reference (d2h, 8-32 B rows) */
+        /* the host-only reference (d2h, 8-32 B rows): dense rows, strided copy */
+        unsigned char *ref = NULL, *refd = NULL;
         char name[64], tt[24];
-        int dir, r, k;
+        int dir, r, k, kk;
         float ms;
         if (w <= 4)
             roi_total = (quick ? 1 : 4) * MIB; /* 1-4 B rows crawl */
@@ -505,18 +598,30 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
             if (dir == 1) /* the rows to bring back, also when --only skipped h2d */
                 BENCH_CHECK(cudaMemcpy2D(dv.ptr, dv.pitch, host, spitch, w, h,
                                          cudaMemcpyHostToDevice));
-            if (dir == 1 && w >= 8 && w <= 32 && !ref && (ref = (unsigned char *)malloc(w * h)))
+            if (dir == 1 && w >= 8 && w <= 32 && !ref) {
+                ref = (unsigned char *)malloc(w * h);
+                refd = (unsigned char *)malloc(spitch * h);
+                if (!ref || !refd) {
+                    fprintf(stderr, "xferbench: out of host memory\n");
+                    exit(1);
+                }
                 memset(ref, 1, w * h);
+                memset(refd, 2, spitch * h);
+            }
             for (r = -2; r < reps; ++r) {
                 if (dir == 1 && ref) {
                     /* the host's memory in the same reps: PACK's scatter
-                     * runs on it, so its spread is the floor of PACK's */
-                    double t0 = now_us();
-                    memcpy(ref, host, w * h);
+                     * runs on it with as many threads */
+                    double g = host_scatter_gbps(refd, ref, w, h, plan_threads());
                     if (r >= 0)
-                        vm[r] = (double)(w * h) / (now_us() - t0) / 1e3;
+                        vm[r] = g;
                 }
-                for (k = 0; k < 3; ++k) {
+                for (kk = 0; kk < 3; ++kk) {
+                    /* raw and copy2d swap places every rep (as in time_1d);
+                     * the planner always runs last, after a DMA wrote the
+                     * same destination: the cache state it meets is the
+                     * same in every rep */
+                    k = kk == 2 ? 2 : kk ^ (r & 1);
                     gate_close(s);
                     BENCH_CHECK(cuxfer_timer_start(t, s));
                     if (k == 0)
@@ -564,12 +669,14 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
                 row_max_cv = 0;
                 if (dir == 1 && ref && out == OUT_TABLE) {
                     stat m = stats(vm, reps);
-                    printf("%-34s host memcpy of the same bytes in the same reps, 1 thread: "
-                           "%.2f GB/s, cv %.1f%%\n", "", m.median, 100 * m.cv);
+                    printf("%-34s the same scatter on the host alone in the same reps, %d "
+                           "threads: %.2f GB/s, cv %.1f%%\n",
+                           "", plan_threads(), m.median, 100 * m.cv);
                 }
             }
         }
         free(ref);
+        free(refd);
         cuxfer_view_free(&dv);
         cuxfer_host_free(host);
         cuxfer_host_free(back);
@@ -1263,8 +1370,8 @@ static void bench_multi(int ndev)
         for (i = 0; i < ndev; ++i) {
             stat raw, cux;
             BENCH_CHECK(cudaSetDevice(i));
-            raw = time_1d(raw_copy, dir ? h[i] : d[i], dir ? d[i] : h[i], n, 1, st[i], &tm[i]);
-            cux = time_1d(cux_copy, dir ? h[i] : d[i], dir ? d[i] : h[i], n, 1, st[i], &tm[i]);
+            time_1d(raw_copy, cux_copy, dir ? h[i] : d[i], dir ? d[i] : h[i], n, 1, st[i], &tm[i],
+                    &raw, &cux);
             alone_sum += raw.median;
             snprintf(name, sizeof name, "gpu%d %s alone", i, dir ? "d2h" : "h2d");
             report(name, "GB/s", raw, cux, 0, 0.99, ">=0.99x");
