@@ -5128,10 +5128,12 @@ typedef struct cuxfer_plan2d {
  * rows.  A PACK destination is seldom in the cache (its last writer was a
  * DMA or another core), and rows of a few bytes reach a new line every
  * few rows: without the hint each thread waits out one miss after
- * another.  On an H200 host (14 threads, the destination last written by
- * a cudaMemcpy2DAsync) 2048 bytes took 8-byte rows from 24.7 to 30.9
- * GB/s, 16-byte from 33.4 to 38.3, 32-byte from 28.3 to 32.5 (medians of
- * 30, one run); 1024 gained less. */
+ * another.  On H200 hosts (14 threads, the destination last written by
+ * a cudaMemcpy2DAsync, medians of 30) 2048 bytes took 8-byte rows from
+ * 24.7 to 30.9 GB/s, 16-byte from 33.4 to 38.3 and 32-byte from 28.3 to
+ * 32.5 in one run, 8-byte from 26.2-26.7 to 28.5-29.5 in two rounds of
+ * another (1024 and 4096 did no better; prefetchw instead of
+ * __builtin_prefetch's prefetcht0 made no difference beyond the noise). */
 #define CUXFER_IMPL_SCATTER_AHEAD 2048
 
 /* Rows [from, to) of a scatter job: dense rows of `row` bytes to dst. */
