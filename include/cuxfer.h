@@ -5059,8 +5059,12 @@ struct cuxfer_impl_scatter {
     unsigned char *dst;
     const unsigned char *src;
     size_t dpitch, row, rows;
-    size_t block; /* rows a team member takes at a time (0: all) */
-    size_t next;  /* blocks handed out (atomic, while the team runs) */
+    size_t spitch;       /* SPAN's gathered share: src rows at this pitch go
+                            dense to dst (dpitch unused); 0: a PACK scatter */
+    unsigned char *desc; /* the gather's kernel descriptor, written by the
+                            host function (NULL: none) */
+    size_t block;        /* rows a team member takes at a time (0: all) */
+    size_t next;         /* blocks handed out (atomic, while the team runs) */
 };
 
 /* Rows per block of a team scatter: 16 KiB of dense rows (128 blocks of
@@ -5106,8 +5110,13 @@ typedef struct cuxfer_plan2d {
     void *klib, *kernel;        /* cudaLibrary_t, cudaKernel_t */
     unsigned kblocks;           /* its grid: one wave of the device */
     void *hstage_dev[2];        /* the staging as the kernel sees it */
-    unsigned char *kdesc;       /* one 24-byte tile descriptor per record (mapped) */
+    unsigned char *kdesc;       /* 24-byte tile descriptors (mapped): one per
+                                   record, then one per gather slot */
     void *kdesc_dev;
+    /* SPAN's gathered share (with the kernel only): per slot, the gather
+     * into staging done (host stream) and the unpacking kernel that read
+     * it done (side stream) */
+    cudaEvent_t ev_gmoved[CUXFER_IMPL_PLAN_SLOTS], ev_gfreed[CUXFER_IMPL_PLAN_SLOTS];
     /* PACK's direct share (with the packing kernel only): the last rows go
      * by cudaMemcpy2DAsync on `side` while the rest is packed and
      * scattered.  Timing events of the last such copy, and per row width
@@ -5194,21 +5203,81 @@ CUXFER_API void cuxfer_impl_scatter_part(void *arg, int part, int parts)
     }
 }
 
-/* The host function of PACK: scatter one staged chunk with the team, this
- * (CUDA's host-function) thread taking the last part.  Host functions of
- * the plan's host stream run one at a time, so the team has one caller.
- * It makes no CUDA call; later work on the host stream waits for it. */
+/* Rows [from, to) of a gather job: rows of `row` bytes at pitch spitch
+ * to dense rows at dst (SPAN's gathered share).  Reading needs no hint:
+ * the rows are read in address order, which the hardware prefetches. */
+CUXFER_API void cuxfer_impl_gather_rows(const struct cuxfer_impl_scatter *j, size_t from,
+                                        size_t to)
+{
+    size_t y;
+    unsigned char *d = j->dst + from * j->row;
+    const unsigned char *s = j->src + from * j->spitch;
+#define CUXFER_IMPL_GATHER_CASE(n)                                             \
+    case n:                                                                    \
+        for (y = from; y < to; ++y, d += n, s += j->spitch)                    \
+            memcpy(d, s, n);                                                   \
+        return;
+    switch (j->row) {
+        CUXFER_IMPL_GATHER_CASE(8)
+        CUXFER_IMPL_GATHER_CASE(12)
+        CUXFER_IMPL_GATHER_CASE(16)
+        CUXFER_IMPL_GATHER_CASE(24)
+        CUXFER_IMPL_GATHER_CASE(32)
+    default:
+        for (y = from; y < to; ++y, d += j->row, s += j->spitch)
+            memcpy(d, s, j->row);
+    }
+#undef CUXFER_IMPL_GATHER_CASE
+}
+
+/* A team member's part of a gather job, block by block as a scatter's. */
+CUXFER_API void cuxfer_impl_gather_part(void *arg, int part, int parts)
+{
+    struct cuxfer_impl_scatter *j = (struct cuxfer_impl_scatter *)arg;
+    size_t b, from, to;
+    (void)part;
+    (void)parts;
+    for (;;) {
+        b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (b >= (j->rows + j->block - 1) / j->block)
+            return;
+        from = b * j->block;
+        to = j->rows - from < j->block ? j->rows : from + j->block;
+        cuxfer_impl_gather_rows(j, from, to);
+    }
+}
+
+/* The host function of PACK, and of SPAN's gathered share: scatter one
+ * staged chunk (or gather one into staging) with the team, this (CUDA's
+ * host-function) thread taking the last part.  Host functions of the
+ * plan's host stream run one at a time, so the team has one caller.  A
+ * gather also writes the descriptor of the kernel that unpacks its chunk:
+ * here, in stream order, because that kernel's previous use of the slot
+ * is known to be done only now.  It makes no CUDA call; later work on the
+ * host stream waits for it. */
 CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
 {
     struct cuxfer_impl_scatter_rec *r = (struct cuxfer_impl_scatter_rec *)arg;
     struct cuxfer_plan2d *p = r->plan;
     struct cuxfer_impl_scatter j = r->job;
+    if (j.desc) {
+        unsigned long long q[2] = {0, 0};
+        unsigned n[2];
+        n[0] = (unsigned)j.rows; /* rows <= a slot's bytes < 2^32 */
+        n[1] = (unsigned)j.row;
+        memcpy(j.desc, q, 16);
+        memcpy(j.desc + 16, n, 8);
+    }
     if (j.rows < 64) { /* waking the team costs more than the rows */
-        cuxfer_impl_scatter_rows(&j, 0, j.rows);
+        if (j.spitch)
+            cuxfer_impl_gather_rows(&j, 0, j.rows);
+        else
+            cuxfer_impl_scatter_rows(&j, 0, j.rows);
     } else {
         j.block = CUXFER_IMPL_SCATTER_BLOCK / j.row ? CUXFER_IMPL_SCATTER_BLOCK / j.row : 1;
         j.next = 0;
-        cuxfer_impl_team_run(&p->team, cuxfer_impl_scatter_part, &j);
+        cuxfer_impl_team_run(&p->team,
+                             j.spitch ? cuxfer_impl_gather_part : cuxfer_impl_scatter_part, &j);
     }
     __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
 }
@@ -5237,6 +5306,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_rec(cuxfer_plan2d *p, struct cuxfer_impl
     }
     p->rec_next++;
     x->plan = p;
+    memset(&x->job, 0, sizeof x->job); /* a scatter, until the caller says otherwise */
     __atomic_store_n(&x->busy, 1, __ATOMIC_RELAXED);
     *r = x;
     return cudaSuccess;
@@ -5268,6 +5338,10 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
             (void)cudaEventDestroy(p->ev_moved[i]);
         if (p->ev_freed[i])
             (void)cudaEventDestroy(p->ev_freed[i]);
+        if (p->ev_gmoved[i])
+            (void)cudaEventDestroy(p->ev_gmoved[i]);
+        if (p->ev_gfreed[i])
+            (void)cudaEventDestroy(p->ev_gfreed[i]);
     }
     if (p->ev_fork)
         (void)cudaEventDestroy(p->ev_fork);
@@ -5319,17 +5393,20 @@ CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
     return t;
 }
 
-/* PACK's packing kernel: the copy kernel of section 9b, its descriptors
- * in mapped pinned memory (one per scatter record), the staging's device
- * addresses.  Any failure leaves p->kernel NULL, and PACK packs with
- * device-to-device cudaMemcpy2DAsync as before CUDA 12.5. */
+/* PACK's packing kernel (and the unpacking one of SPAN's gathered share):
+ * the copy kernel of section 9b, its descriptors in mapped pinned memory
+ * (one per scatter record, then one per slot), the staging's device
+ * addresses, the side stream and the events.  Any failure leaves
+ * p->kernel NULL: PACK packs with device-to-device cudaMemcpy2DAsync as
+ * before CUDA 12.5, and SPAN carries every row in its span. */
 CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
 {
     cudaError_t err = cudaSuccess;
     int i;
     if (cuxfer_impl_kernel_load(p->device, &p->klib, &p->kernel, &p->kblocks, &err) != NULL)
         return;
-    err = cuxfer_host_alloc((void **)&p->kdesc, CUXFER_IMPL_PLAN_RECS, 24, 0);
+    err = cuxfer_host_alloc((void **)&p->kdesc, CUXFER_IMPL_PLAN_RECS + CUXFER_IMPL_PLAN_SLOTS,
+                            24, 0);
     if (err == cudaSuccess)
         err = cudaHostGetDevicePointer(&p->kdesc_dev, p->kdesc, 0);
     for (i = 0; i < 2 && err == cudaSuccess; ++i)
@@ -5344,6 +5421,11 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
         err = cuxfer_impl_event_create(&p->ev_td, cudaEventDefault);
     if (err == cudaSuccess)
         err = cuxfer_impl_event_create(&p->ev_tp, cudaEventDefault);
+    for (i = 0; i < CUXFER_IMPL_PLAN_SLOTS && err == cudaSuccess; ++i) {
+        err = cuxfer_impl_event_create(&p->ev_gmoved[i], cudaEventDisableTiming);
+        if (err == cudaSuccess)
+            err = cuxfer_impl_event_create(&p->ev_gfreed[i], cudaEventDisableTiming);
+    }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
 #ifdef CUXFER_IMPL_ROIS_PTX
@@ -5459,18 +5541,20 @@ CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *d
     return CUXFER_PLAN_DIRECT;
 }
 
-/* SPAN: per chunk, the span of its rows goes up in one 1D copy on the
- * caller's stream, the extraction runs on the aux stream; two buffers. */
-CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view *dst,
-                                             const cuxfer_view *src, cudaStream_t s)
+/* SPAN's span part, rows [0, height) of the copy: per chunk, the span of
+ * its rows goes up in one 1D copy on the caller's stream, the extraction
+ * runs on the aux stream; two buffers. */
+CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                                  const cuxfer_view *src, size_t height,
+                                                  cudaStream_t s)
 {
     size_t row = src->width * src->elem_size, per, y, rows, span;
     int b = 0;
     per = (p->opt.chunk_bytes - row) / src->pitch + 1; /* rows whose span fits */
     /* ev_fork was recorded on s by cuxfer_plan2d_copy_async */
     CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_fork, 0));
-    for (y = 0; y < src->height; y += rows, b ^= 1) {
-        rows = src->height - y < per ? src->height - y : per;
+    for (y = 0; y < height; y += rows, b ^= 1) {
+        rows = height - y < per ? height - y : per;
         span = (rows - 1) * src->pitch + row;
         CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_freed[b], 0));
         CUXFER_TRY(cudaMemcpyAsync(p->dscratch[b], (const unsigned char *)src->ptr + y * src->pitch,
@@ -5486,38 +5570,27 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
 
-/* PACK's packing of one slot with the copy kernel (section 9b), on s:
- * one launch reads `rows` rows of `row` bytes at src (pitch `pitch`, on
- * the device) and writes them densely into pinned staging through its
- * mapping (stage_dev), so packing and the link are one step that runs on
- * the SMs and leaves the copy engines alone.  The tile descriptor sits in
- * mapped memory under the scatter record `rec`: the record is handed out
- * again only after its host function ran, which is after this launch. */
-CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
-                                                    struct cuxfer_impl_scatter_rec *rec,
-                                                    const unsigned char *src, size_t pitch,
-                                                    size_t row, size_t rows,
-                                                    unsigned char *stage_dev, cudaStream_t s)
+/* One launch of the copy kernel (section 9b) on s over `rows` rows of
+ * `row` bytes: between `pitched` (pitch `pitch`, on the device) and
+ * `dense` (pinned staging through its mapping), packing (d2h 0: pitched
+ * to dense) or unpacking (d2h 1), with the descriptor at pd (its device
+ * address; the caller wrote it or has it written in stream order).  Its
+ * grid is one wave of the device at most. */
+CUXFER_API cudaError_t cuxfer_impl_plan_kernel(cuxfer_plan2d *p, void *pd,
+                                               const unsigned char *pitched, size_t pitch,
+                                               size_t row, size_t rows, unsigned char *dense,
+                                               unsigned d2h, cudaStream_t s)
 {
 #ifdef CUXFER_IMPL_ROIS_PTX
-    size_t idx = (size_t)(rec - p->recs), units;
-    unsigned char *d = p->kdesc + idx * 24;
-    void *pd = (unsigned char *)p->kdesc_dev + idx * 24;
-    const unsigned char *host = src;
-    unsigned char *dense = stage_dev;
-    unsigned long long q[2], pt = pitch;
-    unsigned r[2], n = 1, parts, ul = 0, d2h = 0;
-    uintptr_t align = (uintptr_t)src | (uintptr_t)stage_dev | (uintptr_t)pitch | (uintptr_t)row;
+    size_t units;
+    const unsigned char *host = pitched;
+    unsigned long long pt = pitch;
+    unsigned n = 1, parts, ul = 0;
+    uintptr_t align = (uintptr_t)pitched | (uintptr_t)dense | (uintptr_t)pitch | (uintptr_t)row;
     void *args[8];
     dim3 grid, block;
     while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
         ++ul;
-    q[0] = 0;
-    q[1] = 0;
-    r[0] = (unsigned)rows; /* rows <= a slot's bytes < 2^32 */
-    r[1] = (unsigned)row;
-    memcpy(d, q, 16);
-    memcpy(d + 16, r, 8);
     units = rows * (row >> ul);
     parts = (unsigned)((units + 31) / 32 < (size_t)p->kblocks * 8u ? (units + 31) / 32
                                                                   : (size_t)p->kblocks * 8u);
@@ -5535,9 +5608,142 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
     args[7] = &ul;
     return cudaLaunchKernel((const void *)p->kernel, grid, block, args, 0, s);
 #else
-    (void)p, (void)rec, (void)src, (void)pitch, (void)row, (void)rows, (void)stage_dev, (void)s;
+    (void)p, (void)pd, (void)pitched, (void)pitch, (void)row, (void)rows, (void)dense;
+    (void)d2h, (void)s;
     return cudaErrorNotSupported;
 #endif
+}
+
+/* PACK's packing of one slot with the copy kernel, on s: one launch reads
+ * `rows` rows of `row` bytes at src (pitch `pitch`, on the device) and
+ * writes them densely into pinned staging through its mapping
+ * (stage_dev), so packing and the link are one step that runs on the SMs
+ * and leaves the copy engines alone.  The tile descriptor sits in mapped
+ * memory under the scatter record `rec`: the record is handed out again
+ * only after its host function ran, which is after this launch. */
+CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
+                                                    struct cuxfer_impl_scatter_rec *rec,
+                                                    const unsigned char *src, size_t pitch,
+                                                    size_t row, size_t rows,
+                                                    unsigned char *stage_dev, cudaStream_t s)
+{
+    size_t idx = (size_t)(rec - p->recs);
+    unsigned char *d = p->kdesc + idx * 24;
+    unsigned long long q[2] = {0, 0};
+    unsigned r[2];
+    r[0] = (unsigned)rows; /* rows <= a slot's bytes < 2^32 */
+    r[1] = (unsigned)row;
+    memcpy(d, q, 16);
+    memcpy(d + 16, r, 8);
+    return cuxfer_impl_plan_kernel(p, (unsigned char *)p->kdesc_dev + idx * 24, src, pitch, row,
+                                   rows, stage_dev, 0, s);
+}
+
+/* SPAN's gathered share.  The span carries the gaps between rows too, so
+ * SPAN is bound by the link at half its speed for rows at pitch 2 x row
+ * (27.7 GB/s of rows on an H200's 55): 2.5x cudaMemcpy2DAsync at 16-byte
+ * rows and no more.  The last rows of the copy (this share of them) go
+ * another way at the same time: the plan's team gathers them densely into
+ * pinned staging on the host, and the copy kernel reads the staging
+ * through its mapping and writes the rows in place, so they cross the
+ * link once, without their gaps.  The host gather of 16-byte rows alone
+ * ran 25-32 GB/s on H200 hosts, so a fixed share of 0.3 leaves it well
+ * ahead of the span part even when the host's memory is slow; the link
+ * then moves rows at 1 / (2 - 0.3) of its speed instead of 1 / 2.  Rows
+ * of at least CUXFER_IMPL_GATHER_MIN_ROW bytes (narrower ones are bound
+ * by SPAN's extraction, not by the link), shares of at least
+ * CUXFER_IMPL_GATHER_MIN_ROWS rows, and only with the kernel. */
+#ifndef CUXFER_IMPL_GATHER_SHARE
+#define CUXFER_IMPL_GATHER_SHARE 0.3
+#endif
+#define CUXFER_IMPL_GATHER_MIN_ROW 8
+#define CUXFER_IMPL_GATHER_MIN_ROWS 1024
+
+/* The gathered share, rows [y0, src->height): slot by slot (PACK's slots
+ * and staging; a slot is reused once the kernel that read it is done,
+ * ev_gfreed), the host stream's host function gathers the rows into the
+ * slot and writes the kernel's descriptor, then the side stream's kernel
+ * unpacks them into dst.  The caller joins the side stream.  On failure
+ * the host stream is drained first: a gather still queued must not write
+ * a slot that the next copy reuses. */
+CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                               const cuxfer_view *src, size_t y0)
+{
+    size_t row = src->width * src->elem_size, slot = cuxfer_impl_plan_slot(p);
+    size_t per = slot / row, y, rows, c;
+    struct cuxfer_impl_scatter_rec *rec = NULL;
+    cudaError_t err;
+    /* ev_fork was recorded on s by cuxfer_plan2d_copy_async */
+    err = cudaStreamWaitEvent(p->host, p->ev_fork, 0);
+    if (err == cudaSuccess)
+        err = cudaStreamWaitEvent(p->side, p->ev_fork, 0);
+    for (y = y0, c = 0; y < src->height && err == cudaSuccess; y += rows, ++c) {
+        int k = (int)(c % CUXFER_IMPL_PLAN_SLOTS);
+        size_t off = (size_t)(k / 2) * slot, di = CUXFER_IMPL_PLAN_RECS + (size_t)k;
+        /* the first slots small, as PACK's: the kernel starts early */
+        size_t cap = c < 4 ? per >> (4 - c) : per;
+        if (cap == 0)
+            cap = 1;
+        rows = src->height - y < cap ? src->height - y : cap;
+        err = cudaStreamWaitEvent(p->host, p->ev_gfreed[k], 0);
+        if (err == cudaSuccess)
+            err = cuxfer_impl_plan_rec(p, &rec);
+        if (err != cudaSuccess)
+            break;
+        rec->job.dst = (unsigned char *)p->hstage[k % 2] + off;
+        rec->job.src = (const unsigned char *)src->ptr + y * src->pitch;
+        rec->job.spitch = src->pitch;
+        rec->job.dpitch = row;
+        rec->job.row = row;
+        rec->job.rows = rows;
+        rec->job.desc = p->kdesc + di * 24;
+        err = cudaLaunchHostFunc(p->host, cuxfer_impl_plan_scatter, rec);
+        if (err != cudaSuccess) {
+            __atomic_store_n(&rec->busy, 0, __ATOMIC_RELEASE); /* never queued */
+            break;
+        }
+        err = cudaEventRecord(p->ev_gmoved[k], p->host);
+        if (err == cudaSuccess)
+            err = cudaStreamWaitEvent(p->side, p->ev_gmoved[k], 0);
+        if (err == cudaSuccess)
+            err = cuxfer_impl_plan_kernel(p, (unsigned char *)p->kdesc_dev + di * 24,
+                                          (const unsigned char *)dst->ptr + y * dst->pitch,
+                                          dst->pitch, row, rows,
+                                          (unsigned char *)p->hstage_dev[k % 2] + off, 1,
+                                          p->side);
+        if (err == cudaSuccess)
+            err = cudaEventRecord(p->ev_gfreed[k], p->side);
+    }
+    if (err != cudaSuccess)
+        (void)cuxfer_impl_stream_sync(p->host);
+    return err;
+}
+
+/* SPAN: the span part and, where it applies, the gathered share at the
+ * same time; s waits for both, also when one of them failed. */
+CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                             const cuxfer_view *src, cudaStream_t s)
+{
+    size_t row = src->width * src->elem_size, gat = 0;
+    cudaError_t err = cudaSuccess, e2;
+    if (p->kernel && row >= CUXFER_IMPL_GATHER_MIN_ROW && dst->device == p->device &&
+        cuxfer_impl_current_device() == p->device) {
+        gat = (size_t)(CUXFER_IMPL_GATHER_SHARE * (double)src->height);
+        if (gat < CUXFER_IMPL_GATHER_MIN_ROWS)
+            gat = 0;
+    }
+    if (gat)
+        err = cuxfer_impl_plan_gather(p, dst, src, src->height - gat);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_plan_span_rows(p, dst, src, src->height - gat, s);
+    if (gat) {
+        e2 = cudaEventRecord(p->ev_side, p->side);
+        if (e2 == cudaSuccess)
+            e2 = cudaStreamWaitEvent(s, p->ev_side, 0);
+        if (err == cudaSuccess)
+            err = e2;
+    }
+    return err;
 }
 
 /* The row width class of PACK's direct share (CUXFER_IMPL_SHARE_CLASSES):
@@ -5769,8 +5975,11 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view
 CUXFER_API cudaError_t cuxfer_impl_plan_release(cuxfer_plan2d *p, cudaStream_t s)
 {
     int k;
-    for (k = 0; k < CUXFER_IMPL_PLAN_SLOTS; ++k)
+    for (k = 0; k < CUXFER_IMPL_PLAN_SLOTS; ++k) {
         CUXFER_TRY(cudaEventRecord(p->ev_freed[k], s));
+        if (p->ev_gfreed[k])
+            CUXFER_TRY(cudaEventRecord(p->ev_gfreed[k], s));
+    }
     return cudaSuccess;
 }
 

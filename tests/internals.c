@@ -705,6 +705,79 @@ static void pack_scatter_on_team(void)
     is_int(0, busy_left, "%d records released by the host function", runs);
 }
 
+/* The host half of SPAN's gathered share: the same host function, given
+ * a source pitch, gathers strided rows densely into staging with the team
+ * and writes the unpacking kernel's descriptor ({0, 0} offsets, then rows
+ * and row as 32-bit words).  Teams of 1, 3 and 16, the widths the gather
+ * special-cases and odd ones, row counts below and above the team's
+ * threshold: every staged byte must be the source row's, nothing may be
+ * written past the staged rows, the source is left alone, and the record
+ * comes back free. */
+static void gather_on_team(void)
+{
+    static const size_t widths[] = {8, 12, 16, 24, 32, 40, 100};
+    static const size_t heights[] = {1, 63, 64, 65, 3001};
+    static const int teams[] = {1, 3, 16};
+    enum { G_GAP = 9 };
+    static unsigned char src[(SC_MAXROW + G_GAP) * SC_MAXROWS], stage[SC_MAXROW * SC_MAXROWS + 64];
+    static unsigned char desc[24 + 8];
+    static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
+    struct cuxfer_impl_scatter_rec *rec;
+    size_t wi, hi, i;
+    int ti, bad_rows = 0, bad_tail = 0, bad_src = 0, bad_desc = 0, busy_left = 0, runs = 0;
+    for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
+        memset(&pl, 0, sizeof pl);
+        cuxfer_impl_team_start(&pl.team, teams[ti] - 1);
+        for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi)
+            for (hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi) {
+                size_t w = widths[wi], h = heights[hi], pitch = w + G_GAP;
+                unsigned long long q[2];
+                unsigned n[2];
+                for (i = 0; i < pitch * h; ++i)
+                    src[i] = (unsigned char)(i * 29u + w + (size_t)ti);
+                memset(stage, 0x5a, w * h + 64);
+                memset(desc, 0x5a, sizeof desc);
+                rec = &pl.recs[runs % CUXFER_IMPL_PLAN_RECS];
+                memset(&rec->job, 0, sizeof rec->job);
+                rec->plan = &pl;
+                rec->job.dst = stage;
+                rec->job.src = src;
+                rec->job.spitch = pitch;
+                rec->job.dpitch = w;
+                rec->job.row = w;
+                rec->job.rows = h;
+                rec->job.desc = desc;
+                __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
+                cuxfer_impl_plan_scatter(rec);
+                busy_left += __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+                for (i = 0; i < h; ++i)
+                    if (memcmp(stage + i * w, src + i * pitch, w) != 0 && !bad_rows++)
+                        diag("gather, team %d, %zu-byte rows x %zu: row %zu differs", teams[ti], w,
+                             h, i);
+                for (i = w * h; i < w * h + 64; ++i)
+                    if (stage[i] != 0x5a && !bad_tail++)
+                        diag("gather, team %d, %zu-byte rows x %zu: byte %zu past the rows "
+                             "written", teams[ti], w, h, i);
+                for (i = 0; i < pitch * h; ++i)
+                    if (src[i] != (unsigned char)(i * 29u + w + (size_t)ti) && !bad_src++)
+                        diag("gather, team %d: source byte %zu changed", teams[ti], i);
+                memcpy(q, desc, 16);
+                memcpy(n, desc + 16, 8);
+                if ((q[0] != 0 || q[1] != 0 || n[0] != h || n[1] != w || desc[24] != 0x5a) &&
+                    !bad_desc++)
+                    diag("gather, team %d, %zu-byte rows x %zu: descriptor %llu %llu %u %u",
+                         teams[ti], w, h, q[0], q[1], n[0], n[1]);
+                ++runs;
+            }
+        cuxfer_impl_team_stop(&pl.team);
+    }
+    is_int(0, bad_rows, "%d gathers on the team: every staged row byte-exact", runs);
+    is_int(0, bad_tail, "%d gathers: nothing written past the staged rows", runs);
+    is_int(0, bad_src, "%d gathers: the source left alone", runs);
+    is_int(0, bad_desc, "%d gathers: the kernel's descriptor written, and only it", runs);
+    is_int(0, busy_left, "%d gather records released by the host function", runs);
+}
+
 /* cuxfer_device_alloc records exactly N elements in the registry (moved
  * from typed-alloc.c; the driver alone would call the bytes just past the
  * end device memory too, within its allocation granularity). */
@@ -780,6 +853,7 @@ int main(void)
     units_share_state();
     rois_host_gather();
     pack_scatter_on_team();
+    gather_on_team();
     pack_direct_share();
 
     if (cuxfer_device_count(&n) != cudaSuccess || n < 1) {

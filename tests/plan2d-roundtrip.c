@@ -151,6 +151,80 @@ int main(void)
             GPU_OK(cuxfer_plan2d_destroy(&p), "destroy");
         }
     }
+    /* SPAN's gathered share (rows of 8 bytes and more, CUDA 12.5+): the
+     * last rows of an upload are gathered on the host into the staging
+     * PACK uses, and the copy kernel unpacks them on the device, beside the
+     * span.  One AUTO plan, on one stream with no sync: upload A, download
+     * it, upload B, download it, into device rows of an odd pitch at an odd
+     * address (one-byte units in the kernel) whose gap bytes are poisoned.
+     * Every row both ways, every host gap byte, and every device byte
+     * outside the rows (read back whole with a 1D copy) are checked. */
+    {
+        static const size_t wl[] = {8, 16, 24, 32};
+        size_t wj;
+        for (wj = 0; wj < sizeof wl / sizeof wl[0]; ++wj) {
+            size_t w = wl[wj], h = 140009, hp = 2 * w + 1, dp = w + 3, k, y, x;
+            void *hb[2] = {NULL, NULL}, *bb[2] = {NULL, NULL};
+            unsigned char *db[2] = {NULL, NULL}, *whole;
+            cuxfer_view src, dev, back;
+            int good = 1, gaps = 1, chose = 1;
+            memset(&o, 0, sizeof o);
+            o.chunk_bytes = 64 * 1024; /* many slots: each reused several times */
+            o.threads = 4;
+            GPU_MUST(cuxfer_plan2d_create(&p, &o));
+            whole = (unsigned char *)malloc(dp * h + 1);
+            if (!whole)
+                bail("out of memory");
+            for (k = 0; k < 2; ++k) {
+                GPU_MUST(cuxfer_host_alloc(&hb[k], hp * h, 1, 0));
+                GPU_MUST(cuxfer_host_alloc(&bb[k], hp * h, 1, 0));
+                GPU_MUST(cudaMalloc((void **)&db[k], dp * h + 1));
+                GPU_MUST(cudaMemset(db[k], 0xA5, dp * h + 1));
+                fill_pattern(hb[k], hp * h, (unsigned)(2000 + 10 * w + k));
+                memset(bb[k], 0x5A, hp * h);
+            }
+            for (k = 0; k < 2; ++k) {
+                GPU_MUST(cuxfer_view_wrap(&src, hb[k], hp, w, h, 1));
+                GPU_MUST(cuxfer_view_wrap(&dev, db[k] + 1, dp, w, h, 1));
+                GPU_MUST(cuxfer_view_wrap(&back, bb[k], hp, w, h, 1));
+                chose &= cuxfer_plan2d_choose(&p, &dev, &src) == CUXFER_PLAN_SPAN &&
+                         cuxfer_plan2d_choose(&p, &back, &dev) == CUXFER_PLAN_PACK;
+                GPU_OK(cuxfer_plan2d_copy_async(&p, &dev, &src, st), "SPAN %zu-byte rows", w);
+                GPU_OK(cuxfer_plan2d_copy_async(&p, &back, &dev, st), "PACK %zu-byte rows", w);
+            }
+            GPU_OK(cudaStreamSynchronize(st), "sync");
+            ok(chose, "AUTO picks SPAN up and PACK down for %zu-byte rows at pitch %zu", w, hp);
+            for (k = 0; k < 2; ++k) {
+                GPU_MUST(cuxfer_view_wrap(&back, bb[k], hp, w, h, 1));
+                good &= check_host(&back, (const unsigned char *)hb[k], hp, 0x5A, "gathered");
+                GPU_MUST(cudaMemcpy(whole, db[k], dp * h + 1, cudaMemcpyDeviceToHost));
+                for (y = 0; y < h && gaps; ++y)
+                    for (x = 0; x < dp; ++x) {
+                        /* byte 0 of the buffer is before the view */
+                        size_t at = y * dp + x + 1;
+                        if (x < w ? whole[at] != ((unsigned char *)hb[k])[y * hp + x]
+                                  : whole[at] != 0xA5) {
+                            diag("%zu-byte rows, buffer %zu: device byte %zu of row %zu is %#x",
+                                 w, k, x, y, whole[at]);
+                            gaps = 0;
+                            break;
+                        }
+                    }
+                gaps &= whole[0] == 0xA5;
+            }
+            ok(good, "SPAN up, PACK down, %zu-byte rows x %zu, twice without a sync: "
+               "byte-exact, host gaps untouched", w, h);
+            ok(gaps, "%zu-byte rows: every device row byte-exact, no device byte outside the rows "
+               "written", w);
+            GPU_OK(cuxfer_plan2d_destroy(&p), "destroy");
+            for (k = 0; k < 2; ++k) {
+                cudaFree(db[k]);
+                cuxfer_host_free(hb[k]);
+                cuxfer_host_free(bb[k]);
+            }
+            free(whole);
+        }
+    }
     /* One AUTO plan, SPAN uploads on stream A and PACK downloads on stream
      * B, six of each queued with no sync: B waits only for A's upload of
      * the same buffer, never A for B.  SPAN uses whole scratch buffers and
