@@ -5038,9 +5038,10 @@ typedef struct cuxfer_plan2d_options {
     size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB); the
                            plan holds two on the device and two pinned;
                            PACK pipelines their halves */
-    int threads;        /* host scatter threads, CUDA's host-function
-                           thread included (default: cores - 2, at most
-                           16; at most CUXFER_PLAN_MAX_THREADS) */
+    int threads;        /* host threads (PACK's scatter, SPAN's gather),
+                           CUDA's host-function thread included
+                           (default: cores - 2, at most 16; at most
+                           CUXFER_PLAN_MAX_THREADS) */
     int strategy;       /* CUXFER_PLAN_AUTO, or force one */
 } cuxfer_plan2d_options;
 
