@@ -5660,6 +5660,16 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
 #define CUXFER_IMPL_GATHER_MIN_ROW 8
 #define CUXFER_IMPL_GATHER_MIN_ROWS 1024
 
+/* How many of a SPAN copy's `height` rows of `row` bytes the gathered
+ * share takes (the last ones), given that the plan can use its kernel
+ * for this copy: CUXFER_IMPL_GATHER_SHARE of them, or none for narrow
+ * rows and small shares. */
+CUXFER_API size_t cuxfer_impl_gather_share(size_t row, size_t height)
+{
+    size_t gat = (size_t)(CUXFER_IMPL_GATHER_SHARE * (double)height);
+    return row < CUXFER_IMPL_GATHER_MIN_ROW || gat < CUXFER_IMPL_GATHER_MIN_ROWS ? 0 : gat;
+}
+
 /* The gathered share, rows [y0, src->height): slot by slot (PACK's slots
  * and staging; a slot is reused once the kernel that read it is done,
  * ev_gfreed), the host stream's host function gathers the rows into the
@@ -5727,12 +5737,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view
 {
     size_t row = src->width * src->elem_size, gat = 0;
     cudaError_t err = cudaSuccess, e2;
-    if (p->kernel && row >= CUXFER_IMPL_GATHER_MIN_ROW && dst->device == p->device &&
-        cuxfer_impl_current_device() == p->device) {
-        gat = (size_t)(CUXFER_IMPL_GATHER_SHARE * (double)src->height);
-        if (gat < CUXFER_IMPL_GATHER_MIN_ROWS)
-            gat = 0;
-    }
+    if (p->kernel && dst->device == p->device && cuxfer_impl_current_device() == p->device)
+        gat = cuxfer_impl_gather_share(row, src->height);
     if (gat)
         err = cuxfer_impl_plan_gather(p, dst, src, src->height - gat);
     if (err == cudaSuccess)

@@ -854,6 +854,14 @@ int main(void)
     rois_host_gather();
     pack_scatter_on_team();
     gather_on_team();
+    /* SPAN's gathered share: 30 % of the rows, none below 8-byte rows or
+     * below 1024 rows of share */
+    is_int(0, (int)cuxfer_impl_gather_share(4, 1000000), "no gathered share for 4-byte rows");
+    is_int(0, (int)cuxfer_impl_gather_share(8, 3400), "none for 1020 rows of share");
+    is_int(1024, (int)cuxfer_impl_gather_share(8, 3414), "1024 rows of 3414 (8-byte rows)");
+    is_int(300000, (int)cuxfer_impl_gather_share(16, 1000000), "30 %% of 1000000 16-byte rows");
+    is_int(30000, (int)cuxfer_impl_gather_share(256, 100000), "the share has no upper row bound "
+           "(AUTO's span_max_row bounds SPAN)");
     pack_direct_share();
 
     if (cuxfer_device_count(&n) != cudaSuccess || n < 1) {
