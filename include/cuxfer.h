@@ -5653,7 +5653,11 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
  * then moves rows at 1 / (2 - 0.3) of its speed instead of 1 / 2.  Rows
  * of at least CUXFER_IMPL_GATHER_MIN_ROW bytes (narrower ones are bound
  * by SPAN's extraction, not by the link), shares of at least
- * CUXFER_IMPL_GATHER_MIN_ROWS rows, and only with the kernel. */
+ * CUXFER_IMPL_GATHER_MIN_ROWS rows, only with the kernel, and only where
+ * the destination's address, pitch and rows are multiples of 4 bytes: the
+ * kernel reads the staging across the link in units of that alignment,
+ * and byte or half-word reads would make the share slower than the span
+ * it relieves. */
 #ifndef CUXFER_IMPL_GATHER_SHARE
 #define CUXFER_IMPL_GATHER_SHARE 0.3
 #endif
@@ -5730,15 +5734,26 @@ CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_vi
     return err;
 }
 
+/* The rows of this SPAN copy that the gathered share takes (0: none):
+ * with the kernel, on the plan's device, into 4-byte aligned rows. */
+CUXFER_API size_t cuxfer_impl_plan_gathered(const cuxfer_plan2d *p, const cuxfer_view *dst,
+                                            const cuxfer_view *src)
+{
+    size_t row = src->width * src->elem_size;
+    if (!p->kernel || dst->device != p->device ||
+        (((uintptr_t)dst->ptr | (uintptr_t)dst->pitch | (uintptr_t)row) & 3) ||
+        cuxfer_impl_current_device() != p->device)
+        return 0;
+    return cuxfer_impl_gather_share(row, src->height);
+}
+
 /* SPAN: the span part and, where it applies, the gathered share at the
  * same time; s waits for both, also when one of them failed. */
 CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view *dst,
                                              const cuxfer_view *src, cudaStream_t s)
 {
-    size_t row = src->width * src->elem_size, gat = 0;
+    size_t gat = cuxfer_impl_plan_gathered(p, dst, src);
     cudaError_t err = cudaSuccess, e2;
-    if (p->kernel && dst->device == p->device && cuxfer_impl_current_device() == p->device)
-        gat = cuxfer_impl_gather_share(row, src->height);
     if (gat)
         err = cuxfer_impl_plan_gather(p, dst, src, src->height - gat);
     if (err == cudaSuccess)

@@ -778,6 +778,42 @@ static void gather_on_team(void)
     is_int(0, busy_left, "%d gather records released by the host function", runs);
 }
 
+/* Which SPAN copies get the gathered share, on the GPU: with the kernel
+ * (CUDA 12.5+), 30 % of the rows into 4-byte aligned device rows, none
+ * into rows at an odd address or pitch, none for 4-byte rows.  (That the
+ * rows arrive byte-exact either way is plan2d-roundtrip's.) */
+static void span_gathered_on_gpu(void)
+{
+    cuxfer_plan2d pl;
+    cuxfer_view src, dev;
+    void *hb = NULL;
+    unsigned char *db = NULL;
+    size_t h = 100000;
+    GPU_MUST(cuxfer_plan2d_create(&pl, NULL));
+    GPU_MUST(cuxfer_host_alloc(&hb, 64 * h, 1, 0));
+    GPU_MUST(cudaMalloc((void **)&db, 40 * h + 4));
+    if (!pl.kernel) {
+        skip(4, "the plan has no copy kernel (runtime before 12.5)");
+    } else {
+        GPU_MUST(cuxfer_view_wrap(&src, hb, 32, 16, h, 1));
+        GPU_MUST(cuxfer_view_wrap(&dev, db + 4, 20, 16, h, 1));
+        is_int(30000, (int)cuxfer_impl_plan_gathered(&pl, &dev, &src),
+               "16-byte rows into 4-byte aligned device rows: 30000 of 100000 gathered");
+        GPU_MUST(cuxfer_view_wrap(&dev, db + 1, 20, 16, h, 1));
+        is_int(0, (int)cuxfer_impl_plan_gathered(&pl, &dev, &src),
+               "none into device rows at an odd address");
+        GPU_MUST(cuxfer_view_wrap(&dev, db, 19, 16, h, 1));
+        is_int(0, (int)cuxfer_impl_plan_gathered(&pl, &dev, &src),
+               "none into device rows at an odd pitch");
+        GPU_MUST(cuxfer_view_wrap(&src, hb, 8, 4, h, 1));
+        GPU_MUST(cuxfer_view_wrap(&dev, db, 4, 4, h, 1));
+        is_int(0, (int)cuxfer_impl_plan_gathered(&pl, &dev, &src), "none for 4-byte rows");
+    }
+    cudaFree(db);
+    cuxfer_host_free(hb);
+    GPU_MUST(cuxfer_plan2d_destroy(&pl));
+}
+
 /* cuxfer_device_alloc records exactly N elements in the registry (moved
  * from typed-alloc.c; the driver alone would call the bytes just past the
  * end device memory too, within its allocation granularity). */
@@ -874,6 +910,7 @@ int main(void)
     guard_on_gpu(s);
     managed_without_capability(s);
     device_alloc_registry();
+    span_gathered_on_gpu();
     GPU_MUST(cudaStreamDestroy(s));
     done_testing();
 }

@@ -154,16 +154,20 @@ int main(void)
     /* SPAN's gathered share (rows of 8 bytes and more, CUDA 12.5+): the
      * last rows of an upload are gathered on the host into the staging
      * PACK uses, and the copy kernel unpacks them on the device, beside the
-     * span.  One AUTO plan, on one stream with no sync: upload A, download
-     * it, upload B, download it, into device rows of an odd pitch at an odd
-     * address (one-byte units in the kernel) whose gap bytes are poisoned.
-     * Every row both ways, every host gap byte, and every device byte
-     * outside the rows (read back whole with a 1D copy) are checked. */
+     * span (where the device rows are 4-byte aligned: the first layout,
+     * offset 4 and pitch w + 4, not 16-byte aligned); the second layout,
+     * odd pitch at an odd address, gets the span alone.  One AUTO plan, on
+     * one stream with no sync: upload A, download it, upload B, download
+     * it, into device rows whose gap bytes are poisoned.  Every row both
+     * ways, every host gap byte, and every device byte outside the rows
+     * (read back whole with a 1D copy) are checked. */
     {
         static const size_t wl[] = {8, 16, 24, 32};
-        size_t wj;
+        size_t wj, lay;
+        for (lay = 0; lay < 2; ++lay)
         for (wj = 0; wj < sizeof wl / sizeof wl[0]; ++wj) {
-            size_t w = wl[wj], h = 140009, hp = 2 * w + 1, dp = w + 3, k, y, x;
+            size_t w = wl[wj], h = 140009, hp = 2 * w + 1, k, y, x;
+            size_t off = lay ? 1 : 4, dp = lay ? w + 3 : w + 4;
             void *hb[2] = {NULL, NULL}, *bb[2] = {NULL, NULL};
             unsigned char *db[2] = {NULL, NULL}, *whole;
             cuxfer_view src, dev, back;
@@ -172,20 +176,20 @@ int main(void)
             o.chunk_bytes = 64 * 1024; /* many slots: each reused several times */
             o.threads = 4;
             GPU_MUST(cuxfer_plan2d_create(&p, &o));
-            whole = (unsigned char *)malloc(dp * h + 1);
+            whole = (unsigned char *)malloc(dp * h + off);
             if (!whole)
                 bail("out of memory");
             for (k = 0; k < 2; ++k) {
                 GPU_MUST(cuxfer_host_alloc(&hb[k], hp * h, 1, 0));
                 GPU_MUST(cuxfer_host_alloc(&bb[k], hp * h, 1, 0));
-                GPU_MUST(cudaMalloc((void **)&db[k], dp * h + 1));
-                GPU_MUST(cudaMemset(db[k], 0xA5, dp * h + 1));
+                GPU_MUST(cudaMalloc((void **)&db[k], dp * h + off));
+                GPU_MUST(cudaMemset(db[k], 0xA5, dp * h + off));
                 fill_pattern(hb[k], hp * h, (unsigned)(2000 + 10 * w + k));
                 memset(bb[k], 0x5A, hp * h);
             }
             for (k = 0; k < 2; ++k) {
                 GPU_MUST(cuxfer_view_wrap(&src, hb[k], hp, w, h, 1));
-                GPU_MUST(cuxfer_view_wrap(&dev, db[k] + 1, dp, w, h, 1));
+                GPU_MUST(cuxfer_view_wrap(&dev, db[k] + off, dp, w, h, 1));
                 GPU_MUST(cuxfer_view_wrap(&back, bb[k], hp, w, h, 1));
                 chose &= cuxfer_plan2d_choose(&p, &dev, &src) == CUXFER_PLAN_SPAN &&
                          cuxfer_plan2d_choose(&p, &back, &dev) == CUXFER_PLAN_PACK;
@@ -197,11 +201,11 @@ int main(void)
             for (k = 0; k < 2; ++k) {
                 GPU_MUST(cuxfer_view_wrap(&back, bb[k], hp, w, h, 1));
                 good &= check_host(&back, (const unsigned char *)hb[k], hp, 0x5A, "gathered");
-                GPU_MUST(cudaMemcpy(whole, db[k], dp * h + 1, cudaMemcpyDeviceToHost));
+                GPU_MUST(cudaMemcpy(whole, db[k], dp * h + off, cudaMemcpyDeviceToHost));
                 for (y = 0; y < h && gaps; ++y)
                     for (x = 0; x < dp; ++x) {
-                        /* byte 0 of the buffer is before the view */
-                        size_t at = y * dp + x + 1;
+                        /* the first `off` bytes of the buffer are before the view */
+                        size_t at = y * dp + x + off;
                         if (x < w ? whole[at] != ((unsigned char *)hb[k])[y * hp + x]
                                   : whole[at] != 0xA5) {
                             diag("%zu-byte rows, buffer %zu: device byte %zu of row %zu is %#x",
@@ -210,12 +214,13 @@ int main(void)
                             break;
                         }
                     }
-                gaps &= whole[0] == 0xA5;
+                for (x = 0; x < off; ++x)
+                    gaps &= whole[x] == 0xA5;
             }
-            ok(good, "SPAN up, PACK down, %zu-byte rows x %zu, twice without a sync: "
-               "byte-exact, host gaps untouched", w, h);
-            ok(gaps, "%zu-byte rows: every device row byte-exact, no device byte outside the rows "
-               "written", w);
+            ok(good, "SPAN up, PACK down, %zu-byte rows x %zu, device offset %zu pitch %zu, twice "
+               "without a sync: byte-exact, host gaps untouched", w, h, off, dp);
+            ok(gaps, "%zu-byte rows, device offset %zu pitch %zu: every device row byte-exact, no "
+               "device byte outside the rows written", w, off, dp);
             GPU_OK(cuxfer_plan2d_destroy(&p), "destroy");
             for (k = 0; k < 2; ++k) {
                 cudaFree(db[k]);
