@@ -5678,9 +5678,8 @@ CUXFER_API size_t cuxfer_impl_gather_share(size_t row, size_t height)
  * and staging; a slot is reused once the kernel that read it is done,
  * ev_gfreed), the host stream's host function gathers the rows into the
  * slot and writes the kernel's descriptor, then the side stream's kernel
- * unpacks them into dst.  The caller joins the side stream.  On failure
- * the host stream is drained first: a gather still queued must not write
- * a slot that the next copy reuses. */
+ * unpacks them into dst.  The caller joins the side stream (and drains
+ * it and the host stream on failure). */
 CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_view *dst,
                                                const cuxfer_view *src, size_t y0)
 {
@@ -5729,8 +5728,6 @@ CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_vi
         if (err == cudaSuccess)
             err = cudaEventRecord(p->ev_gfreed[k], p->side);
     }
-    if (err != cudaSuccess)
-        (void)cuxfer_impl_stream_sync(p->host);
     return err;
 }
 
@@ -5748,7 +5745,11 @@ CUXFER_API size_t cuxfer_impl_plan_gathered(const cuxfer_plan2d *p, const cuxfer
 }
 
 /* SPAN: the span part and, where it applies, the gathered share at the
- * same time; s waits for both, also when one of them failed. */
+ * same time; s waits for both, also when one of them failed.  A failed
+ * copy does not mark the slots free (cuxfer_impl_plan_release), so where
+ * gathers were queued it drains the host and side streams before it
+ * returns: a gather or unpack still pending must not touch a slot that
+ * the next copy reuses. */
 CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view *dst,
                                              const cuxfer_view *src, cudaStream_t s)
 {
@@ -5764,6 +5765,10 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view
             e2 = cudaStreamWaitEvent(s, p->ev_side, 0);
         if (err == cudaSuccess)
             err = e2;
+        if (err != cudaSuccess) {
+            (void)cuxfer_impl_stream_sync(p->host);
+            (void)cuxfer_impl_stream_sync(p->side);
+        }
     }
     return err;
 }
