@@ -5185,25 +5185,6 @@ CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, si
 #undef CUXFER_IMPL_SCATTER_CASE
 }
 
-/* A team member's part of a scatter job: blocks of rows taken one at a
- * time from a shared counter until none is left, so members finish
- * together whatever the scheduler does to any one of them. */
-CUXFER_API void cuxfer_impl_scatter_part(void *arg, int part, int parts)
-{
-    struct cuxfer_impl_scatter *j = (struct cuxfer_impl_scatter *)arg;
-    size_t b, from, to;
-    (void)part;
-    (void)parts;
-    for (;;) {
-        b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-        if (b >= (j->rows + j->block - 1) / j->block)
-            return;
-        from = b * j->block;
-        to = j->rows - from < j->block ? j->rows : from + j->block;
-        cuxfer_impl_scatter_rows(j, from, to);
-    }
-}
-
 /* Rows [from, to) of a gather job: rows of `row` bytes at pitch spitch
  * to dense rows at dst (SPAN's gathered share).  Reading needs no hint:
  * the rows are read in address order, which the hardware prefetches. */
@@ -5231,8 +5212,10 @@ CUXFER_API void cuxfer_impl_gather_rows(const struct cuxfer_impl_scatter *j, siz
 #undef CUXFER_IMPL_GATHER_CASE
 }
 
-/* A team member's part of a gather job, block by block as a scatter's. */
-CUXFER_API void cuxfer_impl_gather_part(void *arg, int part, int parts)
+/* A team member's part of a scatter (or gather) job: blocks of rows taken
+ * one at a time from a shared counter until none is left, so members
+ * finish together whatever the scheduler does to any one of them. */
+CUXFER_API void cuxfer_impl_scatter_part(void *arg, int part, int parts)
 {
     struct cuxfer_impl_scatter *j = (struct cuxfer_impl_scatter *)arg;
     size_t b, from, to;
@@ -5244,7 +5227,10 @@ CUXFER_API void cuxfer_impl_gather_part(void *arg, int part, int parts)
             return;
         from = b * j->block;
         to = j->rows - from < j->block ? j->rows : from + j->block;
-        cuxfer_impl_gather_rows(j, from, to);
+        if (j->spitch)
+            cuxfer_impl_gather_rows(j, from, to);
+        else
+            cuxfer_impl_scatter_rows(j, from, to);
     }
 }
 
@@ -5277,8 +5263,7 @@ CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
     } else {
         j.block = CUXFER_IMPL_SCATTER_BLOCK / j.row ? CUXFER_IMPL_SCATTER_BLOCK / j.row : 1;
         j.next = 0;
-        cuxfer_impl_team_run(&p->team,
-                             j.spitch ? cuxfer_impl_gather_part : cuxfer_impl_scatter_part, &j);
+        cuxfer_impl_team_run(&p->team, cuxfer_impl_scatter_part, &j);
     }
     __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
 }
