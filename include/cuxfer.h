@@ -4981,6 +4981,16 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
             *err = cudaLibraryLoadData(&l, cuxfer_impl_rois_ptx, NULL, NULL, 0, NULL, NULL, 0);
         if (*err == cudaSuccess)
             *err = cudaLibraryGetKernel(&k, l, "cuxfer_impl_rois_entry");
+        if (*err == cudaSuccess) {
+            /* Load it into this context now.  Under lazy loading (the
+             * default since CUDA 12.2) the first launch would load it, and
+             * that launch waits for a stream held by a host function:
+             * a copy enqueued behind the caller's own host function
+             * would block until the function returned (H200, CUDA 13.0),
+             * and forever if it waits for the enqueuing thread. */
+            struct cudaFuncAttributes fa;
+            *err = cudaFuncGetAttributes(&fa, (const void *)k);
+        }
         if (*err != cudaSuccess) {
             (void)cudaGetLastError();
             if (l)
@@ -5491,7 +5501,9 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
  * and a wake of the team (tens of microseconds), so slots must not be
  * small either: on an H200 host, 8-byte rows went 8.8 GB/s with 512 KiB
  * slots, 19-27 with 2 MiB and 28-30 with 4 MiB (one run, 14 threads). */
+#ifndef CUXFER_IMPL_PACK_SLOT_MAX
 #define CUXFER_IMPL_PACK_SLOT_MAX ((size_t)4 << 20)
+#endif
 CUXFER_API size_t cuxfer_impl_plan_slot(const cuxfer_plan2d *p)
 {
     size_t half = p->opt.chunk_bytes / 2 / 256 * 256;

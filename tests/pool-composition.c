@@ -18,7 +18,11 @@
  *    and runs a PACK copy: the capture ends with cudaSuccess and its graph
  *    runs; this thread's capture mode is left as it was;
  *  - cuxfer_copy2d_async refuses overlapping device views and copies
- *    side-by-side ones exactly.
+ *    side-by-side ones exactly;
+ *  - SPAN, PACK and cuxfer_rois's KERNEL of fresh plans enqueue behind a
+ *    stream held by a host function that waits for the enqueuing thread,
+ *    and return (the copy kernel is loaded at create, not at its first
+ *    launch), byte-exactly.
  * Built twice: tests/pool-composition-ptds is this file compiled with
  * CUDA_API_PER_THREAD_DEFAULT_STREAM, where 0 is the per-thread stream. */
 #include "gpu.h"
@@ -315,6 +319,119 @@ static void planner_on_default_streams(void)
     GPU_MUST(cuxfer_view_free(&dev));
     GPU_MUST(cuxfer_host_free(hb));
     GPU_MUST(cuxfer_host_free(bb));
+}
+
+/* A stream held by the caller's host function until this thread lets it
+ * go, after the enqueue: fresh plans (their copy kernel never launched)
+ * enqueue SPAN, PACK and cuxfer_rois's KERNEL behind it and return while
+ * it is held.  Under lazy loading a kernel's first launch waits for such a
+ * stream, so without the load at create each call would block until the
+ * host function gave up (here after 10 s, and reported it), and forever
+ * with a host function that waits for this thread as programs do. */
+static int held_flag, held_gave_up;
+static void CUDART_CB hold_until_released(void *arg)
+{
+    double t0 = now_ms();
+    (void)arg;
+    while (!__atomic_load_n(&held_flag, __ATOMIC_ACQUIRE))
+        if (now_ms() - t0 > 10000) {
+            __atomic_store_n(&held_gave_up, 1, __ATOMIC_RELEASE);
+            return;
+        }
+        else
+            sched_yield();
+}
+
+static void hold_stream(cudaStream_t s)
+{
+    __atomic_store_n(&held_flag, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&held_gave_up, 0, __ATOMIC_RELEASE);
+    GPU_MUST(cudaLaunchHostFunc(s, hold_until_released, NULL));
+}
+
+static int release(cudaStream_t s)
+{
+    __atomic_store_n(&held_flag, 1, __ATOMIC_RELEASE);
+    GPU_MUST(cudaStreamSynchronize(s));
+    return !__atomic_load_n(&held_gave_up, __ATOMIC_ACQUIRE);
+}
+
+static void behind_a_held_stream(void)
+{
+    const size_t w = 16, h = 100003, hp = 40, tiles = 4096;
+    cuxfer_plan2d up, down;
+    cuxfer_plan2d_options o;
+    cuxfer_rois rp;
+    cuxfer_rois_options ro;
+    cuxfer_view src, dev, back, img, dense;
+    cuxfer_roi *r;
+    unsigned char *hb = NULL, *bb = NULL, *want, *got;
+    void *dd = NULL;
+    cudaStream_t s;
+    size_t i, y;
+    int kernel;
+    GPU_MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    GPU_MUST(cuxfer_host_alloc((void **)&hb, hp * h, 1, 0));
+    GPU_MUST(cuxfer_host_alloc((void **)&bb, hp * h, 1, 0));
+    GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
+    GPU_MUST(cuxfer_view_wrap(&back, bb, hp, w, h, 1));
+    GPU_MUST(cuxfer_view_alloc_device(&dev, w, h, 1));
+    fill_pattern(hb, hp * h, 71);
+    memset(bb, 0x5A, hp * h);
+    memset(&o, 0, sizeof o);
+    o.strategy = CUXFER_PLAN_SPAN;
+    GPU_MUST(cuxfer_plan2d_create(&up, &o));
+    o.strategy = CUXFER_PLAN_PACK;
+    GPU_MUST(cuxfer_plan2d_create(&down, &o));
+    kernel = down.kernel != NULL;
+    diag("the copy kernel %s", kernel ? "loaded (CUDA 12.5+)" : "is not there: PACK packs on the copy engine");
+    hold_stream(s);
+    GPU_OK(cuxfer_plan2d_copy_async(&up, &dev, &src, s), "held stream: SPAN upload enqueued");
+    GPU_OK(cuxfer_plan2d_copy_async(&down, &back, &dev, s), "held stream: PACK download enqueued");
+    ok(release(s), "both calls returned while the stream was held (the host function was let go, "
+                   "not timed out)");
+    ok(rows_equal(&back, hb, hp, 0x5A), "held stream: SPAN + PACK round trip byte-exact, gaps untouched");
+    GPU_OK(cuxfer_plan2d_destroy(&up), "destroy");
+    GPU_OK(cuxfer_plan2d_destroy(&down), "destroy");
+
+    /* cuxfer_rois, KERNEL forced where there is a kernel: 4096 tiles of 8x8
+     * (8-byte rows) of a 512 x 512 image at pitch 640 to the dense buffer. */
+    memset(&ro, 0, sizeof ro);
+    ro.threads = 2;
+    ro.strategy = kernel ? CUXFER_ROIS_KERNEL : CUXFER_ROIS_AUTO;
+    GPU_MUST(cuxfer_rois_create(&rp, &ro));
+    r = (cuxfer_roi *)malloc(tiles * sizeof *r);
+    want = (unsigned char *)malloc(tiles * 64);
+    got = (unsigned char *)malloc(tiles * 64);
+    if (!r || !want || !got)
+        bail("out of host memory");
+    for (i = 0; i < tiles; ++i) {
+        r[i].x = (i % 64) * 8;
+        r[i].y = (i / 64) * 8;
+        r[i].width = r[i].height = 8;
+        for (y = 0; y < 8; ++y)
+            memcpy(want + i * 64 + y * 8, hb + (r[i].y + y) * 640 + r[i].x, 8);
+    }
+    GPU_MUST(cuxfer_view_wrap(&img, hb, 640, 512, 512, 1));
+    GPU_MUST(cudaMalloc(&dd, tiles * 64));
+    GPU_MUST(cudaMemset(dd, 0xA5, tiles * 64));
+    GPU_MUST(cudaDeviceSynchronize());
+    GPU_MUST(cuxfer_view_wrap(&dense, dd, tiles * 64, tiles * 64, 1, 1));
+    hold_stream(s);
+    GPU_OK(cuxfer_rois_copy_async(&rp, CUXFER_ROIS_H2D, &img, r, tiles, &dense, s),
+           "held stream: cuxfer_rois (%s) enqueued", kernel ? "KERNEL" : "AUTO");
+    ok(release(s), "cuxfer_rois returned while the stream was held");
+    GPU_MUST(cudaMemcpy(got, dd, tiles * 64, cudaMemcpyDeviceToHost));
+    ok(memcmp(got, want, tiles * 64) == 0, "held stream: every tile byte-exact");
+    GPU_OK(cuxfer_rois_destroy(&rp), "destroy");
+    free(r);
+    free(want);
+    free(got);
+    GPU_MUST(cudaFree(dd));
+    GPU_MUST(cuxfer_view_free(&dev));
+    GPU_MUST(cuxfer_host_free(hb));
+    GPU_MUST(cuxfer_host_free(bb));
+    GPU_MUST(cudaStreamDestroy(s));
 }
 
 /* Item 3: SPAN and PACK captured in each mode, 3 replays, then ordinary. */
@@ -618,6 +735,7 @@ int main(void)
     GPU_MUST(cudaSetDevice(0));
     pool_on_default_streams();
     pool_release_in_capture();
+    behind_a_held_stream(); /* first: no plan's kernel has been launched yet */
     planner_on_default_streams();
     planner_in_graphs();
     global_capture_elsewhere();
