@@ -527,6 +527,10 @@ static void *hs_worker(void *p)
         for (y = a->from; y < a->to; ++y)
             memcpy(a->dst + y * pitch, a->src + y * 16, 16);
         break;
+    case 32:
+        for (y = a->from; y < a->to; ++y)
+            memcpy(a->dst + y * pitch, a->src + y * 32, 32);
+        break;
     default:
         for (y = a->from; y < a->to; ++y)
             memcpy(a->dst + y * pitch, a->src + y * a->w, a->w);
