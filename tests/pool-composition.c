@@ -333,13 +333,13 @@ static void CUDART_CB hold_until_released(void *arg)
 {
     double t0 = now_ms();
     (void)arg;
-    while (!__atomic_load_n(&held_flag, __ATOMIC_ACQUIRE))
+    while (!__atomic_load_n(&held_flag, __ATOMIC_ACQUIRE)) {
         if (now_ms() - t0 > 10000) {
             __atomic_store_n(&held_gave_up, 1, __ATOMIC_RELEASE);
             return;
         }
-        else
-            sched_yield();
+        sched_yield();
+    }
 }
 
 static void hold_stream(cudaStream_t s)
