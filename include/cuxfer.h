@@ -4672,13 +4672,28 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 
 #define CUXFER_IMPL_TEAM_MAX 64 /* workers at most (>= every public thread cap) */
 
-/* A team runs fn(arg, part, parts) for part 0..parts-1 at once: the
- * workers take parts 0..n-1, the calling thread the last one.  Workers
- * spin briefly after a job (the next chunk follows within microseconds)
- * and then sleep on a condition variable.  Private infrastructure shared
- * by the planner's PACK scatter (section 10) and cuxfer_rois's GATHER
+/* A team runs one job at a time: fn(arg, next) on the calling thread and
+ * on every worker that arrives while the job is open.  The work is split
+ * into blocks that fn takes one at a time from the team's counter `next`
+ * (reset to 0 for each job), so fn must not assume which members run it,
+ * or how often: the caller's own call takes blocks until none is left, a
+ * worker that wakes late finds none, or finds the job closed and skips it.
+ * The caller waits only for members still inside fn, never for a worker
+ * to wake up: on a host whose idle cores sleep (a virtual machine's above
+ * all) a wake-up can take a whole chunk's time, and a job that waited for
+ * every worker ran at half speed whenever the workers had fallen asleep -
+ * which then repeated itself chunk after chunk (PACK's 8-byte rows on an
+ * H200 host: 14-15 GB/s in 1 to 11 of 15 repetitions, 25-30 otherwise;
+ * every worker slept once per chunk in the slow ones).  Workers spin
+ * briefly after a job (the next chunk follows within microseconds) and
+ * then sleep on a condition variable.  Private infrastructure shared by
+ * the planner's PACK scatter (section 10) and cuxfer_rois's GATHER
  * (section 10a), so it sits above both. */
-typedef void (*cuxfer_impl_team_fn)(void *arg, int part, int parts);
+typedef void (*cuxfer_impl_team_fn)(void *arg, size_t *next);
+
+/* The door of a job: members inside fn in the low bits, and a bit that
+ * the caller sets when its own part is done: from then on nobody enters. */
+#define CUXFER_IMPL_TEAM_CLOSED 0x80000000u
 
 typedef struct cuxfer_impl_team {
     pthread_t th[CUXFER_IMPL_TEAM_MAX];
@@ -4686,8 +4701,9 @@ typedef struct cuxfer_impl_team {
     int started;            /* workers that took an index (start-up) */
     int stop;
     unsigned long long gen; /* job generation, atomic */
-    int pending;            /* workers still on the job, atomic */
-    cuxfer_impl_team_fn fn;
+    unsigned door;          /* the job's door, atomic: CLOSED | members inside */
+    size_t next;            /* the job's block counter, atomic */
+    cuxfer_impl_team_fn fn; /* written only while the door is closed and empty */
     void *arg;
     pthread_mutex_t mu;
     pthread_cond_t cv_job, cv_start;
@@ -4706,9 +4722,10 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
 {
     cuxfer_impl_team *t = (cuxfer_impl_team *)a;
     unsigned long long seen;
-    int me, i;
+    unsigned d;
+    int i;
     pthread_mutex_lock(&t->mu);
-    me = t->started++;
+    t->started++;
     seen = t->gen;
     pthread_cond_signal(&t->cv_start);
     pthread_mutex_unlock(&t->mu);
@@ -4727,8 +4744,17 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
         if (__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE))
             break;
         seen = __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE);
-        t->fn(t->arg, me, t->n + 1);
-        __atomic_sub_fetch(&t->pending, 1, __ATOMIC_RELEASE);
+        /* in through the door while it is open (whichever job that is:
+         * fn and arg are read only inside), else wait for the next job */
+        d = __atomic_load_n(&t->door, __ATOMIC_ACQUIRE);
+        while (!(d & CUXFER_IMPL_TEAM_CLOSED) &&
+               !__atomic_compare_exchange_n(&t->door, &d, d + 1, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
+            ;
+        if (d & CUXFER_IMPL_TEAM_CLOSED)
+            continue;
+        t->fn(t->arg, &t->next);
+        __atomic_sub_fetch(&t->door, 1u, __ATOMIC_RELEASE);
     }
     return NULL;
 }
@@ -4777,6 +4803,7 @@ CUXFER_API void cuxfer_impl_team_start(cuxfer_impl_team *t, int workers)
 {
     int i;
     memset(t, 0, sizeof *t);
+    t->door = CUXFER_IMPL_TEAM_CLOSED; /* no job yet */
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv_job, NULL);
     pthread_cond_init(&t->cv_start, NULL);
@@ -4809,24 +4836,33 @@ CUXFER_API void cuxfer_impl_team_stop(cuxfer_impl_team *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Run one job on the whole team and return when every part is done (the
- * workers' writes are visible to the caller then).  One caller at a time. */
+/* Run one job on the team and return when all of it is done (the
+ * members' writes are visible to the caller then).  One caller at a time. */
 CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
 {
     int i = 0;
     if (t->n == 0) {
-        fn(arg, 0, 1);
+        size_t next = 0;
+        fn(arg, &next);
         return;
     }
+    /* the door is closed and empty since the last job: no member reads these */
     t->fn = fn;
     t->arg = arg;
-    __atomic_store_n(&t->pending, t->n, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->next, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->door, 0u, __ATOMIC_RELEASE); /* open */
     pthread_mutex_lock(&t->mu);
     __atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->cv_job);
     pthread_mutex_unlock(&t->mu);
-    fn(arg, t->n, t->n + 1);
-    while (__atomic_load_n(&t->pending, __ATOMIC_ACQUIRE) != 0) {
+    {
+        size_t *next = &t->next;
+        fn(arg, next); /* returns when every block is taken */
+    }
+    /* close the door, then wait for the members inside to finish their
+     * blocks (workers still asleep are not waited for) */
+    (void)__atomic_fetch_or(&t->door, CUXFER_IMPL_TEAM_CLOSED, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&t->door, __ATOMIC_ACQUIRE) != CUXFER_IMPL_TEAM_CLOSED) {
         if (++i < CUXFER_IMPL_TEAM_SPIN)
             CUXFER_IMPL_RELAX();
         else
@@ -5074,8 +5110,7 @@ struct cuxfer_impl_scatter {
                             dense to dst (dpitch unused); 0: a PACK scatter */
     unsigned char *desc; /* the gather's kernel descriptor, written by the
                             host function (NULL: none) */
-    size_t block;        /* rows a team member takes at a time (0: all) */
-    size_t next;         /* blocks handed out (atomic, while the team runs) */
+    size_t block;        /* rows a team member takes at a time */
 };
 
 /* Rows per block of a team scatter: 16 KiB of dense rows (128 blocks of
@@ -5223,17 +5258,15 @@ CUXFER_API void cuxfer_impl_gather_rows(const struct cuxfer_impl_scatter *j, siz
 }
 
 /* A team member's part of a scatter (or gather) job: blocks of rows taken
- * one at a time from a shared counter until none is left, so members
+ * one at a time from the team's counter until none is left, so members
  * finish together whatever the scheduler does to any one of them. */
-CUXFER_API void cuxfer_impl_scatter_part(void *arg, int part, int parts)
+CUXFER_API void cuxfer_impl_scatter_part(void *arg, size_t *next)
 {
-    struct cuxfer_impl_scatter *j = (struct cuxfer_impl_scatter *)arg;
-    size_t b, from, to;
-    (void)part;
-    (void)parts;
+    const struct cuxfer_impl_scatter *j = (const struct cuxfer_impl_scatter *)arg;
+    size_t b, from, to, blocks = (j->rows + j->block - 1) / j->block;
     for (;;) {
-        b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-        if (b >= (j->rows + j->block - 1) / j->block)
+        b = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+        if (b >= blocks)
             return;
         from = b * j->block;
         to = j->rows - from < j->block ? j->rows : from + j->block;
@@ -5272,7 +5305,6 @@ CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
             cuxfer_impl_scatter_rows(&j, 0, j.rows);
     } else {
         j.block = CUXFER_IMPL_SCATTER_BLOCK / j.row ? CUXFER_IMPL_SCATTER_BLOCK / j.row : 1;
-        j.next = 0;
         cuxfer_impl_team_run(&p->team, cuxfer_impl_scatter_part, &j);
     }
     __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
@@ -6853,17 +6885,26 @@ CUXFER_API void cuxfer_impl_rois_range(const struct cuxfer_impl_rois_job *j, siz
     }
 }
 
-/* The team's part of a chunk: an equal share of its bytes. */
-CUXFER_API void cuxfer_impl_rois_part(void *arg, int part, int parts)
+/* Bytes of a chunk a team member takes at a time: 64 KiB of dense tile
+ * bytes (128 blocks of an 8 MiB chunk), so a member that the scheduler
+ * delays, or that wakes late, holds up one block at most. */
+#define CUXFER_IMPL_ROIS_BLOCK 65536
+
+/* A team member's part of a chunk: blocks of its bytes [a, b) taken one at
+ * a time from the team's counter until none is left. */
+CUXFER_API void cuxfer_impl_rois_part(void *arg, size_t *next)
 {
     const struct cuxfer_impl_rois_job *j = (const struct cuxfer_impl_rois_job *)arg;
-    size_t len = j->b - j->a;
-    cuxfer_impl_rois_range(j, j->a + len / (size_t)parts * (size_t)part +
-                                  (len % (size_t)parts) * (size_t)part / (size_t)parts,
-                           part + 1 == parts ? j->b
-                                             : j->a + len / (size_t)parts * (size_t)(part + 1) +
-                                                   (len % (size_t)parts) * (size_t)(part + 1) /
-                                                       (size_t)parts);
+    size_t blk, from;
+    for (;;) {
+        blk = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+        if (blk >= (j->b - j->a + CUXFER_IMPL_ROIS_BLOCK - 1) / CUXFER_IMPL_ROIS_BLOCK)
+            return;
+        from = j->a + blk * CUXFER_IMPL_ROIS_BLOCK;
+        cuxfer_impl_rois_range(j, from,
+                               j->b - from < CUXFER_IMPL_ROIS_BLOCK ? j->b
+                                                                    : from + CUXFER_IMPL_ROIS_BLOCK);
+    }
 }
 
 /* GATHER, host to device: per chunk, wait until its slot's previous copy

@@ -15,7 +15,8 @@
  * fork-safety.c), one state across two units built with different
  * configuration values (tests/internals-b.c, from config-across-units.c),
  * the rois host gather and scatter (from rois-host-gather.c), the
- * planner's PACK scatter on the thread team.
+ * thread team's door (late and sleeping workers), the planner's PACK
+ * scatter on the thread team.
  * GPU part (skipped without a device, required with CUXFER_REQUIRE_GPU):
  * the three policies on real copies (from pageable-guard-gpu.c),
  * prefetch and advice on a device whose capability query says
@@ -637,6 +638,71 @@ static void rois_host_gather(void)
 
 enum { SC_MAXROW = 100, SC_MAXROWS = 40009, SC_GAP = 7, SC_WIDE_GAP = 2041, SC_WIDE_ROWS = 1000 };
 
+/* The thread team's door: a job's blocks are each done exactly once, by
+ * whichever members arrive while the job is open, and no member touches a
+ * job after cuxfer_impl_team_run returned - the caller waits for members
+ * inside, never for workers still asleep, so a worker that wakes late
+ * must find the door closed.  Teams of 1 to 9 members run thousands of
+ * jobs of 0 to 40 blocks; every so often the caller pauses long enough
+ * for the workers to fall asleep, so jobs start with sleeping, spinning
+ * and late workers.  Each job lives on the caller's stack and is marked
+ * dead when team_run returns: a member that reads a dead job, or a block
+ * done twice or never, is counted. */
+struct team_job {
+    int live;
+    size_t blocks;
+    int done[41];
+};
+static int team_stale;
+
+static void team_job_fn(void *arg, size_t *next)
+{
+    struct team_job *j = (struct team_job *)arg;
+    size_t b;
+    for (;;) {
+        if (!__atomic_load_n(&j->live, __ATOMIC_ACQUIRE))
+            __atomic_add_fetch(&team_stale, 1, __ATOMIC_RELAXED);
+        b = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+        if (b >= j->blocks)
+            return;
+        __atomic_add_fetch(&j->done[b], 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void team_door(void)
+{
+    int workers, k, bad = 0, jobs = 0;
+    for (workers = 0; workers <= 8; ++workers) {
+        cuxfer_impl_team team;
+        cuxfer_impl_team_start(&team, workers);
+        for (k = 0; k < 3000; ++k) {
+            /* two jobs in turn: the last one stays dead while this one runs */
+            static struct team_job jj[2];
+            struct team_job *j = &jj[k % 2];
+            size_t b;
+            memset(j->done, 0, sizeof j->done);
+            j->blocks = (size_t)(k * 7 % 41);
+            __atomic_store_n(&j->live, 1, __ATOMIC_RELEASE);
+            if (k % 500 == 499) {
+                struct timespec ts = {0, 5000000}; /* the workers fall asleep */
+                nanosleep(&ts, NULL);
+            }
+            cuxfer_impl_team_run(&team, team_job_fn, j);
+            __atomic_store_n(&j->live, 0, __ATOMIC_RELEASE);
+            /* every block once, and none past the job's (a member still
+             * inside would go on counting after the return) */
+            for (b = 0; b < 41; ++b)
+                if (__atomic_load_n(&j->done[b], __ATOMIC_ACQUIRE) != (b < j->blocks))
+                    ++bad;
+            ++jobs;
+        }
+        cuxfer_impl_team_stop(&team);
+    }
+    is_int(0, bad, "team: %d jobs on teams of 1-9, every block done exactly once", jobs);
+    is_int(0, __atomic_load_n(&team_stale, __ATOMIC_ACQUIRE),
+           "team: no member entered a job after team_run returned");
+}
+
 /* The host half of the planner's D2H PACK (moved here: it needs the
  * private scatter record and team): its host function scatters a staged
  * chunk of dense rows into a strided, poisoned destination with the thread
@@ -888,6 +954,7 @@ int main(void)
     fork_registry();
     units_share_state();
     rois_host_gather();
+    team_door();
     pack_scatter_on_team();
     gather_on_team();
     /* SPAN's gathered share: 30 % of the rows, none below 8-byte rows or
