@@ -22,7 +22,8 @@
  *  - SPAN, PACK and cuxfer_rois's KERNEL of fresh plans enqueue behind a
  *    stream held by a host function that waits for the enqueuing thread,
  *    and return (the copy kernel is loaded at create, not at its first
- *    launch), byte-exactly.
+ *    launch), byte-exactly; cuxfer_rois's GATHER down waits for such a
+ *    stream, as its man page says, and then puts every tile back.
  * Built twice: tests/pool-composition-ptds is this file compiled with
  * CUDA_API_PER_THREAD_DEFAULT_STREAM, where 0 is the per-thread stream. */
 #include "gpu.h"
@@ -329,12 +330,13 @@ static void planner_on_default_streams(void)
  * host function gave up (here after 10 s, and reported it), and forever
  * with a host function that waits for this thread as programs do. */
 static int held_flag, held_gave_up;
+static double held_bound_ms = 10000;
 static void CUDART_CB hold_until_released(void *arg)
 {
     double t0 = now_ms();
     (void)arg;
     while (!__atomic_load_n(&held_flag, __ATOMIC_ACQUIRE)) {
-        if (now_ms() - t0 > 10000) {
+        if (now_ms() - t0 > held_bound_ms) {
             __atomic_store_n(&held_gave_up, 1, __ATOMIC_RELEASE);
             return;
         }
@@ -423,6 +425,41 @@ static void behind_a_held_stream(void)
     ok(release(s), "cuxfer_rois returned while the stream was held");
     GPU_MUST(cudaMemcpy(got, dd, tiles * 64, cudaMemcpyDeviceToHost));
     ok(memcmp(got, want, tiles * 64) == 0, "held stream: every tile byte-exact");
+    GPU_OK(cuxfer_rois_destroy(&rp), "destroy");
+
+    /* GATHER down works on this thread and returns once the host view
+     * holds every tile (cuxfer_rois(3)): behind a held stream it waits
+     * until the host function lets go - here until it gives up, after a
+     * bound of 1 s; with one that waits for this thread, forever.  The
+     * tiles come back into a poisoned copy of the image, gaps untouched. */
+    ro.strategy = CUXFER_ROIS_GATHER;
+    GPU_MUST(cuxfer_rois_create(&rp, &ro));
+    memset(bb, 0x5A, 640 * 512);
+    GPU_MUST(cuxfer_view_wrap(&img, bb, 640, 512, 512, 1));
+    held_bound_ms = 1000;
+    hold_stream(s);
+    GPU_OK(cuxfer_rois_copy_async(&rp, CUXFER_ROIS_D2H, &img, r, tiles, &dense, s),
+           "held stream: cuxfer_rois GATHER D2H");
+    ok(__atomic_load_n(&held_gave_up, __ATOMIC_ACQUIRE),
+       "GATHER D2H waited for the held stream (returned only after the host function gave up)");
+    (void)release(s);
+    held_bound_ms = 10000;
+    {
+        int good = 1;
+        for (y = 0; y < 512 && good; ++y) {
+            size_t x;
+            for (x = 0; x < 640; ++x) {
+                unsigned char e = x < 512 ? hb[y * 640 + x] : 0x5A;
+                if (bb[y * 640 + x] != e) {
+                    diag("GATHER D2H: byte %zu of row %zu is %u, want %u", x, y,
+                         bb[y * 640 + x], e);
+                    good = 0;
+                    break;
+                }
+            }
+        }
+        ok(good, "held stream: GATHER D2H put every tile back, gaps untouched");
+    }
     GPU_OK(cuxfer_rois_destroy(&rp), "destroy");
     free(r);
     free(want);
