@@ -11,7 +11,10 @@
  * of the current device every call must work (except graph_begin on the
  * legacy default stream, which must refuse).  The kind "other device" is a
  * stream of device 1 used with objects made on device 0 (skipped on one
- * GPU).
+ * GPU).  The kind "held" is a non-blocking stream held by a host function
+ * until this thread lets it go after the call: every call must work and
+ * return while the stream is held, but the two that wait for the stream
+ * by design (waits_when_held); the host function's bound (HOLD_MS) tells.
  *
  * One TAP line per cell, "call / stream kind: what it did": the output is
  * the table of man 3 cuxfer's STREAMS AND CAPTURE.  tests/composition-per-thread.c
@@ -39,16 +42,16 @@
 
 /* ---- stream kinds --------------------------------------------------------- */
 enum { K_ZERO, K_LEGACY, K_PERTHREAD, K_BLOCKING, K_NONBLOCKING, K_GLOBAL, K_THREADLOCAL,
-       K_RELAXED, K_OTHERDEV, K_COUNT };
+       K_RELAXED, K_OTHERDEV, K_HELD, K_COUNT };
 static const char *const kind_name[K_COUNT] = {
     ZERO_NAME, "cudaStreamLegacy", "cudaStreamPerThread", "blocking stream",
     "non-blocking stream", "captured (Global)", "captured (ThreadLocal)",
-    "captured (Relaxed)", "stream of another device"};
+    "captured (Relaxed)", "stream of another device", "stream held by a host function"};
 static const enum cudaStreamCaptureMode kind_mode[K_COUNT] = {
     cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal,
     cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal,
     cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed,
-    cudaStreamCaptureModeGlobal};
+    cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal};
 
 static int is_capture(int k) { return k == K_GLOBAL || k == K_THREADLOCAL || k == K_RELAXED; }
 /* The legacy default stream, under its two names. */
@@ -64,7 +67,7 @@ typedef struct ctx {
     unsigned char *managed;
     void *dA[2], *dB[2];            /* device buffers on device 0 and 1 */
     cuxfer_view hv_src, hv_dst, dv_a[2], dv_b[2];
-    cudaStream_t blocking, nonblocking, other, plain[2], sig;
+    cudaStream_t blocking, nonblocking, other, plain[2], sig, held;
     /* objects, made on device 0 */
     cuxfer_timer timer;
     cuxfer_latch latch;
@@ -102,6 +105,26 @@ static void CUDART_CB delay_fn(void *arg)
 
 /* Queue a short host-side delay on s, so a missing dependency shows. */
 static cudaError_t delay(cudaStream_t s) { return cudaLaunchHostFunc(s, delay_fn, NULL); }
+
+/* The kind "held": a non-blocking stream held by a host function until
+ * this thread lets it go after the call, as a program's own host function
+ * that waits for the enqueuing thread holds it.  Bounded at HOLD_MS so
+ * that a call which waits for the stream costs that long instead of
+ * hanging; whether the bound ran out tells that the call waited. */
+#define HOLD_MS 3000.0
+static int held_flag, held_gave_up;
+static void CUDART_CB hold_fn(void *arg)
+{
+    double t0 = now_ms();
+    (void)arg;
+    while (!__atomic_load_n(&held_flag, __ATOMIC_ACQUIRE)) {
+        if (now_ms() - t0 > HOLD_MS) {
+            __atomic_store_n(&held_gave_up, 1, __ATOMIC_RELEASE);
+            return;
+        }
+        sched_yield();
+    }
+}
 
 static void sync_all(void)
 {
@@ -503,6 +526,20 @@ static int expected(const call *k, int kind)
     return 1; /* an ordinary stream of the current device */
 }
 
+/* Behind a held stream every call returns at once but those that wait for
+ * the stream by design: the calibration times copies on it, and
+ * cuxfer_rois's GATHER (AUTO's pick without the copy kernel, before CUDA
+ * 12.5) puts the tiles of a download into the host view before it
+ * returns. */
+static int waits_when_held(const call *k)
+{
+    if (k->run == r_calibrate)
+        return 1;
+    if (k->run == r_rois_d2h && !C.rois.kernel)
+        return 1;
+    return 0;
+}
+
 /* ---- one cell ------------------------------------------------------------- */
 /* The device is usable and no error was left behind. */
 static int healthy(char *why, size_t n)
@@ -534,29 +571,52 @@ static cudaStream_t stream_of(int kind)
     case K_BLOCKING: return C.blocking;
     case K_NONBLOCKING: return C.nonblocking;
     case K_OTHERDEV: return C.other;
+    case K_HELD: return C.held;
     default: return NULL;
     }
 }
 
 /* The run of an ordinary (not captured) cell, synchronized and checked. */
-static void ordinary(const call *k, cudaStream_t s, char *what, size_t n, int *works, int *pass)
+static void ordinary(const call *k, cudaStream_t s, int hold, char *what, size_t n, int *works,
+                     int *pass)
 {
     cudaError_t err;
     size_t bad;
+    int waited = 0;
     char why[CUXFER_REASON_MAX];
     prep(&C);
     C.capturing = 0;
     C.replay = 0;
     C.iscap = -1;
+    if (hold) {
+        __atomic_store_n(&held_flag, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&held_gave_up, 0, __ATOMIC_RELEASE);
+        GPU_MUST(cudaLaunchHostFunc(s, hold_fn, NULL));
+    }
     cuxfer_clear_reason();
     err = k->run(&C, s);
     (void)snprintf(why, sizeof why, "%s", cuxfer_last_reason());
+    if (hold) {
+        waited = __atomic_load_n(&held_gave_up, __ATOMIC_ACQUIRE);
+        __atomic_store_n(&held_flag, 1, __ATOMIC_RELEASE);
+    }
     sync_all();
     if (err == cudaSuccess) {
         *works = 1;
         bad = k->check(&C);
-        (void)snprintf(what, n, bad ? "works, but %zu bytes wrong" : "works", bad);
+        if (bad)
+            (void)snprintf(what, n, "works, but %zu bytes wrong", bad);
+        else if (hold)
+            (void)snprintf(what, n, "works, %s",
+                           waited ? "waited for the stream" : "returned while it was held");
+        else
+            (void)snprintf(what, n, "works");
         *pass = bad == 0;
+        if (hold && waited != waits_when_held(k)) {
+            diag("  must %s", waits_when_held(k) ? "wait for the held stream (it does by design)"
+                                                 : "return while the stream is held");
+            *pass = 0;
+        }
     } else {
         *works = 0;
         (void)snprintf(what, n, "refuses %s", cudaGetErrorName(err));
@@ -654,7 +714,7 @@ static void captured(const call *k, int kind, char *what, size_t n, int *works, 
         *pass = 0;
     }
     /* The same object in an ordinary call afterwards. */
-    ordinary(k, C.plain[0], after, sizeof after, &w2, &ok_after);
+    ordinary(k, C.plain[0], 0, after, sizeof after, &w2, &ok_after);
     if (!ok_after || !w2) {
         diag("  the ordinary call afterwards: %s", after);
         *pass = 0;
@@ -677,7 +737,7 @@ static void cell(const call *k, int kind)
     if (is_capture(kind))
         captured(k, kind, what, sizeof what, &works, &pass);
     else
-        ordinary(k, stream_of(kind), what, sizeof what, &works, &pass);
+        ordinary(k, stream_of(kind), kind == K_HELD, what, sizeof what, &works, &pass);
     GPU_MUST(cudaSetDevice(0));
     if (pass && want == 1 && !works) {
         diag("  must work on this stream kind");
@@ -730,6 +790,7 @@ static void setup(void)
     GPU_MUST(cudaStreamCreateWithFlags(&C.blocking, cudaStreamDefault));
     GPU_MUST(cudaStreamCreateWithFlags(&C.nonblocking, cudaStreamNonBlocking));
     GPU_MUST(cudaStreamCreateWithFlags(&C.sig, cudaStreamNonBlocking));
+    GPU_MUST(cudaStreamCreateWithFlags(&C.held, cudaStreamNonBlocking));
     GPU_MUST(cuxfer_timer_create(&C.timer));
     GPU_MUST(cuxfer_latch_init(&C.latch));
     GPU_MUST(cuxfer_pinned_pool_create(&C.pool, NULL));
@@ -785,6 +846,7 @@ static void teardown(void)
     GPU_OK(cudaStreamDestroy(C.blocking), "teardown: streams destroyed");
     GPU_MUST(cudaStreamDestroy(C.nonblocking));
     GPU_MUST(cudaStreamDestroy(C.sig));
+    GPU_MUST(cudaStreamDestroy(C.held));
     for (d = 0; d < C.ndev; ++d) {
         GPU_MUST(cudaSetDevice(d));
         GPU_MUST(cudaStreamDestroy(C.plain[d]));
