@@ -106,25 +106,14 @@ static void CUDART_CB delay_fn(void *arg)
 /* Queue a short host-side delay on s, so a missing dependency shows. */
 static cudaError_t delay(cudaStream_t s) { return cudaLaunchHostFunc(s, delay_fn, NULL); }
 
-/* The kind "held": a non-blocking stream held by a host function until
- * this thread lets it go after the call, as a program's own host function
- * that waits for the enqueuing thread holds it.  Bounded at HOLD_MS so
- * that a call which waits for the stream costs that long instead of
- * hanging; whether the bound ran out tells that the call waited. */
+/* The kind "held": a non-blocking stream held by a host function (a
+ * gate, tests/lib/sched-helpers.h) until this thread lets it go after the
+ * call, as a program's own host function that waits for the enqueuing
+ * thread holds it.  Bounded at HOLD_MS so that a call which waits for the
+ * stream costs that long instead of hanging; whether the gate timed out
+ * tells that the call waited. */
 #define HOLD_MS 3000.0
-static int held_flag, held_gave_up;
-static void CUDART_CB hold_fn(void *arg)
-{
-    double t0 = now_ms();
-    (void)arg;
-    while (!__atomic_load_n(&held_flag, __ATOMIC_ACQUIRE)) {
-        if (now_ms() - t0 > HOLD_MS) {
-            __atomic_store_n(&held_gave_up, 1, __ATOMIC_RELEASE);
-            return;
-        }
-        sched_yield();
-    }
-}
+static gate held_gate;
 
 static void sync_all(void)
 {
@@ -588,17 +577,14 @@ static void ordinary(const call *k, cudaStream_t s, int hold, char *what, size_t
     C.capturing = 0;
     C.replay = 0;
     C.iscap = -1;
-    if (hold) {
-        __atomic_store_n(&held_flag, 0, __ATOMIC_RELEASE);
-        __atomic_store_n(&held_gave_up, 0, __ATOMIC_RELEASE);
-        GPU_MUST(cudaLaunchHostFunc(s, hold_fn, NULL));
-    }
+    if (hold)
+        GPU_MUST(gate_hold_for(&held_gate, s, HOLD_MS));
     cuxfer_clear_reason();
     err = k->run(&C, s);
     (void)snprintf(why, sizeof why, "%s", cuxfer_last_reason());
     if (hold) {
-        waited = __atomic_load_n(&held_gave_up, __ATOMIC_ACQUIRE);
-        __atomic_store_n(&held_flag, 1, __ATOMIC_RELEASE);
+        waited = __atomic_load_n(&held_gate.timed_out, __ATOMIC_ACQUIRE);
+        gate_open(&held_gate);
     }
     sync_all();
     if (err == cudaSuccess) {

@@ -26,7 +26,7 @@
  *    stream, as its man page says, and then puts every tile back.
  * Built twice: tests/pool-composition-ptds is this file compiled with
  * CUDA_API_PER_THREAD_DEFAULT_STREAM, where 0 is the per-thread stream. */
-#include "gpu.h"
+#include "sched-helpers.h"
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -37,24 +37,17 @@
 #define BUILD "legacy build"
 #endif
 
-static int gate;
+static int hold_gate;
 static void CUDART_CB hold(void *arg)
 {
     long i;
     (void)arg;
-    for (i = 0; i < 20000000L && !__atomic_load_n(&gate, __ATOMIC_ACQUIRE); ++i)
+    for (i = 0; i < 20000000L && !__atomic_load_n(&hold_gate, __ATOMIC_ACQUIRE); ++i)
         sched_yield();
 }
 
 static int rows_equal(const cuxfer_view *got, const unsigned char *want, size_t wpitch,
                       int poison);
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 /* Item 1: the pool on the default streams. */
 static void pool_on_default_streams(void)
@@ -79,7 +72,7 @@ static void pool_on_default_streams(void)
         GPU_MUST(cuxfer_pinned_pool_acquire(&pool, n, &a));
         first = a.ptr;
         memcpy(a.ptr, want, n);
-        __atomic_store_n(&gate, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&hold_gate, 0, __ATOMIC_RELEASE);
         GPU_MUST(cudaLaunchHostFunc(s, hold, NULL));
         GPU_MUST(cudaMemcpyAsync(dev, a.ptr, n, cudaMemcpyHostToDevice, s));
         GPU_OK(cuxfer_pinned_pool_release(&pool, &a, s), "%s (%s): release while the copy is queued",
@@ -88,7 +81,7 @@ static void pool_on_default_streams(void)
         ok(b.ptr != first, "%s: the block under the queued copy is not handed out", names[k]);
         if (b.ptr)
             memset(b.ptr, 0xEE, n); /* would corrupt the copy were it the same block */
-        __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&hold_gate, 1, __ATOMIC_RELEASE);
         GPU_MUST(cudaStreamSynchronize(s));
         GPU_MUST(cudaMemcpy(back, dev, n, cudaMemcpyDeviceToHost));
         ok(memcmp(back, want, n) == 0, "%s: 4 MiB of 4 MiB arrived intact", names[k]);
@@ -165,7 +158,7 @@ static void two_devices(void)
     ok(a.ptr == first, "the block comes back");
     fill_pattern(want, n, 8);
     memcpy(a.ptr, want, n);
-    __atomic_store_n(&gate, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&hold_gate, 0, __ATOMIC_RELEASE);
     GPU_MUST(cudaLaunchHostFunc(s1, hold, NULL));
     GPU_MUST(cudaMemcpyAsync(d1, a.ptr, n, cudaMemcpyHostToDevice, s1));
     t0 = now_ms();
@@ -184,7 +177,7 @@ static void two_devices(void)
     ok(b.ptr != first, "the block under device 1's queued copy is not handed out");
     if (b.ptr)
         memset(b.ptr, 0xEE, n);
-    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&hold_gate, 1, __ATOMIC_RELEASE);
     GPU_MUST(cudaStreamSynchronize(s1));
     GPU_MUST(cudaMemcpy(back, d1, n, cudaMemcpyDeviceToHost));
     ok(memcmp(back, want, n) == 0, "device 1 received the block intact");
@@ -322,40 +315,25 @@ static void planner_on_default_streams(void)
     GPU_MUST(cuxfer_host_free(bb));
 }
 
-/* A stream held by the caller's host function until this thread lets it
- * go, after the enqueue: fresh plans (their copy kernel never launched)
- * enqueue SPAN, PACK and cuxfer_rois's KERNEL behind it and return while
- * it is held.  Under lazy loading a kernel's first launch waits for such a
+/* A stream held by the caller's host function (a gate, sched-helpers.h)
+ * until this thread lets it go, after the enqueue: fresh plans (their copy
+ * kernel never launched) enqueue SPAN, PACK and cuxfer_rois's KERNEL
+ * behind it and return while it is held.  Under lazy loading a kernel's first launch waits for such a
  * stream, so without the load at create each call would block until the
  * host function gave up (here after 10 s, and reported it), and forever
  * with a host function that waits for this thread as programs do. */
-static int held_flag, held_gave_up;
-static double held_bound_ms = 10000;
-static void CUDART_CB hold_until_released(void *arg)
-{
-    double t0 = now_ms();
-    (void)arg;
-    while (!__atomic_load_n(&held_flag, __ATOMIC_ACQUIRE)) {
-        if (now_ms() - t0 > held_bound_ms) {
-            __atomic_store_n(&held_gave_up, 1, __ATOMIC_RELEASE);
-            return;
-        }
-        sched_yield();
-    }
-}
+static gate held;
 
-static void hold_stream(cudaStream_t s)
+static void hold_stream(cudaStream_t s, double limit_ms)
 {
-    __atomic_store_n(&held_flag, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&held_gave_up, 0, __ATOMIC_RELEASE);
-    GPU_MUST(cudaLaunchHostFunc(s, hold_until_released, NULL));
+    GPU_MUST(gate_hold_for(&held, s, limit_ms));
 }
 
 static int release(cudaStream_t s)
 {
-    __atomic_store_n(&held_flag, 1, __ATOMIC_RELEASE);
+    gate_open(&held);
     GPU_MUST(cudaStreamSynchronize(s));
-    return !__atomic_load_n(&held_gave_up, __ATOMIC_ACQUIRE);
+    return !__atomic_load_n(&held.timed_out, __ATOMIC_ACQUIRE);
 }
 
 static void behind_a_held_stream(void)
@@ -387,7 +365,7 @@ static void behind_a_held_stream(void)
     GPU_MUST(cuxfer_plan2d_create(&down, &o));
     kernel = down.kernel != NULL;
     diag("the copy kernel %s", kernel ? "loaded (CUDA 12.5+)" : "is not there: PACK packs on the copy engine");
-    hold_stream(s);
+    hold_stream(s, 10000);
     GPU_OK(cuxfer_plan2d_copy_async(&up, &dev, &src, s), "held stream: SPAN upload enqueued");
     GPU_OK(cuxfer_plan2d_copy_async(&down, &back, &dev, s), "held stream: PACK download enqueued");
     ok(release(s), "both calls returned while the stream was held (the host function was let go, "
@@ -419,7 +397,7 @@ static void behind_a_held_stream(void)
     GPU_MUST(cudaMemset(dd, 0xA5, tiles * 64));
     GPU_MUST(cudaDeviceSynchronize());
     GPU_MUST(cuxfer_view_wrap(&dense, dd, tiles * 64, tiles * 64, 1, 1));
-    hold_stream(s);
+    hold_stream(s, 10000);
     GPU_OK(cuxfer_rois_copy_async(&rp, CUXFER_ROIS_H2D, &img, r, tiles, &dense, s),
            "held stream: cuxfer_rois (%s) enqueued", kernel ? "KERNEL" : "AUTO");
     ok(release(s), "cuxfer_rois returned while the stream was held");
@@ -436,14 +414,12 @@ static void behind_a_held_stream(void)
     GPU_MUST(cuxfer_rois_create(&rp, &ro));
     memset(bb, 0x5A, 640 * 512);
     GPU_MUST(cuxfer_view_wrap(&img, bb, 640, 512, 512, 1));
-    held_bound_ms = 1000;
-    hold_stream(s);
+    hold_stream(s, 1000);
     GPU_OK(cuxfer_rois_copy_async(&rp, CUXFER_ROIS_D2H, &img, r, tiles, &dense, s),
            "held stream: cuxfer_rois GATHER D2H");
-    ok(__atomic_load_n(&held_gave_up, __ATOMIC_ACQUIRE),
+    ok(__atomic_load_n(&held.timed_out, __ATOMIC_ACQUIRE),
        "GATHER D2H waited for the held stream (returned only after the host function gave up)");
     (void)release(s);
-    held_bound_ms = 10000;
     {
         int good = 1;
         for (y = 0; y < 512 && good; ++y) {
@@ -664,7 +640,7 @@ static void global_capture_elsewhere(void)
     /* -- while the other thread captures in Global mode -- */
     GPU_OK(cuxfer_pinned_pool_acquire(&pool, 1u << 20, &a), "acquire (a miss: cudaHostAlloc)");
     first = a.ptr;
-    __atomic_store_n(&gate, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&hold_gate, 0, __ATOMIC_RELEASE);
     GPU_OK(cudaLaunchHostFunc(s, hold, NULL), "hold the other stream");
     GPU_OK(cudaMemcpyAsync(dev, a.ptr, 1u << 20, cudaMemcpyHostToDevice, s), "queue a copy");
     GPU_OK(cuxfer_pinned_pool_release(&pool, &a, s), "release on a stream (event made, recorded)");
@@ -675,7 +651,7 @@ static void global_capture_elsewhere(void)
     GPU_OK(cuxfer_pinned_pool_release(&pool, &m, CUXFER_POOL_IDLE), "release idle");
     /* open the gate first: cudaFreeHost may wait for the device, and the
      * scatters below need CUDA's host-function thread */
-    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&hold_gate, 1, __ATOMIC_RELEASE);
     GPU_OK(cuxfer_pinned_pool_trim(&pool), "trim (cudaFreeHost of an idle block)");
     GPU_OK(cuxfer_copy_async(dev, fresh, 4096, s),
            "a copy classifying new pointers (cudaPointerGetAttributes)");

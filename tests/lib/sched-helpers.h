@@ -76,12 +76,18 @@ static TAP_UNUSED void CUDART_CB gate_spin(void *arg)
     __atomic_store_n(&g->left, 1, __ATOMIC_RELEASE);
 }
 
+/* Close the gate on s for limit_ms at most. */
+static TAP_UNUSED cudaError_t gate_hold_for(gate *g, cudaStream_t s, double limit_ms)
+{
+    memset(g, 0, sizeof *g);
+    g->limit_ms = limit_ms;
+    return cudaLaunchHostFunc(s, gate_spin, g);
+}
+
 /* Close the gate on s; 10 s at most. */
 static TAP_UNUSED cudaError_t gate_hold(gate *g, cudaStream_t s)
 {
-    memset(g, 0, sizeof *g);
-    g->limit_ms = 10000.0;
-    return cudaLaunchHostFunc(s, gate_spin, g);
+    return gate_hold_for(g, s, 10000.0);
 }
 
 static TAP_UNUSED void gate_open(gate *g)
