@@ -71,6 +71,17 @@
  *  None of these changes the size or layout of anything shared between
  *  translation units or of any public struct, so units built with
  *  different values work together.
+ *  Two tuning knobs of the copy planner (section 10) exist for measuring
+ *  it (doc/PERF.md, "Behind the constants"); they are not a
+ *  stable interface and no test or tool sets them:
+ *  CUXFER_IMPL_PACK_SLOT_MAX  bytes of one PACK pipeline slot at most
+ *                         (4 MiB; the slot is also at most half of
+ *                         chunk_bytes).  It changes no struct, but it cuts a
+ *                         plan's scratch into slots: every unit that uses
+ *                         one cuxfer_plan2d must agree on it
+ *  CUXFER_IMPL_GATHER_SHARE   the share of a SPAN copy's rows gathered on
+ *                         the host instead (0.3; a fraction below 1, 0 turns
+ *                         the share off).  Read per call: units may differ
  *
  * ERRORS
  *  Functions return cudaError_t.  Bad arguments are caught on the CPU before
@@ -89,8 +100,9 @@
  *  source, pageable destination, default stream), and the per-device
  *  capability caches (concurrent managed access, maximum pitch, the 64x64
  *  peer-access table); struct cuxfer_impl_thread, one per thread, holds
- *  the reason text, the classification cache and the per-device
- *  stream-ordering events.  Objects you create (pools, rings, stagers, ...)
+ *  the reason text and the classification cache (no events: the ordering
+ *  event of cuxfer_stream_wait lives for one call).  Objects you create
+ *  (pools, rings, stagers, ...)
  *  hold their own state.  Every unit, static library, shared library and
  *  dlopen'ed plugin (even RTLD_LOCAL, -fvisibility=hidden, or a program
  *  linked without -rdynamic) finds the same state, through an ELF note
@@ -669,8 +681,8 @@ CUXFER_API struct cuxfer_impl_thread *cuxfer_impl_thread_get(void)
  * the process is copied (a lock-free reader in the child would otherwise
  * wait forever for an odd sequence count); the last parent handler drops
  * it; the last child handler re-creates the lock, empties the registry
- * and every cache, and forgets the thread's per-device events and the
- * device capabilities.  fork_holds counts the handlers that ran (every
+ * and every cache, and forgets the device capabilities.  fork_holds
+ * counts the handlers that ran (every
  * unit registers a set).  CUDA itself cannot be used in a fork child (the
  * driver does not support it): a child that needs the GPU must exec. */
 CUXFER_API void cuxfer_impl_atfork_prepare(void)
@@ -1358,10 +1370,6 @@ CUXFER_API int cuxfer_pageable_policy_parse(const char *s)
     return 0;
 }
 
-/* The effective pageable policy of the calling translation unit: the
- * environment's CUXFER_PAGEABLE when set and valid, else the
- * CUXFER_PAGEABLE_POLICY this unit was compiled with.  A bad value is
- * reported once and ignored. */
 /* A policy from the environment variable `var`, parsed once per process
  * into *cache (0 not yet read, -1 unset or invalid, else the policy): a
  * bad value is reported once and ignored.  Shared by the pageable and
@@ -1383,6 +1391,10 @@ CUXFER_API int cuxfer_impl_env_policy_get(int *cache, const char *var)
     return p;
 }
 
+/* The effective pageable policy of the calling translation unit: the
+ * environment's CUXFER_PAGEABLE when set and valid, else the
+ * CUXFER_PAGEABLE_POLICY this unit was compiled with.  A bad value is
+ * reported once and ignored. */
 CUXFER_API int cuxfer_pageable_policy(void)
 {
     int p = cuxfer_impl_env_policy_get(&cuxfer_impl_env_policy, "CUXFER_PAGEABLE");
@@ -4682,11 +4694,10 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
  * to wake up: on a host whose idle cores sleep (a virtual machine's above
  * all) a wake-up can take a whole chunk's time, and a job that waited for
  * every worker ran at half speed whenever the workers had fallen asleep -
- * which then repeated itself chunk after chunk (PACK's 8-byte rows on an
- * H200 host: 14-15 GB/s in 1 to 11 of 15 repetitions, 25-30 otherwise;
- * every worker slept once per chunk in the slow ones).  Workers spin
- * briefly after a job (the next chunk follows within microseconds) and
- * then sleep on a condition variable.  Private infrastructure shared by
+ * which then repeated itself chunk after chunk (doc/PERF.md, "Behind
+ * the constants": the team's wake-ups).  Workers spin briefly after a
+ * job (the next chunk follows within microseconds) and then sleep on a
+ * condition variable.  Private infrastructure shared by
  * the planner's PACK scatter (section 10) and cuxfer_rois's GATHER
  * (section 10a), so it sits above both. */
 typedef void (*cuxfer_impl_team_fn)(void *arg, size_t *next);
@@ -4762,9 +4773,9 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
 /* The default size of a team: the online cores, at most 16, less `keep`.
  * The planner keeps two: one for the thread that waits for the copy
  * (spinning in cudaStreamSynchronize by default) and one for CUDA's own
- * threads.  Measured on a 16-core H200 host (PACK, 8-byte rows): 15
- * threads 8.4 GB/s with a 36% spread (a member shares a core and the
- * whole slot waits for it), 14 threads 15.5 GB/s at 6%, 12 13.6 at 3%. */
+ * threads: a member that shares a core waits out the other thread, and
+ * the whole slot waits for it (doc/PERF.md, "Behind the constants": the
+ * team's size). */
 CUXFER_API int cuxfer_impl_team_default(int keep)
 {
     long cores;
@@ -5183,12 +5194,9 @@ typedef struct cuxfer_plan2d {
  * rows.  A PACK destination is seldom in the cache (its last writer was a
  * DMA or another core), and rows of a few bytes reach a new line every
  * few rows: without the hint each thread waits out one miss after
- * another.  On H200 hosts (14 threads, the destination last written by
- * a cudaMemcpy2DAsync, medians of 30) 2048 bytes took 8-byte rows from
- * 24.7 to 30.9 GB/s, 16-byte from 33.4 to 38.3 and 32-byte from 28.3 to
- * 32.5 in one run, 8-byte from 26.2-26.7 to 28.5-29.5 in two rounds of
- * another (1024 and 4096 did no better; prefetchw instead of
- * __builtin_prefetch's prefetcht0 made no difference beyond the noise). */
+ * another.  2048 bytes is the distance that measured best (1024 and 4096
+ * did no better, prefetchw no better than prefetcht0: doc/PERF.md,
+ * "Behind the constants": the scatter's prefetch distance). */
 #define CUXFER_IMPL_SCATTER_AHEAD 2048
 
 /* Rows [from, to) of a scatter job: dense rows of `row` bytes to dst. */
@@ -5401,19 +5409,12 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
 CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
 {
     cuxfer_plan2d_tuning t;
-    /* H200 (PCIe Gen5), xferbench --calibrate, 64 MiB of rows at pitch 2 x
-     * row: SPAN 5.8x direct at 8 B, 2.5x at 16 B, 1.13x at 32 B, 0.6x at
-     * 64 B; PACK (its first, per-plan thread pool) 3.0x at 8 B, 1.5x at
-     * 16 B, 1.1x at 32 B (kept out: too close to break-even to promise
-     * "never slower"), 0.4x at 64 B.  PACK on the thread team, 2026-12-01:
-     * with a team on every core but one it ran 1.78x at 8 B and 0.78x at
-     * 16 B (cv 34% and 51%); leaving two cores and with 4 MiB slots,
-     * against xferbench's raw 6.3 / 12.6 / 21 GB/s, 28-30 GB/s at 8, 16
-     * and 32 B on one host, but 15.5 / 15.6 / 16.7 on another (2 MiB
-     * slots): 32 B could lose.  Packing with the copy kernel and a direct
-     * share for 32-byte rows (2026-12-01): 1.36x and 1.29x direct at 32 B
-     * on two hosts, so AUTO packs rows of up to 32 bytes - 16 for a plan
-     * without the kernel (cuxfer_plan2d_create lowers it). */
+    /* Each strategy only up to the widest row at which it measured
+     * clearly above break-even, so that AUTO is never slower than direct:
+     * SPAN and PACK up to 32-byte rows (PACK 16 for a plan without the
+     * copy kernel: cuxfer_plan2d_create lowers it), at most 4 x row of
+     * pitch, copies of 1 MiB and more (doc/PERF.md, "Behind the
+     * constants": the planner's default tuning). */
     t.span_max_row = 32;
     t.pack_max_row = 32;
     t.max_ratio = 4;
@@ -5531,8 +5532,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
  * write-back of every destination line), and staging that went out to
  * DRAM and back would add a third to it.  Each slot costs a host function
  * and a wake of the team (tens of microseconds), so slots must not be
- * small either: on an H200 host, 8-byte rows went 8.8 GB/s with 512 KiB
- * slots, 19-27 with 2 MiB and 28-30 with 4 MiB (one run, 14 threads). */
+ * small either (doc/PERF.md, "Behind the constants": PACK's slot size). */
 #ifndef CUXFER_IMPL_PACK_SLOT_MAX
 #define CUXFER_IMPL_PACK_SLOT_MAX ((size_t)4 << 20)
 #endif
@@ -5670,16 +5670,17 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
 }
 
 /* SPAN's gathered share.  The span carries the gaps between rows too, so
- * SPAN is bound by the link at half its speed for rows at pitch 2 x row
- * (27.7 GB/s of rows on an H200's 55): 2.5x cudaMemcpy2DAsync at 16-byte
- * rows and no more.  The last rows of the copy (this share of them) go
+ * SPAN is bound by the link at half its speed for rows at pitch 2 x row:
+ * 2.5x cudaMemcpy2DAsync at 16-byte rows and no more.  The last rows of
+ * the copy (this share of them) go
  * another way at the same time: the plan's team gathers them densely into
  * pinned staging on the host, and the copy kernel reads the staging
  * through its mapping and writes the rows in place, so they cross the
- * link once, without their gaps.  The host gather of 16-byte rows alone
- * ran 25-32 GB/s on H200 hosts, so a fixed share of 0.3 leaves it well
- * ahead of the span part even when the host's memory is slow; the link
- * then moves rows at 1 / (2 - 0.3) of its speed instead of 1 / 2.  Rows
+ * link once, without their gaps.  The host gather must stay ahead of the
+ * span part even when the host's memory is slow, which a fixed share of
+ * 0.3 does (doc/PERF.md, "Behind the constants": SPAN's
+ * gathered share); the link then moves rows at 1 / (2 - 0.3) of its speed
+ * instead of 1 / 2.  Rows
  * of at least CUXFER_IMPL_GATHER_MIN_ROW bytes (narrower ones are bound
  * by SPAN's extraction, not by the link), shares of at least
  * CUXFER_IMPL_GATHER_MIN_ROWS rows, only with the kernel, and only where
@@ -5870,9 +5871,9 @@ CUXFER_API void cuxfer_impl_share_learn(cuxfer_plan2d *p)
  * H200 (0.8 G rows/s, 2/3 of it beside the scatter) against 25 GB/s of
  * scatter.  Narrower rows get no share: the copy engine's narrow writes
  * and the scatter slow each other down through the host's memory, and at
- * 8 and 16 bytes the two together moved less than the packed part alone
- * (H200 host, one xferbench run: 8 B 19.6 GB/s against 25-27; 16 B 23.7
- * against 25-29), while at 32 bytes they moved more (31.9 against 27). */
+ * 8 and 16 bytes the two together moved less than the packed part alone,
+ * at 32 bytes more (doc/PERF.md, "Behind the constants": PACK's direct
+ * share). */
 #define CUXFER_IMPL_SHARE_SLACK 1.3
 #define CUXFER_IMPL_SHARE_MIN_ROW 32
 CUXFER_API double cuxfer_impl_share(const cuxfer_plan2d *p, size_t row)
@@ -5973,9 +5974,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_rows(cuxfer_plan2d *p, const cuxfer
  * time to their sum); the copy engine then takes a direct share of the
  * rows, the last ones, by cudaMemcpy2DAsync on the side stream, at the
  * same time, for rows of 32 bytes and more (cuxfer_impl_share says how
- * many).  32-byte rows on an H200 host, one xferbench run: 31.9 GB/s at
- * a cv of 4 %, against 27-31 GB/s (cv 7-21 %) packed alone and 23.6 for
- * cudaMemcpy2DAsync. */
+ * many); measured in doc/PERF.md, "Behind the constants":
+ * PACK's direct share. */
 CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view *dst,
                                              const cuxfer_view *src, cudaStream_t s)
 {
@@ -6177,8 +6177,9 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
         memset(h, 0x3c, 2 * total);
     for (i = 0; err == cudaSuccess && i < sizeof rows_b / sizeof rows_b[0]; ++i) {
         /* at most 2^23 rows: the direct copy of 1-byte rows crawls at
-         * ~0.1 GB/s (0.55 s a run for 64 Mi rows on an H200), and at such
-         * widths the plan wins by far more than the 10 % it must show */
+         * ~0.1 GB/s (doc/PERF.md, "Behind the constants":
+         * calibration's row cap), and at such widths the plan wins by far
+         * more than the 10 % it must show */
         size_t w = rows_b[i], ht = total / w > ((size_t)1 << 23) ? (size_t)1 << 23 : total / w;
         double raw = 0, plan = 0;
         err = cuxfer_impl_view_init(&hv, h, 2 * w, w, ht, 1, CUXFER_MEMORY_PINNED, -1);
@@ -6228,9 +6229,10 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
  * ------------------------------------------------------------------------ */
 
 /* One cudaMemcpy2DAsync per tile is enqueue-bound at ~2.5 us a tile
- * (PERF.md: 65536 tiles of 8x8 RGBA8 move at 0.1 GB/s), and
- * cudaMemcpy3DBatchAsync (CUDA 12.8+) is no faster on driver 580: it
- * loops the same way, so cuxfer does not use it.  A cuxfer_rois plan moves
+ * (65536 tiles of 8x8 RGBA8 move at 0.1 GB/s), and
+ * cudaMemcpy3DBatchAsync (CUDA 12.8+) is no faster: it loops the same way,
+ * so cuxfer does not use it (doc/PERF.md, "Many small regions: the raw
+ * routes").  A cuxfer_rois plan moves
  * N regions of one host view to one dense device buffer (and back) with
  * one of three strategies, picked per call:
  *   DIRECT: the loop of cudaMemcpy2DAsync, for large tiles (and on a
@@ -7239,7 +7241,8 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
  * ------------------------------------------------------------------------ */
 
 /* A plain cudaMemcpyAsync from malloc'd memory blocks the caller and runs at
- * a sixth of the link (measured on an H200: 8.6 GB/s H2D, 11 D2H).  A stager moves
+ * a sixth of the link (doc/PERF.md, "The link and the raw calls").  A
+ * stager moves
  * pageable memory through a ring of pinned slots instead, from a thread of
  * its own, and returns to the caller at once:
  *
@@ -7281,7 +7284,7 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
  *                         registration, read-only memory) the job falls back
  *                         to COPY.
  *  CUXFER_STAGE_AUTO      cuxfer's choice, made in cuxfer_impl_stage_pick:
- *                         COPY at every size, from the H200 measurements.
+ *                         COPY at every size (cuxfer_impl_stage_pick: why).
  * Whatever the strategy, a host buffer that is already pinned or managed is
  * copied with one cudaMemcpyAsync (reported as CUXFER_STAGE_DIRECT).
  * cuxfer_stager.used says what ran the last job.
@@ -7387,8 +7390,8 @@ typedef struct cuxfer_stager {
 #define CUXFER_IMPL_TICKET_CLOSED 0xffffffffull
 
 /* Worker threads by default: the online cores, at least 1, at most 16
- * (on an H200 host, pageable -> pinned memcpy reaches 47.6 GB/s with 16
- * threads). */
+ * (pageable -> pinned memcpy still gains up to 16 threads: doc/PERF.md,
+ * "Behind the constants": the stager's strategy and threads). */
 CUXFER_API int cuxfer_impl_stager_default_threads(void)
 {
     long n = -1;
@@ -7450,10 +7453,10 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
 
 /* The one place that decides how a job runs.  A host side that is already
  * page-locked (or managed) needs no staging: one DMA.  Otherwise AUTO is
- * COPY at every size: on an H200, register + copy + unregister of
- * 512 MiB ran at 14.9 GB/s against 27.3 H2D / 25.2 D2H through 4 slots of
- * 16 MiB, and registration alone costs 17 ms + 8 ms per 512 MiB, which a
- * one-off copy never earns back.  Change this when measurements say
+ * COPY at every size: register + copy + unregister measured well below
+ * the slots' speed, and registering costs more than a one-off copy earns
+ * back (doc/PERF.md, "Behind the constants": the
+ * stager's strategy and threads).  Change this when measurements say
  * otherwise (bytes is here for that). */
 CUXFER_API int cuxfer_impl_stage_pick(int strategy, cuxfer_memkind host_kind, size_t bytes)
 {
