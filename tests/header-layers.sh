@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The layering of include/cuxfer.h (DESIGN.md, "layers"), checked (TAP):
+# The layering of include/cuxfer.h (doc/DESIGN.md, "The header's layers"),
+# checked (TAP):
 #   - every cuxfer_/CUXFER_ name a section's code uses is defined in that
 #     section or an earlier one: the header reads top-down;
 #   - section 4 (Geometry) is pure CPU arithmetic: none of its functions

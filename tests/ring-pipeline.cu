@@ -5,7 +5,8 @@
  * when the slot comes back around and after the drain; acquire never hands
  * out a slot whose previous transfers still run; then the overlap the ring
  * reaches is measured and reported (never asserted) against the ideal
- * max(copy, compute) schedule and the one-stream baseline (PERF.md). */
+ * max(copy, compute) schedule and the one-stream baseline (doc/PERF.md,
+ * "The link and the raw calls"). */
 #include "sched-helpers.h"
 #include <algorithm>
 #include <pthread.h>
@@ -425,7 +426,7 @@ static void test_overlap(void)
         GPU_MUST(cudaMemcpyAsync(h + CHUNK, d + CHUNK, CHUNK, cudaMemcpyDeviceToHost, s));
     }, 9);
     t_copy = t_h2d + t_d2h;
-    /* Calibrate the kernel to about twice the copy time, as in PERF.md
+    /* Calibrate the kernel to about twice the copy time, as in doc/PERF.md
      * (copy 0.31 ms + kernel 0.63 ms per chunk): scale the iteration count
      * twice, since a short kernel's time is not proportional to it. */
     t64 = time_on(s, [&] {
