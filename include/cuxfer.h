@@ -996,9 +996,10 @@ CUXFER_API cudaError_t cuxfer_impl_stream_create(cudaStream_t *s, unsigned flags
     return err;
 }
 
-/* cuxfer's own threads (stager, planner, team workers) never capture and
- * touch only cuxfer's own streams and events: they run Relaxed for good,
- * so another thread's Global-mode capture never sees them. */
+/* A thread of cuxfer's own that calls CUDA (the stager's coordinator; the
+ * team's and the stager's workers only copy memory) never captures and
+ * touches only cuxfer's own streams and events: it runs Relaxed for good,
+ * so another thread's Global-mode capture never sees it. */
 CUXFER_API void cuxfer_impl_worker_relaxed(void)
 {
     enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
