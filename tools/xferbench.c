@@ -467,7 +467,7 @@ static void bench_enqueue_mt(void)
 static cuxfer_plan2d planner;
 
 /* The planner's targets, strided side's pitch 2 x width (man 3
- * cuxfer_plan2d, PERF.md): H2D at least 4 x raw cudaMemcpy2DAsync at
+ * cuxfer_plan2d, doc/PERF.md, "Targets"): H2D at least 4 x raw cudaMemcpy2DAsync at
  * 8-byte rows and 2.5 x at 16; D2H (raised by issue 14) 4 x at 8, 2 x at
  * 16 and 1.2 x at 32, each with a cv of at most 5 % (returned in *max_cv,
  * 0 where there is no bound); never below 0.98 x. */
@@ -1117,7 +1117,7 @@ static void bench_image(cudaStream_t s, cuxfer_timer *t)
 
 /* --- many ROIs: random tiles of an 8192x8192 RGBA8 image ------------------ */
 
-/* Targets of issue 14 (PERF.md): against the loop of cudaMemcpy2DAsync in
+/* Targets (doc/PERF.md, "Targets"): against the loop of cudaMemcpy2DAsync in
  * the same run, both directions; never below 0.98x at any tile size. */
 static double rois_target(size_t side, char *text, size_t n)
 {
