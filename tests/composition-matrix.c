@@ -21,6 +21,7 @@
  * includes this file with CUDA_API_PER_THREAD_DEFAULT_STREAM defined, where
  * 0 is the per-thread default stream.
  */
+#include "composition-table.h"
 #include "sched-helpers.h"
 #include <math.h>
 
@@ -41,8 +42,11 @@
 #define DELAY_MS 10.0
 
 /* ---- stream kinds --------------------------------------------------------- */
-enum { K_ZERO, K_LEGACY, K_PERTHREAD, K_BLOCKING, K_NONBLOCKING, K_GLOBAL, K_THREADLOCAL,
-       K_RELAXED, K_OTHERDEV, K_HELD, K_COUNT };
+/* the columns of tests/lib/composition-table.h, whose rules every cell checks */
+enum { K_ZERO = COMP_ZERO, K_LEGACY = COMP_LEGACY, K_PERTHREAD = COMP_PERTHREAD,
+       K_BLOCKING = COMP_BLOCKING, K_NONBLOCKING = COMP_NONBLOCKING, K_GLOBAL = COMP_GLOBAL,
+       K_THREADLOCAL = COMP_THREADLOCAL, K_RELAXED = COMP_RELAXED, K_OTHERDEV = COMP_OTHERDEV,
+       K_HELD = COMP_HELD, K_COUNT = COMP_KINDS };
 static const char *const kind_name[K_COUNT] = {
     ZERO_NAME, "cudaStreamLegacy", "cudaStreamPerThread", "blocking stream",
     "non-blocking stream", "captured (Global)", "captured (ThreadLocal)",
@@ -53,9 +57,7 @@ static const enum cudaStreamCaptureMode kind_mode[K_COUNT] = {
     cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed,
     cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal};
 
-static int is_capture(int k) { return k == K_GLOBAL || k == K_THREADLOCAL || k == K_RELAXED; }
-/* The legacy default stream, under its two names. */
-static int is_legacy(int k) { return k == K_LEGACY || (k == K_ZERO && !PER_THREAD_BUILD); }
+static int is_capture(int k) { return comp_is_capture(k); }
 
 /* ---- the shared context ------------------------------------------------- */
 typedef struct ctx {
@@ -180,6 +182,7 @@ typedef struct call {
     cudaError_t (*run)(ctx *c, cudaStream_t s);
     size_t (*check)(ctx *c); /* after the run (or a replay) synchronized: bad bytes */
     cudaError_t (*cleanup)(ctx *c); /* after the cell, everything idle */
+    int rule; /* its row of composition-table.h */
 } call;
 
 static cudaError_t r_copy_h2d(ctx *c, cudaStream_t s)
@@ -476,58 +479,40 @@ static size_t k_calibrate(ctx *c)
 }
 
 static const call calls[] = {
-    {"cuxfer_copy_async H2D", r_copy_h2d, k_dA_ref, NULL},
-    {"cuxfer_copy_async D2H", r_copy_d2h, k_hdst_ref2, NULL},
-    {"cuxfer_copy2d_async H2D", r_copy2d_h2d, k_dA_2d, NULL},
-    {"cuxfer_copy2d_async D2D", r_copy2d_d2d, k_dA_2d_ref2, NULL},
-    {"cuxfer_copy2d_async D2H", r_copy2d_d2h, k_hdst_2d, NULL},
-    {"cuxfer_plan2d_copy_async SPAN", r_plan_span, k_dA_2d, NULL},
-    {"cuxfer_plan2d_copy_async PACK", r_plan_pack, k_hdst_2d, NULL},
-    {"cuxfer_plan2d_copy_async PACK, 32-byte rows", r_plan_pack32, k_hdst_2d32, NULL},
-    {"cuxfer_timer_start/stop", r_timer, k_timer, NULL},
-    {"cuxfer_stream_wait fork/join", r_stream_wait, k_hdst_ref, NULL},
-    {"cuxfer_on_complete", r_on_complete, k_on_complete, NULL},
-    {"cuxfer_latch_arm", r_latch, k_latch, NULL},
-    {"cuxfer_prefetch", r_prefetch, k_dA_ref, NULL},
-    {"cuxfer_pinned_pool_release", r_pool, k_dA_ref, z_pool},
-    {"cuxfer_stage_h2d", r_stage_h2d, k_stage_h2d, z_stager},
-    {"cuxfer_stage_d2h", r_stage_d2h, k_stage_d2h, z_stager},
-    {"cuxfer_graph_begin/end/launch", r_graph, k_dA_ref, z_graph},
-    {"cuxfer_graph_launch", r_graph_launch, k_graph_launch, NULL},
-    {"cuxfer_stream_is_capturing", r_is_capturing, k_is_capturing, NULL},
-    {"cuxfer_plan2d_calibrate", r_calibrate, k_calibrate, NULL},
-    {"cuxfer_rois_copy_async H2D", r_rois_h2d, k_dA_rois, NULL},
-    {"cuxfer_rois_copy_async D2H", r_rois_d2h, k_hdst_rois, NULL},
+    {"cuxfer_copy_async H2D", r_copy_h2d, k_dA_ref, NULL, COMP_COPY},
+    {"cuxfer_copy_async D2H", r_copy_d2h, k_hdst_ref2, NULL, COMP_COPY},
+    {"cuxfer_copy2d_async H2D", r_copy2d_h2d, k_dA_2d, NULL, COMP_COPY2D},
+    {"cuxfer_copy2d_async D2D", r_copy2d_d2d, k_dA_2d_ref2, NULL, COMP_COPY2D},
+    {"cuxfer_copy2d_async D2H", r_copy2d_d2h, k_hdst_2d, NULL, COMP_COPY2D},
+    {"cuxfer_plan2d_copy_async SPAN", r_plan_span, k_dA_2d, NULL, COMP_PLAN2D},
+    {"cuxfer_plan2d_copy_async PACK", r_plan_pack, k_hdst_2d, NULL, COMP_PLAN2D},
+    {"cuxfer_plan2d_copy_async PACK, 32-byte rows", r_plan_pack32, k_hdst_2d32, NULL, COMP_PLAN2D},
+    {"cuxfer_timer_start/stop", r_timer, k_timer, NULL, COMP_TIMER},
+    {"cuxfer_stream_wait fork/join", r_stream_wait, k_hdst_ref, NULL, COMP_STREAM_WAIT},
+    {"cuxfer_on_complete", r_on_complete, k_on_complete, NULL, COMP_ON_COMPLETE},
+    {"cuxfer_latch_arm", r_latch, k_latch, NULL, COMP_LATCH_ARM},
+    {"cuxfer_prefetch", r_prefetch, k_dA_ref, NULL, COMP_PREFETCH},
+    {"cuxfer_pinned_pool_release", r_pool, k_dA_ref, z_pool, COMP_POOL_RELEASE},
+    {"cuxfer_stage_h2d", r_stage_h2d, k_stage_h2d, z_stager, COMP_STAGE},
+    {"cuxfer_stage_d2h", r_stage_d2h, k_stage_d2h, z_stager, COMP_STAGE},
+    {"cuxfer_graph_begin/end/launch", r_graph, k_dA_ref, z_graph, COMP_GRAPH_BEGIN},
+    {"cuxfer_graph_launch", r_graph_launch, k_graph_launch, NULL, COMP_GRAPH_LAUNCH},
+    {"cuxfer_stream_is_capturing", r_is_capturing, k_is_capturing, NULL, COMP_IS_CAPTURING},
+    {"cuxfer_plan2d_calibrate", r_calibrate, k_calibrate, NULL, COMP_CALIBRATE},
+    {"cuxfer_rois_copy_async H2D", r_rois_h2d, k_dA_rois, NULL, COMP_ROIS_H2D},
+    {"cuxfer_rois_copy_async D2H", r_rois_d2h, k_hdst_rois, NULL, COMP_ROIS_D2H},
 };
 #define NCALLS ((int)(sizeof calls / sizeof calls[0]))
 
-/* What a cell must do: 1 work, -1 refuse, 0 either. */
+/* What a cell must do: 1 work, -1 refuse, 0 either (composition-table.h). */
 static int expected(const call *k, int kind)
 {
-    if (k->run == r_graph && (is_legacy(kind) || is_capture(kind)))
-        return -1; /* the legacy stream cannot be captured; nor can a capture begin twice */
-    if (k->run == r_is_capturing)
-        return 1;
-    if (k->run == r_prefetch && !cuxfer_managed_concurrent(C.dev))
-        return 0; /* refused with cudaErrorNotSupported where pages migrate on demand */
-    if (is_capture(kind) || kind == K_OTHERDEV)
-        return 0;
-    return 1; /* an ordinary stream of the current device */
+    return comp_expect(k->rule, kind, !PER_THREAD_BUILD, cuxfer_managed_concurrent(C.dev));
 }
 
 /* Behind a held stream every call returns at once but those that wait for
- * the stream by design: the calibration times copies on it, and
- * cuxfer_rois's GATHER (AUTO's pick without the copy kernel, before CUDA
- * 12.5) puts the tiles of a download into the host view before it
- * returns. */
-static int waits_when_held(const call *k)
-{
-    if (k->run == r_calibrate)
-        return 1;
-    if (k->run == r_rois_d2h && !C.rois.kernel)
-        return 1;
-    return 0;
-}
+ * the stream by design (composition-table.h's held column). */
+static int waits_when_held(const call *k) { return comp_waits_when_held(k->rule, C.rois.kernel != NULL); }
 
 /* ---- one cell ------------------------------------------------------------- */
 /* The device is usable and no error was left behind. */

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model.c - the soak's oracle for geometry: what each check must answer,
+ * computed here from the man pages' rules with the compiler's overflow
+ * builtins and byte maps, sharing no code with cuxfer.h.
+ */
+#include "soak.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int mul(size_t a, size_t b, size_t *r) { return __builtin_mul_overflow(a, b, r); }
+static int add(size_t a, size_t b, size_t *r) { return __builtin_add_overflow(a, b, r); }
+
+/* man 3 cuxfer_view: elem_size 1..64, a pointer, row <= pitch (else
+ * InvalidPitchValue), the span addressable; empty views valid. */
+cudaError_t model_view_check(const cuxfer_view *v)
+{
+    size_t row, span;
+    if (!v || v->elem_size < 1 || v->elem_size > CUXFER_ELEM_MAX || !v->ptr)
+        return cudaErrorInvalidValue;
+    if (mul(v->width, v->elem_size, &row))
+        return cudaErrorInvalidValue;
+    if (row > v->pitch)
+        return cudaErrorInvalidPitchValue;
+    if (v->width == 0 || v->height == 0)
+        return cudaSuccess;
+    if (mul(v->height - 1, v->pitch, &span) || add(span, row, &span) ||
+        (uintptr_t)v->ptr > UINTPTR_MAX - span)
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
+cudaError_t model_view_sub(const cuxfer_view *v, cuxfer_roi r, cuxfer_view *sub)
+{
+    size_t ex, ey, off, xo;
+    cudaError_t e = model_view_check(v);
+    if (e != cudaSuccess)
+        return e;
+    if (add(r.x, r.width, &ex) || ex > v->width || add(r.y, r.height, &ey) || ey > v->height)
+        return cudaErrorInvalidValue;
+    if (mul(r.y, v->pitch, &off) || mul(r.x, v->elem_size, &xo) || add(off, xo, &off) ||
+        (uintptr_t)v->ptr > UINTPTR_MAX - off)
+        return cudaErrorInvalidValue;
+    *sub = *v;
+    sub->ptr = (void *)((uintptr_t)v->ptr + off);
+    sub->width = r.width;
+    sub->height = r.height;
+    sub->flags = 0;
+    return cudaSuccess;
+}
+
+void *model_view_at(const cuxfer_view *v, size_t x, size_t y)
+{
+    if (model_view_check(v) != cudaSuccess || x >= v->width || y >= v->height)
+        return NULL;
+    return (void *)((uintptr_t)v->ptr + y * v->pitch + x * v->elem_size);
+}
+
+/* Byte by byte: some byte in a row of both (views of equal row bytes). */
+int model_overlap(const cuxfer_view *a, const cuxfer_view *b)
+{
+    size_t w = a->width * a->elem_size, ya, yb;
+    if (!w || !a->height || !b->height || w != b->width * b->elem_size)
+        return 0;
+    for (ya = 0; ya < a->height; ++ya) {
+        uintptr_t as = (uintptr_t)a->ptr + ya * a->pitch;
+        for (yb = 0; yb < b->height; ++yb) {
+            uintptr_t bs = (uintptr_t)b->ptr + yb * b->pitch;
+            if (as < bs + w && bs < as + w)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+cudaError_t model_copy2d_check(const cuxfer_view *d, const cuxfer_view *s)
+{
+    cudaError_t e;
+    if ((e = model_view_check(d)) != cudaSuccess || (e = model_view_check(s)) != cudaSuccess)
+        return e;
+    if (d->width != s->width || d->height != s->height || d->elem_size != s->elem_size)
+        return cudaErrorInvalidValue;
+    return model_overlap(d, s) ? cudaErrorInvalidValue : cudaSuccess;
+}
+
+cudaError_t model_copy_check(const void *d, const void *s, size_t n)
+{
+    uintptr_t a = (uintptr_t)d, b = (uintptr_t)s;
+    if (!n)
+        return cudaSuccess;
+    if (!d || !s || a > UINTPTR_MAX - n || b > UINTPTR_MAX - n)
+        return cudaErrorInvalidValue;
+    return (a < b + n && b < a + n) ? cudaErrorInvalidValue : cudaSuccess;
+}
+
+/* man 3 cuxfer_rois: both views valid, every ROI inside the host view, the
+ * dense view contiguous and holding the packed tiles; a download's tiles
+ * disjoint. */
+cudaError_t model_rois_check(int dir, const cuxfer_view *host, const cuxfer_roi *r, size_t n,
+                             const cuxfer_view *dense, size_t *total)
+{
+    size_t i, j, sum = 0, b, e;
+    cudaError_t err;
+    if (dir != CUXFER_ROIS_H2D && dir != CUXFER_ROIS_D2H)
+        return cudaErrorInvalidValue;
+    if ((err = model_view_check(host)) != cudaSuccess || (err = model_view_check(dense)) != cudaSuccess)
+        return err;
+    if ((!r && n) || host->elem_size != dense->elem_size)
+        return cudaErrorInvalidValue;
+    if (dense->height > 1 && dense->pitch != dense->width * dense->elem_size)
+        return cudaErrorInvalidValue; /* the dense view is contiguous */
+    for (i = 0; i < n; ++i) {
+        if (add(r[i].x, r[i].width, &e) || e > host->width || add(r[i].y, r[i].height, &e) ||
+            e > host->height)
+            return cudaErrorInvalidValue;
+        if (mul(r[i].width, r[i].height, &b) || mul(b, host->elem_size, &b) || add(sum, b, &sum))
+            return cudaErrorInvalidValue;
+    }
+    if (sum > dense->width * dense->elem_size * dense->height)
+        return cudaErrorInvalidValue;
+    if (dir == CUXFER_ROIS_D2H)
+        for (i = 0; i < n; ++i)
+            for (j = i + 1; j < n; ++j)
+                if (r[i].width && r[i].height && r[j].width && r[j].height &&
+                    r[i].x < r[j].x + r[j].width && r[j].x < r[i].x + r[i].width &&
+                    r[i].y < r[j].y + r[j].height && r[j].y < r[i].y + r[i].height)
+                    return cudaErrorInvalidValue;
+    if (total)
+        *total = sum;
+    return cudaSuccess;
+}
+
+/* man 3 cuxfer_pinned_pool: exact below 64 bytes, else at most 12.5%
+ * above; 0 for 0 and for sizes no class holds (above SIZE_MAX / 2).
+ * *exact: 1 when the answer is known exactly (the bound otherwise). */
+size_t model_class_size(size_t n, int *exact)
+{
+    *exact = 1;
+    if (n == 0 || n > SIZE_MAX / 2)
+        return 0;
+    if (n < 64)
+        return n;
+    *exact = 0;
+    return n + n / 8;
+}
+
+/* Rows of s into d, host memory, with the model's own addresses. */
+void model_copy2d(const cuxfer_view *d, const cuxfer_view *s)
+{
+    size_t y, w = s->width * s->elem_size;
+    for (y = 0; y < s->height; ++y)
+        memmove((unsigned char *)d->ptr + y * d->pitch, (const unsigned char *)s->ptr + y * s->pitch,
+                w);
+}
+
+/* H2D: the tiles, in order, packed row by row into dense; D2H: back. */
+void model_rois_pack(int dir, const cuxfer_view *host, const cuxfer_roi *r, size_t n,
+                     unsigned char *dense)
+{
+    size_t i, y, off = 0, es = host->elem_size;
+    for (i = 0; i < n; ++i) {
+        size_t w = r[i].width * es;
+        for (y = 0; y < r[i].height; ++y) {
+            unsigned char *h = (unsigned char *)host->ptr + (r[i].y + y) * host->pitch + r[i].x * es;
+            if (dir == CUXFER_ROIS_H2D)
+                memcpy(dense + off, h, w);
+            else
+                memcpy(h, dense + off, w);
+            off += w;
+        }
+    }
+}

@@ -1,0 +1,93 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/soak/mutants.sh SRCDIR - the soak must be able to fail.  Each
+# mutant below is a deliberately broken copy of include/cuxfer.h (one sed
+# edit); the soak is built against it and run, and must fail.  Prints how
+# fast each was caught; exits 1 when a mutant survives, when an edit no
+# longer applies (the header changed: update the mutant), or when the
+# unmutated build fails.  CPU mutants run the CPU-only soak; GPU mutants
+# need a device and are skipped (said so) without one.  `make soak-mutants`
+# runs it with the configured CC and CUDA flags.
+# Environment: CC CFLAGS CPPFLAGS (CUDA's) LIBS; MUTANT_SECONDS (GPU runs, 120).
+set -u
+srcdir=${1:-.}
+CC=${CC:-cc}
+CFLAGS=${CFLAGS:--O2}
+CPPFLAGS=${CPPFLAGS:--isystem /usr/local/cuda/include}
+LIBS=${LIBS:--L/usr/local/cuda/lib64 -lcudart -lpthread -lm}
+secs=${MUTANT_SECONDS:-120}
+work=$(mktemp -d "${TMPDIR:-/tmp}/soak-mutants.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+
+# name|cpu or gpu|sed script (applied to a copy of the header; '#' delimits)
+mutants='roi-bounds-off-by-one|cpu|s#if (end > v->width)$#if (end > v->width + 1)#
+view-pitch-check-off-by-one|cpu|s#^    if (row > v->pitch)$#    if (row > v->pitch + 1)#
+elem-size-check-removed|cpu|s#if (v->elem_size < 1 || v->elem_size > CUXFER_ELEM_MAX)#if (v->elem_size < 1)#
+copy-overlap-off-by-one|cpu|s#if (d < s + bytes \&\& s < d + bytes)#if (d < s + bytes \&\& s + 1 < d + bytes)#
+view-at-ignores-elem-size|cpu|s#return (unsigned char \*)v->ptr + y \* v->pitch + x \* v->elem_size;#return (unsigned char *)v->ptr + y * v->pitch + x;#
+rois-dense-capacity-off-by-one|cpu|s#if (sum > cap)#if (sum > cap + 1)#
+overlap-equal-pitch-off-by-one|cpu|s#if (k < lo->h \&\& d - k \* lo->pitch < lo->w) {#if (k < lo->h \&\& d - k * lo->pitch + 1 < lo->w) {#
+policy-accepts-prefixes|cpu|s#if (!names\[i\]\[j\] \&\& !s\[j\])#if (!names[i][j])#
+pool-class-rounds-down|cpu|s#c = (n + step - 1) \& ~(step - 1);#c = n \& ~(step - 1);#
+pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_impl_pool_mark(b, in_use_by));#(void)0;#
+span-skips-slot-wait|gpu|s#CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_freed\[b\], 0));#(void)0;#
+rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_impl_rois_copy(/,/^}/s#err = cudaStreamIsCapturing(s, \&cs);#err = cudaStreamIsCapturing(s, \&cs); cs = cudaStreamCaptureStatusNone;#'
+
+build() { # DIR: the soak against DIR/include/cuxfer.h
+    # shellcheck disable=SC2086
+    $CC $CFLAGS -std=c99 -D_POSIX_C_SOURCE=200809L -I"$1/include" -I"$srcdir/tests/lib" \
+        -I"$srcdir/tests/soak" $CPPFLAGS "$srcdir/tests/soak/soak.c" "$srcdir/tests/soak/model.c" \
+        "$srcdir/tests/soak/ops-cpu.c" "$srcdir/tests/soak/ops-gpu.c" -o "$1/soak" $LIBS \
+        >"$1/build.log" 2>&1
+}
+now() { date +%s.%N 2>/dev/null || date +%s; }
+run() { # DIR MODE: 0 passed, else caught; the output in DIR/run.log
+    (cd "$1" && if [ "$2" = cpu ]; then
+        timeout 300 ./soak --cpu-only --seed 7 --steps 200000 --threads 2
+    else
+        timeout $((secs + 120)) ./soak --seed 7 --seconds "$secs" --threads 4
+    fi) >"$1/run.log" 2>&1
+}
+
+mkdir -p "$work/control/include"
+cp "$srcdir/include/cuxfer.h" "$work/control/include/"
+if ! build "$work/control"; then
+    cat "$work/control/build.log"; echo "soak-mutants: the unmutated soak does not build"; exit 1
+fi
+gpu=1
+(cd "$work/control" && ./soak --steps 1) | grep -q '^1..0 # SKIP' && gpu=0
+for mode in cpu gpu; do
+    [ $mode = gpu ] && [ $gpu = 0 ] && continue
+    if ! run "$work/control" $mode; then
+        tail -n 20 "$work/control/run.log"
+        echo "soak-mutants: the unmutated header fails the $mode soak"; exit 1
+    fi
+done
+
+fail=0
+echo "$mutants" | while IFS='|' read -r name mode script; do
+    d="$work/$name"
+    mkdir -p "$d/include"
+    sed -e "$script" "$srcdir/include/cuxfer.h" >"$d/include/cuxfer.h"
+    if cmp -s "$srcdir/include/cuxfer.h" "$d/include/cuxfer.h"; then
+        echo "STALE    $name: the edit no longer applies to cuxfer.h"; echo x >>"$work/failed"; continue
+    fi
+    if [ $mode = gpu ] && [ $gpu = 0 ]; then
+        echo "SKIP     $name (needs a GPU)"; continue
+    fi
+    if ! build "$d"; then
+        echo "NOBUILD  $name"; tail -n 5 "$d/build.log"; echo x >>"$work/failed"; continue
+    fi
+    t0=$(now)
+    if run "$d" $mode; then
+        echo "SURVIVED $name ($mode soak passed)"; echo x >>"$work/failed"
+    else
+        t1=$(now)
+        how=$(grep -m1 -E '^not ok|^Bail out|runtime error|AddressSanitizer' "$d/run.log" | cut -c1-150)
+        printf 'CAUGHT   %s in %.1f s (%s): %s\n' "$name" \
+            "$(echo "$t1 - $t0" | bc 2>/dev/null || echo 0)" "$mode" "${how:-exit status}"
+        grep -m2 '^#   ' "$d/run.log" | cut -c1-160
+    fi
+done
+[ -f "$work/failed" ] && fail=1
+exit $fail

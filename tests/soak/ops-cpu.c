@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ops-cpu.c - the soak's operations that need no device: views and ROIs,
+ * the copy checks, cuxfer_rois's geometry, the pool's size classes, the
+ * policies, and every refusal a stream-taking call must make before it
+ * touches the GPU.  Each checks the answer against model.c and, where
+ * memory moves, the arena byte for byte against its model: the kit's
+ * addresses move the arena's bytes, the model's addresses the model's.
+ */
+#include "soak.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const size_t elems[] = {1, 1, 2, 3, 4, 8, 16, 64};
+
+
+/* A valid view over arena bytes [off, ...) that fits, edge shapes likely. */
+static void arena_view_es(soak_thread *t, unsigned char *base, cuxfer_view *v, size_t *off_out,
+                          size_t es_force)
+{
+    size_t es = es_force ? es_force : elems[soak_below(t, sizeof elems / sizeof elems[0])];
+    size_t w = soak_size(t, 48), h = soak_size(t, 24), row, pitch, off, need;
+    row = w * es;
+    pitch = soak_below(t, 3) == 0 ? row : row + soak_size(t, 40);
+    if (pitch == 0)
+        pitch = es;
+    need = h ? (h - 1) * pitch + row : 0;
+    if (need > t->arena_bytes / 2) {
+        h = 1;
+        need = row;
+    }
+    off = soak_below(t, t->arena_bytes - need + 1);
+    memset(v, 0, sizeof *v);
+    v->ptr = base + off;
+    v->pitch = pitch;
+    v->width = w;
+    v->height = h;
+    v->elem_size = es;
+    v->kind = CUXFER_MEMORY_PAGEABLE;
+    v->device = -1;
+    *off_out = off;
+}
+
+static void arena_view(soak_thread *t, unsigned char *base, cuxfer_view *v, size_t *off_out)
+{
+    arena_view_es(t, base, v, off_out, 0);
+}
+
+static void say_view(char *b, size_t n, const char *name, const cuxfer_view *v,
+                     const unsigned char *base)
+{
+    (void)snprintf(b, n, "%s{arena%+td pitch %zu w %zu h %zu es %zu}", name,
+                   (const unsigned char *)v->ptr - base, v->pitch, v->width, v->height,
+                   v->elem_size);
+}
+
+/* Random numbers for cuxfer_view_init, valid or not. */
+static int op_view(soak_thread *t)
+{
+    cuxfer_view v, ms, ks;
+    cuxfer_roi r;
+    cudaError_t want, got;
+    size_t off, x, y;
+    void *kp, *mp;
+    arena_view(t, t->arena, &v, &off);
+    switch (soak_below(t, 8)) { /* one wrong number, sometimes */
+    case 0: v.elem_size = soak_below(t, 2) ? 0 : CUXFER_ELEM_MAX + 1 + soak_below(t, 3); break;
+    case 1: v.ptr = NULL; break;
+    case 2: v.pitch = v.width * v.elem_size > 0 ? v.width * v.elem_size - 1 : 0; break;
+    case 3: v.ptr = (void *)(UINTPTR_MAX - soak_below(t, 4096)); break;
+    case 4: v.width = SIZE_MAX / (soak_below(t, 3) + 1); break;
+    case 5: /* refused: an empty view of that height is valid, and its far
+             * ROIs point past the object (UBSan's pointer-overflow) */
+        if (v.width && v.pitch)
+            v.height = SIZE_MAX / v.pitch + 2; /* (height - 1) x pitch overflows */
+        break;
+    default: break;
+    }
+    soak_say(t, "cuxfer_view_init(ptr %p, pitch %zu, w %zu, h %zu, es %zu)", v.ptr, v.pitch,
+             v.width, v.height, v.elem_size);
+    want = model_view_check(&v);
+    memset(&ks, 0x5a, sizeof ks);
+    got = cuxfer_view_init(&ks, v.ptr, v.pitch, v.width, v.height, v.elem_size,
+                           CUXFER_MEMORY_PAGEABLE, -1);
+    if (soak_expect(t, want, got))
+        return 1;
+    if (got != cudaSuccess) {
+        static const cuxfer_view zero;
+        if (memcmp(&ks, &zero, sizeof ks) != 0)
+            return soak_fail(t, "a refused view is not zeroed");
+        return 0;
+    }
+    if (ks.ptr != v.ptr || ks.pitch != v.pitch || ks.width != v.width || ks.height != v.height ||
+        ks.elem_size != v.elem_size)
+        return soak_fail(t, "the view's fields differ from the arguments");
+    /* an ROI, at and past the edges */
+    r.x = soak_size(t, v.width + 1);
+    r.y = soak_size(t, v.height + 1);
+    r.width = soak_size(t, v.width + 1 - (r.x < v.width ? r.x : v.width));
+    r.height = soak_size(t, v.height + 1 - (r.y < v.height ? r.y : v.height));
+    if (soak_below(t, 16) == 0)
+        r.x = SIZE_MAX - soak_below(t, 3);
+    soak_say(t, "cuxfer_view_sub(view{pitch %zu w %zu h %zu es %zu}, roi{%zu, %zu, %zu, %zu})",
+             v.pitch, v.width, v.height, v.elem_size, r.x, r.y, r.width, r.height);
+    want = model_view_sub(&v, r, &ms);
+    got = cuxfer_view_sub(&ks, r, &ks);
+    if (soak_expect(t, want, got))
+        return 1;
+    if (got == cudaSuccess && (ks.ptr != ms.ptr || ks.pitch != ms.pitch ||
+                               ks.width != ms.width || ks.height != ms.height ||
+                               ks.elem_size != ms.elem_size))
+        return soak_fail(t, "sub-view {%p %zu %zu %zu} want {%p %zu %zu %zu}", ks.ptr, ks.pitch,
+                         ks.width, ks.height, ms.ptr, ms.pitch, ms.width, ms.height);
+    if (got != cudaSuccess)
+        ks = v;
+    x = soak_size(t, ks.width + 1);
+    y = soak_size(t, ks.height + 1);
+    soak_say(t, "cuxfer_view_at(view{pitch %zu w %zu h %zu es %zu}, %zu, %zu)", ks.pitch,
+             ks.width, ks.height, ks.elem_size, x, y);
+    kp = cuxfer_view_at(&ks, x, y);
+    mp = model_view_at(&ks, x, y);
+    if (kp != mp)
+        return soak_fail(t, "cuxfer_view_at gave %p, want %p", kp, mp);
+    if (!kp && !cuxfer_last_reason()[0])
+        return soak_fail(t, "cuxfer_view_at refused without a reason");
+    return 0;
+}
+
+/* Two ROIs of arena views, checked by cuxfer_copy2d_check and the model;
+ * accepted, the kit's addresses move the arena and the model's the model. */
+static int op_copy2d(soak_thread *t)
+{
+    cuxfer_view bd, bs, kd, ksv, md, msv;
+    cuxfer_roi rd, rs;
+    size_t od, os, y, w, h;
+    cudaError_t want, got, mwant;
+    char a[128], b[128];
+    arena_view(t, t->arena, &bd, &od);
+    arena_view_es(t, t->arena, &bs, &os, bd.elem_size);
+    if (soak_below(t, 4) == 0) { /* one buffer, nearby: overlap likely */
+        bs = bd;
+        bs.ptr = (unsigned char *)bd.ptr + soak_below(t, 2 * bd.pitch + 1);
+        if ((unsigned char *)bs.ptr + (bs.height ? (bs.height - 1) * bs.pitch : 0) +
+                bs.width * bs.elem_size > t->arena + t->arena_bytes)
+            bs.ptr = bd.ptr;
+    }
+    w = bd.width < bs.width ? bd.width : bs.width;
+    h = bd.height < bs.height ? bd.height : bs.height;
+    rd.x = soak_below(t, bd.width - w + 1);
+    rd.y = soak_below(t, bd.height - h + 1);
+    rs.x = soak_below(t, bs.width - w + 1);
+    rs.y = soak_below(t, bs.height - h + 1);
+    rd.width = rs.width = w;
+    rd.height = rs.height = h;
+    if (soak_below(t, 8) == 0)
+        rs.width += 1; /* extents differ (or the ROI exceeds the view) */
+    soak_say(t, "cuxfer_view_sub x2 then cuxfer_copy2d_check(%s roi{%zu,%zu}, %s roi{%zu,%zu}, %zux%zu)",
+             (say_view(a, sizeof a, "dst", &bd, t->arena), a), rd.x, rd.y,
+             (say_view(b, sizeof b, "src", &bs, t->arena), b), rs.x, rs.y, w, h);
+    if (soak_expect(t, model_view_sub(&bd, rd, &md), cuxfer_view_sub(&bd, rd, &kd)))
+        return 1;
+    want = model_view_sub(&bs, rs, &msv);
+    if (soak_expect(t, want, cuxfer_view_sub(&bs, rs, &ksv)))
+        return 1;
+    if (want != cudaSuccess)
+        return 0;
+    mwant = model_copy2d_check(&md, &msv);
+    got = cuxfer_copy2d_check(&kd, &ksv, 0);
+    if (soak_expect(t, mwant, got))
+        return 1;
+    if (got != cudaSuccess) {
+        /* and cuxfer_copy2d_async refuses the same, before any CUDA call */
+        soak_say(t, "cuxfer_copy2d_async(dst, src, 0) with views the check refused");
+        return soak_expect(t, mwant, cuxfer_copy2d_async(&kd, &ksv, (cudaStream_t)0));
+    }
+    /* move: the kit's rows in the arena, the model's in the model */
+    soak_fill(t, t->scratch, w * kd.elem_size);
+    for (y = 0; y < h && w; ++y) {
+        unsigned char *dp = (unsigned char *)cuxfer_view_at(&kd, 0, y);
+        const unsigned char *sp = (const unsigned char *)cuxfer_view_at(&ksv, 0, y);
+        if (!dp || !sp)
+            return soak_fail(t, "cuxfer_view_at refused row %zu of an accepted view", y);
+        memcpy(dp, sp, w * kd.elem_size);
+    }
+    md.ptr = t->model + ((unsigned char *)md.ptr - t->arena);
+    msv.ptr = t->model + ((unsigned char *)msv.ptr - t->arena);
+    model_copy2d(&md, &msv);
+    return soak_compare(t, t->arena, t->model, t->arena_bytes, "arena after a 2D copy");
+}
+
+static int op_copy1d(soak_thread *t)
+{
+    size_t n = soak_size(t, t->arena_bytes / 4), od = soak_below(t, t->arena_bytes - n + 1),
+           os = soak_below(t, 4) == 0 ? od + soak_below(t, n + 1) : soak_below(t, t->arena_bytes - n + 1);
+    unsigned char *d = t->arena + od, *s;
+    cudaError_t want, got;
+    if (os > t->arena_bytes - n)
+        os = t->arena_bytes - n;
+    s = t->arena + os;
+    switch (soak_below(t, 10)) {
+    case 0: d = NULL; break;
+    case 1: s = NULL; break;
+    case 2: s = (unsigned char *)(UINTPTR_MAX - soak_below(t, 64)); break;
+    default: break;
+    }
+    soak_say(t, "cuxfer_copy_check(dst arena%+td, src arena%+td, %zu)", d - t->arena,
+             s - t->arena, n);
+    want = model_copy_check(d, s, n);
+    got = cuxfer_copy_check(d, s, n);
+    if (soak_expect(t, want, got))
+        return 1;
+    if (got != cudaSuccess) {
+        soak_say(t, "cuxfer_copy_async(dst arena%+td, src arena%+td, %zu, 0) refused by the check",
+                 d - t->arena, s - t->arena, n);
+        return soak_expect(t, want, cuxfer_copy_async(d, s, n, (cudaStream_t)0));
+    }
+    if (d != t->arena + od || s != t->arena + os)
+        return 0; /* a pointer the check cannot know is unmapped */
+    if (n) {
+        memcpy(d, s, n);
+        memcpy(t->model + od, t->model + os, n);
+    }
+    return soak_compare(t, t->arena, t->model, t->arena_bytes, "arena after a 1D copy");
+}
+
+/* cuxfer_rois_check and _offsets against the model; accepted, the tiles
+ * move through the kit's sub-views and offsets, and the model's. */
+static int op_rois(soak_thread *t)
+{
+    cuxfer_view host, dense, mhost, sub;
+    cuxfer_roi r[12];
+    size_t off[13], n = soak_below(t, 13), i, y, total = 0, mtotal = 0, moff, hoff, cap;
+    int dir = soak_below(t, 2) ? CUXFER_ROIS_H2D : CUXFER_ROIS_D2H;
+    cudaError_t want, got;
+    arena_view(t, t->arena, &host, &hoff);
+    for (i = 0; i < n; ++i) {
+        r[i].x = soak_size(t, host.width + (soak_below(t, 10) == 0));
+        r[i].y = soak_size(t, host.height + (soak_below(t, 10) == 0));
+        r[i].width = soak_size(t, host.width > r[i].x ? host.width - r[i].x : 0);
+        r[i].height = soak_size(t, host.height > r[i].y ? host.height - r[i].y : 0);
+        if (soak_below(t, 20) == 0)
+            r[i].width += 1;
+    }
+    cap = soak_size(t, t->arena_bytes / host.elem_size);
+    if (cap == 0)
+        cap = 1;
+    memset(&dense, 0, sizeof dense);
+    dense.ptr = t->scratch;
+    dense.elem_size = host.elem_size;
+    dense.width = cap;
+    dense.height = 1;
+    dense.pitch = cap * host.elem_size;
+    if (soak_below(t, 6) == 0) { /* a pitched dense view: refused when height > 1 */
+        dense.width = cap / 2 + 1;
+        dense.height = 2;
+        dense.pitch = dense.width * host.elem_size + soak_below(t, 3);
+        if (dense.pitch * 2 > t->arena_bytes)
+            dense.height = 1;
+    }
+    if (dir == CUXFER_ROIS_D2H && n > 1 && soak_below(t, 3) == 0)
+        r[1] = r[0]; /* two tiles on the same pixels */
+    soak_say(t, "cuxfer_rois_check(%s, host{pitch %zu w %zu h %zu es %zu}, %zu ROIs, dense{w %zu h %zu pitch %zu})",
+             dir == CUXFER_ROIS_H2D ? "H2D" : "D2H", host.pitch, host.width, host.height,
+             host.elem_size, n, dense.width, dense.height, dense.pitch);
+    want = model_rois_check(dir, &host, r, n, &dense, &mtotal);
+    got = cuxfer_rois_check(dir, &host, r, n, &dense, &total);
+    if (soak_expect(t, want, got))
+        return 1;
+    if (got != cudaSuccess) {
+        soak_say(t, "cuxfer_rois_copy_async with what cuxfer_rois_check refused (NULL plan)");
+        got = cuxfer_rois_copy_async(NULL, dir, &host, r, n, &dense, (cudaStream_t)0);
+        if (got == cudaSuccess)
+            return soak_fail(t, "cuxfer_rois_copy_async accepted arguments the check refuses");
+        return 0;
+    }
+    if (total != mtotal)
+        return soak_fail(t, "total %zu bytes, want %zu", total, mtotal);
+    soak_say(t, "cuxfer_rois_offsets(%zu ROIs, es %zu)", n, host.elem_size);
+    if (soak_expect(t, cudaSuccess, cuxfer_rois_offsets(r, n, host.elem_size, off)))
+        return 1;
+    for (i = 0, moff = 0; i < n; moff += r[i].width * r[i].height * host.elem_size, ++i)
+        if (off[i] != moff)
+            return soak_fail(t, "offset of ROI %zu is %zu, want %zu", i, off[i], moff);
+    if (off[n] != mtotal)
+        return soak_fail(t, "offsets end at %zu, want %zu", off[n], mtotal);
+    /* move the tiles: the kit's way into scratch / the arena, the model's into scratch2 / model */
+    soak_fill(t, t->scratch, t->arena_bytes);
+    memcpy(t->scratch2, t->scratch, t->arena_bytes);
+    for (i = 0; i < n; ++i) {
+        size_t w = r[i].width * host.elem_size;
+        if (soak_expect(t, cudaSuccess, cuxfer_view_sub(&host, r[i], &sub)))
+            return 1;
+        for (y = 0; y < r[i].height && w; ++y) {
+            unsigned char *hp = (unsigned char *)cuxfer_view_at(&sub, 0, y);
+            if (!hp)
+                return soak_fail(t, "cuxfer_view_at refused row %zu of tile %zu", y, i);
+            if (dir == CUXFER_ROIS_H2D)
+                memcpy(t->scratch + off[i] + y * w, hp, w);
+            else
+                memcpy(hp, t->scratch + off[i] + y * w, w);
+        }
+    }
+    mhost = host;
+    mhost.ptr = t->model + hoff;
+    model_rois_pack(dir, &mhost, r, n, t->scratch2);
+    if (soak_compare(t, t->scratch, t->scratch2, t->arena_bytes, "dense buffer"))
+        return 1;
+    return soak_compare(t, t->arena, t->model, t->arena_bytes, "arena after the tiles");
+}
+
+/* Allocations refused on the CPU, before any CUDA call: zero bytes, a
+ * count x elem_size that overflows, unknown flags. */
+static int op_alloc_refusals(soak_thread *t)
+{
+    void *p = (void *)1;
+    static const size_t counts[] = {0, SIZE_MAX, SIZE_MAX / 2 + 1};
+    size_t c = counts[soak_below(t, 3)], es = soak_below(t, 2) ? 2 : 0;
+    unsigned flags = soak_below(t, 4) == 0 ? 0x80u : 0u;
+    soak_say(t, "cuxfer_host_alloc(&p, %zu, %zu, 0x%x)", c, es, flags);
+    if (soak_expect(t, cudaErrorInvalidValue, cuxfer_host_alloc(&p, c, es, flags)))
+        return 1;
+    if (p)
+        return soak_fail(t, "a refused allocation left *p = %p", p);
+    p = (void *)1;
+    soak_say(t, "cuxfer_device_alloc(&p, %zu, %zu)", c, es);
+    if (soak_expect(t, cudaErrorInvalidValue, cuxfer_device_alloc(&p, c, es)))
+        return 1;
+    if (p)
+        return soak_fail(t, "a refused allocation left *p = %p", p);
+    return 0;
+}
+
+static int op_class(soak_thread *t)
+{
+    size_t n = soak_below(t, 4) == 0 ? SIZE_MAX - soak_below(t, 2) : soak_size(t, (size_t)1 << (4 + soak_below(t, 30)));
+    int exact;
+    size_t want = model_class_size(n, &exact), got;
+    soak_say(t, "cuxfer_pinned_pool_class_size(%zu)", n);
+    got = cuxfer_pinned_pool_class_size(n);
+    if (exact ? got != want : (got < n || got > want))
+        return soak_fail(t, "class of %zu is %zu (want %s%zu)", n, got, exact ? "" : "n..", want);
+    if (got && cuxfer_pinned_pool_class_size(got) != got)
+        return soak_fail(t, "a class size %zu is not its own class", got);
+    return 0;
+}
+
+static int op_policy(soak_thread *t)
+{
+    static const char *const words[] = {"allow", "warn", "error", "Allow", "WARN", "eRRor",
+                                        "allowx", "war", "", "error ", "deny"};
+    static const int want[] = {1, 2, 3, 1, 2, 3, 0, 0, 0, 0, 0};
+    size_t i = soak_below(t, sizeof want / sizeof want[0]);
+    int got;
+    soak_say(t, "cuxfer_pageable_policy_parse(\"%s\")", words[i]);
+    got = cuxfer_pageable_policy_parse(words[i]);
+    if (got != want[i])
+        return soak_fail(t, "got %d, want %d", got, want[i]);
+    return 0;
+}
+
+const soak_op soak_cpu_ops[] = {
+    {"view", op_view},           {"copy2d-geometry", op_copy2d}, {"copy1d-geometry", op_copy1d},
+    {"rois-geometry", op_rois},  {"alloc-refusals", op_alloc_refusals},
+    {"pool-class", op_class},    {"policy-parse", op_policy},
+};
+const int soak_cpu_nops = (int)(sizeof soak_cpu_ops / sizeof soak_cpu_ops[0]);
+

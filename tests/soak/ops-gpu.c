@@ -1,0 +1,1063 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ops-gpu.c - the soak's operations on a device.  Each thread owns five
+ * buffers (pinned, pageable, device, managed, and device 1's with two
+ * GPUs) and a model of their bytes.  A stream-taking call is made on a
+ * stream kind drawn from the composition table (tests/lib/composition-
+ * table.h: legacy 0, per-thread 0, blocking, non-blocking, a stream pool's,
+ * another device's, a held one, a capture in each mode); what the table
+ * says it must do is checked (works, refuses with a reason, capture still
+ * valid), and after every synchronisation point every buffer it touched
+ * is compared byte for byte with the model: the sources were refilled and
+ * the destinations poisoned just before.  A call captured is replayed
+ * twice, each time with fresh sources and poisoned destinations.
+ *
+ * A Global-mode capture makes other threads' synchronous CUDA calls
+ * illegal (CUDA's rule, not cuxfer's), so it holds a process-wide lock
+ * for writing; every other GPU step holds it for reading.
+ */
+#include "composition-table.h"
+#include "soak.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { B_PIN, B_PAGE, B_DEV, B_MAN, B_DEV1, B_COUNT };
+static const char *const buf_name[B_COUNT] = {"pinned", "pageable", "device", "managed",
+                                              "device1"};
+#define GB ((size_t)256 << 10) /* bytes of each buffer */
+#define POISON 0xa5
+#define HOLD_MS 3000.0
+
+#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
+#define ZERO_IS_LEGACY 0
+#else
+#define ZERO_IS_LEGACY 1
+#endif
+
+/* A transfer: h rows of `row` bytes, src rows spitch apart, dst dpitch. */
+typedef struct xfer {
+    int db, sb;
+    size_t doff, soff, dpitch, spitch, row, h;
+} xfer;
+
+struct soak_gpu {
+    unsigned char *buf[B_COUNT], *mod[B_COUNT], *tmp;
+    cudaStream_t nb, blk, sig, cap, other;
+    cuxfer_timer timer;
+    cuxfer_latch latch;
+    cuxfer_plan2d plan[3]; /* SPAN, PACK, AUTO: small chunks, many of them per copy */
+    cuxfer_stager stager;
+    cuxfer_rois rois;
+    cuxfer_graph g0; /* pinned [0, G0N) -> device [G0OFF, ...), captured at setup */
+    int cb_runs, cb_bad;
+    const unsigned char *cb_want; /* what the callback must see in pinned [cb_off, +cb_n) */
+    size_t cb_off, cb_n;
+    int held_timed_out, held_open;
+    double held_limit;
+};
+#define G0N ((size_t)4099)
+#define G0OFF ((size_t)8192)
+
+static struct {
+    int ndev, concurrent;
+    cuxfer_pinned_pool pool;
+    cuxfer_stream_pool spool;
+    pthread_rwlock_t cap_lock;
+    size_t free0, free_warm;
+    long counts[COMP_CALLS][COMP_KINDS];
+} G;
+
+#define CK(t, expr)                                                                       \
+    do {                                                                                  \
+        cudaError_t ck_ = (expr);                                                         \
+        if (ck_ != cudaSuccess)                                                           \
+            return soak_fail(t, "%s -> %s %s", #expr, cudaGetErrorName(ck_),              \
+                             cuxfer_last_reason());                                       \
+    } while (0)
+
+/* ---- buffers and the model ------------------------------------------------ */
+/* The model's bytes of b into the buffer (everything idle). */
+static int push(soak_thread *t, int b)
+{
+    soak_gpu *g = t->g;
+    if (b == B_PIN || b == B_PAGE)
+        memcpy(g->buf[b], g->mod[b], GB);
+    else
+        CK(t, cudaMemcpy(g->buf[b], g->mod[b], GB, cudaMemcpyDefault));
+    return 0;
+}
+
+/* The buffer against the model, byte for byte. */
+static int verify(soak_thread *t, int b, const char *when)
+{
+    soak_gpu *g = t->g;
+    char what[96];
+    const unsigned char *got = g->buf[b];
+    if (b != B_PIN && b != B_PAGE) {
+        CK(t, cudaMemcpy(g->tmp, g->buf[b], GB, cudaMemcpyDefault));
+        got = g->tmp;
+    }
+    (void)snprintf(what, sizeof what, "%s buffer %s", buf_name[b], when);
+    return soak_compare(t, got, g->mod[b], GB, what);
+}
+
+/* Fresh bytes in the source rows, poison in the destination rows, in the
+ * model and then in memory. */
+static int prepare(soak_thread *t, const xfer *x)
+{
+    soak_gpu *g = t->g;
+    size_t y;
+    for (y = 0; y < x->h; ++y) {
+        soak_fill(t, g->mod[x->sb] + x->soff + y * x->spitch, x->row);
+        memset(g->mod[x->db] + x->doff + y * x->dpitch, POISON, x->row);
+    }
+    if (push(t, x->sb) || (x->db != x->sb && push(t, x->db)))
+        return 1;
+    return 0;
+}
+
+static void apply(soak_thread *t, const xfer *x)
+{
+    size_t y;
+    for (y = 0; y < x->h; ++y)
+        memmove(t->g->mod[x->db] + x->doff + y * x->dpitch,
+                t->g->mod[x->sb] + x->soff + y * x->spitch, x->row);
+}
+
+/* A random transfer between two buffers, rows that fit, edges likely.
+ * 1D when oned; else pitches >= row (pitch == row sometimes). */
+static void draw_xfer(soak_thread *t, xfer *x, int db, int sb, int oned, size_t max_row)
+{
+    size_t span;
+    x->db = db;
+    x->sb = sb;
+    x->row = soak_size(t, max_row);
+    x->h = oned ? 1 : soak_size(t, 64);
+    if (x->row == 0 && soak_below(t, 2))
+        x->row = 1;
+    x->dpitch = soak_below(t, 3) == 0 ? x->row : x->row + soak_size(t, 100);
+    x->spitch = soak_below(t, 3) == 0 ? x->row : x->row + soak_size(t, 100);
+    if (x->dpitch == 0)
+        x->dpitch = 1;
+    if (x->spitch == 0)
+        x->spitch = 1;
+    while (x->h > 1 && (x->h - 1) * (x->dpitch > x->spitch ? x->dpitch : x->spitch) + x->row > GB / 2)
+        x->h /= 2;
+    span = x->h ? (x->h - 1) * x->dpitch + x->row : 0;
+    x->doff = soak_below(t, GB / 2 - span + 1);
+    span = x->h ? (x->h - 1) * x->spitch + x->row : 0;
+    x->soff = GB / 2 + soak_below(t, GB / 2 - span + 1); /* upper half: never overlaps dst */
+    if (db != sb && soak_below(t, 2)) {
+        size_t s = x->soff;
+        x->soff = x->doff;
+        x->doff = s; /* different buffers: either half */
+        if (x->doff + (x->h ? (x->h - 1) * x->dpitch + x->row : 0) > GB ||
+            x->soff + (x->h ? (x->h - 1) * x->spitch + x->row : 0) > GB) {
+            x->doff = x->soff;
+            x->soff = s;
+            s = x->doff;
+        }
+    }
+}
+
+/* ---- stream kinds ------------------------------------------------------- */
+typedef struct kindsel {
+    int kind;
+    cudaStream_t s;
+    int pooled; /* leased from the stream pool: give back */
+    int dev;    /* the data device: 1 for another device's stream */
+} kindsel;
+
+static const char *const kind_label[COMP_KINDS] = {
+    "0", "cudaStreamLegacy", "cudaStreamPerThread", "blocking", "non-blocking",
+    "capture Global", "capture ThreadLocal", "capture Relaxed", "other device", "held"};
+static const enum cudaStreamCaptureMode cap_mode[COMP_KINDS] = {
+    cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal,
+    cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal,
+    cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed,
+    cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal};
+
+static void CUDART_CB held_fn(void *arg)
+{
+    soak_gpu *g = (soak_gpu *)arg;
+    double t0 = soak_now_ms();
+    while (!__atomic_load_n(&g->held_open, __ATOMIC_ACQUIRE)) {
+        struct timespec ts = {0, 50000L};
+        if (soak_now_ms() - t0 > g->held_limit) {
+            __atomic_store_n(&g->held_timed_out, 1, __ATOMIC_RELEASE);
+            break;
+        }
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The kind, from the generator alone (the lock decision replays it). */
+static void draw_kind(soak_thread *t, kindsel *k)
+{
+    memset(k, 0, sizeof *k);
+    do
+        k->kind = (int)soak_below(t, COMP_KINDS);
+    while (k->kind == COMP_OTHERDEV && G.ndev < 2);
+    k->pooled = k->kind == COMP_NONBLOCKING && soak_below(t, 2);
+    k->dev = k->kind == COMP_OTHERDEV;
+}
+
+/* Its stream (a stream pool's is leased: give it back). */
+static int kind_stream(soak_thread *t, kindsel *k)
+{
+    soak_gpu *g = t->g;
+    switch (k->kind) {
+    case COMP_ZERO: k->s = (cudaStream_t)0; break;
+    case COMP_LEGACY: k->s = cudaStreamLegacy; break;
+    case COMP_PERTHREAD: k->s = cudaStreamPerThread; break;
+    case COMP_BLOCKING: k->s = g->blk; break;
+    case COMP_NONBLOCKING:
+        if (k->pooled)
+            CK(t, cuxfer_stream_pool_acquire(&G.spool, CUXFER_WAIT, &k->s));
+        else
+            k->s = g->nb;
+        break;
+    case COMP_OTHERDEV: k->s = g->other; break;
+    case COMP_HELD: k->s = g->nb; break;
+    default: k->s = g->cap; break;
+    }
+    return 0;
+}
+
+/* ---- the calls -------------------------------------------------------------- */
+typedef struct callctx {
+    int call;     /* COMP_* */
+    xfer x, x2;   /* what it moves (x2: a second transfer, for fork/join) */
+    int nx;
+    int plan, dir;
+    cuxfer_roi tiles[16];
+    size_t ntiles, host_pitch, host_w, host_h;
+    cuxfer_pinned_block blk;
+    cuxfer_graph g;
+    int capturing;
+    const char *step;
+} callctx;
+
+static void CUDART_CB on_done(void *arg)
+{
+    soak_gpu *g = (soak_gpu *)arg;
+    if (memcmp(g->buf[B_PIN] + g->cb_off, g->cb_want, g->cb_n) != 0)
+        __atomic_add_fetch(&g->cb_bad, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&g->cb_runs, 1, __ATOMIC_ACQ_REL);
+}
+
+static void CUDART_CB delay_fn(void *arg)
+{
+    struct timespec ts = {0, 2000000L};
+    (void)arg;
+    nanosleep(&ts, NULL);
+}
+
+#define STEP(expr)                                                                        \
+    do {                                                                                  \
+        cudaError_t st_ = (expr);                                                         \
+        if (st_ != cudaSuccess) {                                                         \
+            c->step = #expr;                                                              \
+            return st_;                                                                   \
+        }                                                                                 \
+    } while (0)
+
+/* Make the call on s (its arguments drawn already); cudaSuccess or the refusal. */
+static cudaError_t make_call(soak_thread *t, callctx *c, cudaStream_t s, int dev)
+{
+    soak_gpu *g = t->g;
+    xfer *x = &c->x;
+    cuxfer_view dv, sv;
+    switch (c->call) {
+    case COMP_COPY:
+        return cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[x->sb] + x->soff, x->row, s);
+    case COMP_COPY2D:
+        STEP(cuxfer_view_wrap(&dv, g->buf[x->db] + x->doff, x->dpitch, x->row, x->h, 1));
+        STEP(cuxfer_view_wrap(&sv, g->buf[x->sb] + x->soff, x->spitch, x->row, x->h, 1));
+        return cuxfer_copy2d_async(&dv, &sv, s);
+    case COMP_PLAN2D:
+        STEP(cuxfer_view_wrap(&dv, g->buf[x->db] + x->doff, x->dpitch, x->row, x->h, 1));
+        STEP(cuxfer_view_wrap(&sv, g->buf[x->sb] + x->soff, x->spitch, x->row, x->h, 1));
+        return cuxfer_plan2d_copy_async(&g->plan[c->plan], &dv, &sv, s);
+    case COMP_ROIS_H2D:
+    case COMP_ROIS_D2H: {
+        cuxfer_view hv, dense;
+        size_t total = 0, i;
+        for (i = 0; i < c->ntiles; ++i)
+            total += c->tiles[i].width * c->tiles[i].height;
+        STEP(cuxfer_view_wrap(&hv, g->buf[B_PIN], c->host_pitch, c->host_w, c->host_h, 1));
+        STEP(cuxfer_view_wrap(&dense, g->buf[dev ? B_DEV1 : B_DEV], total ? total : 1, total ? total : 1, 1, 1));
+        return cuxfer_rois_copy_async(&g->rois, c->call == COMP_ROIS_H2D ? CUXFER_ROIS_H2D
+                                                                          : CUXFER_ROIS_D2H,
+                                      &hv, c->tiles, c->ntiles, &dense, s);
+    }
+    case COMP_STAGE:
+        if (x->db == B_PAGE)
+            return cuxfer_stage_d2h(&g->stager, g->buf[B_PAGE] + x->doff,
+                                    g->buf[x->sb] + x->soff, x->row, s);
+        return cuxfer_stage_h2d(&g->stager, g->buf[x->db] + x->doff, g->buf[B_PAGE] + x->soff,
+                                x->row, s);
+    case COMP_TIMER:
+        STEP(cuxfer_timer_start(&g->timer, s));
+        STEP(cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[x->sb] + x->soff, x->row, s));
+        STEP(cuxfer_timer_stop(&g->timer, s));
+        return cudaSuccess;
+    case COMP_STREAM_WAIT:
+        /* fork to sig, copy there behind a delay, join, copy on s what sig wrote */
+        STEP(cuxfer_stream_wait(g->sig, s));
+        STEP(cudaLaunchHostFunc(g->sig, delay_fn, NULL));
+        STEP(cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[x->sb] + x->soff, x->row, g->sig));
+        STEP(cuxfer_stream_wait(s, g->sig));
+        STEP(cuxfer_copy_async(g->buf[c->x2.db] + c->x2.doff, g->buf[c->x2.sb] + c->x2.soff,
+                               c->x2.row, s));
+        return cudaSuccess;
+    case COMP_ON_COMPLETE:
+        STEP(cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[x->sb] + x->soff, x->row, s));
+        return cuxfer_on_complete(s, on_done, g);
+    case COMP_LATCH_ARM:
+        STEP(cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[x->sb] + x->soff, x->row, s));
+        return cuxfer_latch_arm(&g->latch, s);
+    case COMP_PREFETCH:
+        STEP(cuxfer_prefetch(g->buf[B_MAN] + x->soff, x->row, dev, s));
+        return cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[B_MAN] + x->soff, x->row, s);
+    case COMP_POOL_RELEASE:
+        STEP(cuxfer_pinned_pool_acquire(&G.pool, x->row, &c->blk));
+        memcpy(c->blk.ptr, g->mod[B_PIN] + x->soff, x->row); /* the block holds the source */
+        STEP(cudaLaunchHostFunc(s, delay_fn, NULL));
+        STEP(cuxfer_copy_async(g->buf[x->db] + x->doff, c->blk.ptr, x->row, s));
+        STEP(cuxfer_pinned_pool_release(&G.pool, &c->blk, s));
+        {
+            /* whoever gets the block next writes over it at once */
+            cuxfer_pinned_block b2;
+            STEP(cuxfer_pinned_pool_acquire(&G.pool, x->row, &b2));
+            memset(b2.ptr, POISON, x->row);
+            STEP(cuxfer_pinned_pool_release(&G.pool, &b2, CUXFER_POOL_IDLE));
+        }
+        return cudaSuccess;
+    case COMP_GRAPH_LAUNCH:
+        return cuxfer_graph_launch(&g->g0, s);
+    case COMP_GRAPH_BEGIN: {
+        cudaError_t err;
+        STEP(cuxfer_graph_begin(s));
+        err = cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[x->sb] + x->soff, x->row, s);
+        if (err != cudaSuccess) {
+            cudaGraph_t gr = NULL;
+            c->step = "cuxfer_copy_async inside cuxfer_graph_begin";
+            if (cudaStreamEndCapture(s, &gr) == cudaSuccess && gr)
+                (void)cudaGraphDestroy(gr);
+            return err;
+        }
+        STEP(cuxfer_graph_end(&c->g, s));
+        return cuxfer_graph_launch(&c->g, s);
+    }
+    case COMP_IS_CAPTURING:
+        return cuxfer_stream_is_capturing(s) == c->capturing ? cudaSuccess : cudaErrorUnknown;
+    default:
+        return cudaErrorNotSupported;
+    }
+}
+
+/* Draw the call's arguments for data device dev (0 or 1). */
+static void draw_call(soak_thread *t, callctx *c, int dev)
+{
+    int ddev = dev ? B_DEV1 : B_DEV;
+    static const int hosts[] = {B_PIN, B_PAGE, B_MAN};
+    memset(c, 0, sizeof *c);
+    do
+        c->call = (int)soak_below(t, COMP_CALLS);
+    while (c->call == COMP_CALIBRATE); /* minutes per call: the matrix covers it */
+    c->nx = 1;
+    switch (c->call) {
+    case COMP_COPY: {
+        /* every direction: host kinds and the device, both ways */
+        int a = soak_below(t, 2) ? ddev : hosts[soak_below(t, 3)];
+        int b = soak_below(t, 2) ? ddev : hosts[soak_below(t, 3)];
+        draw_xfer(t, &c->x, a, b, 1, GB / 2);
+        break;
+    }
+    case COMP_COPY2D: {
+        int a = soak_below(t, 2) ? ddev : hosts[soak_below(t, 2)];
+        int b = soak_below(t, 2) ? ddev : hosts[soak_below(t, 2)];
+        draw_xfer(t, &c->x, a, b, 0, 300);
+        break;
+    }
+    case COMP_PLAN2D:
+        c->plan = (int)soak_below(t, 3);
+        if (soak_below(t, 2))
+            draw_xfer(t, &c->x, ddev, B_PIN, 0, 40); /* narrow rows: the planner's land */
+        else
+            draw_xfer(t, &c->x, B_PIN, ddev, 0, 40);
+        break;
+    case COMP_ROIS_H2D:
+    case COMP_ROIS_D2H: {
+        /* a grid of disjoint tiles over a pitched host view in pinned memory */
+        size_t i, cw, ch, gx;
+        c->host_w = 1 + soak_below(t, 200);
+        c->host_h = 1 + soak_below(t, 100);
+        c->host_pitch = c->host_w + soak_size(t, 64);
+        c->ntiles = soak_below(t, 17);
+        gx = 4;
+        cw = c->host_w / gx;
+        ch = c->host_h / 4;
+        for (i = 0; i < c->ntiles; ++i) {
+            size_t cx = (i % gx) * cw, cy = (i / gx % 4) * ch;
+            c->tiles[i].x = cx + soak_below(t, cw ? cw : 1) / 2;
+            c->tiles[i].y = cy + soak_below(t, ch ? ch : 1) / 2;
+            c->tiles[i].width = soak_size(t, cw ? cx + cw - c->tiles[i].x : 0);
+            c->tiles[i].height = soak_size(t, ch ? cy + ch - c->tiles[i].y : 0);
+            if (c->tiles[i].x > c->host_w)
+                c->tiles[i].x = c->host_w;
+            if (c->tiles[i].y > c->host_h)
+                c->tiles[i].y = c->host_h;
+            if (c->tiles[i].x + c->tiles[i].width > c->host_w)
+                c->tiles[i].width = c->host_w - c->tiles[i].x;
+            if (c->tiles[i].y + c->tiles[i].height > c->host_h)
+                c->tiles[i].height = c->host_h - c->tiles[i].y;
+        }
+        break;
+    }
+    case COMP_STAGE:
+        if (soak_below(t, 2))
+            draw_xfer(t, &c->x, B_PAGE, ddev, 1, GB / 2);
+        else
+            draw_xfer(t, &c->x, ddev, B_PAGE, 1, GB / 2);
+        break;
+    case COMP_STREAM_WAIT:
+        draw_xfer(t, &c->x, B_DEV, B_PIN, 1, GB / 4);
+        /* then what sig wrote, on s, to pinned memory */
+        c->x2 = c->x;
+        c->x2.db = B_PIN;
+        c->x2.sb = B_DEV;
+        c->x2.soff = c->x.doff;
+        c->x2.doff = c->x.soff < GB / 2 ? GB / 2 + (GB / 2 - c->x.row) / 2 : 0;
+        c->nx = 2;
+        break;
+    case COMP_ON_COMPLETE:
+        draw_xfer(t, &c->x, B_PIN, ddev, 1, GB / 2);
+        break;
+    case COMP_PREFETCH:
+        draw_xfer(t, &c->x, ddev, B_MAN, 1, GB / 2);
+        break;
+    case COMP_POOL_RELEASE:
+        draw_xfer(t, &c->x, ddev, B_PIN, 1, GB / 2);
+        if (c->x.row == 0)
+            c->x.row = 1; /* acquire refuses 0 bytes */
+        break;
+    case COMP_GRAPH_LAUNCH:
+        c->x.db = B_DEV;
+        c->x.sb = B_PIN;
+        c->x.doff = G0OFF;
+        c->x.soff = 0;
+        c->x.row = G0N;
+        c->x.h = 1;
+        c->x.dpitch = c->x.spitch = G0N;
+        break;
+    case COMP_IS_CAPTURING:
+        c->nx = 0;
+        break;
+    default: /* TIMER, LATCH_ARM, GRAPH_BEGIN */
+        draw_xfer(t, &c->x, soak_below(t, 2) ? ddev : B_PIN, soak_below(t, 2) ? ddev : B_PIN, 1,
+                  GB / 2);
+        break;
+    }
+}
+
+/* Fresh sources, poisoned destinations (the tiles' too). */
+static int prepare_call(soak_thread *t, callctx *c)
+{
+    soak_gpu *g = t->g;
+    if (c->call == COMP_ROIS_H2D || c->call == COMP_ROIS_D2H) {
+        int dn = B_DEV; /* the dense side; set by the caller for device 1 */
+        (void)dn;
+        soak_fill(t, g->mod[B_PIN], GB);
+        soak_fill(t, g->mod[B_DEV], GB);
+        soak_fill(t, g->mod[B_DEV1], GB);
+        if (c->call == COMP_ROIS_H2D) {
+            memset(g->mod[B_DEV], POISON, GB / 2);
+            memset(g->mod[B_DEV1], POISON, GB / 2);
+        }
+        if (push(t, B_PIN) || push(t, B_DEV) || (G.ndev > 1 && push(t, B_DEV1)))
+            return 1;
+        return 0;
+    }
+    if (c->nx >= 1 && prepare(t, &c->x))
+        return 1;
+    if (c->nx == 2) {
+        size_t y;
+        for (y = 0; y < c->x2.h; ++y)
+            memset(g->mod[c->x2.db] + c->x2.doff + y * c->x2.dpitch, POISON, c->x2.row);
+        if (push(t, c->x2.db))
+            return 1;
+    }
+    return 0;
+}
+
+/* What the call did, in the model. */
+static void apply_call(soak_thread *t, callctx *c, int dev)
+{
+    soak_gpu *g = t->g;
+    if (c->call == COMP_ROIS_H2D || c->call == COMP_ROIS_D2H) {
+        cuxfer_view hv;
+        memset(&hv, 0, sizeof hv);
+        hv.ptr = g->mod[B_PIN];
+        hv.pitch = c->host_pitch;
+        hv.width = c->host_w;
+        hv.height = c->host_h;
+        hv.elem_size = 1;
+        model_rois_pack(c->call == COMP_ROIS_H2D ? CUXFER_ROIS_H2D : CUXFER_ROIS_D2H, &hv,
+                        c->tiles, c->ntiles, g->mod[dev ? B_DEV1 : B_DEV]);
+        return;
+    }
+    if (c->nx >= 1)
+        apply(t, &c->x);
+    if (c->nx == 2)
+        apply(t, &c->x2);
+}
+
+static int verify_call(soak_thread *t, callctx *c, const char *when)
+{
+    int b;
+    for (b = 0; b < B_COUNT; ++b)
+        if ((b != B_DEV1 || G.ndev > 1) && verify(t, b, when))
+            return 1;
+    (void)c;
+    return 0;
+}
+
+/* After a synchronised run: the call's own checks. */
+static int after_call(soak_thread *t, callctx *c, int replay)
+{
+    soak_gpu *g = t->g;
+    float ms = NAN;
+    switch (c->call) {
+    case COMP_TIMER:
+        CK(t, cuxfer_timer_ms(&g->timer, CUXFER_WAIT, &ms));
+        if (!isfinite(ms) || ms < 0.0f || ms > 60000.0f)
+            return soak_fail(t, "cuxfer_timer_ms gave %g ms", (double)ms);
+        break;
+    case COMP_LATCH_ARM:
+        if (replay)
+            CK(t, cuxfer_latch_expect(&g->latch, 1));
+        CK(t, cuxfer_latch_wait(&g->latch, 20000));
+        break;
+    case COMP_ON_COMPLETE: {
+        int runs = __atomic_load_n(&g->cb_runs, __ATOMIC_ACQUIRE);
+        if (runs != 1 || g->cb_bad)
+            return soak_fail(t, "the host function ran %d time(s) (want 1) and saw %s bytes",
+                             runs, g->cb_bad ? "wrong" : "the right");
+        break;
+    }
+    case COMP_STAGE:
+        CK(t, cuxfer_stager_wait(&g->stager, 30000));
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+/* The callback's expectation: pinned [doff, +row) after the copy. */
+static void arm_callback(soak_thread *t, callctx *c)
+{
+    soak_gpu *g = t->g;
+    __atomic_store_n(&g->cb_runs, 0, __ATOMIC_RELEASE);
+    g->cb_bad = 0;
+    g->cb_off = c->x.doff;
+    g->cb_n = c->x.row;
+    memcpy(t->scratch2, g->mod[c->x.sb] + c->x.soff, c->x.row < t->arena_bytes ? c->x.row : t->arena_bytes);
+    g->cb_n = c->x.row < t->arena_bytes ? c->x.row : t->arena_bytes;
+    g->cb_want = t->scratch2;
+}
+
+/* Work queued on s is done: cuxfer orders each call's work on its stream
+ * (its side streams, slots and workers join s), so s alone is waited for. */
+static int sync_stream(soak_thread *t, cudaStream_t s)
+{
+    CK(t, cudaStreamSynchronize(s));
+    CK(t, cudaSetDevice(0));
+    return 0;
+}
+
+static int cleanup_call(soak_thread *t, callctx *c)
+{
+    if (c->call == COMP_GRAPH_BEGIN && c->g.exec)
+        CK(t, cuxfer_graph_destroy(&c->g));
+    if (c->call == COMP_POOL_RELEASE && c->blk.impl)
+        CK(t, cuxfer_pinned_pool_release(&G.pool, &c->blk, CUXFER_POOL_IDLE));
+    if (c->call == COMP_STAGE)
+        (void)cuxfer_stager_wait(&t->g->stager, 30000);
+    return 0;
+}
+
+static void say_call(soak_thread *t, const callctx *c, const kindsel *k)
+{
+    soak_say(t, "%s on %s: dst %s+%zu pitch %zu, src %s+%zu pitch %zu, %zu x %zu bytes%s%s",
+             comp_rules[c->call].name, kind_label[k->kind], buf_name[c->x.db], c->x.doff,
+             c->x.dpitch, buf_name[c->x.sb], c->x.soff, c->x.spitch, c->x.row, c->x.h,
+             c->call == COMP_PLAN2D ? (c->plan == 0 ? " SPAN" : c->plan == 1 ? " PACK" : " AUTO")
+                                    : "",
+             c->call == COMP_ROIS_H2D || c->call == COMP_ROIS_D2H ? " (tiles)" : "");
+}
+
+/* One stream-taking call on a drawn stream kind, predicted by the table. */
+static int op_call(soak_thread *t)
+{
+    soak_gpu *g = t->g;
+    kindsel k;
+    callctx c;
+    cudaError_t err;
+    int want, rc = 0, concurrent;
+    char why[CUXFER_REASON_MAX];
+    draw_kind(t, &k);
+    draw_call(t, &c, k.dev);
+    if (kind_stream(t, &k))
+        return 1;
+    if (comp_is_capture(k.kind) && c.call == COMP_POOL_RELEASE)
+        c.call = COMP_COPY; /* the pool's block is host memory the replay cannot refill */
+    if (comp_is_capture(k.kind) && c.call == COMP_ON_COMPLETE)
+        c.call = COMP_LATCH_ARM;
+    if (c.call == COMP_COPY && c.x.row == 0 && c.x.db == c.x.sb)
+        c.x.row = 1;
+    concurrent = cuxfer_managed_concurrent(k.dev);
+    want = comp_expect(c.call, k.kind, ZERO_IS_LEGACY, concurrent);
+    __atomic_add_fetch(&G.counts[c.call][k.kind], 1, __ATOMIC_RELAXED);
+    say_call(t, &c, &k);
+    if (prepare_call(t, &c))
+        return 1;
+    if (c.call == COMP_ON_COMPLETE)
+        arm_callback(t, &c);
+    if (k.dev)
+        CK(t, cudaSetDevice(1));
+    if (comp_is_capture(k.kind)) {
+        cudaGraph_t graph = NULL;
+        cudaGraphExec_t exec = NULL;
+        enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+        cudaError_t eend;
+        int i;
+        c.capturing = 1;
+        CK(t, cudaStreamBeginCapture(g->cap, cap_mode[k.kind]));
+        cuxfer_clear_reason();
+        err = make_call(t, &c, g->cap, k.dev);
+        (void)snprintf(why, sizeof why, "%s", cuxfer_last_reason());
+        if (cudaStreamIsCapturing(g->cap, &st) != cudaSuccess)
+            st = cudaStreamCaptureStatusNone;
+        eend = cudaStreamEndCapture(g->cap, &graph);
+        if (st != cudaStreamCaptureStatusActive || eend != cudaSuccess) {
+            (void)cudaGetLastError();
+            rc = soak_fail(t, "the capture is %s after the call (%s%s%s); cudaStreamEndCapture -> %s",
+                           st == cudaStreamCaptureStatusInvalidated ? "INVALIDATED" : "gone",
+                           cudaGetErrorName(err), c.step ? " at " : "", c.step ? c.step : "",
+                           cudaGetErrorName(eend));
+        } else if (err != cudaSuccess) {
+            if (want == COMP_WORKS)
+                rc = soak_fail(t, "unpredicted refusal in a capture: %s%s%s: %s",
+                               cudaGetErrorName(err), c.step ? " at " : "", c.step ? c.step : "", why);
+            else if (!why[0])
+                rc = soak_fail(t, "refused with %s but no reason", cudaGetErrorName(err));
+            else
+                ++t->refusals;
+        } else if (want == COMP_REFUSES) {
+            rc = soak_fail(t, "captured, but the rules say it must be refused");
+        } else {
+            err = cudaGraphInstantiateWithFlags(&exec, graph, 0);
+            if (err != cudaSuccess)
+                rc = soak_fail(t, "cudaGraphInstantiateWithFlags -> %s", cudaGetErrorName(err));
+            for (i = 0; i < 2 && !rc; ++i) {
+                CK(t, cudaSetDevice(0));
+                if (prepare_call(t, &c))
+                    rc = 1;
+                else {
+                    if (c.call == COMP_ON_COMPLETE)
+                        arm_callback(t, &c);
+                    if (k.dev)
+                        CK(t, cudaSetDevice(1));
+                    err = cudaGraphLaunch(exec, g->cap);
+                    if (err == cudaSuccess)
+                        err = cudaStreamSynchronize(g->cap);
+                    CK(t, cudaSetDevice(0));
+                    if (err != cudaSuccess)
+                        rc = soak_fail(t, "replay %d -> %s", i + 1, cudaGetErrorName(err));
+                    else if (!sync_stream(t, g->cap)) {
+                        apply_call(t, &c, k.dev);
+                        rc = after_call(t, &c, 1) || verify_call(t, &c, i ? "after replay 2" : "after replay 1");
+                    } else
+                        rc = 1;
+                }
+            }
+        }
+        if (exec)
+            (void)cudaGraphExecDestroy(exec);
+        if (graph)
+            (void)cudaGraphDestroy(graph);
+        CK(t, cudaSetDevice(0));
+        if (!rc)
+            rc = verify_call(t, &c, "after the capture");
+    } else {
+        int waited = 0;
+        if (k.kind == COMP_HELD) {
+            g->held_open = 0;
+            g->held_timed_out = 0;
+            g->held_limit = HOLD_MS;
+            CK(t, cudaLaunchHostFunc(k.s, held_fn, g));
+        }
+        cuxfer_clear_reason();
+        err = make_call(t, &c, k.s, k.dev);
+        (void)snprintf(why, sizeof why, "%s", cuxfer_last_reason());
+        if (k.kind == COMP_HELD) {
+            waited = __atomic_load_n(&g->held_timed_out, __ATOMIC_ACQUIRE);
+            __atomic_store_n(&g->held_open, 1, __ATOMIC_RELEASE);
+        }
+        if (k.dev)
+            (void)cudaSetDevice(0);
+        if (sync_stream(t, k.s))
+            return 1;
+        if (err != cudaSuccess) {
+            if (want == COMP_WORKS)
+                rc = soak_fail(t, "unpredicted refusal: %s%s%s: %s", cudaGetErrorName(err),
+                               c.step ? " at " : "", c.step ? c.step : "", why[0] ? why : "(no reason)");
+            else if (!why[0])
+                rc = soak_fail(t, "refused with %s but no reason", cudaGetErrorName(err));
+            else
+                ++t->refusals;
+            /* refused: nothing moved */
+            if (!rc)
+                rc = verify_call(t, &c, "after a refusal");
+        } else if (want == COMP_REFUSES) {
+            rc = soak_fail(t, "accepted, but the rules say it must be refused");
+        } else {
+            apply_call(t, &c, k.dev);
+            rc = after_call(t, &c, 0) || verify_call(t, &c, "after the call");
+            if (!rc && k.kind == COMP_HELD &&
+                waited != comp_waits_when_held(c.call, g->rois.kernel != NULL))
+                rc = soak_fail(t, "must %s", waited ? "return while the stream is held"
+                                                    : "wait for the held stream (by design)");
+        }
+    }
+    if (cleanup_call(t, &c))
+        rc = 1;
+    if (k.pooled)
+        CK(t, cuxfer_stream_pool_release(&G.spool, k.s));
+    if (!rc) {
+        cudaError_t last = cudaGetLastError();
+        if (last != cudaSuccess)
+            rc = soak_fail(t, "an error was left behind: %s", cudaGetErrorName(last));
+    }
+    return rc;
+}
+
+/* Allocation and registration: the kinds the kit reports, refusals of
+ * allocations that cannot succeed (the faults the kit promises to survive). */
+static int op_alloc(soak_thread *t)
+{
+    void *p = NULL;
+    size_t n = 1 + soak_size(t, 100000);
+    unsigned char *pg;
+    cuxfer_pinned_block b;
+    switch (soak_below(t, 5)) {
+    case 0:
+        soak_say(t, "cuxfer_host_alloc(&p, %zu, 1, 0); cuxfer_memory_kind; cuxfer_host_free", n);
+        CK(t, cuxfer_host_alloc(&p, n, 1, 0));
+        if (cuxfer_memory_kind(p) != CUXFER_MEMORY_PINNED)
+            return soak_fail(t, "cuxfer_memory_kind says %s", cuxfer_memkind_name(cuxfer_memory_kind(p)));
+        CK(t, cuxfer_host_free(p));
+        break;
+    case 1:
+        pg = (unsigned char *)malloc(n + 64);
+        if (!pg)
+            return soak_fail(t, "malloc");
+        soak_say(t, "cuxfer_host_register(malloc+%d, %zu, 0); kind; cuxfer_host_unregister", 1, n);
+        CK(t, cuxfer_host_register(pg + 1, n, 0));
+        if (cuxfer_memory_kind(pg + 1) != CUXFER_MEMORY_PINNED)
+            return soak_fail(t, "a registered range is %s", cuxfer_memkind_name(cuxfer_memory_kind(pg + 1)));
+        CK(t, cuxfer_host_unregister(pg + 1));
+        if (cuxfer_memory_kind(pg + 1) != CUXFER_MEMORY_PAGEABLE)
+            return soak_fail(t, "an unregistered range is %s", cuxfer_memkind_name(cuxfer_memory_kind(pg + 1)));
+        free(pg);
+        break;
+    case 2:
+        soak_say(t, "cuxfer_device_alloc(&p, %zu, 1); kind; cuxfer_device_free", n);
+        CK(t, cuxfer_device_alloc(&p, n, 1));
+        if (cuxfer_memory_kind(p) != CUXFER_MEMORY_DEVICE)
+            return soak_fail(t, "cuxfer_memory_kind says %s", cuxfer_memkind_name(cuxfer_memory_kind(p)));
+        CK(t, cuxfer_device_free(p));
+        break;
+    case 3:
+        soak_say(t, "cuxfer_host_alloc(&p, 1 PiB) and cuxfer_pinned_pool_acquire(1 PiB) must fail");
+        if (cuxfer_host_alloc(&p, (size_t)1 << 50, 1, 0) == cudaSuccess || p)
+            return soak_fail(t, "a 1 PiB pinned allocation succeeded");
+        if (!cuxfer_last_reason()[0])
+            return soak_fail(t, "the failed allocation gave no reason");
+        if (cuxfer_pinned_pool_acquire(&G.pool, (size_t)1 << 50, &b) == cudaSuccess)
+            return soak_fail(t, "a 1 PiB pool block was handed out");
+        (void)cudaGetLastError();
+        break;
+    default:
+        soak_say(t, "cuxfer_managed_alloc(&p, %zu, 1, cudaMemAttachGlobal); kind; free", n);
+        CK(t, cuxfer_managed_alloc(&p, n, 1, cudaMemAttachGlobal));
+        if (cuxfer_memory_kind(p) != CUXFER_MEMORY_MANAGED)
+            return soak_fail(t, "cuxfer_memory_kind says %s", cuxfer_memkind_name(cuxfer_memory_kind(p)));
+        CK(t, cuxfer_managed_free(p));
+        break;
+    }
+    return 0;
+}
+
+/* ---- the op table: the call step four times as often as the others ---- */
+static int locked(soak_thread *t, int (*fn)(soak_thread *), int exclusive)
+{
+    int rc;
+    if (exclusive)
+        pthread_rwlock_wrlock(&G.cap_lock);
+    else
+        pthread_rwlock_rdlock(&G.cap_lock);
+    if (cudaSetDevice(0) != cudaSuccess) {
+        pthread_rwlock_unlock(&G.cap_lock);
+        return soak_fail(t, "cudaSetDevice(0) failed");
+    }
+    rc = fn(t);
+    pthread_rwlock_unlock(&G.cap_lock);
+    return rc;
+}
+
+/* A Global capture, or cuxfer_graph_begin (a Global capture of its own),
+ * in this step takes the lock for writing: decided from a copy of the
+ * generator, so the step itself draws the same numbers. */
+static int op_call_locked(soak_thread *t)
+{
+    soak_thread probe = *t;
+    kindsel k;
+    callctx c;
+    draw_kind(&probe, &k);
+    draw_call(&probe, &c, k.dev);
+    return locked(t, op_call, k.kind == COMP_GLOBAL || c.call == COMP_GRAPH_BEGIN);
+}
+
+static int op_alloc_locked(soak_thread *t) { return locked(t, op_alloc, 0); }
+
+const soak_op soak_gpu_ops[] = {
+    {"call", op_call_locked}, {"call", op_call_locked}, {"call", op_call_locked},
+    {"call", op_call_locked}, {"call", op_call_locked}, {"call", op_call_locked},
+    {"alloc", op_alloc_locked},
+};
+const int soak_gpu_nops = (int)(sizeof soak_gpu_ops / sizeof soak_gpu_ops[0]);
+
+/* ---- setup and leak checks ------------------------------------------------ */
+int soak_gpu_init(int devices)
+{
+    int n = 0;
+    cudaError_t err = cuxfer_device_count(&n);
+    const char *req = getenv("CUXFER_REQUIRE_GPU");
+    int need = devices > 0 ? devices : 1;
+    if (err != cudaSuccess || n < need) {
+        if (req && atoi(req) >= need) {
+            printf("Bail out! CUXFER_REQUIRE_GPU=%s but %s\n", req,
+                   err != cudaSuccess ? cuxfer_last_reason() : "too few GPUs");
+            return -1;
+        }
+        printf("1..0 # SKIP no CUDA device: %s\n",
+               err != cudaSuccess ? cuxfer_last_reason() : "too few GPUs for --devices");
+        return 0;
+    }
+    /* the guards' documented defaults, whatever the environment says:
+     * "error" would turn the calls the table says work into refusals */
+    setenv("CUXFER_PAGEABLE", "warn", 1);
+    setenv("CUXFER_DEFAULT_STREAM", "warn", 1);
+    G.ndev = devices > 0 ? devices : (n > 2 ? 2 : n);
+    if (G.ndev > 2)
+        G.ndev = 2;
+    pthread_rwlock_init(&G.cap_lock, NULL);
+    if (cudaSetDevice(0) != cudaSuccess || cuxfer_pinned_pool_create(&G.pool, NULL) != cudaSuccess ||
+        cuxfer_stream_pool_create(&G.spool, 4, cudaStreamNonBlocking, 0) != cudaSuccess) {
+        printf("Bail out! setup: %s\n", cuxfer_last_reason());
+        return -1;
+    }
+    if (G.ndev > 1) {
+        (void)cuxfer_peer_enable(0, 1);
+        (void)cuxfer_peer_enable(1, 0);
+        (void)cudaGetLastError();
+    }
+    {
+        size_t fr = 0, tot = 0;
+        (void)cudaMemGetInfo(&fr, &tot);
+        G.free0 = fr;
+    }
+    return G.ndev;
+}
+
+void soak_gpu_fini(void)
+{
+    int c, k;
+    long total = 0;
+    (void)cuxfer_stream_pool_destroy(&G.spool);
+    (void)cuxfer_pinned_pool_destroy(&G.pool);
+    /* the calls covered, per stream kind */
+    printf("# calls by stream kind (0, legacy, per-thread, blocking, non-blocking, Global, "
+           "ThreadLocal, Relaxed, other device, held):\n");
+    for (c = 0; c < COMP_CALLS; ++c) {
+        char line[256];
+        int o = snprintf(line, sizeof line, "#   %-28s", comp_rules[c].name);
+        for (k = 0; k < COMP_KINDS && o < (int)sizeof line; ++k) {
+            o += snprintf(line + o, sizeof line - (size_t)o, " %5ld", G.counts[c][k]);
+            total += G.counts[c][k];
+        }
+        printf("%s\n", line);
+    }
+    printf("# %ld stream-taking calls\n", total);
+}
+
+int soak_gpu_thread_init(soak_thread *t)
+{
+    soak_gpu *g = (soak_gpu *)calloc(1, sizeof *g);
+    cuxfer_plan2d_options po;
+    cuxfer_stager_options so;
+    cuxfer_rois_options ro;
+    int b, i;
+    cudaStream_t s;
+    if (!g)
+        return -1;
+    t->g = g;
+#define SETUP(expr)                                                                      \
+    do {                                                                                 \
+        cudaError_t e_ = (expr);                                                         \
+        if (e_ != cudaSuccess) {                                                         \
+            printf("# setup: %s -> %s %s\n", #expr, cudaGetErrorName(e_), cuxfer_last_reason()); \
+            return -1;                                                                   \
+        }                                                                                \
+    } while (0)
+    SETUP(cudaSetDevice(0));
+    SETUP(cuxfer_host_alloc((void **)&g->buf[B_PIN], GB, 1, 0));
+    g->buf[B_PAGE] = (unsigned char *)malloc(GB);
+    SETUP(cuxfer_device_alloc((void **)&g->buf[B_DEV], GB, 1));
+    SETUP(cuxfer_managed_alloc((void **)&g->buf[B_MAN], GB, 1, cudaMemAttachGlobal));
+    if (G.ndev > 1) {
+        SETUP(cudaSetDevice(1));
+        SETUP(cuxfer_device_alloc((void **)&g->buf[B_DEV1], GB, 1));
+        SETUP(cudaStreamCreateWithFlags(&g->other, cudaStreamNonBlocking));
+        SETUP(cudaSetDevice(0));
+    } else
+        g->buf[B_DEV1] = NULL;
+    g->tmp = (unsigned char *)malloc(GB);
+    if (!g->buf[B_PAGE] || !g->tmp)
+        return -1;
+    for (b = 0; b < B_COUNT; ++b) {
+        g->mod[b] = (unsigned char *)malloc(GB);
+        if (!g->mod[b])
+            return -1;
+        soak_fill(t, g->mod[b], GB);
+        if (g->buf[b] && push(t, b))
+            return -1;
+    }
+    SETUP(cudaStreamCreateWithFlags(&g->nb, cudaStreamNonBlocking));
+    SETUP(cudaStreamCreateWithFlags(&g->blk, cudaStreamDefault));
+    SETUP(cudaStreamCreateWithFlags(&g->sig, cudaStreamNonBlocking));
+    SETUP(cudaStreamCreateWithFlags(&g->cap, cudaStreamNonBlocking));
+    SETUP(cuxfer_timer_create(&g->timer));
+    SETUP(cuxfer_latch_init(&g->latch));
+    for (i = 0; i < 3; ++i) {
+        memset(&po, 0, sizeof po);
+        po.chunk_bytes = 4096 + 4096 * (size_t)i; /* many chunks per copy: slots reused */
+        po.threads = 2;
+        po.strategy = i == 0 ? CUXFER_PLAN_SPAN : i == 1 ? CUXFER_PLAN_PACK : CUXFER_PLAN_AUTO;
+        SETUP(cuxfer_plan2d_create(&g->plan[i], &po));
+    }
+    memset(&so, 0, sizeof so);
+    so.slots = 2;
+    so.slot_bytes = 4096; /* the smallest: a copy just over a slot wraps the ring */
+    so.threads = 2;
+    SETUP(cuxfer_stager_create(&g->stager, &so));
+    memset(&ro, 0, sizeof ro);
+    ro.threads = 2;
+    ro.chunk_bytes = 4096;
+    SETUP(cuxfer_rois_create(&g->rois, &ro));
+    SETUP(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    SETUP(cuxfer_graph_begin(s));
+    SETUP(cudaMemcpyAsync(g->buf[B_DEV] + G0OFF, g->buf[B_PIN], G0N, cudaMemcpyHostToDevice, s));
+    SETUP(cuxfer_graph_end(&g->g0, s));
+    SETUP(cudaStreamDestroy(s));
+#undef SETUP
+    return 0;
+}
+
+int soak_gpu_thread_fini(soak_thread *t)
+{
+    soak_gpu *g = t->g;
+    int b, i, bad = 0;
+    if (!g)
+        return 0;
+#define DOWN(expr)                                                                       \
+    do {                                                                                 \
+        cudaError_t e_ = (expr);                                                         \
+        if (e_ != cudaSuccess) {                                                         \
+            printf("# teardown: %s -> %s %s\n", #expr, cudaGetErrorName(e_), cuxfer_last_reason()); \
+            bad = 1;                                                                     \
+        }                                                                                \
+    } while (0)
+    DOWN(cudaSetDevice(0));
+    DOWN(cudaDeviceSynchronize());
+    DOWN(cuxfer_graph_destroy(&g->g0));
+    DOWN(cuxfer_rois_destroy(&g->rois));
+    DOWN(cuxfer_stager_destroy(&g->stager));
+    for (i = 0; i < 3; ++i)
+        DOWN(cuxfer_plan2d_destroy(&g->plan[i]));
+    DOWN(cuxfer_latch_destroy(&g->latch));
+    DOWN(cuxfer_timer_destroy(&g->timer));
+    DOWN(cudaStreamDestroy(g->nb));
+    DOWN(cudaStreamDestroy(g->blk));
+    DOWN(cudaStreamDestroy(g->sig));
+    DOWN(cudaStreamDestroy(g->cap));
+    DOWN(cuxfer_host_free(g->buf[B_PIN]));
+    DOWN(cuxfer_device_free(g->buf[B_DEV]));
+    DOWN(cuxfer_managed_free(g->buf[B_MAN]));
+    if (g->buf[B_DEV1]) {
+        DOWN(cudaSetDevice(1));
+        DOWN(cuxfer_device_free(g->buf[B_DEV1]));
+        DOWN(cudaStreamDestroy(g->other));
+        DOWN(cudaSetDevice(0));
+    }
+#undef DOWN
+    free(g->buf[B_PAGE]);
+    free(g->tmp);
+    for (b = 0; b < B_COUNT; ++b)
+        free(g->mod[b]);
+    free(g);
+    t->g = NULL;
+    return bad;
+}
+
+/* Between rounds (every thread idle): no pool block in use, no device
+ * memory gained since the first round; at the end (final), the pool
+ * trimmed to nothing and the device memory back to before the setup
+ * (within the driver's own 2 MiB of slack). */
+int soak_gpu_leaks(soak_thread *t0, int final)
+{
+    cuxfer_pinned_pool_stats ps = cuxfer_pinned_pool_get_stats(&G.pool);
+    size_t fr = 0, tot = 0;
+    const size_t slack = (size_t)2 << 20;
+    t0->op = final > 0 ? "end" : "checkpoint";
+    if (ps.in_use != 0)
+        return soak_fail(t0, "leak: %zu pinned pool bytes still in use", ps.in_use);
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess)
+        return soak_fail(t0, "cudaMemGetInfo failed");
+    if (final < 0) {
+        G.free_warm = fr;
+        return 0;
+    }
+    if (final == 0 && fr + slack < G.free_warm)
+        return soak_fail(t0, "leak: %zu device bytes gone since the first round",
+                         G.free_warm - fr);
+    if (final > 0) {
+        if (cuxfer_pinned_pool_trim(&G.pool) != cudaSuccess)
+            return soak_fail(t0, "cuxfer_pinned_pool_trim failed: %s", cuxfer_last_reason());
+        ps = cuxfer_pinned_pool_get_stats(&G.pool);
+        if (ps.reserved != 0)
+            return soak_fail(t0, "leak: the trimmed pool still holds %zu pinned bytes", ps.reserved);
+        if (fr + slack < G.free0)
+            return soak_fail(t0, "leak: %zu device bytes not given back at the end",
+                             G.free0 - fr);
+    }
+    return 0;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * soak.h - the soak's parts (tests/soak/): soak.c the driver (options,
+ * threads, watchdog, leak checks, replay and shrinking), model.c the
+ * oracle's arithmetic (what every geometry call must answer, computed
+ * independently of cuxfer.h), ops-cpu.c the operations that need no
+ * device, ops-gpu.c those that do.  HACKING, "Soak", says how to use it.
+ *
+ * Every step of every thread draws its operation and arguments from
+ * (seed, thread, step) alone, and each thread owns the buffers its model
+ * follows, so a step list replays the same calls in any run.
+ */
+#ifndef CUXFER_SOAK_H
+#define CUXFER_SOAK_H
+
+#include <cuxfer.h>
+#include <stdint.h>
+
+#define SOAK_MAX_THREADS 16
+
+typedef struct soak_gpu soak_gpu; /* ops-gpu.c */
+
+typedef struct soak_thread {
+    int id;
+    unsigned long long seed;
+    long step;                /* the step running (or last run) */
+    const char *op;           /* its operation */
+    char call[512];           /* the call being made, readable */
+    long long t0;             /* when the step began (us), 0 when idle */
+    uint64_t rng;             /* the step's generator */
+    /* the CPU model: an arena and what it must hold */
+    unsigned char *arena, *model, *scratch, *scratch2;
+    size_t arena_bytes;
+    soak_gpu *g;
+    long calls, refusals;
+    int failed;
+} soak_thread;
+
+typedef struct soak_op {
+    const char *name;
+    int (*run)(soak_thread *t); /* 0: passed; else soak_fail was called */
+} soak_op;
+
+/* options shared by every part */
+typedef struct soak_options {
+    int verbose, cpu_only, threads, devices;
+} soak_options;
+extern soak_options soak_opt;
+
+/* The generator: splitmix64 of (seed, thread, step). */
+uint64_t soak_next(soak_thread *t);
+size_t soak_below(soak_thread *t, size_t n);  /* uniform in [0, n), n > 0 */
+size_t soak_size(soak_thread *t, size_t max); /* biased to edges: 0, 1, odd, max */
+void soak_fill(soak_thread *t, void *p, size_t n);
+
+/* Say what is being called (for the failure report, the watchdog dump and
+ * --verbose); then check the result. */
+void soak_say(soak_thread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int soak_fail(soak_thread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A refusal: the error the model predicts (cudaSuccess: must work) and a reason. */
+int soak_expect(soak_thread *t, cudaError_t want, cudaError_t got);
+/* The whole arena against the model. */
+int soak_compare(soak_thread *t, const unsigned char *got, const unsigned char *want, size_t n,
+                 const char *what);
+double soak_now_ms(void);
+
+/* model.c: the oracle's arithmetic */
+cudaError_t model_view_check(const cuxfer_view *v);
+cudaError_t model_view_sub(const cuxfer_view *v, cuxfer_roi r, cuxfer_view *sub);
+void *model_view_at(const cuxfer_view *v, size_t x, size_t y);
+int model_overlap(const cuxfer_view *a, const cuxfer_view *b); /* byte by byte */
+cudaError_t model_copy2d_check(const cuxfer_view *d, const cuxfer_view *s);
+cudaError_t model_copy_check(const void *d, const void *s, size_t n);
+cudaError_t model_rois_check(int dir, const cuxfer_view *host, const cuxfer_roi *r, size_t n,
+                             const cuxfer_view *dense, size_t *total);
+size_t model_class_size(size_t n, int *exact); /* lower bound check: see model.c */
+void model_copy2d(const cuxfer_view *d, const cuxfer_view *s); /* rows, host memory */
+void model_rois_pack(int dir, const cuxfer_view *host, const cuxfer_roi *r, size_t n,
+                     unsigned char *dense);
+
+/* the operations */
+extern const soak_op soak_cpu_ops[];
+extern const int soak_cpu_nops;
+extern const soak_op soak_gpu_ops[];
+extern const int soak_gpu_nops;
+int soak_gpu_init(int devices);      /* process-wide objects; the device count */
+int soak_gpu_thread_init(soak_thread *t);
+int soak_gpu_thread_fini(soak_thread *t);
+void soak_gpu_fini(void);
+int soak_gpu_leaks(soak_thread *t0, int final); /* checkpoint; 0: none */
+
+#endif
