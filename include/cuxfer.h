@@ -3377,15 +3377,17 @@ CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), vo
     return cudaLaunchHostFunc(s, fn, arg);
 }
 
-/* 1 when s is being captured into a graph (cudaStreamIsCapturing). */
+/* 1 when work queued on s would go into a graph capture or break one:
+ * s is being captured (cudaStreamIsCapturing: Active, or Invalidated, a
+ * capture still to be ended), or s is the legacy stream while a blocking
+ * stream is captured (the query's cudaErrorStreamCaptureImplicit).  Built
+ * on cuxfer_impl_capture_state, as the kit's own refusals are, so a helper
+ * that asks first refuses where the kit does.  Any other failed query: 0. */
 CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
 {
-    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(s, &st) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return st == cudaStreamCaptureStatusActive;
+    int cap = 0;
+    cudaError_t err = cuxfer_impl_capture_state(s, &cap);
+    return cap || err == cudaErrorStreamCaptureImplicit;
 }
 
 /* Timed waits (latch, stager) use CLOCK_MONOTONIC: a wall-clock step (NTP,
@@ -8123,6 +8125,7 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
     char prev[CUXFER_REASON_MAX];
     cudaError_t err;
     unsigned long long pieces;
+    int cap;
     if (!st)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: stager is NULL", call);
     CUXFER_TRY(cuxfer_impl_stage_check(call, d2h, host, dev, bytes));
@@ -8145,7 +8148,13 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
                                 st->piece_bytes);
     job.pieces = pieces;
     CUXFER_TRY(cuxfer_impl_stage_kinds(call, d2h, host, dev, &hk));
-    if (cuxfer_stream_is_capturing(after))
+    /* Before anything is queued: recording on the legacy stream while a
+     * blocking stream is captured would invalidate that capture. */
+    err = cuxfer_impl_capture_state(after, &cap);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "%s: the stream `after` (%p) cannot be used now: %s", call,
+                                (void *)after, cudaGetErrorName(err));
+    if (cap)
         return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
                                 "%s: the stream `after` is being captured into a graph; a "
                                 "stager's copies run outside graphs", call);
@@ -8205,7 +8214,9 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
  * 0 bytes, a range that wraps, overlapping ranges (cudaErrorInvalidValue);
  * then a dst that is host memory or a src that is device memory
  * (cudaErrorInvalidValue), an `after` being captured
- * (cudaErrorStreamCaptureUnsupported), a stager busy with a job
+ * (cudaErrorStreamCaptureUnsupported), an `after` that is the legacy stream
+ * while a blocking stream is captured (cudaErrorStreamCaptureImplicit: the
+ * capture stays valid), a stager busy with a job
  * (cudaErrorNotReady), and an unreported failure of the previous job
  * (its error). */
 CUXFER_API cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
