@@ -3392,60 +3392,60 @@ CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
 
 /* Timed waits (latch, stager) use CLOCK_MONOTONIC: a wall-clock step (NTP,
  * settimeofday) neither ends them early nor stretches them.  The condition
- * variables they wait on are made for that clock.  Strict ISO C builds
- * without POSIX 2001 have neither: they fall back to the default clock
- * and whole seconds from time() (define _POSIX_C_SOURCE=200809L).  The
- * choice is made per translation unit: a latch or stager made in a POSIX
- * unit must not be waited on from a strict ISO C unit. */
+ * variables they wait on are made for that clock.  Every unit must agree
+ * (a latch made in one unit is waited on in another), whatever feature
+ * macros it defined: strict ISO C (gcc -std=c99, no _POSIX_C_SOURCE) hides
+ * clock_gettime, CLOCK_MONOTONIC and pthread_condattr_setclock although
+ * the C library has them, so there the header declares them under private
+ * names bound to the library's symbols (CLOCK_MONOTONIC is 1 on every Linux
+ * ABI; a 64-bit time_t on a 32-bit glibc has its own clock_gettime).  Where
+ * neither is known the build stops, naming the macro to define. */
 #if defined(CLOCK_MONOTONIC) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L
-#define CUXFER_IMPL_MONOTONIC 1
+#define CUXFER_IMPL_CLOCK CLOCK_MONOTONIC
+#define cuxfer_impl_clock_gettime clock_gettime
+#define cuxfer_impl_condattr_setclock pthread_condattr_setclock
+#elif defined(__linux__)
+#define CUXFER_IMPL_CLOCK 1
+#if defined(__USE_TIME_BITS64) && defined(__TIMESIZE) && __TIMESIZE == 32
+extern int cuxfer_impl_clock_gettime(int, struct timespec *) __asm__("__clock_gettime64");
 #else
-#define CUXFER_IMPL_MONOTONIC 0
+extern int cuxfer_impl_clock_gettime(int, struct timespec *) __asm__("clock_gettime");
+#endif
+extern int cuxfer_impl_condattr_setclock(pthread_condattr_t *, int)
+    __asm__("pthread_condattr_setclock");
+#else
+#error "cuxfer.h: timed waits need CLOCK_MONOTONIC: define _POSIX_C_SOURCE=200809L before every include"
 #endif
 
 /* A condition variable whose timed waits use cuxfer_impl_deadline's clock. */
 CUXFER_API void cuxfer_impl_cond_init(pthread_cond_t *cv)
 {
-#if CUXFER_IMPL_MONOTONIC
     pthread_condattr_t a;
     if (pthread_condattr_init(&a) == 0) {
-        if (pthread_condattr_setclock(&a, CLOCK_MONOTONIC) == 0 &&
+        if (cuxfer_impl_condattr_setclock(&a, CUXFER_IMPL_CLOCK) == 0 &&
             pthread_cond_init(cv, &a) == 0) {
             pthread_condattr_destroy(&a);
             return;
         }
         pthread_condattr_destroy(&a);
     }
-#endif
     pthread_cond_init(cv, NULL);
 }
 
 /* Milliseconds on the monotonic clock, for measuring waits. */
 CUXFER_API double cuxfer_impl_now_ms(void)
 {
-#if CUXFER_IMPL_MONOTONIC
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    cuxfer_impl_clock_gettime(CUXFER_IMPL_CLOCK, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-#else
-    return (double)time(NULL) * 1e3;
-#endif
 }
 
 /* The CLOCK_MONOTONIC time ms milliseconds from now, for
  * pthread_cond_timedwait on a condition variable made by
- * cuxfer_impl_cond_init.  Without POSIX clocks the deadline is whole
- * seconds from time(), so waits are coarser. */
+ * cuxfer_impl_cond_init. */
 CUXFER_API void cuxfer_impl_deadline(struct timespec *until, long ms)
 {
-#if CUXFER_IMPL_MONOTONIC
-    clock_gettime(CLOCK_MONOTONIC, until);
-#else
-    until->tv_sec = time(NULL);
-    until->tv_nsec = 0;
-    if (ms < 1000)
-        ms = 1000;
-#endif
+    cuxfer_impl_clock_gettime(CUXFER_IMPL_CLOCK, until);
     until->tv_sec += ms / 1000;
     until->tv_nsec += (ms % 1000) * 1000000L;
     if (until->tv_nsec >= 1000000000L) {
