@@ -89,9 +89,9 @@
  *  source, pageable destination, default stream), and the per-device
  *  capability caches (concurrent managed access, maximum pitch, the 64x64
  *  peer-access table); struct cuxfer_impl_thread, one per thread, holds
- *  the reason text, the classification cache and the per-device
- *  stream-ordering events.  Objects you create (pools, rings, stagers, ...)
- *  hold their own state.  Every unit, static library, shared library and
+ *  the reason text and the classification cache (the event that orders
+ *  two streams lives for one call).  Objects you create (pools, rings,
+ *  stagers, ...) hold their own state.  Every unit, static library, shared library and
  *  dlopen'ed plugin (even RTLD_LOCAL, -fvisibility=hidden, or a program
  *  linked without -rdynamic) finds the same state, through an ELF note
  *  that marks each object including cuxfer.h; unloading the object that
@@ -669,8 +669,7 @@ CUXFER_API struct cuxfer_impl_thread *cuxfer_impl_thread_get(void)
  * the process is copied (a lock-free reader in the child would otherwise
  * wait forever for an odd sequence count); the last parent handler drops
  * it; the last child handler re-creates the lock, empties the registry
- * and every cache, and forgets the thread's per-device events and the
- * device capabilities.  fork_holds counts the handlers that ran (every
+ * and every cache, and forgets the device capabilities.  fork_holds counts the handlers that ran (every
  * unit registers a set).  CUDA itself cannot be used in a fork child (the
  * driver does not support it): a child that needs the GPU must exec. */
 CUXFER_API void cuxfer_impl_atfork_prepare(void)
@@ -2405,8 +2404,10 @@ CUXFER_API int cuxfer_impl_is_legacy_stream(cudaStream_t s)
 /* Apply the guard to an async call `call` about to queue work on s: under
  * ALLOW nothing, under WARN one line per process, under ERROR
  * cudaErrorInvalidValue with a reason (as the pageable guard).  One compare when s is
- * not the legacy stream.  Copies call it; so must every cuxfer call that
- * queues work on a caller's stream (timers). */
+ * not the legacy stream.  Every call that queues copies on a caller's
+ * stream calls it (copy, copy2d, every strategy of plan2d and rois);
+ * timers do not: events on stream 0 are the classic way to time it, and
+ * the stager only orders its own stream after `after`. */
 CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s)
 {
     int policy;
@@ -2967,7 +2968,6 @@ CUXFER_API cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s)
     if (!t || !t->start)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_start: timer not created");
     CUXFER_TRY(cuxfer_impl_timer_stream_ok("cuxfer_timer_start", s));
-    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_timer_start", s));
     t->state = 0;
     CUXFER_TRY(cuxfer_impl_record_on(t->start, t->device, s));
     t->start_stream = s;
@@ -2989,6 +2989,17 @@ CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_timer_stop: the timer was not started");
     CUXFER_TRY(cuxfer_impl_timer_stream_ok("cuxfer_timer_stop", s));
+#if CUDART_VERSION >= 12080
+    /* Another device's stream would take the wait for the start and then
+     * refuse the record: refuse it before anything is queued. */
+    if (s != (cudaStream_t)0 && s != cudaStreamLegacy && s != cudaStreamPerThread) {
+        int sd = cuxfer_impl_stream_device(s);
+        if (sd >= 0 && sd != t->device)
+            return cuxfer_impl_fail(cudaErrorInvalidResourceHandle,
+                                    "cuxfer_timer_stop: stream %p is device %d's; the timer's "
+                                    "events belong to device %d", (void *)s, sd, t->device);
+    }
+#endif
     err = cuxfer_impl_use_device(t->device, &saved);
     if (err == cudaSuccess && s != t->start_stream)
         err = cudaStreamWaitEvent(s, t->start, 0);
@@ -3009,7 +3020,8 @@ CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
  * (CUXFER_NOWAIT) and sets *ms to NaN; a timer never stopped is refused.
  * The stop is ordered after the start (cuxfer_timer_stop), so the stop
  * alone says whether the interval is complete.  A CUXFER_NOWAIT poll that
- * is not ready costs one cudaEventQuery (cudaErrorNotReady is not recorded
+ * is not ready costs one cudaEventQuery between two capture-mode exchanges
+ * (cuxfer_impl_event_query) (cudaErrorNotReady is not recorded
  * as the thread's last error: nothing to clear). */
 CUXFER_API cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms)
 {
@@ -6061,6 +6073,8 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
     if (!p || !p->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_copy_async: plan not created");
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
+    /* every strategy queues copies on s: the guard of cuxfer_copy2d_async */
+    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_plan2d_copy_async", s));
     strategy = cuxfer_plan2d_choose(p, dst, src);
     if (strategy == CUXFER_PLAN_DIRECT)
         return cuxfer_copy2d_async(dst, src, s);
@@ -7168,6 +7182,8 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
                                       &p->check_bytes));
     if (total == 0)
         return cudaSuccess;
+    /* every strategy queues copies (or the kernel) on s */
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s));
     if (cuxfer_impl_classify_cached(host->ptr, NULL) == CUXFER_MEMORY_DEVICE)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: the host view at %p is device memory", call, host->ptr);
