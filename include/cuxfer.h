@@ -2418,8 +2418,10 @@ CUXFER_API int cuxfer_impl_is_legacy_stream(cudaStream_t s)
 /* Apply the guard to an async call `call` about to queue work on s: under
  * ALLOW nothing, under WARN one line per process, under ERROR
  * cudaErrorInvalidValue with a reason (as the pageable guard).  One compare when s is
- * not the legacy stream.  Copies call it; so must every cuxfer call that
- * queues work on a caller's stream (timers). */
+ * not the legacy stream.  Every call that queues copies on a caller's
+ * stream calls it (copy, copy2d, every strategy of plan2d and rois);
+ * timers do not: events on stream 0 are the classic way to time it, and
+ * the stager only orders its own stream after `after`. */
 CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s)
 {
     int policy;
@@ -2980,7 +2982,6 @@ CUXFER_API cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s)
     if (!t || !t->start)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_start: timer not created");
     CUXFER_TRY(cuxfer_impl_timer_stream_ok("cuxfer_timer_start", s));
-    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_timer_start", s));
     t->state = 0;
     CUXFER_TRY(cuxfer_impl_record_on(t->start, t->device, s));
     t->start_stream = s;
@@ -3002,6 +3003,17 @@ CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_timer_stop: the timer was not started");
     CUXFER_TRY(cuxfer_impl_timer_stream_ok("cuxfer_timer_stop", s));
+#if CUDART_VERSION >= 12080
+    /* Another device's stream would take the wait for the start and then
+     * refuse the record: refuse it before anything is queued. */
+    if (s != (cudaStream_t)0 && s != cudaStreamLegacy && s != cudaStreamPerThread) {
+        int sd = cuxfer_impl_stream_device(s);
+        if (sd >= 0 && sd != t->device)
+            return cuxfer_impl_fail(cudaErrorInvalidResourceHandle,
+                                    "cuxfer_timer_stop: stream %p is device %d's; the timer's "
+                                    "events belong to device %d", (void *)s, sd, t->device);
+    }
+#endif
     err = cuxfer_impl_use_device(t->device, &saved);
     if (err == cudaSuccess && s != t->start_stream)
         err = cudaStreamWaitEvent(s, t->start, 0);
@@ -3022,7 +3034,8 @@ CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
  * (CUXFER_NOWAIT) and sets *ms to NaN; a timer never stopped is refused.
  * The stop is ordered after the start (cuxfer_timer_stop), so the stop
  * alone says whether the interval is complete.  A CUXFER_NOWAIT poll that
- * is not ready costs one cudaEventQuery (cudaErrorNotReady is not recorded
+ * is not ready costs one cudaEventQuery between two capture-mode exchanges
+ * (cuxfer_impl_event_query) (cudaErrorNotReady is not recorded
  * as the thread's last error: nothing to clear). */
 CUXFER_API cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms)
 {
@@ -3390,73 +3403,75 @@ CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), vo
     return cudaLaunchHostFunc(s, fn, arg);
 }
 
-/* 1 when s is being captured into a graph (cudaStreamIsCapturing). */
+/* 1 when work queued on s would go into a graph capture or break one:
+ * s is being captured (cudaStreamIsCapturing: Active, or Invalidated, a
+ * capture still to be ended), or s is the legacy stream while a blocking
+ * stream is captured (the query's cudaErrorStreamCaptureImplicit).  Built
+ * on cuxfer_impl_capture_state, as the kit's own refusals are, so a helper
+ * that asks first refuses where the kit does.  Any other failed query: 0. */
 CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
 {
-    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(s, &st) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return st == cudaStreamCaptureStatusActive;
+    int cap = 0;
+    cudaError_t err = cuxfer_impl_capture_state(s, &cap);
+    return cap || err == cudaErrorStreamCaptureImplicit;
 }
 
 /* Timed waits (latch, stager) use CLOCK_MONOTONIC: a wall-clock step (NTP,
  * settimeofday) neither ends them early nor stretches them.  The condition
- * variables they wait on are made for that clock.  Strict ISO C builds
- * without POSIX 2001 have neither: they fall back to the default clock
- * and whole seconds from time() (define _POSIX_C_SOURCE=200809L).  The
- * choice is made per translation unit: a latch or stager made in a POSIX
- * unit must not be waited on from a strict ISO C unit. */
+ * variables they wait on are made for that clock.  Every unit must agree
+ * (a latch made in one unit is waited on in another), whatever feature
+ * macros it defined: strict ISO C (gcc -std=c99, no _POSIX_C_SOURCE) hides
+ * clock_gettime, CLOCK_MONOTONIC and pthread_condattr_setclock although
+ * the C library has them, so there the header declares them under private
+ * names bound to the library's symbols (CLOCK_MONOTONIC is 1 on every Linux
+ * ABI; a 64-bit time_t on a 32-bit glibc has its own clock_gettime).  Where
+ * neither is known the build stops, naming the macro to define. */
 #if defined(CLOCK_MONOTONIC) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L
-#define CUXFER_IMPL_MONOTONIC 1
+#define CUXFER_IMPL_CLOCK CLOCK_MONOTONIC
+#define cuxfer_impl_clock_gettime clock_gettime
+#define cuxfer_impl_condattr_setclock pthread_condattr_setclock
+#elif defined(__linux__)
+#define CUXFER_IMPL_CLOCK 1
+#if defined(__USE_TIME_BITS64) && defined(__TIMESIZE) && __TIMESIZE == 32
+extern int cuxfer_impl_clock_gettime(int, struct timespec *) __asm__("__clock_gettime64");
 #else
-#define CUXFER_IMPL_MONOTONIC 0
+extern int cuxfer_impl_clock_gettime(int, struct timespec *) __asm__("clock_gettime");
+#endif
+extern int cuxfer_impl_condattr_setclock(pthread_condattr_t *, int)
+    __asm__("pthread_condattr_setclock");
+#else
+#error "cuxfer.h: timed waits need CLOCK_MONOTONIC: define _POSIX_C_SOURCE=200809L before every include"
 #endif
 
 /* A condition variable whose timed waits use cuxfer_impl_deadline's clock. */
 CUXFER_API void cuxfer_impl_cond_init(pthread_cond_t *cv)
 {
-#if CUXFER_IMPL_MONOTONIC
     pthread_condattr_t a;
     if (pthread_condattr_init(&a) == 0) {
-        if (pthread_condattr_setclock(&a, CLOCK_MONOTONIC) == 0 &&
+        if (cuxfer_impl_condattr_setclock(&a, CUXFER_IMPL_CLOCK) == 0 &&
             pthread_cond_init(cv, &a) == 0) {
             pthread_condattr_destroy(&a);
             return;
         }
         pthread_condattr_destroy(&a);
     }
-#endif
     pthread_cond_init(cv, NULL);
 }
 
 /* Milliseconds on the monotonic clock, for measuring waits. */
 CUXFER_API double cuxfer_impl_now_ms(void)
 {
-#if CUXFER_IMPL_MONOTONIC
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    cuxfer_impl_clock_gettime(CUXFER_IMPL_CLOCK, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-#else
-    return (double)time(NULL) * 1e3;
-#endif
 }
 
 /* The CLOCK_MONOTONIC time ms milliseconds from now, for
  * pthread_cond_timedwait on a condition variable made by
- * cuxfer_impl_cond_init.  Without POSIX clocks the deadline is whole
- * seconds from time(), so waits are coarser. */
+ * cuxfer_impl_cond_init. */
 CUXFER_API void cuxfer_impl_deadline(struct timespec *until, long ms)
 {
-#if CUXFER_IMPL_MONOTONIC
-    clock_gettime(CLOCK_MONOTONIC, until);
-#else
-    until->tv_sec = time(NULL);
-    until->tv_nsec = 0;
-    if (ms < 1000)
-        ms = 1000;
-#endif
+    cuxfer_impl_clock_gettime(CUXFER_IMPL_CLOCK, until);
     until->tv_sec += ms / 1000;
     until->tv_nsec += (ms % 1000) * 1000000L;
     if (until->tv_nsec >= 1000000000L) {
@@ -6060,6 +6075,8 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
     if (!p || !p->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_copy_async: plan not created");
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
+    /* every strategy queues copies on s: the guard of cuxfer_copy2d_async */
+    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_plan2d_copy_async", s));
     strategy = cuxfer_plan2d_choose(p, dst, src);
     if (strategy == CUXFER_PLAN_DIRECT)
         return cuxfer_copy2d_async(dst, src, s);
@@ -7169,6 +7186,8 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
                                       &p->check_bytes));
     if (total == 0)
         return cudaSuccess;
+    /* every strategy queues copies (or the kernel) on s */
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s));
     if (cuxfer_impl_classify_cached(host->ptr, NULL) == CUXFER_MEMORY_DEVICE)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: the host view at %p is device memory", call, host->ptr);
@@ -8127,6 +8146,7 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
     char prev[CUXFER_REASON_MAX];
     cudaError_t err;
     unsigned long long pieces;
+    int cap;
     if (!st)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: stager is NULL", call);
     CUXFER_TRY(cuxfer_impl_stage_check(call, d2h, host, dev, bytes));
@@ -8149,7 +8169,13 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
                                 st->piece_bytes);
     job.pieces = pieces;
     CUXFER_TRY(cuxfer_impl_stage_kinds(call, d2h, host, dev, &hk));
-    if (cuxfer_stream_is_capturing(after))
+    /* Before anything is queued: recording on the legacy stream while a
+     * blocking stream is captured would invalidate that capture. */
+    err = cuxfer_impl_capture_state(after, &cap);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "%s: the stream `after` (%p) cannot be used now: %s", call,
+                                (void *)after, cudaGetErrorName(err));
+    if (cap)
         return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
                                 "%s: the stream `after` is being captured into a graph; a "
                                 "stager's copies run outside graphs", call);
@@ -8209,7 +8235,9 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
  * 0 bytes, a range that wraps, overlapping ranges (cudaErrorInvalidValue);
  * then a dst that is host memory or a src that is device memory
  * (cudaErrorInvalidValue), an `after` being captured
- * (cudaErrorStreamCaptureUnsupported), a stager busy with a job
+ * (cudaErrorStreamCaptureUnsupported), an `after` that is the legacy stream
+ * while a blocking stream is captured (cudaErrorStreamCaptureImplicit: the
+ * capture stays valid), a stager busy with a job
  * (cudaErrorNotReady), and an unreported failure of the previous job
  * (its error). */
 CUXFER_API cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,

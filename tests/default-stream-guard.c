@@ -11,6 +11,7 @@
  * again in one process, and the guard's own stream test, are checked in
  * tests/internals.c.) */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -174,6 +175,260 @@ static void phase_allow(unsigned char *a, unsigned char *b)
     is_int(0, log_lines, "allow: no message");
 }
 
+/* ---- the GPU part: every call that queues copies on stream 0 --------- */
+/* Byte-exact copies of 16-byte rows (host pitch 48, device pitch 32, 64
+ * rows) and 4 tiles of 16x16, run by the plan2d strategies (SPAN up,
+ * PACK down, DIRECT) and the rois strategies (KERNEL, GATHER, DIRECT,
+ * AUTO) on stream 0; timers on stream 0.  Under error each copy is
+ * refused with nothing written; under warn each works, bytes exact, and
+ * the process shows one line; timers neither warn nor refuse. */
+#define GW 16
+#define GH 64
+#define GHP 48
+#define GDP 32
+#define NPLAN 4
+#define NROIS 4
+static const int plan_strat[NPLAN] = {CUXFER_PLAN_SPAN, CUXFER_PLAN_PACK, CUXFER_PLAN_DIRECT,
+                                      CUXFER_PLAN_DIRECT};
+static const int plan_d2h[NPLAN] = {0, 1, 0, 1};
+static const char *const plan_name[NPLAN] = {"SPAN H2D", "PACK D2H", "DIRECT H2D",
+                                             "DIRECT D2H"};
+static const int rois_strat[NROIS] = {CUXFER_ROIS_KERNEL, CUXFER_ROIS_GATHER, CUXFER_ROIS_DIRECT,
+                                      CUXFER_ROIS_AUTO};
+static const char *const rois_name[NROIS] = {"KERNEL", "GATHER", "DIRECT", "AUTO"};
+
+/* A device in this child?  Without one the phase is skipped (failed when
+ * CUXFER_REQUIRE_GPU asks for one). */
+static int child_has_gpu(int nskip)
+{
+    int n = 0;
+    const char *req = getenv("CUXFER_REQUIRE_GPU");
+    if (cuxfer_device_count(&n) == cudaSuccess && n > 0)
+        return 1;
+    if (req && atoi(req) > 0)
+        ok(0, "CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req, cuxfer_last_reason());
+    else
+        skip(nskip, "no CUDA device: %s", cuxfer_last_reason());
+    return 0;
+}
+
+#define MUST(expr)                                                             \
+    do {                                                                       \
+        cudaError_t must_ = (expr);                                            \
+        if (must_ != cudaSuccess)                                              \
+            bail("%s: %s (%s)", #expr, cudaGetErrorName(must_), cuxfer_last_reason()); \
+    } while (0)
+
+typedef struct gpu_bufs {
+    unsigned char *hs, *hd, *ref; /* pinned source, pinned destination, CPU copy */
+    void *d;
+    cuxfer_view vhs, vhd, vd;
+    cuxfer_roi tiles[NROIS];
+    cuxfer_view dense;
+} gpu_bufs;
+
+static void bufs_make(gpu_bufs *g)
+{
+    size_t i;
+    MUST(cuxfer_host_alloc((void **)&g->hs, GHP * GH, 1, 0));
+    MUST(cuxfer_host_alloc((void **)&g->hd, GHP * GH, 1, 0));
+    g->ref = (unsigned char *)malloc(GHP * GH);
+    if (!g->ref)
+        bail("out of memory");
+    for (i = 0; i < GHP * GH; ++i)
+        g->hs[i] = g->ref[i] = (unsigned char)(i * 7 + 3);
+    MUST(cudaMalloc(&g->d, GDP * GH));
+    MUST(cuxfer_view_wrap(&g->vhs, g->hs, GHP, GW, GH, 1));
+    MUST(cuxfer_view_wrap(&g->vhd, g->hd, GHP, GW, GH, 1));
+    MUST(cuxfer_view_wrap(&g->vd, g->d, GDP, GW, GH, 1));
+    for (i = 0; i < NROIS; ++i) {
+        g->tiles[i].x = 0;
+        g->tiles[i].y = i * 16;
+        g->tiles[i].width = g->tiles[i].height = 16;
+    }
+    MUST(cuxfer_view_wrap(&g->dense, g->d, 16, 16, 16 * NROIS, 1));
+}
+
+static void bufs_free(gpu_bufs *g)
+{
+    MUST(cudaDeviceSynchronize());
+    MUST(cudaFree(g->d));
+    MUST(cuxfer_host_free(g->hs));
+    MUST(cuxfer_host_free(g->hd));
+    free(g->ref);
+}
+
+/* Poison the device buffer and the host destination. */
+static void poison(gpu_bufs *g)
+{
+    MUST(cudaDeviceSynchronize());
+    MUST(cudaMemset(g->d, 0xA5, GDP * GH));
+    memset(g->hd, 0xA5, GHP * GH);
+    MUST(cudaDeviceSynchronize());
+}
+
+static gpu_bufs *g_bufs;
+/* Byte c of row r of the source. */
+static unsigned char g_ref_at(size_t r, size_t c) { return g_bufs->ref[r * GHP + c]; }
+
+/* Bytes of the GW-byte rows at pitch `pitch` that differ from the source. */
+static size_t rows_wrong(const unsigned char *got, size_t pitch)
+{
+    size_t r, c, bad = 0;
+    for (r = 0; r < GH; ++r)
+        for (c = 0; c < GW; ++c)
+            bad += got[r * pitch + c] != g_ref_at(r, c);
+    return bad;
+}
+
+static int all_poison(const unsigned char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; ++i)
+        if (p[i] != 0xA5)
+            return 0;
+    return 1;
+}
+
+static cudaError_t plan_run(cuxfer_plan2d *pl, gpu_bufs *g, int d2h, int up_first)
+{
+    if (d2h && up_first) { /* the device holds the rows first (stream 0 not used) */
+        MUST(cudaMemcpy2D(g->d, GDP, g->hs, GHP, GW, GH, cudaMemcpyHostToDevice));
+    }
+    return d2h ? cuxfer_plan2d_copy_async(pl, &g->vhd, &g->vd, 0)
+               : cuxfer_plan2d_copy_async(pl, &g->vd, &g->vhs, 0);
+}
+
+/* What stream 0 received: the rows in the destination, or nothing. */
+static size_t plan_wrong(gpu_bufs *g, int d2h, int want_written)
+{
+    unsigned char back[GDP * GH];
+    MUST(cudaDeviceSynchronize());
+    if (d2h)
+        return want_written ? rows_wrong(g->hd, GHP) : !all_poison(g->hd, GHP * GH);
+    MUST(cudaMemcpy(back, g->d, sizeof back, cudaMemcpyDeviceToHost));
+    return want_written ? rows_wrong(back, GDP) : !all_poison(back, sizeof back);
+}
+
+static size_t rois_wrong(gpu_bufs *g, int want_written)
+{
+    unsigned char back[16 * 16 * NROIS];
+    size_t i, r, c, bad = 0;
+    MUST(cudaDeviceSynchronize());
+    MUST(cudaMemcpy(back, g->d, sizeof back, cudaMemcpyDeviceToHost));
+    if (!want_written)
+        return !all_poison(back, sizeof back);
+    for (i = 0; i < NROIS; ++i)
+        for (r = 0; r < 16; ++r)
+            for (c = 0; c < 16; ++c)
+                bad += back[(i * 16 + r) * 16 + c] != g_ref_at(i * 16 + r, c);
+    return bad;
+}
+
+/* Run every copy on stream 0 under the child's policy: refused (error) or
+ * done, bytes exact (warn). */
+static void gpu_copies(int refuse)
+{
+    gpu_bufs g;
+    cuxfer_plan2d pl;
+    cuxfer_plan2d_options po;
+    cuxfer_rois ro;
+    cuxfer_rois_options rop;
+    cudaError_t err;
+    int i;
+    g_bufs = &g;
+    bufs_make(&g);
+    for (i = 0; i < NPLAN; ++i) {
+        memset(&po, 0, sizeof po);
+        po.strategy = plan_strat[i];
+        po.chunk_bytes = 4096;
+        po.threads = 2;
+        MUST(cuxfer_plan2d_create(&pl, &po));
+        poison(&g);
+        cuxfer_clear_reason();
+        err = plan_run(&pl, &g, plan_d2h[i], 1);
+        if (refuse) {
+            is_int(cudaErrorInvalidValue, err, "error: cuxfer_plan2d_copy_async %s on stream 0 "
+                   "refused", plan_name[i]);
+            ok(mentions_legacy(), "the reason names the legacy default stream");
+            is_int(0, (int)plan_wrong(&g, plan_d2h[i], 0), "nothing was written");
+        } else {
+            is_int(cudaSuccess, err, "warn: cuxfer_plan2d_copy_async %s on stream 0 works",
+                   plan_name[i]);
+            is_int(0, (int)plan_wrong(&g, plan_d2h[i], 1), "bytes exact");
+        }
+        MUST(cuxfer_plan2d_destroy(&pl));
+    }
+    for (i = 0; i < NROIS; ++i) {
+        memset(&rop, 0, sizeof rop);
+        rop.strategy = rois_strat[i];
+        rop.threads = 2;
+        err = cuxfer_rois_create(&ro, &rop);
+        if (err != cudaSuccess) { /* KERNEL needs CUDA 12.5+ */
+            skip(refuse ? 3 : 2, "cuxfer_rois %s: %s", rois_name[i], cuxfer_last_reason());
+            continue;
+        }
+        poison(&g);
+        cuxfer_clear_reason();
+        err = cuxfer_rois_copy_async(&ro, CUXFER_ROIS_H2D, &g.vhs, g.tiles, NROIS, &g.dense, 0);
+        if (refuse) {
+            is_int(cudaErrorInvalidValue, err, "error: cuxfer_rois_copy_async %s on stream 0 "
+                   "refused", rois_name[i]);
+            ok(mentions_legacy(), "the reason names the legacy default stream");
+            is_int(0, (int)rois_wrong(&g, 0), "nothing was written");
+        } else {
+            is_int(cudaSuccess, err, "warn: cuxfer_rois_copy_async %s on stream 0 works",
+                   rois_name[i]);
+            is_int(0, (int)rois_wrong(&g, 1), "bytes exact");
+        }
+        MUST(cuxfer_rois_destroy(&ro));
+    }
+    bufs_free(&g);
+}
+
+/* Timers on stream 0 are the classic way to time it: never refused, never
+ * a warning, under every policy. */
+static void gpu_timers(void)
+{
+    cuxfer_timer t;
+    float ms = -1;
+    MUST(cuxfer_timer_create(&t));
+    log_lines = 0;
+    is_int(cudaSuccess, cuxfer_timer_start(&t, 0), "timer_start on stream 0 works");
+    is_int(cudaSuccess, cuxfer_timer_stop(&t, 0), "timer_stop on stream 0 works");
+    is_int(cudaSuccess, cuxfer_timer_ms(&t, CUXFER_WAIT, &ms), "and reads");
+    is_int(0, log_lines, "the timer gave no message");
+    MUST(cuxfer_timer_destroy(&t));
+}
+
+static void phase_error_gpu(unsigned char *a, unsigned char *b)
+{
+    (void)a;
+    (void)b;
+    if (!child_has_gpu(1))
+        return;
+    log_lines = 0;
+    gpu_copies(1);
+    is_int(0, log_lines, "error: refusals print nothing");
+    gpu_timers();
+    is_int(cudaSuccess, cudaGetLastError(), "no error left behind");
+}
+
+static void phase_warn_gpu(unsigned char *a, unsigned char *b)
+{
+    (void)a;
+    (void)b;
+    if (!child_has_gpu(1))
+        return;
+    gpu_timers(); /* first: a timer must not use up the one warning */
+    logbuf[0] = '\0';
+    log_lines = 0;
+    gpu_copies(0);
+    is_int(1, log_lines, "warn: one line for all of them");
+    contains(logbuf, "cuxfer_plan2d_copy_async", "the first copy on stream 0 is named");
+    is_int(cudaSuccess, cudaGetLastError(), "no error left behind");
+}
+
 int main(void)
 {
     plan(0);
@@ -185,5 +440,7 @@ int main(void)
     in_child("error", phase_error, "error, copies");
     in_child("warn", phase_warn, "warn, copies");
     in_child("allow", phase_allow, "allow, copies");
+    in_child("error", phase_error_gpu, "error, every copy on the GPU");
+    in_child("warn", phase_warn_gpu, "warn, every copy on the GPU");
     done_testing();
 }

@@ -42,6 +42,30 @@ void *unit_b_state(void);
 void unit_b_fail(const char *s);
 int unit_b_lookup(const void *p);
 
+void unit_b_deadline(struct timespec *t, long ms);
+int unit_b_timedwait_ms(long ms, double *took_ms);
+
+void unit_b_deadline(struct timespec *t, long ms) { cuxfer_impl_deadline(t, ms); }
+/* A timed wait of ms on a condition variable nobody signals, as the
+ * latch and the stager wait; *took_ms on the unit's clock. */
+int unit_b_timedwait_ms(long ms, double *took_ms)
+{
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv;
+    struct timespec until;
+    double t0 = cuxfer_impl_now_ms();
+    int rc;
+    cuxfer_impl_cond_init(&cv);
+    pthread_mutex_lock(&mu);
+    cuxfer_impl_deadline(&until, ms);
+    do
+        rc = pthread_cond_timedwait(&cv, &mu, &until);
+    while (rc == 0);
+    pthread_mutex_unlock(&mu);
+    pthread_cond_destroy(&cv);
+    *took_ms = cuxfer_impl_now_ms() - t0;
+    return rc;
+}
 void *unit_b_state(void) { return cuxfer_impl_state_get(); }
 void unit_b_fail(const char *s) { (void)cuxfer_impl_fail(cudaErrorInvalidValue, "%s", s); }
 int unit_b_lookup(const void *p) { return (int)cuxfer_impl_lookup(p, NULL); }
@@ -492,6 +516,27 @@ static void fork_registry(void)
 void *unit_b_state(void);
 void unit_b_fail(const char *s);
 int unit_b_lookup(const void *p);
+void unit_b_deadline(struct timespec *t, long ms);
+int unit_b_timedwait_ms(long ms, double *took_ms);
+
+/* Unit b is strict ISO C99 (no _POSIX_C_SOURCE): its timed waits still
+ * run on CLOCK_MONOTONIC to the millisecond, as this POSIX unit's do (they
+ * fell back to whole seconds of time() there, a 20 ms wait taking up to a
+ * second on the wall clock). */
+static void strict_c99_clock(void)
+{
+    struct timespec now, d;
+    double ahead, took = 0;
+    int rc;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    unit_b_deadline(&d, 20);
+    ahead = (double)(d.tv_sec - now.tv_sec) * 1e3 + (double)(d.tv_nsec - now.tv_nsec) / 1e6;
+    ok(ahead >= 19.0 && ahead < 1000.0,
+       "strict C99 unit: a 20 ms deadline is 20 ms ahead on CLOCK_MONOTONIC (%.3f ms)", ahead);
+    rc = unit_b_timedwait_ms(20, &took);
+    is_int(ETIMEDOUT, rc, "strict C99 unit: the timed wait times out");
+    ok(took >= 19.0 && took < 900.0, "after 20 ms, not whole seconds (%.3f ms)", took);
+}
 
 static void units_share_state(void)
 {
@@ -966,6 +1011,7 @@ int main(void)
     is_int(30000, (int)cuxfer_impl_gather_share(256, 100000), "the share has no upper row bound "
            "(AUTO's span_max_row bounds SPAN)");
     pack_direct_share();
+    strict_c99_clock();
 
     if (cuxfer_device_count(&n) != cudaSuccess || n < 1) {
         if (req && atoi(req) > 0)

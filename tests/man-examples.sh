@@ -1,14 +1,35 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The EXAMPLES of every section 3 man page compile and link: each
+# The EXAMPLES of every section 3 man page compile, link and run: each
 # `.Bd -literal` block of the EXAMPLES section is a complete C99 program,
-# built warning-free against the header and the CUDA runtime at -O2, where
-# GCC's -Wmaybe-uninitialized sees outputs left unset, and compiled by
-# nvcc -O2 too when it is present, as the C they are (tests/outputs-set.sh
-# covers CUDA C++); never run: this machine may have no GPU.  A page without an EXAMPLES program fails,
+# built with the compile line cuxfer(3)'s SYNOPSIS shows (its flags are
+# read from the page, so strict -std=c99 with no feature macro, as a user
+# types it; pkg-config's part is the uninstalled header and the CUDA
+# runtime), warning-free at -O2, where GCC's -Wmaybe-uninitialized sees
+# outputs left unset, and compiled by nvcc -O2 too when it is present, as
+# the C they are (tests/outputs-set.sh covers CUDA C++).  With a GPU
+# (tests/lib/gpu-probe) every program is also run and must exit 0: the
+# examples check every call.  A page without an EXAMPLES program fails,
 # except the overview cuxfer.3.  Nothing is written into $top_srcdir.
 : "${top_srcdir:=.}"
 : "${CC:=cc}"
+: "${top_builddir:=.}"
+# The flags between `cc` and `prog.c` of cuxfer(3)'s compile line.
+line=$(sed -n 's/^\.Dl cc \(.*\) prog\.c \$(pkg-config --cflags --libs cuxfer)$/\1/p' \
+    "$top_srcdir/man/cuxfer.3")
+if [ -z "$line" ]; then
+    echo "Bail out! cuxfer.3 shows no line \`cc FLAGS prog.c \$(pkg-config ...)'"
+    exit 1
+fi
+run=
+probe=$("$top_builddir/tests/lib/gpu-probe" 2>&1) || {
+    printf 'Bail out! %s\n' "$probe"
+    exit 1
+}
+case $probe in
+*SKIP*) ;;
+*) run=1 ;;
+esac
 first_word() { set -- $1; echo "$1"; }
 have_nvcc=
 if [ -n "$NVCC" ] && command -v "$(first_word "$NVCC")" >/dev/null 2>&1; then
@@ -61,7 +82,7 @@ for p in $pages; do
         b=$((b + 1))
         src="$tmp/$name.$b.c"
         # shellcheck disable=SC2086 # the flag variables are word lists
-        if ! $CC -std=c99 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror \
+        if ! $CC $line -O2 -Wall -Wextra -Werror \
                 -pedantic -I"$top_srcdir/include" $CUDA_CPPFLAGS \
                 -o "$tmp/$name.$b" "$src" $CUDA_LDFLAGS $CUDA_LIBS \
                 $PTHREAD_LIBS >"$tmp/log" 2>&1; then
@@ -72,12 +93,15 @@ for p in $pages; do
                 -c -o "$tmp/$name.$b.o" "$src" >"$tmp/log" 2>&1; then
             failed="$failed $b(nvcc)"
             sed "s|^|# $name.3 example $b (nvcc): |" "$tmp/log" >>"$tmp/diag"
+        elif [ -n "$run" ] && ! (cd "$tmp" && "./$name.$b") >"$tmp/log" 2>&1; then
+            failed="$failed $b(run)"
+            sed "s|^|# $name.3 example $b (run): |" "$tmp/log" >>"$tmp/diag"
         fi
     done
     if [ -z "$failed" ]; then
-        echo "ok $i - $name.3: $blocks example(s) compile and link at -O2${have_nvcc:+ (and under nvcc)}"
+        echo "ok $i - $name.3: $blocks example(s) compile and link with cc $line -O2${have_nvcc:+ (and under nvcc)}${run:+, and run}"
     else
-        echo "not ok $i - $name.3: example(s)$failed do not compile"
+        echo "not ok $i - $name.3: example(s)$failed failed"
         cat "$tmp/diag"
         rm -f "$tmp/diag"
     fi

@@ -420,6 +420,34 @@ static void destroy_in_flight(void)
     GPU_MUST(cudaStreamSynchronize(after));
 }
 
+/* `after` = 0 (the legacy stream) while a blocking stream is captured:
+ * refused as cuxfer_copy_async refuses, before anything is queued, and the
+ * capture stays active (recording on 0 would have invalidated it). */
+static void legacy_beside_capture(cuxfer_stager *st)
+{
+    cudaStream_t blk;
+    cudaGraph_t graph = NULL;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    memset(out, 0xA5, 100);
+    GPU_MUST(cudaStreamCreateWithFlags(&blk, cudaStreamDefault));
+    GPU_MUST(cudaStreamBeginCapture(blk, cudaStreamCaptureModeGlobal));
+    ok(cuxfer_stream_is_capturing((cudaStream_t)0),
+       "cuxfer_stream_is_capturing(0) says 1 while a blocking stream is captured");
+    is_int(cudaErrorStreamCaptureImplicit, cuxfer_stage_h2d(st, dev, pat, 100, (cudaStream_t)0),
+           "h2d after the legacy stream beside a capture refused");
+    contains(cuxfer_last_reason(), "cannot be used now", "with a reason");
+    is_int(cudaErrorStreamCaptureImplicit, cuxfer_stage_d2h(st, out, dev, 100, (cudaStream_t)0),
+           "d2h after the legacy stream beside a capture refused");
+    GPU_MUST(cudaStreamIsCapturing(blk, &cs));
+    ok(cs == cudaStreamCaptureStatusActive, "the blocking stream's capture is still active");
+    GPU_OK(cudaStreamEndCapture(blk, &graph), "and ends cleanly");
+    if (graph)
+        GPU_MUST(cudaGraphDestroy(graph));
+    GPU_MUST(cudaStreamDestroy(blk));
+    GPU_OK(cuxfer_stager_wait(st, 30000), "no job was started");
+    ok(all_bytes(out, 100, 0xA5), "nothing was written");
+}
+
 /* Refusals that need real memory kinds, then copies that fail. */
 static void refusals(void)
 {
@@ -447,6 +475,7 @@ static void refusals(void)
     if (graph)
         GPU_MUST(cudaGraphDestroy(graph));
     GPU_MUST(cudaStreamDestroy(cap));
+    legacy_beside_capture(&st);
     is_int(cudaSuccess, cuxfer_stager_query(&st), "refused calls started no job");
     is_int(cudaSuccess, cudaGetLastError(), "and left no sticky error");
     GPU_OK(cuxfer_stager_destroy(&st), "destroy");
