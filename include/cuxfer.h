@@ -180,6 +180,11 @@
  *    size_t cuxfer_device_max_pitch(int dev);
  *    cudaError_t cuxfer_peer_enable(int dev, int peer);
  *    int cuxfer_default_stream_policy(void);
+ *  man 3 cuxfer_copy
+ *    cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes);
+ *    cudaError_t cuxfer_copy2d(const cuxfer_view *dst,
+ *            const cuxfer_view *src);
+ *    CUXFER_COPY_SMALL
  *  man 3 cuxfer_stream_pool
  *    cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
  *            unsigned flags, int priority);
@@ -226,11 +231,15 @@
  *            void *arg);
  *    int cuxfer_stream_is_capturing(cudaStream_t s);
  *    cudaError_t cuxfer_latch_init(cuxfer_latch *l);
+ *    cudaError_t cuxfer_latch_init_on(cuxfer_latch *l, int device);
  *    cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s);
  *    cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms);
  *    cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n);
  *    cudaError_t cuxfer_latch_destroy(cuxfer_latch *l);
  *    cuxfer_latch  cuxfer_latch_watch  CUXFER_LATCH_STREAMS
+ *  man 3 cuxfer_on_done
+ *    cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn,
+ *            void *arg);
  *  man 3 cuxfer_ring
  *    cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots,
  *            size_t host_bytes, size_t device_bytes,
@@ -249,6 +258,10 @@
  *            cudaStream_t *s);
  *    cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wait,
  *            float *ms);
+ *    cudaError_t cuxfer_ring_slot_buffers(const cuxfer_ring *r, int i,
+ *            void **host, void **device);
+ *    cudaError_t cuxfer_ring_wait(cuxfer_ring *r, cudaStream_t s);
+ *    cudaError_t cuxfer_stream_wait_ring(cudaStream_t s, cuxfer_ring *r);
  *    cuxfer_ring  cuxfer_ring_slot  cuxfer_ring_options  cuxfer_ring_job
  *  man 3 cuxfer_graph
  *    cudaError_t cuxfer_graph_begin(cudaStream_t s);
@@ -2555,6 +2568,100 @@ CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t byte
     return err;
 }
 
+/* Copies of at most this many bytes are made from or to pageable memory
+ * by cuxfer_copy and cuxfer_copy2d without the pageable guard: for a
+ * constant, a flag or a counter CUDA's own staging is right (the copy is
+ * latency-bound, pinning would cost more than it saves). */
+#define CUXFER_COPY_SMALL ((size_t)64 << 10)
+
+/* The pageable guard of a synchronous copy: only above CUXFER_COPY_SMALL. */
+CUXFER_API cudaError_t cuxfer_impl_sync_guard(const char *call, cuxfer_memkind dk,
+                                              cuxfer_memkind sk, size_t bytes)
+{
+    if (bytes <= CUXFER_COPY_SMALL)
+        return cudaSuccess;
+    return cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy());
+}
+
+/* The end of a synchronous copy: the calling thread's default stream (the
+ * legacy one, or the per-thread one in a per-thread build), which
+ * cudaMemcpy uses, refused first while a blocking stream of the device is
+ * being captured (the copy would invalidate that capture); the copy and
+ * its wait run Relaxed, so another thread's Global capture survives them. */
+CUXFER_API cudaError_t cuxfer_impl_sync_ok(const char *call)
+{
+    return cuxfer_impl_legacy_ok(call, (cudaStream_t)0);
+}
+
+/* cudaMemcpy with cuxfer's checks: returns when the bytes have arrived.
+ * Direction inferred; ordered like cudaMemcpy (after the work of the
+ * calling thread's default stream, and so of every blocking stream, outside
+ * a per-thread build); the pageable guard only above CUXFER_COPY_SMALL;
+ * the default-stream guard never (a synchronous copy overlaps nothing by
+ * design). */
+CUXFER_API cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes)
+{
+    cuxfer_memkind dk, sk;
+    cuxfer_impl_relax rx;
+    cudaError_t err;
+    if (bytes == 0)
+        return cudaSuccess;
+    CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
+    CUXFER_TRY(cuxfer_impl_sync_ok("cuxfer_copy"));
+    if (bytes > CUXFER_COPY_SMALL) {
+        dk = cuxfer_impl_classify_cached(dst, NULL);
+        sk = cuxfer_impl_classify_cached(src, NULL);
+        CUXFER_TRY(cuxfer_impl_sync_guard("cuxfer_copy", dk, sk, bytes));
+    }
+    rx = cuxfer_impl_relax_begin();
+    err = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+    cuxfer_impl_relax_end(rx);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "cuxfer_copy: %zu bytes from %p to %p: %s", bytes, src, dst,
+                                cudaGetErrorName(err));
+    return cudaSuccess;
+}
+
+/* cuxfer_copy2d_async's checks and copy, synchronously and ordered like
+ * cuxfer_copy: returns when the bytes have arrived.  Views of two devices'
+ * memory go through cuxfer_copy2d_async's peer copy, then a wait. */
+CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *src)
+{
+    cuxfer_memkind dk, sk;
+    cuxfer_impl_relax rx;
+    int ddev = -1, sdev = -1, dev;
+    size_t row;
+    cudaError_t err;
+    CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
+    if (src->width == 0 || src->height == 0)
+        return cudaSuccess;
+    CUXFER_TRY(cuxfer_impl_sync_ok("cuxfer_copy2d"));
+    dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
+    sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
+    CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
+    CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, sk));
+    row = cuxfer_view_row_bytes(src);
+    CUXFER_TRY(cuxfer_impl_sync_guard("cuxfer_copy2d", dk, sk, row * src->height));
+    dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
+    if (src->height > 1)
+        CUXFER_TRY(cuxfer_impl_max_pitch_check(dst, src, cuxfer_device_max_pitch(dev)));
+    rx = cuxfer_impl_relax_begin();
+    if (dk == CUXFER_MEMORY_DEVICE && sk == CUXFER_MEMORY_DEVICE && ddev >= 0 && sdev >= 0 &&
+        ddev != sdev) {
+        err = cuxfer_impl_copy2d_peer(dst, ddev, src, sdev, (cudaStream_t)0);
+        if (err == cudaSuccess)
+            err = cudaStreamSynchronize((cudaStream_t)0);
+    } else {
+        err = cudaMemcpy2D(dst->ptr, dst->pitch, src->ptr, src->pitch, row, src->height,
+                           cudaMemcpyDefault);
+    }
+    cuxfer_impl_relax_end(rx);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "cuxfer_copy2d: %zux%zu bytes from %p to %p: %s", row,
+                                src->height, src->ptr, dst->ptr, cudaGetErrorName(err));
+    return cudaSuccess;
+}
+
 /* ------------------------------------------------------------------------
  * 7. Scheduling: stream pools, events and timers, stream dependencies,
  *    completion callbacks and the latch
@@ -3403,6 +3510,111 @@ CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), vo
     return cudaLaunchHostFunc(s, fn, arg);
 }
 
+/* What a captured cuxfer_on_done calls: kept by the graph (a user object
+ * the graph owns, freed when the graph and its executables are). */
+struct cuxfer_impl_done {
+    cudaStreamCallback_t fn;
+    void *arg;
+    cudaStream_t stream;
+};
+
+CUXFER_API void CUDART_CB cuxfer_impl_done_run(void *p)
+{
+    struct cuxfer_impl_done *d = (struct cuxfer_impl_done *)p;
+    d->fn(d->stream, cudaSuccess, d->arg);
+}
+
+CUXFER_API void CUDART_CB cuxfer_impl_done_free(void *p) { free(p); }
+
+/* The graph s is being captured into, or NULL (with the error). */
+CUXFER_API cudaError_t cuxfer_impl_capture_graph(cudaStream_t s, cudaGraph_t *g)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaError_t err;
+    *g = NULL;
+#if CUDART_VERSION >= 13000
+    err = cudaStreamGetCaptureInfo(s, &st, NULL, g, NULL, NULL, NULL);
+#else
+    err = cudaStreamGetCaptureInfo_v2(s, &st, NULL, g, NULL, NULL);
+#endif
+    if (err == cudaSuccess && (st != cudaStreamCaptureStatusActive || !*g))
+        err = cudaErrorStreamCaptureInvalidated;
+    return err;
+}
+
+/* A captured cuxfer_on_done: a host node calling fn with cudaSuccess, its
+ * arguments owned by the graph.  The user object is made Relaxed (it
+ * touches no stream); the host function is queued on s itself. */
+CUXFER_API cudaError_t cuxfer_impl_on_done_captured(cudaStream_t s, cudaStreamCallback_t fn,
+                                                    void *arg)
+{
+    struct cuxfer_impl_done *d;
+    cudaUserObject_t obj = NULL;
+    cudaGraph_t g;
+    cuxfer_impl_relax rx;
+    cudaError_t err = cuxfer_impl_capture_graph(s, &g);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_on_done: stream %p: no capture to add to: %s",
+                                (void *)s, cudaGetErrorName(err));
+    }
+    d = (struct cuxfer_impl_done *)malloc(sizeof *d);
+    if (!d)
+        return cuxfer_impl_fail(cudaErrorMemoryAllocation, "cuxfer_on_done: out of host memory");
+    d->fn = fn;
+    d->arg = arg;
+    d->stream = s;
+    rx = cuxfer_impl_relax_begin();
+    err = cudaUserObjectCreate(&obj, d, cuxfer_impl_done_free, 1,
+                               cudaUserObjectNoDestructorSync);
+    if (err == cudaSuccess)
+        err = cudaGraphRetainUserObject(g, obj, 1, cudaGraphUserObjectMove);
+    else
+        free(d);
+    if (err != cudaSuccess && obj)
+        (void)cudaUserObjectRelease(obj, 1); /* frees d */
+    cuxfer_impl_relax_end(rx);
+    if (err == cudaSuccess)
+        err = cudaLaunchHostFunc(s, cuxfer_impl_done_run, d);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_on_done: stream %p (captured): %s", (void *)s,
+                                cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
+/* Call fn(s, status, arg) on a CUDA host thread once everything queued so
+ * far on s is done: the cudaStreamAddCallback pattern, and the same
+ * callback type.  It runs exactly once per call, also when the stream
+ * failed: status is cudaSuccess, or the stream's error (CUDA passes it:
+ * cudaStreamAddCallback, unlike cudaLaunchHostFunc, is not skipped after a
+ * device error), so a thread waiting for fn's signal never hangs.  Inside
+ * a capture it becomes a host node (cudaLaunchHostFunc) that calls fn with
+ * cudaSuccess on each launch; CUDA skips host nodes of a launch that
+ * failed (learn of that from the launch's stream).  fn must make no CUDA
+ * call and return quickly (later work on s waits for it). */
+CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, void *arg)
+{
+    int cap;
+    cudaError_t err;
+    if (!fn)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_done: fn is NULL");
+    err = cuxfer_impl_capture_state(s, &cap);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "cuxfer_on_done: stream %p cannot be used now: %s",
+                                (void *)s, cudaGetErrorName(err));
+    if (cap)
+        return cuxfer_impl_on_done_captured(s, fn, arg);
+    err = cudaStreamAddCallback(s, fn, arg, 0);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_on_done: stream %p: %s", (void *)s,
+                                cudaGetErrorName(err));
+    }
+    return cudaSuccess;
+}
+
 /* 1 when work queued on s would go into a graph capture or break one:
  * s is being captured (cudaStreamIsCapturing: Active, or Invalidated, a
  * capture still to be ended), or s is the legacy stream while a blocking
@@ -3565,6 +3777,30 @@ CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
         return cuxfer_impl_fail(err, "cuxfer_latch_init: %s", cudaGetErrorName(err));
     }
     return cudaSuccess;
+}
+
+/* cuxfer_latch_init on device `device` (the device of the streams it will
+ * be armed on), whatever the calling thread's current device; that is
+ * restored. */
+CUXFER_API cudaError_t cuxfer_latch_init_on(cuxfer_latch *l, int device)
+{
+    int saved = -1;
+    cudaError_t err;
+    if (!l)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_init_on: latch is NULL");
+    memset(l, 0, sizeof *l);
+    if (device < 0 || device >= CUXFER_IMPL_MAX_DEVICES)
+        return cuxfer_impl_fail(cudaErrorInvalidDevice,
+                                "cuxfer_latch_init_on: device %d is not a device", device);
+    err = cuxfer_impl_use_device(device, &saved);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuxfer_impl_fail(err, "cuxfer_latch_init_on: device %d: %s", device,
+                                cudaGetErrorName(err));
+    }
+    err = cuxfer_latch_init(l);
+    cuxfer_impl_restore_device(saved);
+    return err;
 }
 
 /* The host functions behind the latch: no CUDA call, just the hand-off. */
@@ -4067,6 +4303,67 @@ CUXFER_API cudaError_t cuxfer_ring_stream(const cuxfer_ring *r, int i, cudaStrea
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_ring_stream: slot %d is outside 0..%d", i, r->count - 1);
     *s = r->slots[i].stream;
+    return cudaSuccess;
+}
+
+/* Slot i's buffers (0 <= i < cuxfer_ring_slots), without acquiring the
+ * slot: to fill inputs before a loop or check outputs after a drain.  Use
+ * them only while the slot has nothing in flight (after cuxfer_ring_drain,
+ * or between acquire and submit).  Either pointer may be NULL; both are
+ * set on every path (NULL on a refusal). */
+CUXFER_API cudaError_t cuxfer_ring_slot_buffers(const cuxfer_ring *r, int i, void **host,
+                                                void **device)
+{
+    if (host)
+        *host = NULL;
+    if (device)
+        *device = NULL;
+    if (!r || !r->slots)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_slot_buffers: ring not created");
+    if (i < 0 || i >= r->count)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_ring_slot_buffers: slot %d is outside 0..%d", i,
+                                r->count - 1);
+    if (host)
+        *host = r->slots[i].host;
+    if (device)
+        *device = r->slots[i].device;
+    return cudaSuccess;
+}
+
+/* The ring's streams, CUXFER_IMPL_RING_CHUNK at a time, for the fences. */
+#define CUXFER_IMPL_RING_CHUNK 64
+
+/* Fan-out: every slot's stream waits for the work queued so far on s (one
+ * event record per 64 slots), e.g. before timing the ring from s.  All
+ * slots, not only the first `depth`. */
+CUXFER_API cudaError_t cuxfer_ring_wait(cuxfer_ring *r, cudaStream_t s)
+{
+    cudaStream_t st[CUXFER_IMPL_RING_CHUNK];
+    int i, n;
+    if (!r || !r->slots)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_wait: ring not created");
+    for (i = 0; i < r->count; i += n) {
+        for (n = 0; n < CUXFER_IMPL_RING_CHUNK && i + n < r->count; ++n)
+            st[n] = r->slots[i + n].stream;
+        CUXFER_TRY(cuxfer_stream_all_wait(st, n, s));
+    }
+    return cudaSuccess;
+}
+
+/* Fan-in: s waits for the work queued so far on every slot's stream (all
+ * slots): join the ring back into s, e.g. before stopping a timer on s. */
+CUXFER_API cudaError_t cuxfer_stream_wait_ring(cudaStream_t s, cuxfer_ring *r)
+{
+    cudaStream_t st[CUXFER_IMPL_RING_CHUNK];
+    int i, n;
+    if (!r || !r->slots)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_wait_ring: ring not created");
+    for (i = 0; i < r->count; i += n) {
+        for (n = 0; n < CUXFER_IMPL_RING_CHUNK && i + n < r->count; ++n)
+            st[n] = r->slots[i + n].stream;
+        CUXFER_TRY(cuxfer_stream_wait_all(s, st, n));
+    }
     return cudaSuccess;
 }
 

@@ -84,6 +84,8 @@ typedef struct ctx {
     cuxfer_graph g, g0;
     cuxfer_plan2d_tuning tun;
     int replay, capturing, iscap, cb_runs, cb_exact;
+    cudaError_t cb_status;  /* what cuxfer_on_done's callback was given */
+    cuxfer_ring ring;       /* two slots, device 0: its streams for the fences */
     const char *step; /* the step of a composite call that failed */
 } ctx;
 
@@ -173,6 +175,7 @@ static void prep(ctx *c)
     memcpy(c->blk.ptr, c->ref, NB);
     c->cb_runs = 0;
     c->cb_exact = 0;
+    c->cb_status = cudaErrorUnknown;
     c->step = NULL;
 }
 
@@ -332,6 +335,67 @@ static size_t k_on_complete(ctx *c)
     return bad;
 }
 
+/* The callback with the stream's status: it must run once, see the bytes
+ * the stream wrote, and be told cudaSuccess. */
+static void CUDART_CB on_done_status(cudaStream_t s, cudaError_t status, void *arg)
+{
+    ctx *c = (ctx *)arg;
+    (void)s;
+    c->cb_status = status;
+    c->cb_exact = memcmp(c->hdst, c->ref2, NB) == 0;
+    __atomic_add_fetch(&c->cb_runs, 1, __ATOMIC_ACQ_REL);
+}
+static cudaError_t r_on_done(ctx *c, cudaStream_t s)
+{
+    STEP(cuxfer_copy_async(c->hdst, c->dB[c->dev], NB, s));
+    STEP(cuxfer_on_done(s, on_done_status, c));
+    return cudaSuccess;
+}
+static size_t k_on_done(ctx *c)
+{
+    size_t bad = k_on_complete(c);
+    if (c->cb_status != cudaSuccess) {
+        diag("  the callback was given %s (want cudaSuccess)", cudaGetErrorName(c->cb_status));
+        ++bad;
+    }
+    return bad;
+}
+
+/* Fence a ring's streams behind s and join them back: slot 0's stream
+ * uploads after a delay, s downloads what it uploaded. */
+static cudaError_t r_ring_fence(ctx *c, cudaStream_t s)
+{
+    cudaStream_t rs;
+    STEP(cuxfer_ring_stream(&c->ring, 0, &rs));
+    STEP(cuxfer_ring_wait(&c->ring, s));
+    STEP(delay(rs));
+    STEP(cuxfer_copy_async(c->dA[0], c->hsrc, NB, rs));
+    STEP(cuxfer_stream_wait_ring(s, &c->ring));
+    STEP(cuxfer_copy_async(c->hdst, c->dA[0], NB, s));
+    return cudaSuccess;
+}
+
+/* The synchronous copies take no stream: made while s is in each state,
+ * they must work at once (a capture captures nothing of them and stays
+ * valid: its replays leave the poisoned output alone). */
+static cudaError_t r_copy_sync(ctx *c, cudaStream_t s)
+{
+    (void)s;
+    return cuxfer_copy(c->hdst, c->dB[c->dev], NB);
+}
+static cudaError_t r_copy2d_sync(ctx *c, cudaStream_t s)
+{
+    (void)s;
+    return cuxfer_copy2d(&c->hv_dst, &c->dv_b[c->dev]);
+}
+static size_t k_untouched(ctx *c)
+{
+    memset(c->want, POISON, NB);
+    return diff(c->hdst, c->want, "hdst (a replay must not copy)");
+}
+static size_t k_copy_sync(ctx *c) { return c->replay ? k_untouched(c) : k_hdst_ref2(c); }
+static size_t k_copy2d_sync(ctx *c) { return c->replay ? k_untouched(c) : k_hdst_2d(c); }
+
 static cudaError_t r_latch(ctx *c, cudaStream_t s)
 {
     STEP(cuxfer_copy_async(c->hdst, c->dB[c->dev], NB, s));
@@ -490,7 +554,11 @@ static const call calls[] = {
     {"cuxfer_timer_start/stop", r_timer, k_timer, NULL, COMP_TIMER},
     {"cuxfer_stream_wait fork/join", r_stream_wait, k_hdst_ref, NULL, COMP_STREAM_WAIT},
     {"cuxfer_on_complete", r_on_complete, k_on_complete, NULL, COMP_ON_COMPLETE},
+    {"cuxfer_on_done", r_on_done, k_on_done, NULL, COMP_ON_DONE},
     {"cuxfer_latch_arm", r_latch, k_latch, NULL, COMP_LATCH_ARM},
+    {"cuxfer_ring_wait/cuxfer_stream_wait_ring", r_ring_fence, k_hdst_ref, NULL, COMP_RING_FENCE},
+    {"cuxfer_copy (synchronous)", r_copy_sync, k_copy_sync, NULL, COMP_COPY_SYNC},
+    {"cuxfer_copy2d (synchronous)", r_copy2d_sync, k_copy2d_sync, NULL, COMP_COPY2D_SYNC},
     {"cuxfer_prefetch", r_prefetch, k_dA_ref, NULL, COMP_PREFETCH},
     {"cuxfer_pinned_pool_release", r_pool, k_dA_ref, z_pool, COMP_POOL_RELEASE},
     {"cuxfer_stage_h2d", r_stage_h2d, k_stage_h2d, z_stager, COMP_STAGE},
@@ -764,6 +832,7 @@ static void setup(void)
     GPU_MUST(cudaStreamCreateWithFlags(&C.held, cudaStreamNonBlocking));
     GPU_MUST(cuxfer_timer_create(&C.timer));
     GPU_MUST(cuxfer_latch_init(&C.latch));
+    GPU_MUST(cuxfer_ring_create(&C.ring, 2, 4096, 4096, NULL));
     GPU_MUST(cuxfer_pinned_pool_create(&C.pool, NULL));
     memset(&po, 0, sizeof po);
     po.chunk_bytes = 16384; /* several chunks per copy */
@@ -812,6 +881,7 @@ static void teardown(void)
     GPU_OK(cuxfer_plan2d_destroy(&C.cal), "teardown: calibration plan destroyed");
     GPU_OK(cuxfer_rois_destroy(&C.rois), "teardown: rois plan destroyed");
     GPU_OK(cuxfer_latch_destroy(&C.latch), "teardown: latch destroyed");
+    GPU_OK(cuxfer_ring_destroy(&C.ring), "teardown: ring destroyed");
     GPU_OK(cuxfer_timer_destroy(&C.timer), "teardown: timer destroyed");
     GPU_OK(cuxfer_graph_destroy(&C.g0), "teardown: graph destroyed");
     GPU_OK(cudaStreamDestroy(C.blocking), "teardown: streams destroyed");

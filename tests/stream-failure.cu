@@ -2,8 +2,9 @@
 /* A failing stream is reported, never waited on forever: after a kernel
  * writes to an illegal address, a latch armed behind it returns an error
  * (not success, not a timeout) within a bounded time, the ring's acquire of
- * the slot whose submission held the kernel returns an error, and a timer
- * around it cannot be read as a number.  The context is poisoned after the
+ * the slot whose submission held the kernel returns an error, a timer
+ * around it cannot be read as a number, and cuxfer_on_done's callback
+ * queued behind it runs once, given the stream's error.  The context is poisoned after the
  * fault, so each case runs in a child process of its own (fork before the
  * parent touches CUDA) and reports through a pipe; the parent prints TAP. */
 #include "sched-helpers.h"
@@ -28,6 +29,9 @@ struct report {
     double wait_ms, acquire_ms, timer_wait_ms, sync_ms, total_ms;
     int slot_handed_out, ms_is_nan, callback_ran;
     int gate_timed_out;                /* the hold ended by its time limit */
+    cudaError_t done_status;           /* what cuxfer_on_done's callback was given */
+    int done_runs;                     /* how often it ran */
+    double done_ms;                    /* how long until it ran */
     char reason[CUXFER_REASON_MAX];
 };
 
@@ -157,6 +161,40 @@ static void timer_case(struct report *r)
     r->reached = 1;
 }
 
+/* cuxfer_on_done's callback: the status and a count, for the child. */
+static struct report *done_report;
+static void CUDART_CB done_cb(cudaStream_t s, cudaError_t status, void *arg)
+{
+    (void)s;
+    (void)arg;
+    done_report->done_status = status;
+    __atomic_add_fetch(&done_report->done_runs, 1, __ATOMIC_ACQ_REL);
+}
+
+static void done_case(struct report *r)
+{
+    cudaStream_t s;
+    gate g;
+    double t0;
+    done_report = r;
+    r->done_status = cudaSuccess; /* the callback must overwrite it */
+    SETUP(r, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    SETUP(r, load_kernel());
+    SETUP(r, gate_hold(&g, s));
+    write_illegal<<<1, 1, 0, s>>>(NULL);
+    r->launch = cudaGetLastError();
+    r->arm = cuxfer_on_done(s, done_cb, NULL);
+    gate_open(&g);
+    t0 = now_ms();
+    while (!__atomic_load_n(&r->done_runs, __ATOMIC_ACQUIRE) && now_ms() - t0 < 10000.0)
+        sleep_ms(1);
+    r->done_ms = now_ms() - t0;
+    r->gate_timed_out = __atomic_load_n(&g.timed_out, __ATOMIC_ACQUIRE);
+    r->sync = cudaStreamQuery(s);
+    sleep_ms(200); /* a second run would show */
+    r->reached = 1;
+}
+
 /* Run fn in a child and read its report (40 s bound; a child that does
  * not report in time is killed).  The child is not reaped here: tearing
  * down a context that faulted can take seconds, during which the next
@@ -274,10 +312,10 @@ static int is_error(cudaError_t e)
 
 int main(void)
 {
-    struct report lr, rr, tr;
-    int lok, rok, tok;
-    pid_t pids[3];
-    double t0, ms[3];
+    struct report lr, rr, tr, dr;
+    int lok, rok, tok, dok;
+    pid_t pids[4];
+    double t0, ms[4];
 
     gate_in_child();
     guard_install(150);
@@ -295,11 +333,15 @@ int main(void)
     pids[2] = run_child(timer_case, &tr, "timer", &tok);
     ms[2] = now_ms() - t0;
     t0 = now_ms();
+    pids[3] = run_child(done_case, &dr, "on_done", &dok);
+    ms[3] = now_ms() - t0;
+    t0 = now_ms();
     lok &= reap(pids[0], "latch");
     rok &= reap(pids[1], "ring");
     tok &= reap(pids[2], "timer");
-    diag("children reported after %.0f, %.0f and %.0f ms; all exited %.0f ms later", ms[0],
-         ms[1], ms[2], now_ms() - t0);
+    dok &= reap(pids[3], "on_done");
+    diag("children reported after %.0f, %.0f, %.0f and %.0f ms; all exited %.0f ms later",
+         ms[0], ms[1], ms[2], ms[3], now_ms() - t0);
 
     ok(lok && lr.reached, "latch child ran to the end and reported");
     is_int(cudaSuccess, lr.setup, "latch child: setup (%s)", cudaGetErrorName(lr.setup));
@@ -340,5 +382,17 @@ int main(void)
     ok(tr.ms_is_nan, "timer child: and *ms is NaN, never a garbage number");
     is_int(0, tr.callback_ran, "timer child: the cuxfer_on_complete function was not run "
            "on the failed stream (as documented)");
+
+    ok(dok && dr.reached, "on_done child ran to the end and reported");
+    is_int(cudaSuccess, dr.setup, "on_done child: setup (%s)", cudaGetErrorName(dr.setup));
+    is_int(cudaSuccess, dr.launch, "on_done child: the illegal-address kernel launched");
+    is_int(cudaSuccess, dr.arm, "on_done child: cuxfer_on_done queued behind it");
+    is_int(0, dr.gate_timed_out, "on_done child: the stream was held until the test let it go");
+    is_int(1, dr.done_runs, "on_done child: the callback ran once on the failed stream "
+           "(after %.1f ms)", dr.done_ms);
+    ok(is_error(dr.done_status), "on_done child: and was given the stream's error (%s)",
+       cudaGetErrorName(dr.done_status));
+    ok(is_error(dr.sync), "on_done child: the stream itself reports the failure (%s)",
+       cudaGetErrorName(dr.sync));
     done_testing();
 }

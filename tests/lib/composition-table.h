@@ -51,6 +51,10 @@ enum comp_call {
     COMP_CALIBRATE,     /* cuxfer_plan2d_calibrate */
     COMP_ROIS_H2D,      /* cuxfer_rois_copy_async H2D */
     COMP_ROIS_D2H,      /* cuxfer_rois_copy_async D2H */
+    COMP_ON_DONE,       /* cuxfer_on_done */
+    COMP_RING_FENCE,    /* cuxfer_ring_wait, cuxfer_stream_wait_ring */
+    COMP_COPY_SYNC,     /* cuxfer_copy (takes no stream: made while s is in each state) */
+    COMP_COPY2D_SYNC,   /* cuxfer_copy2d (likewise) */
     COMP_CALLS
 };
 
@@ -96,6 +100,10 @@ static const comp_rule comp_rules[COMP_CALLS] = {
     {"cuxfer_rois_copy_async H2D",{0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
     /* GATHER puts a download's tiles into the host view before it returns */
     {"cuxfer_rois_copy_async D2H",{0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_WAITS_GATHER},
+    {"cuxfer_on_done",           {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
+    {"cuxfer_ring_wait/stream_wait_ring",{0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
+    {"cuxfer_copy",              {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
+    {"cuxfer_copy2d",            {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
 };
 
 static inline int comp_is_capture(int kind)
