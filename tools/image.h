@@ -168,11 +168,18 @@ int image_output_header(const image_header *in, size_t width, size_t height,
  * rename it over path.  On any failure the temporary file is removed and an
  * existing path is left as it was.  An existing output keeps its mode (and
  * owner where allowed); a new one gets 0666 & ~umask.  path "-" (standard
- * output), an existing character device or FIFO is written in place, never
- * replaced; any other non-regular file is refused. */
+ * output), a descriptor's name (image_output_fd), an existing character
+ * device, FIFO or socket is written in place, never replaced; any other
+ * non-regular file is refused. */
 int image_write_atomic(const char *path, const image_header *h,
                        const void *pixels, size_t pitch, char *err,
                        size_t errsz);
+
+/* The descriptor an output path names: 1 for "-", N for /dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N (and symbolic links to them);
+ * -1 for any other path.  Such an output is written into that
+ * descriptor, as "-" is, never replaced. */
+int image_output_fd(const char *path);
 
 /* on: image_write_atomic() still fsyncs each file before its rename, but
  * leaves the fsync of the directory to image_sync_dirs(), once per

@@ -239,9 +239,9 @@ static int plan_outputs(tiles_plan *tp)
                                 err + k);
         }
     if (rq->stack)
-        return strcmp(rq->stack, "-") ? roicopy_check_output_path(rq->stack,
-                                                                  rq->input)
-                                      : 0;
+        return image_output_fd(rq->stack) != 1
+                   ? roicopy_check_output_path(rq->stack, rq->input)
+                   : 0;
     if (stat(rq->outdir, &st) != 0)
         return roicopy_fail(RC_OUTPUT, rq->outdir, "%s", strerror(errno));
     if (!S_ISDIR(st.st_mode))
@@ -291,8 +291,11 @@ static void print_plan(const tiles_plan *tp)
     else
         printf("rois:    %lu\n", (unsigned long)tp->n);
     if (rq->stack)
-        printf("stack:   %s (%lu %s images)\n", roicopy_esc(rq->stack),
-               (unsigned long)tp->n, image_format_name(tp->to));
+        printf("stack:   %s (%lu %s images%s)\n", roicopy_esc(rq->stack),
+               (unsigned long)tp->n, image_format_name(tp->to),
+               image_output_fd(rq->stack) >= 0
+                   ? ", written into its descriptor, never replaced"
+                   : "");
     else
         printf("output:  %s (%lu %s files)\n", roicopy_esc(rq->outdir),
                (unsigned long)tp->n, image_format_name(tp->to));
@@ -414,11 +417,30 @@ static int write_stack(const tiles_plan *tp, const unsigned char *batch,
     FILE *f;
     const char *name = NULL;
     int fd, bad, saved, slot = -1;
-    if (!strcmp(path, "-"))
+    int n = image_output_fd(path);
+    if (n == 1)
         return put_all(stdout, tp, batch, off)
                    ? roicopy_fail(RC_OUTPUT, path, "cannot write: %s",
                                   strerror(errno))
                    : 0;
+    if (n >= 0) { /* /dev/stderr, /dev/fd/N: into it, never renamed over */
+        fd = dup(n);
+        if (fd < 0 || !(f = fdopen(fd, "wb"))) {
+            saved = errno;
+            if (fd >= 0)
+                close(fd);
+            return roicopy_fail(RC_OUTPUT, path, "%s", strerror(saved));
+        }
+        bad = put_all(f, tp, batch, off) != 0;
+        saved = errno;
+        if (fclose(f) != 0 && !bad) {
+            bad = 1;
+            saved = errno;
+        }
+        return bad ? roicopy_fail(RC_OUTPUT, path, "cannot write: %s",
+                                  saved ? strerror(saved) : "write error")
+                   : 0;
+    }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
         return roicopy_fail(RC_OUTPUT, path, "--stack writes a regular file "
                             "(replaced), this is %s",

@@ -1029,5 +1029,5 @@ int main(int argc, char **argv)
 {
     image_install_signal_cleanup();
     roicopy_register_codecs();
-    return run(argc, argv);
+    return roicopy_report_close_stdout(run(argc, argv));
 }
