@@ -210,9 +210,15 @@ static int choose_format(tiles_plan *tp)
     if (rq->stack && tp->to != IMAGE_PGM && tp->to != IMAGE_PPM &&
         tp->to != IMAGE_PAM)
         return roicopy_fail(RC_USAGE, rq->stack, "--stack writes one netpbm "
-                            "stream (pgm, ppm or pam), not %s: raw images "
-                            "have no header to split on",
-                            image_format_name(tp->to));
+                            "stream (pgm, ppm or pam), not %s (from %s): %s",
+                            image_format_name(tp->to),
+                            rq->format ? "--format"
+                            : tp->to != tp->in.format ? "the extension"
+                                                      : "the input",
+                            tp->to == IMAGE_RAW
+                                ? "raw images have no header to split on"
+                                : "write PNG or TIFF tiles with -o DIR, one "
+                                  "file each");
     return 0;
 }
 
@@ -633,7 +639,8 @@ int roicopy_tiles_main(const roicopy_tiles_request *rq)
     int rc;
     memset(&tp, 0, sizeof tp);
     tp.rq = rq;
-    if (image_parse_header(rq->input, rq->raw, &tp.in, err, sizeof err))
+    if (image_parse_input(rq->input, rq->raw, rq->page, &tp.in, err,
+                          sizeof err))
         return roicopy_fail(RC_INPUT, rq->input, "%s", err);
     /* as choose_elements in roicopy.c: views hold elements of at most
      * CUXFER_ELEM_MAX bytes, wider pixels travel as one element a sample */
