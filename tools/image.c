@@ -234,6 +234,40 @@ void image_formats_holding(const image_header *in, char *buf, size_t n)
     }
 }
 
+int image_needs_rescale(const image_header *h)
+{
+    return !h->is_float && h->maxval != 0 &&
+           ((h->bytes == 1 && h->maxval != 255) ||
+            (h->bytes == 2 && h->maxval != 65535));
+}
+
+void image_rescale_row(unsigned char *row, size_t n, const image_header *h,
+                       int big_endian)
+{
+    unsigned long full = h->bytes == 1 ? 255UL : 65535UL, m = h->maxval, v;
+    size_t i;
+    if (!image_needs_rescale(h))
+        return;
+    for (i = 0; i < n; ++i) {
+        unsigned char *p = row + i * h->bytes;
+        if (h->bytes == 1)
+            v = p[0];
+        else
+            v = big_endian ? (unsigned long)p[0] << 8 | p[1]
+                           : (unsigned long)p[1] << 8 | p[0];
+        v = v >= m ? full : (v * full + m / 2) / m;
+        if (h->bytes == 1) {
+            p[0] = (unsigned char)v;
+        } else if (big_endian) {
+            p[0] = (unsigned char)(v >> 8);
+            p[1] = (unsigned char)v;
+        } else {
+            p[1] = (unsigned char)(v >> 8);
+            p[0] = (unsigned char)v;
+        }
+    }
+}
+
 int image_compute_sizes(image_header *h, char *err, size_t errsz)
 {
     size_t pix, row, total;
@@ -1038,6 +1072,28 @@ static const char *default_tupltype(size_t channels)
     }
 }
 
+/* A PNG or TIFF output reads 1 to 4 channels as gray, gray and alpha, RGB
+ * and RGB with alpha: a known tuple type that means something else (CMYK,
+ * a GRAYSCALE of 3 planes, RGB with a 4th plane that is not alpha) would
+ * be misread.  Unknown tuple types keep their channels' count alone. */
+static int tupltype_misread(const image_header *in)
+{
+    static const struct {
+        const char *name;
+        size_t depth; /* 0: never */
+    } known[] = {{"GRAYSCALE", 1},       {"BLACKANDWHITE", 1},
+                 {"GRAYSCALE_ALPHA", 2}, {"BLACKANDWHITE_ALPHA", 2},
+                 {"RGB", 3},             {"RGB_ALPHA", 4},
+                 {"CMYK", 0},            {"CMYK_ALPHA", 0}};
+    size_t i;
+    if (in->format != IMAGE_PAM)
+        return 0;
+    for (i = 0; i < sizeof known / sizeof *known; ++i)
+        if (!strcmp(in->tupltype, known[i].name))
+            return known[i].depth != in->channels;
+    return 0;
+}
+
 int image_output_header(const image_header *in, size_t width, size_t height,
                         image_format to, image_header *out, char *err,
                         size_t errsz)
@@ -1066,6 +1122,13 @@ int image_output_header(const image_header *in, size_t width, size_t height,
             " %s can", c->name, c->needs, (unsigned long)in->channels,
             in->channels == 1 ? "" : "s", in->is_float ? "float " : "",
             (unsigned long)in->bytes * 8, can);
+        return -1;
+    }
+    if (is_library_format(out->format) && tupltype_misread(in)) {
+        say(err, errsz, "%s cannot represent tuple type \"%s\" with %lu "
+            "channel%s: its channels would be read as %s; pam or raw can "
+            "hold it", c->name, in->tupltype, (unsigned long)in->channels,
+            in->channels == 1 ? "" : "s", default_tupltype(in->channels));
         return -1;
     }
     if (out->format != IMAGE_PAM)

@@ -117,6 +117,17 @@ int image_set_codec(image_format f, const image_codec_ops *ops);
 /* 1 when format f can be read and written by this program. */
 int image_format_built(image_format f);
 
+/* 1 when h's integer samples must be rescaled to fill their 8 or 16 bits
+ * (a maxval other than 255 or 65535) for a format without a maxval (PNG,
+ * TIFF). */
+int image_needs_rescale(const image_header *h);
+
+/* Rescale the n samples of row (h->bytes each, big-endian or host order
+ * as big_endian says) from 0..h->maxval to 0..255 or 0..65535, rounding
+ * as pamdepth and pnmtopng do; a sample above maxval becomes the top. */
+void image_rescale_row(unsigned char *row, size_t n, const image_header *h,
+                       int big_endian);
+
 /* Fill sizes (pixel, row, total bytes) from width, height, channels and
  * bytes with overflow checks and the row limit. */
 int image_compute_sizes(image_header *h, char *err, size_t errsz);

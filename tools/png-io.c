@@ -303,13 +303,20 @@ static void write_rows(png_ctx *c, const image_header *h,
     size_t y, i;
     for (y = 0; y < h->height; ++y) {
         const unsigned char *r = pixels + y * pitch;
-        if (c->swap_row) {
+        if (c->swap_row && h->bytes == 2 && !h->big_endian) {
             for (i = 0; i + 1 < h->row_bytes; i += 2) {
                 c->swap_row[i] = r[i + 1];
                 c->swap_row[i + 1] = r[i];
             }
             r = c->swap_row;
+        } else if (c->swap_row) {
+            memcpy(c->swap_row, r, h->row_bytes);
+            r = c->swap_row;
         }
+        /* netpbm's maxval 15 or 1023: to the full 8 or 16 bits, as
+         * pnmtopng and pamdepth do (PNG has no maxval). */
+        if (c->swap_row)
+            image_rescale_row(c->swap_row, h->width * h->channels, h, 1);
         png_write_row(c->png, r);
     }
 }
@@ -359,8 +366,9 @@ int png_io_write_fd(int fd, const image_header *h, const void *pixels,
     memset(&c, 0, sizeof c);
     c.fd = fd;
     /* libpng writes 16-bit samples big-endian from big-endian rows: swap a
-     * copy of each row when the samples are in the other order. */
-    if (h->bytes == 2 && !h->big_endian &&
+     * copy of each row when the samples are in the other order, or when
+     * they are rescaled. */
+    if (((h->bytes == 2 && !h->big_endian) || image_needs_rescale(h)) &&
         !(c.swap_row = (unsigned char *)malloc(h->row_bytes))) {
         say(err, errsz, "out of memory");
         return -1;
