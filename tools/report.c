@@ -504,3 +504,14 @@ int roicopy_report_close_stdout(int status)
                  saved ? strerror(saved) : "write error");
     return status > RC_OUTPUT ? status : RC_OUTPUT;
 }
+
+int roicopy_report_skipped(const roicopy_plan *p, size_t skipped)
+{
+    if (skipped == 0)
+        return RC_OK;
+    return roicopy_fail(RC_INPUT, NULL, "--keep-going: %lu of %lu frames "
+                        "could not be decoded and were skipped; the other "
+                        "%lu were written", (unsigned long)skipped,
+                        (unsigned long)p->nframes,
+                        (unsigned long)(p->nframes - skipped));
+}

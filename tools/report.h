@@ -79,4 +79,9 @@ double roicopy_now_ms(void);
  * RC_OUTPUT if status is better, else status. */
 int roicopy_report_close_stdout(int status);
 
+/* -k: after a batch, when `skipped` frames could not be decoded (each
+ * already reported), one line that says so; RC_INPUT, or RC_OK when none
+ * was. */
+int roicopy_report_skipped(const roicopy_plan *p, size_t skipped);
+
 #endif

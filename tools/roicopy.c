@@ -937,6 +937,7 @@ static void fill_plan(const options *o, roicopy_plan *p)
     p->timing = o->timing;
     p->json = o->json;
     p->quiet = o->quiet;
+    p->keep_going = o->keep_going;
     p->progress = p->nframes > 1 && !o->quiet && isatty(2);
 }
 

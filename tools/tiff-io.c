@@ -308,6 +308,28 @@ static int check_holds(const image_header *h, uint16_t compression,
     return 0;
 }
 
+/* Every strip or tile's bytes lie inside the file (no decompression:
+ * a corrupt compressed strip is found when it is decoded). */
+static int check_extents(TIFF *tif, const tiff_layout *l,
+                         unsigned long long size, char *err, size_t errsz)
+{
+    uint32_t n = l->tiled ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
+    uint32_t i;
+    for (i = 0; i < n; ++i) {
+        int bad = 0;
+        uint64_t off = TIFFGetStrileOffsetWithErr(tif, i, &bad);
+        uint64_t cnt = bad ? 0 : TIFFGetStrileByteCountWithErr(tif, i, &bad);
+        if (bad || off > size || cnt > size - off) {
+            say(err, errsz, "truncated: %s %lu (%llu bytes at byte %llu) "
+                "lies past the end of the file (%llu bytes)",
+                l->tiled ? "tile" : "strip", (unsigned long)i,
+                (unsigned long long)cnt, (unsigned long long)off, size);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int read_fields(TIFF *tif, image_header *h, tiff_layout *l,
                        unsigned long long size, char *err, size_t errsz)
 {
@@ -349,7 +371,10 @@ static int read_fields(TIFF *tif, image_header *h, tiff_layout *l,
     if (image_compute_sizes(h, err, errsz) ||
         check_layout(tif, h, l, err, errsz))
         return -1;
-    return check_holds(h, l->compression, size, err, errsz);
+    return check_holds(h, l->compression, size, err, errsz) ||
+                   check_extents(tif, l, size, err, errsz)
+               ? -1
+               : 0;
 }
 
 /* Open path at `page`; on success *tif is open (close it with TIFFClose,
