@@ -284,16 +284,17 @@ static void hostile(void)
     put_file("trunc-header.png", b, 20);
     refused("trunc-header.png", "libpng: truncated file");
     put_file("trunc-pixels.png", b, n / 2);
-    refused("trunc-pixels.png", "libpng: ");
+    /* Found by the chunk walk of the header, before any decoding. */
+    refused("trunc-pixels.png", "truncated: chunk IDAT");
     put_file("no-iend.png", b, n - 12);
-    refused("no-iend.png", "libpng: ");
+    refused("no-iend.png", "before its IEND chunk");
     b[20] ^= 0x40; /* height, without fixing the CRC */
     put_file("bad-crc.png", b, n);
     refused("bad-crc.png", "CRC error");
     b[20] ^= 0x40;
     b[n / 2] ^= 0xFF; /* inside IDAT */
     put_file("bad-idat.png", b, n);
-    refused("bad-idat.png", "libpng: ");
+    refused("bad-idat.png", "chunk IDAT at byte");
     free(b);
     forged_ihdr("huge-width.png", 2000000, 1);
     refused("huge-width.png", "exceeds user limit");

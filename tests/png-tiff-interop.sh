@@ -243,7 +243,7 @@ corrupt() { # DESC FILE MESSAGE
 if [ $png = yes ] && "$TOOL" convert "$RGB8" "$T/good.png" 2>/dev/null; then
     size=$(wc -c <"$T/good.png")
     head -c $((size / 2)) "$T/good.png" >"$T/trunc.png"
-    corrupt "PNG truncated" "$T/trunc.png" "libpng: "
+    corrupt "PNG truncated" "$T/trunc.png" "truncated: chunk IDAT"
     # Flip a bit of IHDR's width: the chunk's CRC no longer matches.
     { head -c 18 "$T/good.png"; printf '\377'; tail -c +20 "$T/good.png"; } >"$T/crc.png"
     corrupt "PNG bad IHDR CRC" "$T/crc.png" "CRC error"

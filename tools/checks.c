@@ -9,6 +9,7 @@
 #include "checks.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +83,8 @@ static int check_existing_output(const char *out, const struct stat *st,
     uid_t me = geteuid();
     if (S_ISDIR(st->st_mode))
         return roicopy_fail(RC_OUTPUT, out, "is a directory");
-    if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) {
+    if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode) ||
+        S_ISSOCK(st->st_mode)) {
         c->out_in_place = 1;
         if (access(out, W_OK) != 0)
             return roicopy_fail(RC_OUTPUT, out, "%s: %s",
@@ -92,8 +94,8 @@ static int check_existing_output(const char *out, const struct stat *st,
     }
     if (!S_ISREG(st->st_mode))
         return roicopy_fail(RC_OUTPUT, out, "is %s; roicopy writes regular "
-                            "files (replaced), character devices and FIFOs "
-                            "(written in place)",
+                            "files (replaced), character devices, FIFOs and "
+                            "sockets (written in place)",
                             image_file_type((unsigned)st->st_mode));
     c->out_regular = 1;
     c->out_dev = st->st_dev;
@@ -107,14 +109,32 @@ static int check_existing_output(const char *out, const struct stat *st,
     return 0;
 }
 
+/* /dev/stdout, /dev/fd/N...: the descriptor must be open for writing. */
+static int check_output_fd(const char *out, int n)
+{
+    int fl = fcntl(n, F_GETFL);
+    if (fl < 0)
+        return roicopy_fail(RC_OUTPUT, out, "names descriptor %d, which is "
+                            "not open", n);
+    if ((fl & O_ACCMODE) == O_RDONLY)
+        return roicopy_fail(RC_OUTPUT, out, "names descriptor %d, which is "
+                            "open for reading only", n);
+    return 0;
+}
+
 int roicopy_check_output(const char *out, dir_cache *dc, frame_check *c)
 {
     struct stat st;
     const dir_cache *d;
-    int rc;
+    int rc, n;
     if (!strcmp(out, "-")) {
         c->out_in_place = 1;
         return 0;
+    }
+    /* Written into the descriptor, never renamed over (image.h). */
+    if ((n = image_output_fd(out)) >= 0) {
+        c->out_in_place = 1;
+        return check_output_fd(out, n);
     }
     if ((rc = check_output_name(out)) != 0)
         return rc;

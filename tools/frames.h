@@ -69,6 +69,8 @@ typedef struct roicopy_plan {
     int devices[ROICOPY_MAX_DEVICES];
     int ndevices;
     int devices_given;          /* --devices given */
+    int keep_going;             /* -k: a frame that fails to decode is
+                                   reported and skipped, the rest go on */
 } roicopy_plan;
 
 /* ---- messages ----------------------------------------------------------- */

@@ -234,6 +234,40 @@ void image_formats_holding(const image_header *in, char *buf, size_t n)
     }
 }
 
+int image_needs_rescale(const image_header *h)
+{
+    return !h->is_float && h->maxval != 0 &&
+           ((h->bytes == 1 && h->maxval != 255) ||
+            (h->bytes == 2 && h->maxval != 65535));
+}
+
+void image_rescale_row(unsigned char *row, size_t n, const image_header *h,
+                       int big_endian)
+{
+    unsigned long full = h->bytes == 1 ? 255UL : 65535UL, m = h->maxval, v;
+    size_t i;
+    if (!image_needs_rescale(h))
+        return;
+    for (i = 0; i < n; ++i) {
+        unsigned char *p = row + i * h->bytes;
+        if (h->bytes == 1)
+            v = p[0];
+        else
+            v = big_endian ? (unsigned long)p[0] << 8 | p[1]
+                           : (unsigned long)p[1] << 8 | p[0];
+        v = v >= m ? full : (v * full + m / 2) / m;
+        if (h->bytes == 1) {
+            p[0] = (unsigned char)v;
+        } else if (big_endian) {
+            p[0] = (unsigned char)(v >> 8);
+            p[1] = (unsigned char)v;
+        } else {
+            p[1] = (unsigned char)(v >> 8);
+            p[0] = (unsigned char)v;
+        }
+    }
+}
+
 int image_compute_sizes(image_header *h, char *err, size_t errsz)
 {
     size_t pix, row, total;
@@ -422,10 +456,11 @@ static int pnm_getc(FILE *f)
     return c;
 }
 
+/* libnetpbm's pm_getuint() skips only these four before a number; a
+ * form feed or vertical tab there is junk (pamfile refuses it). */
 static int pnm_space(int c)
 {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-           c == '\f';
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
 /* libnetpbm's pm_getuint(): skip whitespace and comments, read decimal
@@ -686,6 +721,8 @@ static int pam_check(const unsigned long *vals, const int *seen,
     return pam_check_tupltype(h, err, errsz);
 }
 
+#define PAM_LABEL_MAX 8
+
 /* As libnetpbm: the rest of the magic number's line is ignored ("P7\r\n",
  * "P7 \n"); then lines until ENDHDR, where a line that starts with '#' is
  * a comment, a blank line is skipped and every other line is a keyword and
@@ -718,6 +755,10 @@ static int parse_pam(FILE *f, image_header *h, char *err, size_t errsz)
             ++val;
         if (*val)
             *val++ = '\0';
+        /* libnetpbm keeps the first PAM_LABEL_MAX bytes of a keyword:
+         * "TUPLTYPE# X" is a TUPLTYPE line (pamfile agrees). */
+        if (strlen(s) > PAM_LABEL_MAX)
+            s[PAM_LABEL_MAX] = '\0';
         if (!strcmp(s, "ENDHDR"))
             break;
         if (pam_field(s, trim(val), vals, seen, h, err, errsz))
@@ -1031,6 +1072,28 @@ static const char *default_tupltype(size_t channels)
     }
 }
 
+/* A PNG or TIFF output reads 1 to 4 channels as gray, gray and alpha, RGB
+ * and RGB with alpha: a known tuple type that means something else (CMYK,
+ * a GRAYSCALE of 3 planes, RGB with a 4th plane that is not alpha) would
+ * be misread.  Unknown tuple types keep their channels' count alone. */
+static int tupltype_misread(const image_header *in)
+{
+    static const struct {
+        const char *name;
+        size_t depth; /* 0: never */
+    } known[] = {{"GRAYSCALE", 1},       {"BLACKANDWHITE", 1},
+                 {"GRAYSCALE_ALPHA", 2}, {"BLACKANDWHITE_ALPHA", 2},
+                 {"RGB", 3},             {"RGB_ALPHA", 4},
+                 {"CMYK", 0},            {"CMYK_ALPHA", 0}};
+    size_t i;
+    if (in->format != IMAGE_PAM)
+        return 0;
+    for (i = 0; i < sizeof known / sizeof *known; ++i)
+        if (!strcmp(in->tupltype, known[i].name))
+            return known[i].depth != in->channels;
+    return 0;
+}
+
 int image_output_header(const image_header *in, size_t width, size_t height,
                         image_format to, image_header *out, char *err,
                         size_t errsz)
@@ -1059,6 +1122,13 @@ int image_output_header(const image_header *in, size_t width, size_t height,
             " %s can", c->name, c->needs, (unsigned long)in->channels,
             in->channels == 1 ? "" : "s", in->is_float ? "float " : "",
             (unsigned long)in->bytes * 8, can);
+        return -1;
+    }
+    if (is_library_format(out->format) && tupltype_misread(in)) {
+        say(err, errsz, "%s cannot represent tuple type \"%s\" with %lu "
+            "channel%s: its channels would be read as %s; pam or raw can "
+            "hold it", c->name, in->tupltype, (unsigned long)in->channels,
+            in->channels == 1 ? "" : "s", default_tupltype(in->channels));
         return -1;
     }
     if (out->format != IMAGE_PAM)
@@ -1166,13 +1236,19 @@ void image_install_signal_cleanup(void)
         SIGPWR,
 #endif
     };
-    struct sigaction sa;
+    struct sigaction sa, old;
     size_t i;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_fatal_signal;
     sigemptyset(&sa.sa_mask);
+    /* A signal ignored at start (nohup, a shell's background job) stays
+     * ignored: it would not have ended the process. */
     for (i = 0; i < sizeof sigs / sizeof *sigs; ++i)
-        (void)sigaction(sigs[i], &sa, NULL);
+        if (sigaction(sigs[i], NULL, &old) == 0 &&
+            !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
+            continue;
+        else
+            (void)sigaction(sigs[i], &sa, NULL);
     /* A write past RLIMIT_FSIZE then fails with EFBIG, and the temporary
      * file is removed like after any failed write. */
     (void)signal(SIGXFSZ, SIG_IGN);
@@ -1419,14 +1495,87 @@ static int write_fd(int fd, const image_header *h, const void *pixels,
     return bad ? -1 : 0;
 }
 
-/* Standard output, a character device or a FIFO: written in place, never
- * replaced (there is nothing to rename over). */
+/* "N" of the descriptor names below, or -1: only digits, no sign. */
+static int fd_number(const char *s)
+{
+    long v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; ++s) {
+        if (*s < '0' || *s > '9' || v > 65535)
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v > 65535 ? -1 : (int)v;
+}
+
+static int fd_name(const char *p)
+{
+    char self[64];
+    size_t n;
+    if (!strcmp(p, "/dev/stdout"))
+        return 1;
+    if (!strcmp(p, "/dev/stderr"))
+        return 2;
+    if (!strcmp(p, "/dev/stdin"))
+        return 0;
+    if (!strncmp(p, "/dev/fd/", 8))
+        return fd_number(p + 8);
+    if (!strncmp(p, "/proc/self/fd/", 14))
+        return fd_number(p + 14);
+    if (!strncmp(p, "/proc/thread-self/fd/", 21))
+        return fd_number(p + 21);
+    n = (size_t)snprintf(self, sizeof self, "/proc/%ld/fd/", (long)getpid());
+    if (n < sizeof self && !strncmp(p, self, n))
+        return fd_number(p + n);
+    return -1;
+}
+
+int image_output_fd(const char *path)
+{
+    char cur[PATH_MAX], link[PATH_MAX];
+    struct stat st;
+    int hops, fd;
+    ssize_t k;
+    if (!strcmp(path, "-"))
+        return 1;
+    if (strlen(path) >= sizeof cur)
+        return -1;
+    memcpy(cur, path, strlen(path) + 1);
+    /* Follow symbolic links of the last component (/dev/stdout is one to
+     * /proc/self/fd/1, whose own link names the file behind the
+     * descriptor, not a path to rename over). */
+    for (hops = 0; hops < 40; ++hops) {
+        if ((fd = fd_name(cur)) >= 0)
+            return fd;
+        if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+            return -1;
+        k = readlink(cur, link, sizeof link - 1);
+        if (k < 0)
+            return -1;
+        link[k] = '\0';
+        if (link[0] == '/') {
+            memcpy(cur, link, (size_t)k + 1);
+        } else {
+            char *slash = strrchr(cur, '/');
+            size_t keep = slash ? (size_t)(slash - cur) + 1 : 0;
+            if (keep + (size_t)k + 1 > sizeof cur)
+                return -1;
+            memcpy(cur + keep, link, (size_t)k + 1);
+        }
+    }
+    return -1;
+}
+
+/* Standard output, a descriptor named by path (/dev/stdout, /dev/fd/N),
+ * a character device, a FIFO or a socket: written into, never replaced
+ * (there is nothing to rename over). */
 static int write_in_place(const char *path, const image_header *h,
                           const void *pixels, size_t pitch, char *err,
                           size_t errsz)
 {
-    int fd = !strcmp(path, "-") ? dup(1)
-                                : open(path, O_WRONLY | O_NOCTTY);
+    int n = image_output_fd(path);
+    int fd = n >= 0 ? dup(n) : open(path, O_WRONLY | O_NOCTTY);
     int saved;
     if (fd < 0) {
         say(err, errsz, "%s", strerror(errno));
@@ -1454,14 +1603,16 @@ int image_write_atomic(const char *path, const image_header *h,
     char tmpl[sizeof tmp_names[0]];
     const char *tmp;
     int fd, saved, exists, slot;
-    if (!strcmp(path, "-"))
+    if (image_output_fd(path) >= 0)
         return write_in_place(path, h, pixels, pitch, err, errsz);
     exists = stat(path, &st) == 0;
-    if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+    if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ||
+                   S_ISSOCK(st.st_mode)))
         return write_in_place(path, h, pixels, pitch, err, errsz);
     if (exists && !S_ISREG(st.st_mode)) {
-        say(err, errsz, "is %s; only regular files, character devices and "
-            "FIFOs are written", image_file_type((unsigned)st.st_mode));
+        say(err, errsz, "is %s; only regular files, character devices, "
+            "FIFOs and sockets are written",
+            image_file_type((unsigned)st.st_mode));
         return -1;
     }
     /* An existing output keeps its permissions (and, where allowed, its

@@ -117,6 +117,17 @@ int image_set_codec(image_format f, const image_codec_ops *ops);
 /* 1 when format f can be read and written by this program. */
 int image_format_built(image_format f);
 
+/* 1 when h's integer samples must be rescaled to fill their 8 or 16 bits
+ * (a maxval other than 255 or 65535) for a format without a maxval (PNG,
+ * TIFF). */
+int image_needs_rescale(const image_header *h);
+
+/* Rescale the n samples of row (h->bytes each, big-endian or host order
+ * as big_endian says) from 0..h->maxval to 0..255 or 0..65535, rounding
+ * as pamdepth and pnmtopng do; a sample above maxval becomes the top. */
+void image_rescale_row(unsigned char *row, size_t n, const image_header *h,
+                       int big_endian);
+
 /* Fill sizes (pixel, row, total bytes) from width, height, channels and
  * bytes with overflow checks and the row limit. */
 int image_compute_sizes(image_header *h, char *err, size_t errsz);
@@ -168,11 +179,18 @@ int image_output_header(const image_header *in, size_t width, size_t height,
  * rename it over path.  On any failure the temporary file is removed and an
  * existing path is left as it was.  An existing output keeps its mode (and
  * owner where allowed); a new one gets 0666 & ~umask.  path "-" (standard
- * output), an existing character device or FIFO is written in place, never
- * replaced; any other non-regular file is refused. */
+ * output), a descriptor's name (image_output_fd), an existing character
+ * device, FIFO or socket is written in place, never replaced; any other
+ * non-regular file is refused. */
 int image_write_atomic(const char *path, const image_header *h,
                        const void *pixels, size_t pitch, char *err,
                        size_t errsz);
+
+/* The descriptor an output path names: 1 for "-", N for /dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N (and symbolic links to them);
+ * -1 for any other path.  Such an output is written into that
+ * descriptor, as "-" is, never replaced. */
+int image_output_fd(const char *path);
 
 /* on: image_write_atomic() still fsyncs each file before its rename, but
  * leaves the fsync of the directory to image_sync_dirs(), once per

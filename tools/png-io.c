@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,11 +235,101 @@ static int begin_read(png_ctx *c, const char *path, image_header *h,
     return fill_header(c, h, err, errsz);
 }
 
+/* PNG's CRC-32 (ISO 3309), one byte at a time from a table. */
+static uint32_t crc_update(uint32_t crc, const unsigned char *p, size_t n)
+{
+    static uint32_t table[256];
+    static int ready;
+    size_t i;
+    if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+        uint32_t t[256], c;
+        int k, b;
+        for (k = 0; k < 256; ++k) {
+            for (c = (uint32_t)k, b = 0; b < 8; ++b)
+                c = c & 1 ? 0xEDB88320U ^ (c >> 1) : c >> 1;
+            t[k] = c;
+        }
+        memcpy(table, t, sizeof t); /* the same bytes on every thread */
+        __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+    }
+    for (i = 0; i < n; ++i)
+        crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+    return crc;
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+           p[3];
+}
+
+/* Every chunk from the signature to IEND: its length within the file,
+ * its CRC right, at least one IDAT.  No decompression: this costs one
+ * read of the file, so every input is checked before the first CUDA call;
+ * a zlib stream that is corrupt but has right CRCs is found only when the
+ * pixels are decoded. */
+static int check_chunks(png_ctx *c, char *err, size_t errsz)
+{
+    unsigned char head[8], buf[65536];
+    unsigned long long at = 8;
+    unsigned long nidat = 0;
+    if (fseek(c->f, 8, SEEK_SET) != 0) {
+        say(err, errsz, "%s", strerror(errno));
+        return -1;
+    }
+    for (;;) {
+        uint32_t len, crc, left;
+        char type[5];
+        if (fread(head, 1, 8, c->f) != 8) {
+            say(err, errsz, "truncated: the file ends after %llu bytes, "
+                "before its IEND chunk", c->file_size);
+            return -1;
+        }
+        len = be32(head);
+        memcpy(type, head + 4, 4);
+        type[4] = '\0';
+        if (len > 0x7FFFFFFFU || at + 12 + len > c->file_size) {
+            say(err, errsz, "truncated: chunk %.4s at byte %llu claims %lu "
+                "bytes, past the end of the file (%llu bytes)",
+                image_escape(type, (char[32]){0}, 32), at,
+                (unsigned long)len, c->file_size);
+            return -1;
+        }
+        crc = crc_update(0xFFFFFFFFU, head + 4, 4);
+        for (left = len; left > 0;) {
+            size_t k = left < sizeof buf ? left : sizeof buf;
+            if (fread(buf, 1, k, c->f) != k) {
+                say(err, errsz, "%s", ferror(c->f) ? strerror(errno)
+                                                   : "the file shrank");
+                return -1;
+            }
+            crc = crc_update(crc, buf, k);
+            left -= (uint32_t)k;
+        }
+        if (fread(head, 1, 4, c->f) != 4 || be32(head) != (crc ^ 0xFFFFFFFFU)) {
+            say(err, errsz, "chunk %s at byte %llu: CRC error",
+                image_escape(type, (char[32]){0}, 32), at);
+            return -1;
+        }
+        nidat += !memcmp(type, "IDAT", 4);
+        if (!memcmp(type, "IEND", 4))
+            break;
+        at += 12ULL + len;
+    }
+    if (nidat == 0) {
+        say(err, errsz, "no IDAT chunk: the file has no pixel data");
+        return -1;
+    }
+    return 0;
+}
+
 int png_io_read_header(const char *path, image_header *h, char *err,
                        size_t errsz)
 {
     png_ctx c;
     int rc = begin_read(&c, path, h, err, errsz);
+    if (rc == 0)
+        rc = check_chunks(&c, err, errsz);
     ctx_free(&c);
     return rc;
 }
@@ -303,13 +394,20 @@ static void write_rows(png_ctx *c, const image_header *h,
     size_t y, i;
     for (y = 0; y < h->height; ++y) {
         const unsigned char *r = pixels + y * pitch;
-        if (c->swap_row) {
+        if (c->swap_row && h->bytes == 2 && !h->big_endian) {
             for (i = 0; i + 1 < h->row_bytes; i += 2) {
                 c->swap_row[i] = r[i + 1];
                 c->swap_row[i + 1] = r[i];
             }
             r = c->swap_row;
+        } else if (c->swap_row) {
+            memcpy(c->swap_row, r, h->row_bytes);
+            r = c->swap_row;
         }
+        /* netpbm's maxval 15 or 1023: to the full 8 or 16 bits, as
+         * pnmtopng and pamdepth do (PNG has no maxval). */
+        if (c->swap_row)
+            image_rescale_row(c->swap_row, h->width * h->channels, h, 1);
         png_write_row(c->png, r);
     }
 }
@@ -359,8 +457,9 @@ int png_io_write_fd(int fd, const image_header *h, const void *pixels,
     memset(&c, 0, sizeof c);
     c.fd = fd;
     /* libpng writes 16-bit samples big-endian from big-endian rows: swap a
-     * copy of each row when the samples are in the other order. */
-    if (h->bytes == 2 && !h->big_endian &&
+     * copy of each row when the samples are in the other order, or when
+     * they are rescaled. */
+    if (((h->bytes == 2 && !h->big_endian) || image_needs_rescale(h)) &&
         !(c.swap_row = (unsigned char *)malloc(h->row_bytes))) {
         say(err, errsz, "out of memory");
         return -1;

@@ -9,6 +9,7 @@
 
 #include <cuxfer.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,13 +74,24 @@ static void print_bands(const roicopy_plan *p, const roicopy_frame *f)
  * atomically), or how else. */
 static const char *output_how(const char *out)
 {
+    static char buf[96];
     struct stat st;
+    int n;
     if (!strcmp(out, "-"))
         return ", written to standard output";
+    if ((n = image_output_fd(out)) >= 0) {
+        (void)snprintf(buf, sizeof buf, ", written into descriptor %d%s, "
+                       "never replaced", n, n == 1   ? " (standard output)"
+                                            : n == 2 ? " (standard error)"
+                                                     : "");
+        return buf;
+    }
     if (stat(out, &st) == 0 && S_ISCHR(st.st_mode))
         return ", written in place: a character device";
     if (stat(out, &st) == 0 && S_ISFIFO(st.st_mode))
         return ", written in place: a FIFO";
+    if (stat(out, &st) == 0 && S_ISSOCK(st.st_mode))
+        return ", written in place: a socket";
     return "";
 }
 
@@ -227,7 +239,9 @@ static void json_frame(const roicopy_plan *p, const roicopy_frame *f,
     roicopy_json_string(stdout, f->out.tupltype);
     printf(", \"written\": \"%s\"}",
            !*how ? "replaced atomically"
-           : !strcmp(f->output, "-") ? "standard output" : "in place");
+           : !strcmp(f->output, "-")         ? "standard output"
+           : image_output_fd(f->output) >= 0 ? "into its descriptor"
+                                             : "in place");
 }
 
 void roicopy_report_plan_json(const roicopy_plan *p)
@@ -470,4 +484,34 @@ void roicopy_report_ring(const roicopy_plan *p, const ring_times *rr)
         ring_devices(p, 1);
         printf("}\n");
     }
+}
+
+int roicopy_report_close_stdout(int status)
+{
+    int bad = ferror(stdout), saved = 0;
+    if (fflush(stdout) != 0) {
+        bad = 1;
+        saved = errno;
+    }
+    /* EBADF: standard output was closed and nothing was printed. */
+    if (fclose(stdout) != 0 && errno != EBADF && !bad) {
+        bad = 1;
+        saved = errno;
+    }
+    if (!bad)
+        return status;
+    roicopy_fail(RC_OUTPUT, NULL, "standard output: %s",
+                 saved ? strerror(saved) : "write error");
+    return status > RC_OUTPUT ? status : RC_OUTPUT;
+}
+
+int roicopy_report_skipped(const roicopy_plan *p, size_t skipped)
+{
+    if (skipped == 0)
+        return RC_OK;
+    return roicopy_fail(RC_INPUT, NULL, "--keep-going: %lu of %lu frames "
+                        "could not be decoded and were skipped; the other "
+                        "%lu were written", (unsigned long)skipped,
+                        (unsigned long)p->nframes,
+                        (unsigned long)(p->nframes - skipped));
 }

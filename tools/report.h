@@ -74,4 +74,14 @@ void roicopy_report_ring(const roicopy_plan *p, const ring_times *r);
 /* A monotonic clock, in ms, for wall times. */
 double roicopy_now_ms(void);
 
+/* The end of the run: standard output flushed and closed; when that
+ * fails (a full disk, /dev/full, a closed pipe), say so and return
+ * RC_OUTPUT if status is better, else status. */
+int roicopy_report_close_stdout(int status);
+
+/* -k: after a batch, when `skipped` frames could not be decoded (each
+ * already reported), one line that says so; RC_INPUT, or RC_OK when none
+ * was. */
+int roicopy_report_skipped(const roicopy_plan *p, size_t skipped);
+
 #endif

@@ -401,13 +401,17 @@ done:
  * construction, so frames go one at a time through the single-input path. */
 static int run_each(const roicopy_plan *p)
 {
-    size_t k;
+    size_t k, skipped = 0;
     int rc = RC_OK;
     for (k = 0; k < p->nframes && rc == RC_OK; ++k) {
         rc = run_single(p, &p->frames[k]);
         roicopy_progress(p, k + 1);
+        if (rc == RC_INPUT && p->keep_going) { /* reported; go on */
+            ++skipped;
+            rc = RC_OK;
+        }
     }
-    return rc;
+    return rc != RC_OK ? rc : roicopy_report_skipped(p, skipped);
 }
 
 int roicopy_gpu_run(const roicopy_plan *p)

@@ -142,6 +142,7 @@ typedef struct ring_run {
     pthread_mutex_t lock;  /* done, progress and the worst status */
     size_t next;           /* the next frame to take */
     int status;            /* the first failure; stops taking frames */
+    size_t skipped;        /* -k: frames that could not be read */
     const prefetch_set *ps; /* frames read ahead, or NULL */
 } ring_run;
 
@@ -196,14 +197,14 @@ static int ring_fill(const roicopy_plan *p, ring_run *rr, size_t i,
         goto failed;
     if (q && q->in && q->read_failed) {
         rc = roicopy_fail(RC_INPUT, f->input, "%s", q->err);
-        goto failed;
+        goto unread;
     }
     if (q && q->in && !q->registered) /* read ahead, but not locked */
         memcpy((unsigned char *)s->host + f->roi.y * f->in.row_bytes, q->in,
                q->in_bytes);
     else if (!(q && q->registered) &&
              (rc = roicopy_read_frame(f, s->host, f->in.row_bytes)) != RC_OK)
-        goto failed;
+        goto unread;
     fj.p = p;
     fj.f = f;
     fj.l = &rr->l;
@@ -223,6 +224,18 @@ static int ring_fill(const roicopy_plan *p, ring_run *rr, size_t i,
     }
 done:
     return rc;
+unread:
+    /* -k: the frame is reported (above) and skipped; the slot goes back
+     * unused (a frame it still holds in its own buffers is written
+     * later), and the ring goes on with the next frame. */
+    if (rc == RC_INPUT && p->keep_going) {
+        (void)cuxfer_ring_release(&rr->ring, s);
+        pthread_mutex_lock(&rr->lock);
+        ++rr->skipped;
+        roicopy_progress(p, ++rr->done);
+        pthread_mutex_unlock(&rr->lock);
+        return RC_OK;
+    }
 failed:
     (void)cuxfer_ring_release(&rr->ring, s);
     return rc;
@@ -506,6 +519,8 @@ int roicopy_ring_run(const roicopy_plan *p, const prefetch_set *ps)
         rc = replays(p, &rr);
     if (rc == RC_OK && timed)
         roicopy_report_ring(p, &rr.times);
+    if (rc == RC_OK)
+        rc = roicopy_report_skipped(p, rr.skipped);
 done:
     (void)cuxfer_timer_destroy(&rr.span);
     (void)cuxfer_ring_destroy(&rr.ring);

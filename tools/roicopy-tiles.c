@@ -210,9 +210,15 @@ static int choose_format(tiles_plan *tp)
     if (rq->stack && tp->to != IMAGE_PGM && tp->to != IMAGE_PPM &&
         tp->to != IMAGE_PAM)
         return roicopy_fail(RC_USAGE, rq->stack, "--stack writes one netpbm "
-                            "stream (pgm, ppm or pam), not %s: raw images "
-                            "have no header to split on",
-                            image_format_name(tp->to));
+                            "stream (pgm, ppm or pam), not %s (from %s): %s",
+                            image_format_name(tp->to),
+                            rq->format ? "--format"
+                            : tp->to != tp->in.format ? "the extension"
+                                                      : "the input",
+                            tp->to == IMAGE_RAW
+                                ? "raw images have no header to split on"
+                                : "write PNG or TIFF tiles with -o DIR, one "
+                                  "file each");
     return 0;
 }
 
@@ -239,9 +245,9 @@ static int plan_outputs(tiles_plan *tp)
                                 err + k);
         }
     if (rq->stack)
-        return strcmp(rq->stack, "-") ? roicopy_check_output_path(rq->stack,
-                                                                  rq->input)
-                                      : 0;
+        return image_output_fd(rq->stack) != 1
+                   ? roicopy_check_output_path(rq->stack, rq->input)
+                   : 0;
     if (stat(rq->outdir, &st) != 0)
         return roicopy_fail(RC_OUTPUT, rq->outdir, "%s", strerror(errno));
     if (!S_ISDIR(st.st_mode))
@@ -291,8 +297,11 @@ static void print_plan(const tiles_plan *tp)
     else
         printf("rois:    %lu\n", (unsigned long)tp->n);
     if (rq->stack)
-        printf("stack:   %s (%lu %s images)\n", roicopy_esc(rq->stack),
-               (unsigned long)tp->n, image_format_name(tp->to));
+        printf("stack:   %s (%lu %s images%s)\n", roicopy_esc(rq->stack),
+               (unsigned long)tp->n, image_format_name(tp->to),
+               image_output_fd(rq->stack) >= 0
+                   ? ", written into its descriptor, never replaced"
+                   : "");
     else
         printf("output:  %s (%lu %s files)\n", roicopy_esc(rq->outdir),
                (unsigned long)tp->n, image_format_name(tp->to));
@@ -414,11 +423,30 @@ static int write_stack(const tiles_plan *tp, const unsigned char *batch,
     FILE *f;
     const char *name = NULL;
     int fd, bad, saved, slot = -1;
-    if (!strcmp(path, "-"))
+    int n = image_output_fd(path);
+    if (n == 1)
         return put_all(stdout, tp, batch, off)
                    ? roicopy_fail(RC_OUTPUT, path, "cannot write: %s",
                                   strerror(errno))
                    : 0;
+    if (n >= 0) { /* /dev/stderr, /dev/fd/N: into it, never renamed over */
+        fd = dup(n);
+        if (fd < 0 || !(f = fdopen(fd, "wb"))) {
+            saved = errno;
+            if (fd >= 0)
+                close(fd);
+            return roicopy_fail(RC_OUTPUT, path, "%s", strerror(saved));
+        }
+        bad = put_all(f, tp, batch, off) != 0;
+        saved = errno;
+        if (fclose(f) != 0 && !bad) {
+            bad = 1;
+            saved = errno;
+        }
+        return bad ? roicopy_fail(RC_OUTPUT, path, "cannot write: %s",
+                                  saved ? strerror(saved) : "write error")
+                   : 0;
+    }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
         return roicopy_fail(RC_OUTPUT, path, "--stack writes a regular file "
                             "(replaced), this is %s",
@@ -611,7 +639,8 @@ int roicopy_tiles_main(const roicopy_tiles_request *rq)
     int rc;
     memset(&tp, 0, sizeof tp);
     tp.rq = rq;
-    if (image_parse_header(rq->input, rq->raw, &tp.in, err, sizeof err))
+    if (image_parse_input(rq->input, rq->raw, rq->page, &tp.in, err,
+                          sizeof err))
         return roicopy_fail(RC_INPUT, rq->input, "%s", err);
     /* as choose_elements in roicopy.c: views hold elements of at most
      * CUXFER_ELEM_MAX bytes, wider pixels travel as one element a sample */

@@ -305,6 +305,30 @@ static int flag_option(int opt, options *o)
     return 0;
 }
 
+/* "--dev": a prefix of several long options, which getopt_long reports
+ * as it reports an unknown one.  Says so, naming them; 0 if it is not. */
+static int ambiguous_option(const char *tok)
+{
+    char names[256] = "";
+    size_t i, len, n = 0, used = 0;
+    if (strncmp(tok, "--", 2) != 0 || !tok[2])
+        return 0;
+    len = strlen(tok + 2);
+    for (i = 0; long_options[i].name; ++i)
+        if (!strncmp(long_options[i].name, tok + 2, len)) {
+            int k = snprintf(names + used, sizeof names - used, "%s--%s",
+                             n ? ", " : "", long_options[i].name);
+            if (k > 0 && (size_t)k < sizeof names - used)
+                used += (size_t)k;
+            ++n;
+        }
+    if (n < 2)
+        return 0;
+    roicopy_fail(RC_USAGE, NULL, "option %s is ambiguous: %s",
+                 roicopy_esc(tok), names);
+    return 1;
+}
+
 /* getopt's complaint, as one line in roicopy's own format, and the usage
  * line. */
 static int bad_option(int c, char **argv)
@@ -322,7 +346,7 @@ static int bad_option(int c, char **argv)
     } else if (optopt) /* a flag given a value: --verify=1 */
         roicopy_fail(RC_USAGE, NULL, "option %s takes no argument",
                      roicopy_esc(name));
-    else
+    else if (!ambiguous_option(name))
         roicopy_fail(RC_USAGE, NULL, "unknown option %s", roicopy_esc(name));
     return usage_line(RC_USAGE);
 }
@@ -364,12 +388,20 @@ static int parse_options(int argc, char **argv, options *o)
     return -1;
 }
 
-/* Read all of fd (no size limit but memory's), NUL-terminated. */
-static char *slurp(int fd, size_t *len)
+/* --files-from's limits: a name is a path (PATH_MAX bytes with its
+ * terminator), and a list holds at most ROICOPY_MAX_NAMES entries, so a
+ * wrong FILE (/dev/zero, a binary) fails at once instead of filling
+ * memory. */
+#define ROICOPY_MAX_NAMES 1048576UL
+
+/* Read all of fd, NUL-terminated, within those limits: NULL with errno,
+ * or with *what set to the limit that was passed. */
+static char *slurp_names(int fd, char sep, size_t *len, const char **what)
 {
-    size_t cap = 65536, n = 0;
+    size_t cap = 65536, n = 0, line = 0, lines = 0, i;
     char *buf = (char *)malloc(cap + 1), *nb;
     ssize_t k;
+    *what = NULL;
     while (buf) {
         if (n == cap) {
             nb = (char *)realloc(buf, 2 * cap + 1);
@@ -389,6 +421,20 @@ static char *slurp(int fd, size_t *len)
         }
         if (k == 0)
             break;
+        for (i = n; i < n + (size_t)k; ++i) {
+            if (buf[i] != sep) {
+                line++;
+            } else {
+                line = 0;
+                lines++;
+            }
+            if (line >= PATH_MAX || lines > ROICOPY_MAX_NAMES) {
+                *what = line >= PATH_MAX ? "line" : "list";
+                *len = line >= PATH_MAX ? lines + 1 : lines;
+                free(buf);
+                return NULL;
+            }
+        }
         n += (size_t)k;
     }
     if (buf)
@@ -404,14 +450,26 @@ static int read_names(options *o)
 {
     size_t len = 0, i, start, count = 0;
     char sep = o->nul_names ? '\0' : '\n', **args;
+    const char *what;
     int fd = strcmp(o->files_from, "-") ? open(o->files_from, O_RDONLY)
                                         : dup(0);
     if (fd < 0)
         return roicopy_fail(RC_INPUT, o->files_from, "--files-from: %s",
                             strerror(errno));
     errno = 0;
-    o->names_buf = slurp(fd, &len);
+    o->names_buf = slurp_names(fd, sep, &len, &what);
     close(fd);
+    if (what && !strcmp(what, "line"))
+        return roicopy_fail(RC_INPUT, o->files_from, "--files-from: %s %lu "
+                            "is %d bytes or longer, longer than a path can "
+                            "be%s", o->nul_names ? "name" : "line",
+                            (unsigned long)len, PATH_MAX,
+                            o->nul_names ? "" : " (a NUL-separated list "
+                                                "needs -0)");
+    if (what)
+        return roicopy_fail(RC_INPUT, o->files_from, "--files-from: more "
+                            "than %lu names; split the list",
+                            ROICOPY_MAX_NAMES);
     if (!o->names_buf)
         return roicopy_fail(RC_INPUT, o->files_from, "--files-from: %s",
                             strerror(errno ? errno : ENOMEM));
@@ -453,22 +511,30 @@ static int check_dashes(const options *o)
     return 0;
 }
 
-/* Combinations that make no sense, whatever the inputs. */
-static int check_combinations(options *o)
+/* Options that need another, in every mode (one input, a batch, tiles). */
+static int check_needs(const options *o)
 {
-    int rc;
     if (o->nul_names && !o->files_from)
         return roicopy_fail(RC_USAGE, NULL, "-0 needs --files-from");
-    if (o->files_from && !o->outdir)
-        return usage_line(roicopy_fail(RC_USAGE, NULL,
-                                       "--files-from needs -o DIR"));
-    if (o->files_from && (rc = read_names(o)) != 0)
-        return rc;
     if (o->depth_given && !o->raw_given)
         return roicopy_fail(RC_USAGE, NULL, "--depth needs --raw");
     if (o->page && o->raw_given)
         return roicopy_fail(RC_USAGE, NULL, "--page %lu: raw inputs have "
                             "one page (0)", o->page);
+    return 0;
+}
+
+/* Combinations that make no sense, whatever the inputs. */
+static int check_combinations(options *o)
+{
+    int rc;
+    if ((rc = check_needs(o)) != 0)
+        return rc;
+    if (o->files_from && !o->outdir)
+        return usage_line(roicopy_fail(RC_USAGE, NULL,
+                                       "--files-from needs -o DIR"));
+    if (o->files_from && (rc = read_names(o)) != 0)
+        return rc;
     if (o->place_given != o->canvas_given)
         return roicopy_fail(RC_USAGE, NULL, "--place and --canvas go together");
     if (o->device_given && o->devices_given)
@@ -871,6 +937,7 @@ static void fill_plan(const options *o, roicopy_plan *p)
     p->timing = o->timing;
     p->json = o->json;
     p->quiet = o->quiet;
+    p->keep_going = o->keep_going;
     p->progress = p->nframes > 1 && !o->quiet && isatty(2);
 }
 
@@ -891,6 +958,7 @@ static void free_plan(roicopy_plan *p)
 static int run_tiles(const options *o)
 {
     roicopy_tiles_request rq;
+    int rc;
     const char *bad = o->place_given || o->canvas_given ? "--place/--canvas"
                       : o->streams_given                 ? "--streams"
                       : o->devices_given                 ? "--devices"
@@ -910,15 +978,19 @@ static int run_tiles(const options *o)
         return usage_line(roicopy_fail(
             RC_USAGE, NULL, o->stack ? "--stack FILE and -o DIR exclude each "
                                        "other"
-                                     : "tiles need -o DIR or --stack FILE"));
+                          : o->tiles_given ? "--tiles needs -o DIR or --stack "
+                                             "FILE"
+                                           : "several --roi need -o DIR or "
+                                             "--stack FILE (one output each; "
+                                             "INPUT OUTPUT takes one --roi)"));
     if (o->nargs != 1)
         return usage_line(roicopy_fail(
             RC_USAGE, NULL, o->nargs ? "tiles are cut from one INPUT, not %d "
                                        "(the outputs go to -o DIR or "
                                        "--stack FILE)"
                                      : "no INPUT given", o->nargs));
-    if (o->depth_given && !o->raw_given)
-        return roicopy_fail(RC_USAGE, NULL, "--depth needs --raw");
+    if ((rc = check_needs(o)) != 0)
+        return rc;
     if (o->json && !o->dry_run)
         return roicopy_fail(RC_USAGE, NULL, "--json with tiles needs "
                             "--dry-run");
@@ -938,6 +1010,7 @@ static int run_tiles(const options *o)
     rq.step_y = o->step_y;
     rq.format = o->format;
     rq.raw = o->raw_given ? &o->raw : NULL;
+    rq.page = (unsigned)o->page;
     rq.dry_run = o->dry_run;
     rq.json = o->json;
     rq.verify = o->verify;
@@ -1029,5 +1102,5 @@ int main(int argc, char **argv)
 {
     image_install_signal_cleanup();
     roicopy_register_codecs();
-    return run(argc, argv);
+    return roicopy_report_close_stdout(run(argc, argv));
 }

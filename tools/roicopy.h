@@ -57,6 +57,7 @@ typedef struct roicopy_tiles_request {
     size_t tile_w, tile_h, step_x, step_y;
     image_format format;        /* --format, or 0 */
     const image_raw_spec *raw;  /* --raw, or NULL */
+    unsigned page;              /* --page */
     int dry_run, json, verify, verbose, quiet, device;
 } roicopy_tiles_request;
 

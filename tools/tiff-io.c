@@ -29,11 +29,19 @@
 #define TIFF_IO_BLOCK_MAX (256ULL << 20)
 /* deflate cannot compress better than 1032:1. */
 #define TIFF_IO_DEFLATE_RATIO 1032ULL
+/* An LZW code has at least 9 bits and decodes to at most 4096 bytes. */
+#define TIFF_IO_LZW_RATIO 3641ULL
+/* PackBits: a 2-byte run decodes to at most 128 bytes. */
+#define TIFF_IO_PACKBITS_RATIO 64ULL
+/* Any other compression (JPEG, LZMA, ZSTD, ...): zstd's RLE blocks, 128
+ * KiB from 4 bytes, are the best any of them does. */
+#define TIFF_IO_OTHER_RATIO 32768ULL
 /* Pixels from here on go to a BigTIFF (classic offsets are 32-bit). */
 #define TIFF_IO_BIG ((1ULL << 32) - (1ULL << 28))
 
 typedef struct tiff_ctx {
     int fd;
+    int decoding; /* reading pixels: a warning means wrong pixels */
     int have_msg;
     char msg[IMAGE_ERR_MAX];
 } tiff_ctx;
@@ -77,13 +85,16 @@ static void on_error(thandle_t client, const char *module, const char *fmt,
     c->have_msg = 1;
 }
 
+/* While the header is read, a warning is about unknown tags and the like:
+ * the pixels are still right.  While pixels are decoded it is not
+ * ("Discarding N bytes to avoid buffer overrun", a short strip): it is an
+ * error, as tifftopnm's output would differ. */
 static void on_warning(thandle_t client, const char *module,
                        const char *fmt, va_list ap)
 {
-    (void)client;
-    (void)module;
-    (void)fmt;
-    (void)ap; /* unknown tags and the like: the pixels are still right */
+    tiff_ctx *c = (tiff_ctx *)client;
+    if (c && c->decoding)
+        on_error(client, module, fmt, ap);
 }
 
 static void install_handlers(void)
@@ -268,21 +279,53 @@ static int check_layout(TIFF *tif, const image_header *h, tiff_layout *l,
     return 0;
 }
 
-/* Compressed data cannot be smaller than its best ratio allows. */
+/* The most bytes one byte of a compression's data can decode to. */
+static unsigned long long expansion_bound(uint16_t compression)
+{
+    switch (compression) {
+    case COMPRESSION_NONE: return 1;
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE: return TIFF_IO_DEFLATE_RATIO;
+    case COMPRESSION_LZW: return TIFF_IO_LZW_RATIO;
+    case COMPRESSION_PACKBITS: return TIFF_IO_PACKBITS_RATIO;
+    default: return TIFF_IO_OTHER_RATIO;
+    }
+}
+
+/* Compressed data cannot be smaller than its best ratio allows: a forged
+ * size is refused here, before anything is allocated. */
 static int check_holds(const image_header *h, uint16_t compression,
                        unsigned long long size, char *err, size_t errsz)
 {
-    unsigned long long need = 0;
-    if (compression == COMPRESSION_NONE)
-        need = h->total_bytes;
-    else if (compression == COMPRESSION_ADOBE_DEFLATE ||
-             compression == COMPRESSION_DEFLATE)
-        need = h->total_bytes / TIFF_IO_DEFLATE_RATIO;
+    unsigned long long ratio = expansion_bound(compression);
+    unsigned long long need = (h->total_bytes + ratio - 1) / ratio;
     if (size < need) {
         say(err, errsz, "a file of %llu bytes cannot hold %lux%lu pixels of "
             "%lu bytes: truncated or forged", size, (unsigned long)h->width,
             (unsigned long)h->height, (unsigned long)h->pixel_bytes);
         return -1;
+    }
+    return 0;
+}
+
+/* Every strip or tile's bytes lie inside the file (no decompression:
+ * a corrupt compressed strip is found when it is decoded). */
+static int check_extents(TIFF *tif, const tiff_layout *l,
+                         unsigned long long size, char *err, size_t errsz)
+{
+    uint32_t n = l->tiled ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
+    uint32_t i;
+    for (i = 0; i < n; ++i) {
+        int bad = 0;
+        uint64_t off = TIFFGetStrileOffsetWithErr(tif, i, &bad);
+        uint64_t cnt = bad ? 0 : TIFFGetStrileByteCountWithErr(tif, i, &bad);
+        if (bad || off > size || cnt > size - off) {
+            say(err, errsz, "truncated: %s %lu (%llu bytes at byte %llu) "
+                "lies past the end of the file (%llu bytes)",
+                l->tiled ? "tile" : "strip", (unsigned long)i,
+                (unsigned long long)cnt, (unsigned long long)off, size);
+            return -1;
+        }
     }
     return 0;
 }
@@ -328,7 +371,10 @@ static int read_fields(TIFF *tif, image_header *h, tiff_layout *l,
     if (image_compute_sizes(h, err, errsz) ||
         check_layout(tif, h, l, err, errsz))
         return -1;
-    return check_holds(h, l->compression, size, err, errsz);
+    return check_holds(h, l->compression, size, err, errsz) ||
+                   check_extents(tif, l, size, err, errsz)
+               ? -1
+               : 0;
 }
 
 /* Open path at `page`; on success *tif is open (close it with TIFFClose,
@@ -384,36 +430,60 @@ static void scatter(unsigned char *dst, size_t stride, const unsigned char *src,
         memcpy(dst + i * stride, src + i * bytes, bytes);
 }
 
+/* Whole strips with TIFFReadEncodedStrip, never scanline by scanline: a
+ * PackBits run may cross a row boundary (the TIFF specification allows
+ * it), and TIFFReadScanline then drops the rest of the run ("Discarding N
+ * bytes") and returns wrong pixels. */
 static int read_strips(TIFF *tif, tiff_ctx *c, const image_header *h,
                        const tiff_layout *l, unsigned char *dst, size_t pitch,
                        char *err, size_t errsz)
 {
-    uint32_t y;
-    uint16_t s;
-    unsigned char *line;
-    if (l->planar == PLANARCONFIG_CONTIG) {
-        for (y = 0; y < h->height; ++y)
-            if (TIFFReadScanline(tif, dst + y * pitch, y, 0) < 0) {
-                say_lib(c, err, errsz, "cannot read a scanline");
-                return -1;
-            }
-        return 0;
-    }
-    if (!(line = (unsigned char *)malloc(h->width * h->bytes))) {
-        say(err, errsz, "out of memory");
+    int sep = l->planar == PLANARCONFIG_SEPARATE;
+    size_t per = sep ? h->bytes : h->pixel_bytes, line = h->width * per;
+    size_t planes = sep ? h->channels : 1, p, r, rows;
+    uint32_t rps = 0, y;
+    tstrip_t strip;
+    unsigned char *buf;
+    tmsize_t want, got;
+    (void)TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &rps);
+    if (rps == 0 || rps > h->height)
+        rps = (uint32_t)h->height;
+    if ((uint64_t)rps * line > TIFF_IO_BLOCK_MAX) {
+        say(err, errsz, "strips of %lu rows are not supported",
+            (unsigned long)rps);
         return -1;
     }
-    for (s = 0; s < h->channels; ++s)
-        for (y = 0; y < h->height; ++y) {
-            if (TIFFReadScanline(tif, line, y, s) < 0) {
-                say_lib(c, err, errsz, "cannot read a scanline");
-                free(line);
+    if (!(buf = (unsigned char *)malloc((size_t)rps * line))) {
+        say(err, errsz, "out of memory for a strip of %lu rows",
+            (unsigned long)rps);
+        return -1;
+    }
+    for (p = 0; p < planes; ++p)
+        for (y = 0; y < h->height; y += rps) {
+            rows = h->height - y < rps ? h->height - y : rps;
+            want = (tmsize_t)(rows * line);
+            strip = TIFFComputeStrip(tif, y, (uint16_t)p);
+            got = TIFFReadEncodedStrip(tif, strip, buf, want);
+            if (got != want || c->have_msg) {
+                if (got >= 0 && got != want && !c->have_msg)
+                    say(err, errsz, "strip %lu decodes to %lld bytes, "
+                        "expected %lld", (unsigned long)strip,
+                        (long long)got, (long long)want);
+                else
+                    say_lib(c, err, errsz, "cannot read a strip");
+                free(buf);
                 return -1;
             }
-            scatter(dst + y * pitch + s * h->bytes, h->pixel_bytes, line,
-                    h->width, h->bytes);
+            for (r = 0; r < rows; ++r) {
+                unsigned char *d = dst + (y + r) * pitch;
+                if (sep)
+                    scatter(d + p * h->bytes, h->pixel_bytes,
+                            buf + r * line, h->width, h->bytes);
+                else
+                    memcpy(d, buf + r * line, line);
+            }
         }
-    free(line);
+    free(buf);
     return 0;
 }
 
@@ -436,7 +506,8 @@ static int read_tiles(TIFF *tif, tiff_ctx *c, const image_header *h,
             for (tx = 0; tx < h->width; tx += l->tw) {
                 size_t rows = h->height - ty < l->th ? h->height - ty : l->th;
                 size_t cols = h->width - tx < l->tw ? h->width - tx : l->tw;
-                if (TIFFReadTile(tif, tile, tx, ty, 0, (uint16_t)s) < 0) {
+                if (TIFFReadTile(tif, tile, tx, ty, 0, (uint16_t)s) < 0 ||
+                    c->have_msg) {
                     say_lib(c, err, errsz, "cannot read a tile");
                     free(tile);
                     return -1;
@@ -478,6 +549,7 @@ int tiff_io_read_pixels(const char *path, unsigned page,
         return -1;
     }
     if (open_page(&c, path, page, &tif, &now, &l, err, errsz) == 0) {
+        c.decoding = 1;
         if (!same_geometry(h, &now))
             say(err, errsz, "the file changed since its header was read");
         else if (l.tiled)
@@ -570,6 +642,10 @@ int tiff_io_write_fd(int fd, const image_header *h, const void *pixels,
     ok = set_fields(tif, h) == 0;
     for (y = 0; ok && y < h->height; ++y) {
         host_row(row, (const unsigned char *)pixels + y * pitch, h);
+        /* netpbm's maxval 15 or 1023 to the full 8 or 16 bits, as
+         * pamdepth does (TIFF has no maxval). */
+        image_rescale_row(row, h->width * h->channels, h,
+                          host_is_big_endian());
         ok = TIFFWriteScanline(tif, row, (uint32_t)y, 0) >= 0;
     }
     if (ok)
