@@ -172,14 +172,14 @@ if cat "$G" | "$ROICOPY" --roi 40x30+10+5 - - 2>"$T/err" | cat >"$T/piped.pgm" &
 else
     fail "- - pipeline"; diag_file "$T/err"
 fi
-mkfifo "$T/out.fifo"
+mkfifo "$T/out-fifo"
 # The reader gives up after a while, so a roicopy that never opens the
 # FIFO fails this test instead of hanging it.
-timeout 120 cat "$T/out.fifo" >"$T/from-fifo.pgm" &
+timeout 120 cat "$T/out-fifo" >"$T/from-fifo.pgm" &
 reader=$!
-if "$ROICOPY" --roi 40x30+10+5 "$G" "$T/out.fifo" 2>"$T/err"; then rc=0; else rc=$?; fi
+if "$ROICOPY" --roi 40x30+10+5 "$G" "$T/out-fifo" 2>"$T/err"; then rc=0; else rc=$?; fi
 wait $reader
-if [ $rc -eq 0 ] && [ -p "$T/out.fifo" ] && cmp -s "$T/from-fifo.pgm" "$T/ref-crop.pgm"; then
+if [ $rc -eq 0 ] && [ -p "$T/out-fifo" ] && cmp -s "$T/from-fifo.pgm" "$T/ref-crop.pgm"; then
     pass "a FIFO output is written into and stays a FIFO"
 else
     fail "FIFO output (exit $rc)"; diag_file "$T/err"

@@ -76,9 +76,9 @@ if [ $dry_rc -eq 0 ] && grep -qF 'output:   /dev/null (pgm, written in place: a 
 else
     fail "/dev/null as OUTPUT (exit $dry_rc)"; diag_file "$T/dry.out"; diag_file "$T/dry.err"
 fi
-mkfifo "$T/out.fifo"
-dry "$G" "$T/out.fifo"
-if [ $dry_rc -eq 0 ] && grep -qF "written in place: a FIFO" "$T/dry.out" && [ -p "$T/out.fifo" ]; then
+mkfifo "$T/out-fifo"
+dry "$G" "$T/out-fifo"
+if [ $dry_rc -eq 0 ] && grep -qF "written in place: a FIFO" "$T/dry.out" && [ -p "$T/out-fifo" ]; then
     pass "a FIFO as OUTPUT is written in place"
 else
     fail "a FIFO as OUTPUT (exit $dry_rc)"; diag_file "$T/dry.err"
@@ -186,7 +186,7 @@ expect_error 2 "pgm (from the extension) holds 1 channel" "RGB into .pgm" -- "$R
 head -c 48 /dev/zero >"$T/f32.raw"
 expect_error 2 "not 1 channel of float 32-bit samples;" "floats into .pgm" \
     -- --raw 4x3x1 --depth 32 "$T/f32.raw" "$OUT/x.pgm"
-for c in "x.pam:(pam, GRAYSCALE)" "x.PAM:(pam, GRAYSCALE)" "x.raw:(raw)" "x.dat:(pgm)" "noext:(pgm)"; do
+for c in "x.pam:(pam, GRAYSCALE)" "x.PAM:(pam, GRAYSCALE)" "x.raw:(raw)" "noext:(pgm)"; do
     name=${c%%:*} want=${c#*:}
     dry "$G" "$OUT/$name"
     if [ $dry_rc -eq 0 ] && grep -qF "output:   $OUT/$name $want" "$T/dry.out"; then
