@@ -229,4 +229,21 @@ if [ $rc -eq 3 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ "$(ls "$T/kg" | wc -l)" 
 else
     fail "--keep-going (exit $rc)"; diag_file "$T/err"
 fi
+# -- -o DIR that does not exist: made (mkdir -p, the umask), then filled ---
+if (umask 027 && "$ROICOPY" --quiet --roi 20x10+3+4 "$T"/frames/f1.ppm "$T"/frames/f2.ppm \
+        -o "$T/made/deep") 2>"$T/err" &&
+    "$IMGCROP" "$T/frames/f1.ppm" 20x10+3+4 "$T/ref-f1.ppm" &&
+    "$IMGCROP" "$T/frames/f2.ppm" 20x10+3+4 "$T/ref-f2.ppm" &&
+    cmp -s "$T/made/deep/f1.ppm" "$T/ref-f1.ppm" && cmp -s "$T/made/deep/f2.ppm" "$T/ref-f2.ppm" &&
+    [ "$(stat -c %a "$T/made")" = 750 ] && [ "$(stat -c %a "$T/made/deep")" = 750 ]; then
+    pass "-o a missing DIR: made with its parent (umask 027: 750), the outputs match"
+else
+    fail "-o a missing DIR"; diag_file "$T/err"; ls -lR "$T/made" 2>&1 | sed 's/^/#   /'
+fi
+if "$ROICOPY" --quiet --tiles 16x16 "$SAMPLES/gray-97x61.pgm" -o "$T/made-tiles" 2>"$T/err" &&
+    [ "$(ls "$T/made-tiles" | wc -l)" -eq 18 ]; then
+    pass "--tiles -o a missing DIR: made, 18 tiles in it"
+else
+    fail "--tiles -o a missing DIR"; diag_file "$T/err"
+fi
 finish

@@ -175,9 +175,9 @@ if [ $dry_rc -eq 3 ] && [ "$(wc -l <"$T/dry.err")" -eq 1 ] &&
 else
     fail "--keep-going (exit $dry_rc)"; diag_file "$T/dry.out"; diag_file "$T/dry.err"
 fi
-dry -k "$T/bad-magic.pgm" "$T/adir" "$G" -o "$T/nowhere"
-if [ $dry_rc -eq 4 ] && [ ! -s "$T/dry.out" ]; then pass "-k with a missing -o DIR: exit 4"
-else fail "-k with a missing -o DIR (exit $dry_rc)"; diag_file "$T/dry.err"; fi
+dry -k "$T/bad-magic.pgm" "$T/adir" "$G" -o "$EXISTING/sub"
+if [ $dry_rc -eq 4 ] && [ ! -s "$T/dry.out" ]; then pass "-k with an -o DIR that cannot be made: exit 4"
+else fail "-k with an -o DIR that cannot be made (exit $dry_rc)"; diag_file "$T/dry.err"; fi
 
 # ---- 10: the extension decides the format ----------------------------------
 expect_error 2 "roicopy: $OUT/x.ppm: ppm (from the extension) holds 3 channels of 8- or 16-bit samples, not 1 channel of 8-bit samples; pgm, pam" \

@@ -771,17 +771,14 @@ static int plan_frames(const options *o, roicopy_plan *p)
 {
     frame_check *c;
     dir_cache dc;
-    struct stat st;
     size_t i, kept;
     int worst = 0;
-    if (o->outdir) {
-        if (stat(o->outdir, &st) != 0)
-            return roicopy_fail(RC_OUTPUT, o->outdir, "%s", strerror(errno));
-        if (!S_ISDIR(st.st_mode))
-            return roicopy_fail(RC_OUTPUT, o->outdir,
-                                "-o needs a directory, this is %s",
-                                image_file_type((unsigned)st.st_mode));
-    }
+    int missing = 0;
+    if (o->outdir && roicopy_check_outdir(o->outdir, &missing) != 0)
+        return RC_OUTPUT;
+    /* A missing -o DIR is made once everything is checked (run()); the
+     * outputs in it are all new. */
+    p->made_dir = missing ? o->outdir : NULL;
     p->nframes = o->outdir ? (size_t)o->nargs : 1;
     p->frames = (roicopy_frame *)calloc(p->nframes, sizeof *p->frames);
     c = (frame_check *)calloc(p->nframes, sizeof *c);
@@ -804,8 +801,11 @@ static int plan_frames(const options *o, roicopy_plan *p)
             continue;
         }
         c[i].status = check_input(o, f, &c[i]);
-        c[i].status = worse(c[i].status,
-                            roicopy_check_output(f->output, &dc, &c[i]));
+        if (p->made_dir) /* names compared as given: one directory */
+            c[i].out_canon = strdup(f->output);
+        else
+            c[i].status = worse(c[i].status,
+                                roicopy_check_output(f->output, &dc, &c[i]));
         worst = worse(worst, c[i].status);
     }
     if (i == p->nframes)
@@ -1028,7 +1028,7 @@ static int run(int argc, char **argv)
             roicopy_report_plan_json(&p);
         else if (o.dry_run)
             roicopy_report_plan(&p);
-        else
+        else if (!p.made_dir || (rc = roicopy_make_outdir(p.made_dir)) == 0)
             rc = roicopy_gpu_run(&p);
     } else if (!worst && p.nframes == 0 && p.nskipped > 0) {
         /* Every output is there already: nothing to do, no CUDA. */
