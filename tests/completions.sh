@@ -3,13 +3,17 @@
 # The bash completions of roicopy and xferbench answer a few prefixes right:
 # options, formats, devices (from nvidia-smi -L, else 0), directories and
 # files.  Each case runs twice: with the bash-completion package's helpers
-# loaded (when installed) and with plain bash.  The zsh files must parse.
+# loaded (when installed) and with plain bash.  --format offers the formats
+# of the roicopy being completed (its --version: PNG and TIFF are
+# optional), and every option of roicopy --help is offered.  The zsh files
+# must parse, and zsh's format list comes from --version too.
 # Skips without bash.
-: "${top_srcdir:=.}"
+: "${top_srcdir:=.}" "${top_builddir:=.}"
 if ! command -v bash >/dev/null 2>&1; then
     echo "1..0 # SKIP no bash"; exit 0
 fi
 src=$(cd "$top_srcdir" && pwd) || exit 1
+built=$(cd "$top_builddir" && pwd)/tools/roicopy
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-compl.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 # A stand-in nvidia-smi with four GPUs, and one that fails.
@@ -18,6 +22,15 @@ printf '#!/bin/sh\nfor i in 0 1 2 3; do echo "GPU $i: NVIDIA H200 (UUID: GPU-$i)
     >"$tmp/gpus/nvidia-smi"
 printf '#!/bin/sh\necho "NVIDIA-SMI has failed" >&2; exit 9\n' >"$tmp/nogpu/nvidia-smi"
 chmod +x "$tmp/gpus/nvidia-smi" "$tmp/nogpu/nvidia-smi"
+# Stand-in roicopys: a build with every format, one with none optional,
+# one that does not run.
+mkdir -p "$tmp/rc-all" "$tmp/rc-min" "$tmp/rc-bad"
+printf '#!/bin/sh\nexit 126\n' >"$tmp/rc-bad/roicopy"
+printf '#!/bin/sh\necho "roicopy (cuxfer) 0"; echo "formats: pgm ppm pam raw png tiff"\n' \
+    >"$tmp/rc-all/roicopy"
+printf '#!/bin/sh\necho "roicopy (cuxfer) 0"; echo "formats: pgm ppm pam raw"\n' \
+    >"$tmp/rc-min/roicopy"
+chmod +x "$tmp/rc-all/roicopy" "$tmp/rc-min/roicopy" "$tmp/rc-bad/roicopy"
 : >"$tmp/work/img.pgm"
 : >"$tmp/work/subfile"
 
@@ -28,15 +41,15 @@ for f in "${BASH_COMPLETION:-}" /usr/share/bash-completion/bash_completion \
 done
 modes=plain
 [ -n "$bc" ] && modes="bash-completion plain"
-ncases=14
+ncases=21
 nmodes=$(echo $modes | wc -w)
-echo "1..$((ncases * nmodes + 2))"
+echo "1..$((ncases * nmodes + 4))"
 
 n=0
 for mode in $modes; do
     bcfile=
     [ "$mode" = bash-completion ] && bcfile=$bc
-    out=$(cd "$tmp/work" && BCFILE=$bcfile SRC=$src TMPD=$tmp MODE=$mode N=$n bash --norc --noprofile <<'BASH'
+    out=$(cd "$tmp/work" && BCFILE=$bcfile SRC=$src TMPD=$tmp BUILT=$built MODE=$mode N=$n bash --norc --noprofile <<'BASH'
 [ -n "$BCFILE" ] && . "$BCFILE" 2>/dev/null
 . "$SRC/completions/bash/roicopy"
 . "$SRC/completions/bash/xferbench"
@@ -66,9 +79,29 @@ PATH0=$PATH
 expect "--verbose --verify --version" _roicopy roicopy --ve
 expect "--keep-going" _roicopy roicopy --keep
 expect "--skip-existing --stack --streams" _roicopy roicopy --s
+PATH=$TMPD/rc-all:$PATH0
 expect "pam pgm png ppm" _roicopy roicopy --format p
-expect "tif" _roicopy roicopy --format t
+expect "tiff" _roicopy roicopy --format t
 expect "pam pgm png ppm" _roicopy roicopy --format = p
+PATH=$TMPD/rc-min:$PATH0
+expect "pam pgm ppm" _roicopy roicopy --format p
+expect "" _roicopy roicopy --format t
+PATH=$TMPD/rc-bad:$PATH0
+expect "pam pgm ppm raw" _roicopy roicopy --format ""
+PATH=$PATH0
+expect "-0" _roicopy roicopy -0
+expect "-k" _roicopy roicopy -k
+# The built roicopy: its own formats, and every option its --help names.
+if [[ -x $BUILT ]]; then
+    expect "$("$BUILT" --version | sed -n 's/^formats: //p' | tr ' ' '\n' | sort | tr '\n' ' ' |
+        sed 's/ $//')" _roicopy "$BUILT" --format ""
+    all=$("$BUILT" --help | grep -o -- '\(^\|[ ,]\)--*[a-zA-Z0-9][a-z-]*' |
+        sed 's/^[ ,]*//' | sort -u | tr '\n' ' ')
+    expect "${all% }" _roicopy "$BUILT" -
+else
+    n=$((n + 2)); echo "ok $((n - 1)) # SKIP roicopy is not built"
+    echo "ok $n # SKIP roicopy is not built"
+fi
 PATH=$TMPD/gpus:$PATH0
 expect "0 1 2 3" _roicopy roicopy --device ""
 expect "0,2,0 0,2,1 0,2,2 0,2,3" _roicopy roicopy --devices 0,2,
@@ -98,3 +131,38 @@ for z in _roicopy _xferbench; do
         sed 's/^/# /' "$tmp/zsh.err"
     fi
 done
+# zsh's --format list, and its -k and -0, with compsys stood in for: the
+# file's _arguments specs are printed, the format list of each stand-in
+# roicopy taken.
+zsh_formats() {
+    PATH=$1:$PATH zsh -f -c '
+        specs=$0
+        _arguments() { print -rl -- "$@" >"$specs"; }
+        _call_program() { shift; eval "$*"; }
+        _describe() { print -r -- ${(P)4}; }
+        words=(roicopy)
+        . "$1/completions/zsh/_roicopy"
+        _cuxfer_roicopy_formats' "$tmp/zsh.specs" "$src" 2>&1
+}
+n=$((n + 1))
+if ! command -v zsh >/dev/null 2>&1; then
+    echo "ok $n # SKIP no zsh"
+elif [ "$(zsh_formats "$tmp/rc-all")" = "pgm ppm pam raw png tiff" ] &&
+    [ "$(zsh_formats "$tmp/rc-min")" = "pgm ppm pam raw" ] &&
+    [ "$(zsh_formats "$tmp/rc-bad")" = "pgm ppm pam raw" ]; then
+    echo "ok $n - zsh: --format offers the formats of the roicopy at hand"
+else
+    echo "not ok $n - zsh: --format offers the formats of the roicopy at hand"
+    for d in rc-all rc-min rc-bad; do echo "# $d: $(zsh_formats "$tmp/$d")"; done
+fi
+n=$((n + 1))
+if ! command -v zsh >/dev/null 2>&1; then
+    echo "ok $n # SKIP no zsh"
+elif grep -Eq '^(\([^)]*\))?-k\[' "$tmp/zsh.specs" &&
+    grep -Eq '^(\([^)]*\))?--keep-going\[' "$tmp/zsh.specs" &&
+    grep -Eq '^(\([^)]*\))?-0\[' "$tmp/zsh.specs"; then
+    echo "ok $n - zsh: -k, --keep-going and -0 are offered"
+else
+    echo "not ok $n - zsh: -k, --keep-going and -0 are offered"
+    sed 's/^/# /' "$tmp/zsh.specs"
+fi

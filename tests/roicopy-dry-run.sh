@@ -27,7 +27,7 @@ plan_has() {
 
 plan_has "8-bit PGM, ROI, 4 bands" "input:    $SAMPLES/gray-97x61.pgm (pgm, 97x61, 1 channel x 1 byte, maxval 255)
 roi:      40x30+10+5
-element:  1 bytes (1 per pixel)
+element:  1 byte (1 per pixel)
 source:   pitch 97 bytes (the full input row), ROI at byte offset 495
 device:   pitch 512 bytes (an estimate: cudaMallocPitch decides), 30 rows
 bytes:    1200 each way (40 bytes x 30 rows), 1 time

@@ -172,14 +172,14 @@ if cat "$G" | "$ROICOPY" --roi 40x30+10+5 - - 2>"$T/err" | cat >"$T/piped.pgm" &
 else
     fail "- - pipeline"; diag_file "$T/err"
 fi
-mkfifo "$T/out.fifo"
+mkfifo "$T/out-fifo"
 # The reader gives up after a while, so a roicopy that never opens the
 # FIFO fails this test instead of hanging it.
-timeout 120 cat "$T/out.fifo" >"$T/from-fifo.pgm" &
+timeout 120 cat "$T/out-fifo" >"$T/from-fifo.pgm" &
 reader=$!
-if "$ROICOPY" --roi 40x30+10+5 "$G" "$T/out.fifo" 2>"$T/err"; then rc=0; else rc=$?; fi
+if "$ROICOPY" --roi 40x30+10+5 "$G" "$T/out-fifo" 2>"$T/err"; then rc=0; else rc=$?; fi
 wait $reader
-if [ $rc -eq 0 ] && [ -p "$T/out.fifo" ] && cmp -s "$T/from-fifo.pgm" "$T/ref-crop.pgm"; then
+if [ $rc -eq 0 ] && [ -p "$T/out-fifo" ] && cmp -s "$T/from-fifo.pgm" "$T/ref-crop.pgm"; then
     pass "a FIFO output is written into and stays a FIFO"
 else
     fail "FIFO output (exit $rc)"; diag_file "$T/err"
@@ -228,5 +228,22 @@ if [ $rc -eq 3 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ "$(ls "$T/kg" | wc -l)" 
     pass "--keep-going copies the good inputs and exits 3"
 else
     fail "--keep-going (exit $rc)"; diag_file "$T/err"
+fi
+# -- -o DIR that does not exist: made (mkdir -p, the umask), then filled ---
+if (umask 027 && "$ROICOPY" --quiet --roi 20x10+3+4 "$T"/frames/f1.ppm "$T"/frames/f2.ppm \
+        -o "$T/made/deep") 2>"$T/err" &&
+    "$IMGCROP" "$T/frames/f1.ppm" 20x10+3+4 "$T/ref-f1.ppm" &&
+    "$IMGCROP" "$T/frames/f2.ppm" 20x10+3+4 "$T/ref-f2.ppm" &&
+    cmp -s "$T/made/deep/f1.ppm" "$T/ref-f1.ppm" && cmp -s "$T/made/deep/f2.ppm" "$T/ref-f2.ppm" &&
+    [ "$(stat -c %a "$T/made")" = 750 ] && [ "$(stat -c %a "$T/made/deep")" = 750 ]; then
+    pass "-o a missing DIR: made with its parent (umask 027: 750), the outputs match"
+else
+    fail "-o a missing DIR"; diag_file "$T/err"; ls -lR "$T/made" 2>&1 | sed 's/^/#   /'
+fi
+if "$ROICOPY" --quiet --tiles 16x16 "$SAMPLES/gray-97x61.pgm" -o "$T/made-tiles" 2>"$T/err" &&
+    [ "$(ls "$T/made-tiles" | wc -l)" -eq 18 ]; then
+    pass "--tiles -o a missing DIR: made, 18 tiles in it"
+else
+    fail "--tiles -o a missing DIR"; diag_file "$T/err"
 fi
 finish

@@ -23,7 +23,7 @@ variant() {
     f="$T/v-$name"
     printf "$3" >"$f"
     head -c "$4" /dev/zero >>"$f"
-    env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$f" "$T/out.any" >/dev/null 2>"$T/err"
+    env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$f" "$T/out-any" >/dev/null 2>"$T/err"
     rc=$?
     case $rc in
     0) got=accept ;;

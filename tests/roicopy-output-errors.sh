@@ -3,8 +3,9 @@
 # Output errors (exit 4), all found before any CUDA call and before any
 # input is read: an output in a missing directory or under a file, an
 # output that is a directory, an output that is also an input (same path,
-# another spelling, a link), -o that is not a directory, two inputs that
-# would write the same output.  Nothing is created, nothing is truncated.
+# another spelling, a link), -o that is not a directory or cannot be made
+# (a missing one is made: roicopy-output-dir.sh), two inputs that would
+# write the same output.  Nothing is created, nothing is truncated.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 G="$SAMPLES/gray-97x61.pgm"
@@ -30,7 +31,7 @@ expect_error 4 "is also an input" "output that is a hard link to the input" \
 expect_error 4 "roicopy: $T/a.pgm: is also an input" "-o DIR writing over an input" \
     -- "$T/a.pgm" -o "$T"
 expect_error 4 "roicopy: $T/file: -o needs a directory" "-o names a file" -- "$G" -o "$T/file"
-expect_error 4 "roicopy: $T/nodir: No such file or directory" "-o names nothing" -- "$G" -o "$T/nodir"
+expect_error 4 "roicopy: $T/file/sub: Not a directory" "-o DIR that cannot be made" -- "$G" -o "$T/file/sub"
 cp "$G" "$T/sub/gray-97x61.pgm"
 expect_error 4 "written twice" "two inputs with one output name" \
     -- "$G" "$T/sub/gray-97x61.pgm" -o "$OUT"

@@ -76,9 +76,9 @@ if [ $dry_rc -eq 0 ] && grep -qF 'output:   /dev/null (pgm, written in place: a 
 else
     fail "/dev/null as OUTPUT (exit $dry_rc)"; diag_file "$T/dry.out"; diag_file "$T/dry.err"
 fi
-mkfifo "$T/out.fifo"
-dry "$G" "$T/out.fifo"
-if [ $dry_rc -eq 0 ] && grep -qF "written in place: a FIFO" "$T/dry.out" && [ -p "$T/out.fifo" ]; then
+mkfifo "$T/out-fifo"
+dry "$G" "$T/out-fifo"
+if [ $dry_rc -eq 0 ] && grep -qF "written in place: a FIFO" "$T/dry.out" && [ -p "$T/out-fifo" ]; then
     pass "a FIFO as OUTPUT is written in place"
 else
     fail "a FIFO as OUTPUT (exit $dry_rc)"; diag_file "$T/dry.err"
@@ -175,9 +175,9 @@ if [ $dry_rc -eq 3 ] && [ "$(wc -l <"$T/dry.err")" -eq 1 ] &&
 else
     fail "--keep-going (exit $dry_rc)"; diag_file "$T/dry.out"; diag_file "$T/dry.err"
 fi
-dry -k "$T/bad-magic.pgm" "$T/adir" "$G" -o "$T/nowhere"
-if [ $dry_rc -eq 4 ] && [ ! -s "$T/dry.out" ]; then pass "-k with a missing -o DIR: exit 4"
-else fail "-k with a missing -o DIR (exit $dry_rc)"; diag_file "$T/dry.err"; fi
+dry -k "$T/bad-magic.pgm" "$T/adir" "$G" -o "$EXISTING/sub"
+if [ $dry_rc -eq 4 ] && [ ! -s "$T/dry.out" ]; then pass "-k with an -o DIR that cannot be made: exit 4"
+else fail "-k with an -o DIR that cannot be made (exit $dry_rc)"; diag_file "$T/dry.err"; fi
 
 # ---- 10: the extension decides the format ----------------------------------
 expect_error 2 "roicopy: $OUT/x.ppm: ppm (from the extension) holds 3 channels of 8- or 16-bit samples, not 1 channel of 8-bit samples; pgm, pam" \
@@ -186,7 +186,7 @@ expect_error 2 "pgm (from the extension) holds 1 channel" "RGB into .pgm" -- "$R
 head -c 48 /dev/zero >"$T/f32.raw"
 expect_error 2 "not 1 channel of float 32-bit samples;" "floats into .pgm" \
     -- --raw 4x3x1 --depth 32 "$T/f32.raw" "$OUT/x.pgm"
-for c in "x.pam:(pam, GRAYSCALE)" "x.PAM:(pam, GRAYSCALE)" "x.raw:(raw)" "x.dat:(pgm)" "noext:(pgm)"; do
+for c in "x.pam:(pam, GRAYSCALE)" "x.PAM:(pam, GRAYSCALE)" "x.raw:(raw)" "noext:(pgm)"; do
     name=${c%%:*} want=${c#*:}
     dry "$G" "$OUT/$name"
     if [ $dry_rc -eq 0 ] && grep -qF "output:   $OUT/$name $want" "$T/dry.out"; then

@@ -65,6 +65,16 @@ dry ones --tiles 1x1 -o "$OUT" "$RGBA"
     grep -qF -- "-> $OUT/rgba-64x48-0000.pam" "$T/ones" &&
     pass "1x1 tiles of 64x48: 3072 outputs, indexes 0000..3071" || fail "1x1 tiles"
 
+# one of each: the plan's counts agree in number (1 column, 1 row, 1 file)
+dry single --tiles 97x61 --stack "$T/one.pgm" "$SAMPLES/gray-97x61.pgm"
+dry singledir --tiles 97x61 -o "$OUT" "$SAMPLES/gray-97x61.pgm"
+grep -qF "(pgm, 97x61, 1 byte a pixel)" "$T/single" &&
+    grep -qF "(1 column, 1 row; 0 partial tiles dropped)" "$T/single" &&
+    grep -qF "stack:   $T/one.pgm (1 pgm image)" "$T/single" &&
+    grep -qF "output:  $OUT (1 pgm file)" "$T/singledir" &&
+    pass "a grid of one: 1 byte a pixel, 1 column, 1 row, 1 image, 1 file" ||
+    { fail "a grid of one: singular counts"; diag_file "$T/single"; diag_file "$T/singledir"; }
+
 # -- --roi repeated: command-line order, single digits -----------------------
 dry rois --roi 10x10+70+50 --roi 5x3 --roi 80x60+0+0 -o "$OUT" --format pam "$RGB"
 grep -qF "rois:    3" "$T/rois" &&
@@ -109,8 +119,8 @@ expect_error 2 "--streams does not go with --tiles" "--tiles with --streams" -- 
     --tiles 8x8 --streams 2 -o "$OUT" "$RGB"
 expect_error 2 "pgm (from --format) holds 1 channel" "--format that cannot hold the pixels" -- \
     --tiles 8x8 --format pgm -o "$OUT" "$RGB"
-expect_error 4 "No such file or directory" "-o DIR that does not exist" -- \
-    --tiles 8x8 -o "$T/nowhere" "$RGB"
+expect_error 4 "Not a directory" "-o DIR that cannot be made (under a file)" -- \
+    --tiles 8x8 -o "$EXISTING/sub" "$RGB"
 expect_error 2 "standard input has no name for the tiles" "stdin with -o DIR" -- \
     --tiles 8x8 -o "$OUT" -
 expect_error 2 "--json with tiles needs --dry-run" "--json without --dry-run" -- \

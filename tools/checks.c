@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *base_name(const char *path)
@@ -204,4 +205,83 @@ int roicopy_check_rect(const char *input, const image_header *in,
                             (unsigned long)r->y,
                             (unsigned long)(r->y + r->height - 1));
     return 0;
+}
+
+/* The longest existing prefix of dir, cut at a '/': the ancestor a
+ * missing DIR would be made in ("." for a relative name with none). */
+static char *existing_ancestor(const char *dir, struct stat *st)
+{
+    char *a = strdup(dir), *s;
+    while (a) {
+        s = strrchr(a, '/');
+        while (s && s > a && s[-1] == '/')
+            --s;
+        if (!s) {
+            free(a);
+            a = strdup(".");
+        } else {
+            s[s == a] = '\0'; /* "/x": the root */
+        }
+        if (!a || stat(a, st) == 0 || errno != ENOENT || !strcmp(a, ".") ||
+            !strcmp(a, "/"))
+            return a;
+    }
+    return NULL;
+}
+
+int roicopy_check_outdir(const char *dir, int *missing)
+{
+    struct stat st;
+    char *a;
+    int rc = 0;
+    *missing = 0;
+    if (stat(dir, &st) == 0)
+        return S_ISDIR(st.st_mode)
+                   ? 0
+                   : roicopy_fail(RC_OUTPUT, dir,
+                                  "-o needs a directory, this is %s",
+                                  image_file_type((unsigned)st.st_mode));
+    if (errno != ENOENT)
+        return roicopy_fail(RC_OUTPUT, dir, "%s", strerror(errno));
+    if (!(a = existing_ancestor(dir, &st)))
+        return roicopy_fail(RC_OUTPUT, dir, "out of memory");
+    if (stat(a, &st) != 0)
+        rc = roicopy_fail(RC_OUTPUT, dir, "cannot be made: %s: %s",
+                          roicopy_esc(a), strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = roicopy_fail(RC_OUTPUT, dir, "cannot be made: %s is not a "
+                          "directory", roicopy_esc(a));
+    else if (access(a, W_OK | X_OK) != 0)
+        rc = roicopy_fail(RC_OUTPUT, dir, "cannot be made: directory %s is "
+                          "not writable: %s", roicopy_esc(a), strerror(errno));
+    free(a);
+    *missing = !rc;
+    return rc;
+}
+
+int roicopy_make_outdir(const char *dir)
+{
+    char *d = strdup(dir), *s;
+    int rc = 0;
+    if (!d)
+        return roicopy_fail(RC_OUTPUT, dir, "out of memory");
+    /* Each parent in turn, then DIR itself (s at its end). */
+    for (s = d + 1;; ++s) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        if (s[-1] != '/') {
+            char c = *s;
+            *s = '\0';
+            if (mkdir(d, 0777) != 0 && errno != EEXIST) {
+                rc = roicopy_fail(RC_OUTPUT, dir, "cannot make %s: %s",
+                                  roicopy_esc(d), strerror(errno));
+                break;
+            }
+            *s = c;
+        }
+        if (*s == '\0')
+            break;
+    }
+    free(d);
+    return rc;
 }

@@ -51,4 +51,16 @@ int roicopy_check_rect(const char *input, const image_header *in,
                        const geom_rect *r, const char *what);
 int roicopy_check_output_path(const char *out, const char *input);
 
+/* -o DIR, before the outputs in it are checked.  A directory: 0, *missing
+ * 0.  Missing but makeable (its nearest existing ancestor a writable
+ * directory): 0, *missing 1, and the outputs in it are new.  Anything else
+ * (a file, an ancestor that is a file or not writable): the output error,
+ * its message printed. */
+int roicopy_check_outdir(const char *dir, int *missing);
+
+/* Make the missing DIR and its missing parents (mkdir -p: mode 0777 less
+ * the umask), once every check has passed.  The status, with the message
+ * printed. */
+int roicopy_make_outdir(const char *dir);
+
 #endif

@@ -10,20 +10,41 @@
 #include "tiff-io.h"
 #endif
 
+/* Each optional format's name, its extensions and the package that
+ * brings it, present or not. */
 #ifdef HAVE_PNG
 #define FORMATS_PNG " png"
+#define EXTS_PNG " .png"
+#define MISSING_PNG ""
 #else
 #define FORMATS_PNG ""
+#define EXTS_PNG ""
+#define MISSING_PNG " png (libpng-dev)"
 #endif
 #ifdef HAVE_TIFF
 #define FORMATS_TIFF " tiff"
+#define EXTS_TIFF " .tif .tiff"
+#define MISSING_TIFF ""
 #else
 #define FORMATS_TIFF ""
+#define EXTS_TIFF ""
+#define MISSING_TIFF " tiff (libtiff-dev)"
 #endif
 
 const char *roicopy_formats(void)
 {
     return "pgm ppm pam raw" FORMATS_PNG FORMATS_TIFF;
+}
+
+const char *roicopy_format_exts(void)
+{
+    return ".pgm .ppm .pam .raw" EXTS_PNG EXTS_TIFF;
+}
+
+const char *roicopy_formats_missing(void)
+{
+    const char *m = MISSING_PNG MISSING_TIFF;
+    return *m ? m + 1 : m;
 }
 
 #ifdef HAVE_PNG

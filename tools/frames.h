@@ -63,6 +63,9 @@ typedef struct roicopy_plan {
      * frames are not in frames[]); reported by --dry-run and --json. */
     char **skipped;
     size_t nskipped;
+    /* -o DIR when it does not exist: made (with its missing parents) once
+     * every check has passed; said by --dry-run.  NULL otherwise. */
+    const char *made_dir;
     /* The devices in use: --devices LIST, or the one of --device.  Band i
      * and ring slot i live on devices[i % ndevices]; devices[0] is the
      * home device, current between device-specific calls. */

@@ -112,7 +112,8 @@ static void print_frame_plan(const roicopy_plan *p, const roicopy_frame *f)
     printf("roi:      %lux%lu+%lu+%lu\n", (unsigned long)f->roi.width,
            (unsigned long)f->roi.height, (unsigned long)f->roi.x,
            (unsigned long)f->roi.y);
-    printf("element:  %lu bytes (%lu per pixel)\n", (unsigned long)f->elem_size,
+    printf("element:  %lu byte%s (%lu per pixel)\n", (unsigned long)f->elem_size,
+           f->elem_size == 1 ? "" : "s",
            (unsigned long)f->elem_per_pixel);
     printf("source:   pitch %lu bytes (the full input row), ROI at byte "
            "offset %lu\n", (unsigned long)in->row_bytes,
@@ -178,6 +179,9 @@ void roicopy_report_plan(const roicopy_plan *p)
                "needs pinned memory)\n", (unsigned long)p->nframes);
     if (ring && p->devices_given)
         print_slot_devices(p);
+    if (p->made_dir)
+        printf("mkdir:    %s (does not exist: made, as mkdir -p, before "
+               "the copy)\n", roicopy_esc(p->made_dir));
     for (i = 0; i < p->nskipped; ++i)
         printf("skip:     %s (exists; --skip-existing)\n",
                roicopy_esc(p->skipped[i]));
@@ -255,7 +259,12 @@ void roicopy_report_plan_json(const roicopy_plan *p)
            ring ? p->streams : 0, p->repeat);
     for (i = 0; i < (size_t)p->ndevices; ++i)
         printf("%s%d", i ? ", " : "", p->devices[i]);
-    printf("],\n  \"skipped\": [");
+    printf("],\n  \"mkdir\": ");
+    if (p->made_dir)
+        roicopy_json_string(stdout, p->made_dir);
+    else
+        printf("null");
+    printf(",\n  \"skipped\": [");
     for (i = 0; i < p->nskipped; ++i) {
         printf("%s", i ? ", " : "");
         roicopy_json_string(stdout, p->skipped[i]);

@@ -49,6 +49,7 @@ typedef struct tiles_plan {
     size_t n;
     size_t cols, rows, dropped; /* --tiles: the grid and the partial tiles */
     size_t elem, epp;  /* view element bytes, elements per pixel */
+    int made_dir;      /* -o DIR does not exist: made before the copy */
 } tiles_plan;
 
 /* ---- options -------------------------------------------------------------- */
@@ -229,7 +230,6 @@ static int plan_outputs(tiles_plan *tp)
     char err[IMAGE_ERR_MAX], stem[PATH_MAX], idx[24];
     size_t i, len;
     int width = digits(tp->n - 1), rc, worst = 0;
-    struct stat st;
     if ((rc = choose_format(tp)) != 0)
         return rc;
     for (i = 0; i < tp->n; ++i)
@@ -248,12 +248,8 @@ static int plan_outputs(tiles_plan *tp)
         return image_output_fd(rq->stack) != 1
                    ? roicopy_check_output_path(rq->stack, rq->input)
                    : 0;
-    if (stat(rq->outdir, &st) != 0)
-        return roicopy_fail(RC_OUTPUT, rq->outdir, "%s", strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return roicopy_fail(RC_OUTPUT, rq->outdir,
-                            "-o needs a directory, this is %s",
-                            image_file_type((unsigned)st.st_mode));
+    if (roicopy_check_outdir(rq->outdir, &tp->made_dir) != 0)
+        return RC_OUTPUT;
     input_stem(rq->input, stem, sizeof stem);
     for (i = 0; i < tp->n; ++i) {
         len = strlen(rq->outdir) + strlen(stem) + 32;
@@ -262,7 +258,9 @@ static int plan_outputs(tiles_plan *tp)
             return roicopy_fail(RC_USAGE, NULL, "out of memory");
         (void)snprintf(tp->t[i].out, len, "%s/%s-%s.%s", rq->outdir, stem,
                        padded(idx, i, width), image_format_ext(tp->to));
-        rc = roicopy_check_output_path(tp->t[i].out, rq->input);
+        /* In a directory still to be made every output is new. */
+        rc = tp->made_dir ? 0
+                          : roicopy_check_output_path(tp->t[i].out, rq->input);
         worst = rc > worst ? rc : worst;
     }
     return worst;
@@ -283,28 +281,35 @@ static void print_plan(const tiles_plan *tp)
 {
     const roicopy_tiles_request *rq = tp->rq;
     size_t i;
-    printf("input:   %s (%s, %lux%lu, %lu bytes a pixel)\n",
+    printf("input:   %s (%s, %lux%lu, %lu byte%s a pixel)\n",
            roicopy_esc(rq->input), image_format_name(tp->in.format),
            (unsigned long)tp->in.width, (unsigned long)tp->in.height,
-           (unsigned long)tp->in.pixel_bytes);
+           (unsigned long)tp->in.pixel_bytes,
+           tp->in.pixel_bytes == 1 ? "" : "s");
     if (rq->tiles_given)
-        printf("tiles:   %lu of %lux%lu, step %lu,%lu (%lu columns, %lu rows; "
-               "%lu partial tiles dropped)\n", (unsigned long)tp->n,
+        printf("tiles:   %lu of %lux%lu, step %lu,%lu (%lu column%s, %lu "
+               "row%s; %lu partial tile%s dropped)\n", (unsigned long)tp->n,
                (unsigned long)rq->tile_w, (unsigned long)rq->tile_h,
                (unsigned long)rq->step_x, (unsigned long)rq->step_y,
-               (unsigned long)tp->cols, (unsigned long)tp->rows,
-               (unsigned long)tp->dropped);
+               (unsigned long)tp->cols, tp->cols == 1 ? "" : "s",
+               (unsigned long)tp->rows, tp->rows == 1 ? "" : "s",
+               (unsigned long)tp->dropped, tp->dropped == 1 ? "" : "s");
     else
         printf("rois:    %lu\n", (unsigned long)tp->n);
     if (rq->stack)
-        printf("stack:   %s (%lu %s images%s)\n", roicopy_esc(rq->stack),
+        printf("stack:   %s (%lu %s image%s%s)\n", roicopy_esc(rq->stack),
                (unsigned long)tp->n, image_format_name(tp->to),
+               tp->n == 1 ? "" : "s",
                image_output_fd(rq->stack) >= 0
                    ? ", written into its descriptor, never replaced"
                    : "");
     else
-        printf("output:  %s (%lu %s files)\n", roicopy_esc(rq->outdir),
-               (unsigned long)tp->n, image_format_name(tp->to));
+        printf("output:  %s (%lu %s file%s%s)\n", roicopy_esc(rq->outdir),
+               (unsigned long)tp->n, image_format_name(tp->to),
+               tp->n == 1 ? "" : "s",
+               tp->made_dir ? "; does not exist: made, as mkdir -p, before "
+                              "the copy"
+                            : "");
     for (i = 0; i < tp->n; ++i) {
         const geom_rect *r = &tp->t[i].r;
         printf("%-8lu %lux%lu+%lu+%lu", (unsigned long)i,
@@ -344,6 +349,7 @@ static void print_json(const tiles_plan *tp)
         roicopy_json_string(stdout, rq->outdir);
     else
         printf("null");
+    printf(",\"mkdir\":%s", tp->made_dir ? "true" : "false");
     printf(",\"regions\":[");
     for (i = 0; i < tp->n; ++i) {
         const geom_rect *r = &tp->t[i].r;
@@ -655,7 +661,7 @@ int roicopy_tiles_main(const roicopy_tiles_request *rq)
             print_json(&tp);
         else if (rq->dry_run)
             print_plan(&tp);
-        else
+        else if (!tp.made_dir || (rc = roicopy_make_outdir(rq->outdir)) == 0)
             rc = run_gpu(&tp);
     }
     for (i = 0; tp.t && i < tp.n; ++i)

@@ -80,6 +80,7 @@ static int usage_line(int status)
     return status;
 }
 
+/* The formats are this build's (formats.c): PNG and TIFF are optional. */
 static void usage(FILE *f)
 {
     fputs(
@@ -87,9 +88,14 @@ static void usage(FILE *f)
         "       roicopy [OPTIONS] INPUT... -o DIR\n"
         "       roicopy [OPTIONS] --tiles WxH[+SX+SY] | --roi R... INPUT\n"
         "               -o DIR | --stack FILE\n"
-                "Copy a region of interest of PGM/PPM/PAM/PNG/TIFF/raw images through\n"
-        "the GPU with 2D asynchronous copies.  INPUT - is standard input,\n"
-        "OUTPUT - standard output (cat a.png | roicopy --roi 64x64+8+8 - b.png).\n"
+        "Copy a region of interest of images through the GPU with 2D\n"
+        "asynchronous copies.  INPUT - is standard input, OUTPUT - standard\n"
+        "output (cat a.pgm | roicopy --roi 64x64+8+8 - b.pgm).\n"
+        "\n", f);
+    fprintf(f, "Formats of this build: %s", roicopy_formats());
+    if (*roicopy_formats_missing())
+        fprintf(f, "; without: %s", roicopy_formats_missing());
+    fputs(".\n"
         "\n"
         "  --roi WxH+X+Y      region to copy (default: the whole image)\n"
         "  --place X,Y        put the ROI at X,Y of a device canvas...\n"
@@ -107,11 +113,11 @@ static void usage(FILE *f)
         "  --devices LIST     spread bands or ring slots over these devices,\n"
         "                     round robin (0,1 or 0,1,2,3)\n"
         "  --dry-run          check everything, print the plan; no GPU needed\n"
-        "  --format F         output format: pgm, ppm, pam, png, tiff or raw;\n"
-        "                     without it, OUTPUT's extension (.pgm .ppm .pam\n"
-        "                     .png .tif .tiff .raw) decides, else the input's\n"
-        "                     format is kept (inputs are known by their bytes)\n"
-        "  --page N           page N (from 0) of multi-page TIFF inputs\n"
+        "  --format F         output format, one of the formats above;\n"
+        "                     without it, OUTPUT's extension decides (another\n"
+        "                     extension is an error), and without one the\n"
+        "                     input's format is kept (known by its bytes)\n"
+        "  --page N           page N (from 0) of a multi-page input\n"
         "  --raw WxHxC        inputs are headerless, WxH pixels of C channels\n"
         "  --depth 8|16|32    raw sample size in bits (32 = float; default 8)\n"
         "  -o, --output-dir DIR  write each INPUT's output into DIR\n"
@@ -280,8 +286,8 @@ static int value_option(int opt, const char *arg, options *o)
         o->format = image_format_from_name(arg);
         if (!o->format)
             return roicopy_fail(RC_USAGE, NULL,
-                                "bad --format value \"%s\": must be pgm, ppm, "
-                                "pam, png, tiff or raw", arg);
+                                "bad --format value \"%s\": must be one of "
+                                "%s", arg, roicopy_formats());
         return 0;
     }
     return geometry_option(opt, arg, o);
@@ -371,6 +377,8 @@ static int parse_options(int argc, char **argv, options *o)
         } else if (c == 'V') {
             printf("roicopy (cuxfer) %s\nformats: %s\n", PACKAGE_VERSION,
                    roicopy_formats());
+            if (*roicopy_formats_missing())
+                printf("without: %s\n", roicopy_formats_missing());
             return RC_OK;
         } else if (c == 'o')
             o->outdir = optarg;
@@ -637,6 +645,22 @@ static int check_roi(const options *o, roicopy_frame *f)
     return 0;
 }
 
+/* OUTPUT's format from its extension (image_format_for_path's rule: the
+ * text after the last '.' of the last component); no extension leaves
+ * *to 0 (the input's format), an unknown one is a usage error. */
+static int output_extension(const char *path, image_format *to)
+{
+    const char *base = strrchr(path, '/'), *dot;
+    *to = image_format_for_path(path);
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    if (*to || !dot || dot == base)
+        return 0;
+    return roicopy_fail(RC_USAGE, path, "unknown output extension \"%s\": "
+                        "this build writes %s (or give --format)",
+                        roicopy_esc(dot), roicopy_format_exts());
+}
+
 /* The input's header, the ROI and the output's format (--format, else the
  * output's extension, else the input's format). */
 static int check_input(const options *o, roicopy_frame *f, frame_check *c)
@@ -656,8 +680,8 @@ static int check_input(const options *o, roicopy_frame *f, frame_check *c)
     }
     if ((rc = check_roi(o, f)) != 0)
         return rc;
-    if (!to && !o->outdir)
-        to = image_format_for_path(f->output);
+    if (!to && !o->outdir && (rc = output_extension(f->output, &to)) != 0)
+        return rc;
     if (image_output_header(&f->in, f->roi.width, f->roi.height, to, &f->out,
                             err, sizeof err))
     {
@@ -813,17 +837,14 @@ static int plan_frames(const options *o, roicopy_plan *p)
 {
     frame_check *c;
     dir_cache dc;
-    struct stat st;
     size_t i, kept;
     int worst = 0;
-    if (o->outdir) {
-        if (stat(o->outdir, &st) != 0)
-            return roicopy_fail(RC_OUTPUT, o->outdir, "%s", strerror(errno));
-        if (!S_ISDIR(st.st_mode))
-            return roicopy_fail(RC_OUTPUT, o->outdir,
-                                "-o needs a directory, this is %s",
-                                image_file_type((unsigned)st.st_mode));
-    }
+    int missing = 0;
+    if (o->outdir && roicopy_check_outdir(o->outdir, &missing) != 0)
+        return RC_OUTPUT;
+    /* A missing -o DIR is made once everything is checked (run()); the
+     * outputs in it are all new. */
+    p->made_dir = missing ? o->outdir : NULL;
     p->nframes = o->outdir ? (size_t)o->nargs : 1;
     p->frames = (roicopy_frame *)calloc(p->nframes, sizeof *p->frames);
     c = (frame_check *)calloc(p->nframes, sizeof *c);
@@ -846,8 +867,11 @@ static int plan_frames(const options *o, roicopy_plan *p)
             continue;
         }
         c[i].status = check_input(o, f, &c[i]);
-        c[i].status = worse(c[i].status,
-                            roicopy_check_output(f->output, &dc, &c[i]));
+        if (p->made_dir) /* names compared as given: one directory */
+            c[i].out_canon = strdup(f->output);
+        else
+            c[i].status = worse(c[i].status,
+                                roicopy_check_output(f->output, &dc, &c[i]));
         worst = worse(worst, c[i].status);
     }
     if (i == p->nframes)
@@ -1077,7 +1101,7 @@ static int run(int argc, char **argv)
             roicopy_report_plan_json(&p);
         else if (o.dry_run)
             roicopy_report_plan(&p);
-        else
+        else if (!p.made_dir || (rc = roicopy_make_outdir(p.made_dir)) == 0)
             rc = roicopy_gpu_run(&p);
     } else if (!worst && p.nframes == 0 && p.nskipped > 0) {
         /* Every output is there already: nothing to do, no CUDA. */
