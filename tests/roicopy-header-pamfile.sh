@@ -26,16 +26,16 @@ BYTES="$(seq 0 127) 128 133 160 255"
 
 # geometry_pamfile FILE: "W H D MAXVAL", or "refused".
 geometry_pamfile() {
-    pamfile "$1" 2>/dev/null | sed -n \
+    g=$(pamfile "$1" 2>/dev/null | sed -n \
         -e 's/.*PAM, \([0-9]*\) by \([0-9]*\) by \([0-9]*\) *maxval \([0-9]*\).*/\1 \2 \3 \4/p' \
         -e 's/.*PGM raw, \([0-9]*\) by \([0-9]*\) *maxval \([0-9]*\).*/\1 \2 1 \3/p' \
-        -e 's/.*PPM raw, \([0-9]*\) by \([0-9]*\) *maxval \([0-9]*\).*/\1 \2 3 \3/p' |
-        grep . || echo refused
+        -e 's/.*PPM raw, \([0-9]*\) by \([0-9]*\) *maxval \([0-9]*\).*/\1 \2 3 \3/p')
+    echo "${g:-refused}"
 }
 geometry_roicopy() {
-    "$ROICOPY" --dry-run "$1" "$T/out.pam" 2>/dev/null |
-        sed -n 's/^input:    .* (p[gpa]m, \([0-9]*\)x\([0-9]*\), \([0-9]*\) channels\{0,1\} x [0-9] bytes\{0,1\}, maxval \([0-9]*\).*/\1 \2 \3 \4/p' |
-        grep . || echo refused
+    g=$("$ROICOPY" --dry-run "$1" "$T/out.pam" 2>/dev/null |
+        sed -n 's/^input:    .* (p[gpa]m, \([0-9]*\)x\([0-9]*\), \([0-9]*\) channels\{0,1\} x [0-9] bytes\{0,1\}, maxval \([0-9]*\).*/\1 \2 \3 \4/p')
+    echo "${g:-refused}"
 }
 
 # position NAME BEFORE AFTER: for every byte c of BYTES, the header BEFORE c AFTER
@@ -76,7 +76,8 @@ position "P5: the byte before a comment's text" 'P5 2 #' 'x\n3 255\n'
 position "P6: the byte between height and maxval" 'P6 2 3' '255\n'
 position "P7: the byte between WIDTH and its value" 'P7\nWIDTH' "2$PAMREST"
 position "P7: the byte after the value" 'P7\nWIDTH 2' "$PAMREST"
-position "P7: the byte right after the keyword TUPLTYPE" 'P7\nTUPLTYPE' "X\nWIDTH 2$PAMREST"
+# libnetpbm keeps 8 bytes of a keyword: "TUPLTYPE# X" is a TUPLTYPE line.
+position "P7: the byte right after the keyword TUPLTYPE" 'P7\nTUPLTYPE' " X\nWIDTH 2$PAMREST"
 position "P7: the byte that starts a header line" 'P7\n' "WIDTH 2$PAMREST"
 position "P7: the byte after ENDHDR" 'P7\nWIDTH 2\nHEIGHT 3\nDEPTH 1\nMAXVAL 255\nENDHDR' '\n'
 finish
