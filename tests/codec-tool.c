@@ -11,6 +11,10 @@
  *                                    1 at the first difference
  *   codec-tool convert IN OUT [PAGE] decode IN, encode OUT
  *   codec-tool formats               the formats compiled in
+ *   codec-tool cut-idat IN OUT       IN's PNG with its first IDAT cut to
+ *                                    half its data and later IDATs
+ *                                    dropped, every length and CRC right:
+ *                                    only decoding the pixels finds it
  *
  * Errors print "codec-tool: FILE: message" and exit 3, as roicopy does
  * for a bad input.
@@ -202,6 +206,77 @@ static int cmd_convert(const char *in, const char *out, unsigned page)
     return 0;
 }
 
+static uint32_t crc32_png(const unsigned char *p, size_t n)
+{
+    uint32_t c = 0xFFFFFFFFU;
+    size_t i;
+    int k;
+    for (i = 0; i < n; ++i) {
+        c ^= p[i];
+        for (k = 0; k < 8; ++k)
+            c = c & 1 ? 0xEDB88320U ^ (c >> 1) : c >> 1;
+    }
+    return c ^ 0xFFFFFFFFU;
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+           p[3];
+}
+
+static void set32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+static int cmd_cut_idat(const char *in, const char *out)
+{
+    FILE *f = fopen(in, "rb");
+    unsigned char *b, *o;
+    size_t n, at = 8, w = 8;
+    int seen = 0;
+    if (!f)
+        die(in, strerror(errno));
+    b = (unsigned char *)malloc(1 << 26);
+    o = (unsigned char *)malloc(1 << 26);
+    if (!b || !o)
+        die(in, "out of memory");
+    n = fread(b, 1, 1 << 26, f);
+    fclose(f);
+    if (n < 8 || memcmp(b, "\x89PNG", 4) != 0)
+        die(in, "not a PNG");
+    memcpy(o, b, 8);
+    while (at + 12 <= n) {
+        uint32_t len = get32(b + at);
+        if (at + 12 + len > n)
+            die(in, "a chunk runs past the end");
+        if (!memcmp(b + at + 4, "IDAT", 4)) {
+            if (!seen) {
+                uint32_t half = len / 2;
+                set32(o + w, half);
+                memcpy(o + w + 4, b + at + 4, 4 + half);
+                set32(o + w + 8 + half, crc32_png(o + w + 4, 4 + half));
+                w += 12 + half;
+            }
+            seen = 1;
+        } else {
+            memcpy(o + w, b + at, 12 + len);
+            w += 12 + len;
+        }
+        at += 12 + len;
+    }
+    f = fopen(out, "wb");
+    if (!f || fwrite(o, 1, w, f) != w || fclose(f) != 0)
+        die(out, strerror(errno));
+    free(b);
+    free(o);
+    return seen ? 0 : 3;
+}
+
 int main(int argc, char **argv)
 {
     unsigned page = 0;
@@ -224,12 +299,14 @@ int main(int argc, char **argv)
             page = (unsigned)strtoul(argv[4], NULL, 10);
         return cmd_cmp(argv[2], argv[3], page);
     }
+    if (argc == 4 && !strcmp(argv[1], "cut-idat"))
+        return cmd_cut_idat(argv[2], argv[3]);
     if (argc >= 4 && !strcmp(argv[1], "convert")) {
         if (argc > 4)
             page = (unsigned)strtoul(argv[4], NULL, 10);
         return cmd_convert(argv[2], argv[3], page);
     }
     fprintf(stderr, "usage: codec-tool info IN [PAGE] | cmp A B [PAGE] | "
-            "convert IN OUT [PAGE]\n");
+            "convert IN OUT [PAGE] | cut-idat IN OUT\n");
     return 2;
 }

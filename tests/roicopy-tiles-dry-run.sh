@@ -103,9 +103,9 @@ expect_error 2 "tile 100x10 is larger than the 80x60 image" "a tile wider than t
     --tiles 100x10 -o "$OUT" "$RGB"
 expect_error 2 "the step +0+4 must be at least 1" "a zero step" -- --tiles 8x8+0+4 -o "$OUT" "$RGB"
 expect_error 2 "--tiles: bad geometry" "a zero tile width" -- --tiles 0x8 -o "$OUT" "$RGB"
-expect_error 2 "not raw: raw images have no header to split on" "--stack of raw images" -- \
+expect_error 2 "not raw (from --format): raw images have no header to split on" "--stack of raw images" -- \
     --tiles 8x8 --format raw --stack "$OUT/s.pam" "$RGB"
-expect_error 2 "tiles need -o DIR or --stack FILE" "tiles with an OUTPUT operand" -- \
+expect_error 2 "--tiles needs -o DIR or --stack FILE" "tiles with an OUTPUT operand" -- \
     --tiles 8x8 "$RGB" "$OUT/x.ppm"
 expect_error 2 "--stack FILE and -o DIR exclude each other" "both -o and --stack" -- \
     --tiles 8x8 -o "$OUT" --stack "$OUT/s.ppm" "$RGB"
