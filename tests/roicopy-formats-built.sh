@@ -39,7 +39,7 @@ for f in png tiff; do
         fi
     fi
 done
-if grep -q "^Formats of this build: $formats[.;]" "$T/help"; then
+if grep -q "^Formats of this build: ${formats}[.;]" "$T/help"; then
     pass "--help lists the formats --version lists ($formats)"
 else
     fail "--help lists the formats --version lists ($formats)"; diag_file "$T/help"
