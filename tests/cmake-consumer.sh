@@ -3,14 +3,15 @@
 # find_package(cuxfer CONFIG) against a staged install (make install
 # DESTDIR=...): a C consumer and, when CMake can use nvcc here, a CUDA
 # consumer (project(... LANGUAGES C CUDA)) configure, build and run through
-# the INTERFACE target cuxfer::cuxfer; a request for another major version
-# is refused (SameMajorVersion).  Skips without cmake.
+# the INTERFACE target cuxfer::cuxfer, and so does a CUDA-only one
+# (LANGUAGES CUDA, where FindThreads cannot run); a request for another
+# major version is refused (SameMajorVersion).  Skips without cmake.
 : "${top_srcdir:=.}" "${top_builddir:=.}" "${MAKE:=make}" "${prefix:=/usr/local}"
 : "${CMAKE:=cmake}"
 if ! command -v "$CMAKE" >/dev/null 2>&1; then
     echo "1..0 # SKIP no cmake"; exit 0
 fi
-echo "1..9"
+echo "1..11"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-cmake.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 src=$(cd "$top_srcdir" && pwd)
@@ -116,8 +117,20 @@ if "$CMAKE" -S "$tmp/probe" -B "$tmp/probe/build" $nvcc_args \
     else
         notok "CUDA consumer configures and builds" "$tmp/cu.log"; skip "CUDA consumer not built"
     fi
+    # CUDA alone: no C or CXX, so no FindThreads (it needs one of them).
+    project cuonly CUDA "$src/tests/consumer.cu" "$PACKAGE_VERSION"
+    # shellcheck disable=SC2086
+    if configure_build cuonly $nvcc_args; then
+        ok "CUDA-only consumer (LANGUAGES CUDA) builds with cuxfer::cuxfer"
+        runs cuonly
+    else
+        notok "CUDA-only consumer (LANGUAGES CUDA) configures and builds" "$tmp/cuonly.log"
+        skip "CUDA-only consumer not built"
+    fi
 else
     skip "CMake cannot use nvcc here ($(grep -m1 -i 'error' "$tmp/probe.log"))"
     skip "CUDA consumer not built"
+    skip "CMake cannot use nvcc here"
+    skip "CUDA-only consumer not built"
 fi
-[ "$n" -eq 9 ] || echo "not ok 99 - planned 9, ran $n"
+[ "$n" -eq 11 ] || echo "not ok 99 - planned 11, ran $n"

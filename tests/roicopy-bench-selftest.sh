@@ -4,7 +4,8 @@
 # runs work (the single-threaded crop writes the ROI's pixels, the I/O
 # floor the right sizes) and it prints the table of targets; the roicopy
 # and CUDA rows skip cleanly without a GPU (and, with one, roicopy's files
-# must equal the CPU crop's).  Needs python3 (numpy optional).
+# must equal the CPU crop's); --help describes every option.  Needs python3
+# (numpy optional).
 : "${top_srcdir:=.}"
 : "${top_builddir:=.}"
 BENCH="$top_srcdir/tools/roicopy-bench"
@@ -44,5 +45,19 @@ if python3 "$BENCH" --roi 10x10+60+0 --size 64x48 --frames 1 >"$T/out2" 2>&1; th
     fail "an ROI outside the frame is accepted"
 else
     pass "an ROI outside the frame is refused"
+fi
+# --help: every option says what it does (a description on its line or
+# on the next, deeper-indented one).
+python3 "$BENCH" --help >"$T/help" 2>&1
+bare=$(awk '/^(options|optional arguments):/ { o = 1; next }
+    o && /^  -/ { if (p != "") b = b " " p; p = ""
+                  l = $0; sub(/^  /, "", l)
+                  if (l !~ /  +[^ ]/) p = l; next }
+    o && /^      +[^ -]/ { p = ""; next }
+    END { if (p != "") b = b " " p; print b }' "$T/help")
+if [ -z "$bare" ] && grep -q -- '--frames' "$T/help"; then
+    pass "--help describes every option"
+else
+    fail "--help: options without a description:$bare"
 fi
 echo "1..$n"

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: MIT
 # CUDA errors (exit 5): a valid run on a machine without a usable device
 # (or with every device hidden) fails with one line
-# "roicopy: INPUT: CUDA: <cudaError name>: <reason>", writes nothing and
-# keeps an existing output.  With a device, --device (or a --devices
-# entry) past the last one is refused the same way, naming the index and
-# the count.
+# "roicopy: INPUT: CUDA: <cudaError name>: <reason>" (the name once),
+# writes nothing and keeps an existing output.  With a device, --device
+# (or a --devices entry) past the last one is refused the same way, naming
+# the index and the count.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 G="$SAMPLES/gray-97x61.pgm"
@@ -24,6 +24,8 @@ cuda_error() {
     [ "$(wc -l <"$T/stderr")" -eq 1 ] || why="$why not one line;"
     grep -q "^roicopy: $G: CUDA: cuda[A-Za-z]*: ." "$T/stderr" || why="$why bad format;"
     grep -qF -- "$text" "$T/stderr" || why="$why lacks '$text';"
+    [ -z "$(grep -o 'cuda[A-Z][A-Za-z]*' "$T/stderr" | sort | uniq -d)" ] ||
+        why="$why names the error twice;"
     out_dir_intact || why="$why the output directory changed;"
     if [ -z "$why" ]; then pass "$desc"; else fail "$desc:$why"; diag_file "$T/stderr"; fi
 }

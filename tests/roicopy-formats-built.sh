@@ -4,8 +4,8 @@
 # offers no other: --version lists them and names the Debian package of
 # each one left out; --help lists the same and mentions no format left
 # out; an output whose extension names no format of this build (o.jpg) is
-# a usage error that lists the extensions it does know, unless --format
-# names the format.  Run it against builds with and without libpng and
+# a usage error that lists the extensions it does know (for --stack FILE
+# too), unless --format names the format.  Run it against builds with and without libpng and
 # libtiff to see both sides.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
@@ -39,7 +39,7 @@ for f in png tiff; do
         fi
     fi
 done
-if grep -q "^Formats of this build: $formats[.;]" "$T/help"; then
+if grep -q "^Formats of this build: ${formats}[.;]" "$T/help"; then
     pass "--help lists the formats --version lists ($formats)"
 else
     fail "--help lists the formats --version lists ($formats)"; diag_file "$T/help"
@@ -54,6 +54,8 @@ expect_error 2 "$T/o.jpg: unknown output extension \".jpg\": this build writes $
 [ -e "$T/o.jpg" ] && fail "o.jpg was created"
 expect_error 2 "unknown output extension \".JPEG\"" "O.JPEG is refused too" \
     -- "$G" "$T/O.JPEG"
+expect_error 2 "$T/s.jpg: unknown output extension \".jpg\"" "--stack s.jpg too" \
+    -- --tiles 16x16 --stack "$T/s.jpg" "$G"
 if "$ROICOPY" --dry-run --format pgm "$G" "$T/o.jpg" >"$T/plan" 2>"$T/err" &&
     grep -q "^output: .*o.jpg (pgm)" "$T/plan"; then
     pass "--format pgm writes o.jpg as PGM: an explicit format wins"

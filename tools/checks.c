@@ -8,6 +8,8 @@
 
 #include "checks.h"
 
+#include "formats.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -284,4 +286,17 @@ int roicopy_make_outdir(const char *dir)
     }
     free(d);
     return rc;
+}
+
+int roicopy_output_format(const char *path, image_format *to)
+{
+    const char *base = strrchr(path, '/'), *dot;
+    *to = image_format_for_path(path);
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    if (*to || !dot || dot == base)
+        return 0;
+    return roicopy_fail(RC_USAGE, path, "unknown output extension \"%s\": "
+                        "this build writes %s (or give --format)",
+                        roicopy_esc(dot), roicopy_format_exts());
 }

@@ -51,6 +51,13 @@ int roicopy_check_rect(const char *input, const image_header *in,
                        const geom_rect *r, const char *what);
 int roicopy_check_output_path(const char *out, const char *input);
 
+/* An output's format from its extension (image_format_for_path's rule:
+ * the text after the last '.' of the last component, in any ASCII case).
+ * No extension: 0, *to 0 (the input's format is kept).  An extension that
+ * names no format of this build (o.jpg): the usage error, naming the
+ * extensions it knows, printed. */
+int roicopy_output_format(const char *path, image_format *to);
+
 /* -o DIR, before the outputs in it are checked.  A directory: 0, *missing
  * 0.  Missing but makeable (its nearest existing ancestor a writable
  * directory): 0, *missing 1, and the outputs in it are new.  Anything else

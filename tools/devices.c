@@ -14,9 +14,17 @@
 
 int roicopy_cuda_fail(const char *file, cudaError_t err)
 {
-    const char *why = cuxfer_last_reason();
-    return roicopy_fail(RC_CUDA, file, "CUDA: %s: %s", cudaGetErrorName(err),
-                        why && *why ? why : cudaGetErrorString(err));
+    const char *why = cuxfer_last_reason(), *name = cudaGetErrorName(err);
+    size_t n, k = strlen(name);
+    if (!why || !*why)
+        why = cudaGetErrorString(err);
+    /* The kit's reason may end " (cudaErrorX)": the name is said once. */
+    n = strlen(why);
+    if (n > k + 3 && why[n - 1] == ')' &&
+        !strncmp(why + n - k - 3, " (", 2) &&
+        !strncmp(why + n - k - 1, name, k))
+        n -= k + 3;
+    return roicopy_fail(RC_CUDA, file, "CUDA: %s: %.*s", name, (int)n, why);
 }
 
 /* ---- start-up ------------------------------------------------------------ */

@@ -203,9 +203,11 @@ static const char *padded(char *buf, size_t v, int width)
 static int choose_format(tiles_plan *tp)
 {
     const roicopy_tiles_request *rq = tp->rq;
+    int rc;
     tp->to = rq->format;
-    if (!tp->to && rq->stack && strcmp(rq->stack, "-") != 0)
-        tp->to = image_format_for_path(rq->stack);
+    if (!tp->to && rq->stack && strcmp(rq->stack, "-") != 0 &&
+        (rc = roicopy_output_format(rq->stack, &tp->to)) != 0)
+        return rc;
     if (!tp->to)
         tp->to = tp->in.format;
     if (rq->stack && tp->to != IMAGE_PGM && tp->to != IMAGE_PPM &&

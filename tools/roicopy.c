@@ -645,22 +645,6 @@ static int check_roi(const options *o, roicopy_frame *f)
     return 0;
 }
 
-/* OUTPUT's format from its extension (image_format_for_path's rule: the
- * text after the last '.' of the last component); no extension leaves
- * *to 0 (the input's format), an unknown one is a usage error. */
-static int output_extension(const char *path, image_format *to)
-{
-    const char *base = strrchr(path, '/'), *dot;
-    *to = image_format_for_path(path);
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    if (*to || !dot || dot == base)
-        return 0;
-    return roicopy_fail(RC_USAGE, path, "unknown output extension \"%s\": "
-                        "this build writes %s (or give --format)",
-                        roicopy_esc(dot), roicopy_format_exts());
-}
-
 /* The input's header, the ROI and the output's format (--format, else the
  * output's extension, else the input's format). */
 static int check_input(const options *o, roicopy_frame *f, frame_check *c)
@@ -680,7 +664,8 @@ static int check_input(const options *o, roicopy_frame *f, frame_check *c)
     }
     if ((rc = check_roi(o, f)) != 0)
         return rc;
-    if (!to && !o->outdir && (rc = output_extension(f->output, &to)) != 0)
+    if (!to && !o->outdir &&
+        (rc = roicopy_output_format(f->output, &to)) != 0)
         return rc;
     if (image_output_header(&f->in, f->roi.width, f->roi.height, to, &f->out,
                             err, sizeof err))
