@@ -23,7 +23,7 @@ bad magic.pgm 'P9\n2 2\n255\n' 4 "bad magic" "bad magic"
 # when PNG is compiled in, else what to configure.
 case " $("$ROICOPY" --version | sed -n 's/^formats: //p') " in
 *" png "*) bad png.pgm '\211PNG\r\n\032\n' 16 "libpng: " "a broken PNG named .pgm" ;;
-*) bad png.pgm '\211PNG\r\n\032\n' 16 "built without PNG support (configure --with-png)" "a PNG file without PNG support" ;;
+*) bad png.pgm '\211PNG\r\n\032\n' 16 "built without PNG support (install libpng-dev and configure again)" "a PNG file without PNG support" ;;
 esac
 bad plain.pgm 'P2\n2 2\n255\n' 8 "plain or bitmap netpbm (P2) is not supported" "plain (ASCII) PGM"
 bad empty.pgm '' 0 "empty file" "empty file"

@@ -85,7 +85,7 @@ output:   $OUT/new.pam (pam, RGB)" \
     expect_error 3 "no page 1" "--page 1 of a PNG is exit 3" -- --dry-run --page 1 "$T/rgb.png" "$OUT/new.png"
 else
     skip_one "PNG cases: built without PNG support"
-    expect_error 2 "built without PNG support (configure --with-png)" \
+    expect_error 2 "built without PNG support (install libpng-dev and configure again)" \
         "without libpng, .png outputs are refused" -- --dry-run "$SAMPLES/rgb-80x60.ppm" "$OUT/new.png"
 fi
 
@@ -118,7 +118,7 @@ output:   $OUT/new.pgm (pgm)" \
         --dry-run "$T/badifd.tif" "$OUT/new.tif"
 else
     skip_one "TIFF cases: built without TIFF support"
-    expect_error 2 "built without TIFF support (configure --with-tiff)" \
+    expect_error 2 "built without TIFF support (install libtiff-dev and configure again)" \
         "without libtiff, .tif outputs are refused" -- --dry-run "$SAMPLES/rgb-80x60.ppm" "$OUT/new.tif"
 fi
 expect_error 2 "--page 1: raw inputs have one page" "--page with --raw" -- \

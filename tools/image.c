@@ -863,9 +863,10 @@ static image_format sniff_library_format(const unsigned char *b, size_t n)
 static void say_not_built(char *err, size_t errsz, const char *prefix,
                           image_format f)
 {
-    say(err, errsz, "%sbuilt without %s support (configure --with-%s)",
+    say(err, errsz,
+        "%sbuilt without %s support (install %s and configure again)",
         prefix, f == IMAGE_PNG ? "PNG" : "TIFF",
-        f == IMAGE_PNG ? "png" : "tiff");
+        f == IMAGE_PNG ? "libpng-dev" : "libtiff-dev");
 }
 
 /* The path a library opens for an input: standard input is its spooled

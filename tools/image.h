@@ -97,7 +97,7 @@ void image_json_string(FILE *f, const char *text);
  * each, but the code lives in tools/png-io.c and tools/tiff-io.c, linked
  * only where the library is; tools/formats.c registers them
  * (roicopy_register_codecs).  Until a codec is registered, its format
- * fails with "built without PNG support (configure --with-png)". */
+ * fails with "built without PNG support (install libpng-dev and configure again)". */
 typedef struct image_codec_ops {
     int (*sniff)(const void *head, size_t n);
     int (*read_header)(const char *path, unsigned page, image_header *h,
