@@ -40,45 +40,49 @@ done
 # (sh -e does not stop inside an && list).  Without a GPU, lines change
 # only as said above; the probe runs once the build made it.
 script="$tmp/readme.sh"
+put() { printf '%s\n' "$*"; }   # not echo: dash's echo reads backslashes
+dry="s#\\(^\\|[ '(]\\)\\(\\(tools/\\)\\{0,1\\}roicopy\\) #\\1\\2 --dry-run #g"
 {
-    echo 'set -e'
-    echo 'gpu=yes'
-    echo 'nogpu() { [ "$gpu" = no ]; }'
+    put 'set -e'
+    put 'gpu=yes'
+    put 'nogpu() { [ "$gpu" = no ]; }'
     for b in "$tmp"/blocks/*.sh; do
         name=${b##*/}
-        echo "echo '=== README block $name' >&2"
+        put "echo '=== README block $name' >&2"
         if head -n 1 "$b" | grep -q '^#!'; then
+            # A script: saved as it is, and a --dry-run copy.
             cp "$b" "$tmp/$name"
-            echo "if nogpu; then"
-            echo "  sed 's#\\(^\\|[ (]\\)roicopy #\\1roicopy --dry-run #' '$tmp/$name' >'$tmp/$name.dry'"
-            echo "else cp '$tmp/$name' '$tmp/$name.dry'; fi"
-            echo "for k in 0 1; do SLURM_ARRAY_TASK_ID=\$k sh '$tmp/$name.dry' || exit 1; done"
+            sed -e "$dry" "$b" >"$tmp/$name.dry"
+            put "if nogpu; then f='$tmp/$name.dry'; else f='$tmp/$name'; fi"
+            put "for k in 0 1; do SLURM_ARRAY_TASK_ID=\$k sh \"\$f\" || exit 1; done"
             continue
         fi
+        par=
         if grep -q '^parallel' "$b"; then
-            echo "if ! command -v parallel >/dev/null 2>&1; then"
-            echo "  echo 'SKIP README block $name: GNU parallel is not installed' >&2"
-            echo "else"
+            par=1
+            put "if ! command -v parallel >/dev/null 2>&1; then"
+            put "  echo 'SKIP README block $name: GNU parallel is not installed' >&2"
+            put "else"
         fi
         # Without a GPU: roicopy gets --dry-run, ./hello is not run.
-        echo "if nogpu; then"
-        sed -e "s#\\(^\\|[ '(]\\)\\(\\(tools/\\)\\{0,1\\}roicopy\\) #\\1\\2 --dry-run #g" \
-            -e 's#^\./hello$#echo "SKIP ./hello: no GPU" >\&2#' "$b"
-        echo "else"
+        put "if nogpu; then"
+        sed -e "$dry" \
+            -e 's#^\./hello$#echo "SKIP README ./hello: no GPU" >\&2#' "$b"
+        put "else"
         cat "$b"
-        echo "fi"
-        echo "st=\$?; [ \$st -eq 0 ] || { echo 'README block $name failed' >&2; exit 1; }"
-        grep -q '^parallel' "$b" && echo "fi"
+        put "fi"
+        put "st=\$?; [ \$st -eq 0 ] || { echo 'README block $name failed' >&2; exit 1; }"
+        [ -z "$par" ] || put "fi"
         # After the build: is there a GPU?
         if grep -q 'make -j2 check' "$b"; then
-            echo 'if [ -n "$(tests/lib/gpu-probe)" ]; then gpu=no; echo "no GPU: roicopy --dry-run, ./hello not run" >&2; fi'
+            put 'if [ -n "$(tests/lib/gpu-probe)" ]; then gpu=no; echo "no GPU: roicopy --dry-run, ./hello not run" >&2; fi'
         fi
     done
 } >"$script"
 
 say "running README's sh blocks (log: $tmp/log, script: $script)"
 if HOME="$tmp/home" sh "$script" >"$tmp/log" 2>&1; then
-    grep -E '^(=== README block|SKIP|no GPU)' "$tmp/log" >&2
+    grep -E '^(=== README block|SKIP README|no GPU)' "$tmp/log" >&2
     say "every sh block of README ran as written"
     exit 0
 fi
