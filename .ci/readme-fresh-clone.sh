@@ -42,6 +42,7 @@ done
 script="$tmp/readme.sh"
 put() { printf '%s\n' "$*"; }   # not echo: dash's echo reads backslashes
 dry="s#\\(^\\|[ '(]\\)\\(\\(tools/\\)\\{0,1\\}roicopy\\) #\\1\\2 --dry-run #g"
+# shellcheck disable=SC2016 # the generated lines expand when they run
 {
     put 'set -e'
     put 'gpu=yes'

@@ -49,8 +49,9 @@ diag() { sed 's/^/# /' "$1"; }
 
 mkdir "$tmp/b"
 extract "$readme" "$tmp/b"
-sh_blocks=$(ls "$tmp/b" | grep '\.sh$')
-c_blocks=$(ls "$tmp/b" | grep '\.c$')
+blocks() { (cd "$tmp/b" && for f in *."$1"; do [ -f "$f" ] && echo "$f"; done); }
+sh_blocks=$(blocks sh)
+c_blocks=$(blocks c)
 
 # 1. Width and length.
 awk 'length > 80 { printf "README.md:%d: %d columns\n", FNR, length }
@@ -110,7 +111,7 @@ else
     if [ ! -s "$tmp/opts" ]; then
         fail "no roicopy option found in README's sh blocks"
     elif [ -s "$tmp/bad" ]; then
-        fail "README gives roicopy options --help does not list: $(cat "$tmp/bad" | tr '\n' ' ')"
+        fail "README gives roicopy options --help does not list: $(tr '\n' ' ' <"$tmp/bad")"
     else
         pass "roicopy --help lists every option README uses: $(tr '\n' ' ' <"$tmp/opts")"
     fi
@@ -124,7 +125,7 @@ if ! $CC -std=c99 $CUDA_CPPFLAGS -fsyntax-only "$tmp/probe.c" \
     skip "README's C blocks: no CUDA runtime headers (configure found no CUDA)"
 else
     for b in $c_blocks; do
-        src="$tmp/b/$b" what=program link= done="compiles and links"
+        src="$tmp/b/$b" what=program link='' done="compiles and links"
         if ! grep -q '^int main' "$src"; then
             what=fragment link=-c done="compiles in a function"
             { printf '#include <stdio.h>\n#include <stdlib.h>\n'
