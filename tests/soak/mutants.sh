@@ -37,7 +37,8 @@ build() { # DIR: the soak against DIR/include/cuxfer.h
     # shellcheck disable=SC2086
     $CC $CFLAGS -std=c99 -D_POSIX_C_SOURCE=200809L -I"$1/include" -I"$srcdir/tests/lib" \
         -I"$srcdir/tests/soak" $CPPFLAGS "$srcdir/tests/soak/soak.c" "$srcdir/tests/soak/model.c" \
-        "$srcdir/tests/soak/ops-cpu.c" "$srcdir/tests/soak/ops-gpu.c" -o "$1/soak" $LIBS \
+        "$srcdir/tests/soak/ops-cpu.c" "$srcdir/tests/soak/ops-gpu.c" "$srcdir/tests/soak/fault.c" \
+        -o "$1/soak" $LIBS \
         >"$1/build.log" 2>&1
 }
 now() { date +%s.%N 2>/dev/null || date +%s; }

@@ -27,7 +27,7 @@ static unsigned long long o_seed = 1;
 static long o_steps = 0;
 static double o_seconds = 0;
 static const char *o_replay = NULL, *o_record = "soak-failure.replay";
-static int o_shrink = 0, o_thread = -1;
+static int o_shrink = 0, o_thread = -1, o_fault = 0;
 static double o_step_limit_ms = 0;
 
 static soak_thread T[SOAK_MAX_THREADS];
@@ -609,7 +609,8 @@ static void usage(void)
     fprintf(stderr,
             "usage: soak [--seed N] [--steps N | --seconds S] [--threads N] [--devices N]\n"
             "            [--cpu-only] [--step-limit MS] [--record FILE] [--verbose]\n"
-            "       soak --replay FILE [--shrink] [--verbose]\n");
+            "       soak --replay FILE [--shrink] [--verbose]\n"
+            "       soak --fault\n");
     exit(2);
 }
 
@@ -640,6 +641,8 @@ int main(int argc, char **argv)
             soak_opt.cpu_only = 1;
         else if (!strcmp(a, "--shrink"))
             o_shrink = 1;
+        else if (!strcmp(a, "--fault"))
+            o_fault = 1;
         else if (!strcmp(a, "--verbose"))
             soak_opt.verbose = 1;
         else
@@ -656,6 +659,8 @@ int main(int argc, char **argv)
         if (argc == 1)
             soak_opt.threads = 2;
     }
+    if (o_fault)
+        return soak_fault_main();
     if (o_replay && read_replay(o_replay) != 0)
         return 2;
     if (o_shrink) {
