@@ -131,13 +131,14 @@ static void apply(soak_thread *t, const xfer *x)
 
 /* A random transfer between two buffers, rows that fit, edges likely.
  * 1D when oned; else pitches >= row (pitch == row sometimes). */
-static void draw_xfer(soak_thread *t, xfer *x, int db, int sb, int oned, size_t max_row)
+static void draw_xfer_h(soak_thread *t, xfer *x, int db, int sb, int oned, size_t max_row,
+                        size_t max_h)
 {
     size_t span;
     x->db = db;
     x->sb = sb;
     x->row = soak_size(t, max_row);
-    x->h = oned ? 1 : soak_size(t, 64);
+    x->h = oned ? 1 : soak_size(t, max_h);
     if (x->row == 0 && soak_below(t, 2))
         x->row = 1;
     x->dpitch = soak_below(t, 3) == 0 ? x->row : x->row + soak_size(t, 100);
@@ -163,6 +164,11 @@ static void draw_xfer(soak_thread *t, xfer *x, int db, int sb, int oned, size_t 
             s = x->doff;
         }
     }
+}
+
+static void draw_xfer(soak_thread *t, xfer *x, int db, int sb, int oned, size_t max_row)
+{
+    draw_xfer_h(t, x, db, sb, oned, max_row, 64);
 }
 
 /* ---- stream kinds ------------------------------------------------------- */
@@ -235,7 +241,7 @@ typedef struct callctx {
     xfer x, x2;   /* what it moves (x2: a second transfer, for fork/join) */
     int nx;
     int plan, dir;
-    cuxfer_roi tiles[16];
+    cuxfer_roi tiles[32];
     size_t ntiles, host_pitch, host_w, host_h;
     cuxfer_pinned_block blk;
     cuxfer_graph g;
@@ -356,7 +362,11 @@ static cudaError_t make_call(soak_thread *t, callctx *c, cudaStream_t s, int dev
         return cuxfer_graph_launch(&c->g, s);
     }
     case COMP_IS_CAPTURING:
-        return cuxfer_stream_is_capturing(s) == c->capturing ? cudaSuccess : cudaErrorUnknown;
+        if (cuxfer_stream_is_capturing(s) == c->capturing)
+            return cudaSuccess;
+        c->step = c->capturing ? "cuxfer_stream_is_capturing said 0 inside a capture"
+                               : "cuxfer_stream_is_capturing said 1 outside a capture";
+        return cudaErrorUnknown;
     default:
         return cudaErrorNotSupported;
     }
@@ -388,10 +398,12 @@ static void draw_call(soak_thread *t, callctx *c, int dev)
     }
     case COMP_PLAN2D:
         c->plan = (int)soak_below(t, 3);
+        /* narrow rows, the planner's land, and up to thousands of them:
+         * many 4 KiB chunks per copy, each slot reused many times */
         if (soak_below(t, 2))
-            draw_xfer(t, &c->x, ddev, B_PIN, 0, 40); /* narrow rows: the planner's land */
+            draw_xfer_h(t, &c->x, ddev, B_PIN, 0, 40, 3000);
         else
-            draw_xfer(t, &c->x, B_PIN, ddev, 0, 40);
+            draw_xfer_h(t, &c->x, B_PIN, ddev, 0, 40, 3000);
         break;
     case COMP_ROIS_H2D:
     case COMP_ROIS_D2H: {
@@ -400,12 +412,13 @@ static void draw_call(soak_thread *t, callctx *c, int dev)
         c->host_w = 1 + soak_below(t, 200);
         c->host_h = 1 + soak_below(t, 100);
         c->host_pitch = c->host_w + soak_size(t, 64);
-        c->ntiles = soak_below(t, 17);
+        /* 16 or more half the time: AUTO's KERNEL or GATHER (DIRECT below) */
+        c->ntiles = soak_below(t, 2) ? 16 + soak_below(t, 17) : soak_size(t, 15);
         gx = 4;
         cw = c->host_w / gx;
-        ch = c->host_h / 4;
+        ch = c->host_h / 8;
         for (i = 0; i < c->ntiles; ++i) {
-            size_t cx = (i % gx) * cw, cy = (i / gx % 4) * ch;
+            size_t cx = (i % gx) * cw, cy = (i / gx % 8) * ch;
             c->tiles[i].x = cx + soak_below(t, cw ? cw : 1) / 2;
             c->tiles[i].y = cy + soak_below(t, ch ? ch : 1) / 2;
             c->tiles[i].width = soak_size(t, cw ? cx + cw - c->tiles[i].x : 0);
