@@ -31,6 +31,7 @@ rois-dense-capacity-off-by-one|cpu|s#if (sum > cap)#if (sum > cap + 1)#
 overlap-equal-pitch-off-by-one|cpu|s#if (k < lo->h \&\& d - k \* lo->pitch < lo->w) {#if (k < lo->h \&\& d - k * lo->pitch + 1 < lo->w) {#
 policy-accepts-prefixes|cpu|s#if (!names\[i\]\[j\] \&\& !s\[j\])#if (!names[i][j])#
 pool-class-rounds-down|cpu|s#c = (n + step - 1) \& ~(step - 1);#c = n \& ~(step - 1);#
+view-sub-hangs-on-x-1|cpu|s#CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:"));#while (roi.x == 1) sched_yield();#
 pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_@I@_pool_mark(b, in_use_by));#(void)0;#
 span-skips-slot-wait|gpu|s#CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_freed\[b\], 0));#(void)0;#
 rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_rois_copy(/,/^}/s#err = cudaStreamIsCapturing(s, \&cs);#err = cudaStreamIsCapturing(s, \&cs); cs = cudaStreamCaptureStatusNone;#'
@@ -46,7 +47,7 @@ build() { # DIR: the soak against DIR/include/cuxfer.h
 now() { date +%s.%N 2>/dev/null || date +%s; }
 run() { # DIR MODE: 0 passed, else caught; the output in DIR/run.log
     (cd "$1" && if [ "$2" = cpu ]; then
-        timeout 300 ./soak --cpu-only --seed 7 --steps 200000 --threads 2
+        timeout 300 ./soak --cpu-only --seed 7 --steps 200000 --threads 2 --step-limit 2000
     else
         timeout $((secs + 120)) ./soak --seed 7 --seconds "$secs" --threads 4
     fi) >"$1/run.log" 2>&1
@@ -87,7 +88,7 @@ echo "$mutants" | while IFS='|' read -r name mode script; do
         echo "SURVIVED $name ($mode soak passed)"; echo x >>"$work/failed"
     else
         t1=$(now)
-        how=$(grep -m1 -E '^not ok|^Bail out|runtime error|AddressSanitizer' "$d/run.log" | cut -c1-150)
+        how=$(grep -m1 -E '^not ok|^Bail out|runtime error|AddressSanitizer' "$d/run.log" | cut -c1-160)
         printf 'CAUGHT   %s in %.1f s (%s): %s\n' "$name" \
             "$(echo "$t1 - $t0" | bc 2>/dev/null || echo 0)" "$mode" "${how:-exit status}"
         grep -m2 '^#   ' "$d/run.log" | cut -c1-160

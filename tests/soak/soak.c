@@ -38,6 +38,7 @@ static char fail_text[2048];
 static char fail_op[64];        /* its operation (the shrinker keeps it failing) */
 static long *replay_steps;      /* --replay: the steps to run */
 static long replay_n;
+static int trial_fd = -1;       /* a shrinker's child: where the failing op goes */
 
 /* ---- the generator ---------------------------------------------------- */
 static uint64_t mix(uint64_t x)
@@ -168,6 +169,8 @@ static int count_dir(const char *path)
     return n - (strcmp(path, "/proc/self/fd") == 0); /* opendir's own */
 }
 
+static void record_failure(void);
+
 /* ---- the watchdog ------------------------------------------------------- */
 static int watchdog_quit;
 
@@ -188,6 +191,16 @@ static void *watchdog(void *arg)
                     printf("#   thread %d: step %ld, op %s, %s: %s\n", k, T[k].step,
                            T[k].op ? T[k].op : "-",
                            T[k].t0 > 0 ? "running" : "idle", T[k].call);
+                if (trial_fd >= 0) { /* a hang fails a shrinker's trial too */
+                    ssize_t w = write(trial_fd, T[i].op, strlen(T[i].op));
+                    (void)w;
+                    _exit(1);
+                }
+                if (strcmp(o_record, "/dev/null") != 0) {
+                    failed_thread = i;
+                    record_failure();
+                    printf("# replay: tests/soak/soak --replay %s [--shrink]\n", o_record);
+                }
                 fflush(stdout);
                 _exit(3);
             }
@@ -370,6 +383,7 @@ static int trial(const long *steps, long n, const char *want_op, int verbose)
                 _exit(2);
         }
         o_record = "/dev/null";
+        trial_fd = fd[1];
         if (run_all() != 0 && failed_thread >= 0) {
             ssize_t w = write(fd[1], fail_op, strlen(fail_op));
             (void)w;
@@ -413,6 +427,7 @@ static int shrink(void)
             if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
                 _exit(2);
             o_record = "/dev/null";
+            trial_fd = fd[1];
             if (run_all() != 0 && failed_thread >= 0) {
                 r = write(fd[1], fail_op, strlen(fail_op));
                 (void)r;
