@@ -668,6 +668,16 @@ static int op_call(soak_thread *t)
         c.call = COMP_COPY; /* the pool's block is host memory the replay cannot refill */
     if (comp_is_capture(k.kind) && c.call == COMP_ON_COMPLETE)
         c.call = COMP_LATCH_ARM;
+    if (k.kind == COMP_HELD && (c.call == COMP_COPY || c.call == COMP_COPY2D)) {
+        /* a copy to or from pageable memory blocks the caller until the
+         * stream reaches it (CUDA's rule; the pageable guard warns of it):
+         * behind a held stream, pinned (or managed) memory in its place;
+         * never the other side's buffer, whose rows may share a half */
+        if (c.x.db == B_PAGE)
+            c.x.db = c.x.sb == B_PIN ? B_MAN : B_PIN;
+        if (c.x.sb == B_PAGE)
+            c.x.sb = c.x.db == B_PIN ? B_MAN : B_PIN;
+    }
     if (c.call == COMP_COPY && c.x.row == 0 && c.x.db == c.x.sb)
         c.x.row = 1;
     concurrent = cuxfer_managed_concurrent(k.dev);
