@@ -57,8 +57,6 @@ static const enum cudaStreamCaptureMode kind_mode[K_COUNT] = {
     cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed,
     cudaStreamCaptureModeGlobal, cudaStreamCaptureModeGlobal};
 
-static int is_capture(int k) { return comp_is_capture(k); }
-
 /* ---- the shared context ------------------------------------------------- */
 typedef struct ctx {
     int ndev, dev;            /* devices; the data device of this cell */
@@ -773,7 +771,7 @@ static void cell(const call *k, int kind)
     want = expected(k, kind);
     (void)cudaGetLastError();
     GPU_MUST(cudaSetDevice(C.dev));
-    if (is_capture(kind))
+    if (comp_is_capture(kind))
         captured(k, kind, what, sizeof what, &works, &pass);
     else
         ordinary(k, stream_of(kind), kind == K_HELD, what, sizeof what, &works, &pass);

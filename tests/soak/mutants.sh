@@ -19,7 +19,9 @@ secs=${MUTANT_SECONDS:-120}
 work=$(mktemp -d "${TMPDIR:-/tmp}/soak-mutants.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 
-# name|cpu or gpu|sed script (applied to a copy of the header; '#' delimits)
+# name|cpu or gpu|sed script (applied to a copy of the header; '#' delimits;
+# @I@ stands for the header's private prefix, which tests name only in
+# tests/internals.c: tests/public-names-only.sh)
 mutants='roi-bounds-off-by-one|cpu|s#if (end > v->width)$#if (end > v->width + 1)#
 view-pitch-check-off-by-one|cpu|s#^    if (row > v->pitch)$#    if (row > v->pitch + 1)#
 elem-size-check-removed|cpu|s#if (v->elem_size < 1 || v->elem_size > CUXFER_ELEM_MAX)#if (v->elem_size < 1)#
@@ -29,21 +31,23 @@ rois-dense-capacity-off-by-one|cpu|s#if (sum > cap)#if (sum > cap + 1)#
 overlap-equal-pitch-off-by-one|cpu|s#if (k < lo->h \&\& d - k \* lo->pitch < lo->w) {#if (k < lo->h \&\& d - k * lo->pitch + 1 < lo->w) {#
 policy-accepts-prefixes|cpu|s#if (!names\[i\]\[j\] \&\& !s\[j\])#if (!names[i][j])#
 pool-class-rounds-down|cpu|s#c = (n + step - 1) \& ~(step - 1);#c = n \& ~(step - 1);#
-pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_impl_pool_mark(b, in_use_by));#(void)0;#
+view-sub-hangs-on-x-1|cpu|s#CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:"));#while (roi.x == 1) sched_yield();#
+pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_@I@_pool_mark(b, in_use_by));#(void)0;#
 span-skips-slot-wait|gpu|s#CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_freed\[b\], 0));#(void)0;#
-rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_impl_rois_copy(/,/^}/s#err = cudaStreamIsCapturing(s, \&cs);#err = cudaStreamIsCapturing(s, \&cs); cs = cudaStreamCaptureStatusNone;#'
+rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_rois_copy(/,/^}/s#err = cudaStreamIsCapturing(s, \&cs);#err = cudaStreamIsCapturing(s, \&cs); cs = cudaStreamCaptureStatusNone;#'
 
 build() { # DIR: the soak against DIR/include/cuxfer.h
     # shellcheck disable=SC2086
     $CC $CFLAGS -std=c99 -D_POSIX_C_SOURCE=200809L -I"$1/include" -I"$srcdir/tests/lib" \
         -I"$srcdir/tests/soak" $CPPFLAGS "$srcdir/tests/soak/soak.c" "$srcdir/tests/soak/model.c" \
-        "$srcdir/tests/soak/ops-cpu.c" "$srcdir/tests/soak/ops-gpu.c" -o "$1/soak" $LIBS \
+        "$srcdir/tests/soak/ops-cpu.c" "$srcdir/tests/soak/ops-gpu.c" "$srcdir/tests/soak/fault.c" \
+        -o "$1/soak" $LIBS \
         >"$1/build.log" 2>&1
 }
 now() { date +%s.%N 2>/dev/null || date +%s; }
 run() { # DIR MODE: 0 passed, else caught; the output in DIR/run.log
     (cd "$1" && if [ "$2" = cpu ]; then
-        timeout 300 ./soak --cpu-only --seed 7 --steps 200000 --threads 2
+        timeout 300 ./soak --cpu-only --seed 7 --steps 200000 --threads 2 --step-limit 2000
     else
         timeout $((secs + 120)) ./soak --seed 7 --seconds "$secs" --threads 4
     fi) >"$1/run.log" 2>&1
@@ -68,6 +72,7 @@ fail=0
 echo "$mutants" | while IFS='|' read -r name mode script; do
     d="$work/$name"
     mkdir -p "$d/include"
+    script=$(printf '%s\n' "$script" | sed "s/@I@/im""pl/g")
     sed -e "$script" "$srcdir/include/cuxfer.h" >"$d/include/cuxfer.h"
     if cmp -s "$srcdir/include/cuxfer.h" "$d/include/cuxfer.h"; then
         echo "STALE    $name: the edit no longer applies to cuxfer.h"; echo x >>"$work/failed"; continue
@@ -83,7 +88,7 @@ echo "$mutants" | while IFS='|' read -r name mode script; do
         echo "SURVIVED $name ($mode soak passed)"; echo x >>"$work/failed"
     else
         t1=$(now)
-        how=$(grep -m1 -E '^not ok|^Bail out|runtime error|AddressSanitizer' "$d/run.log" | cut -c1-150)
+        how=$(grep -m1 -E '^not ok|^Bail out|runtime error|AddressSanitizer' "$d/run.log" | cut -c1-160)
         printf 'CAUGHT   %s in %.1f s (%s): %s\n' "$name" \
             "$(echo "$t1 - $t0" | bc 2>/dev/null || echo 0)" "$mode" "${how:-exit status}"
         grep -m2 '^#   ' "$d/run.log" | cut -c1-160

@@ -285,6 +285,8 @@ static int op_rois(soak_thread *t)
     if (off[n] != mtotal)
         return soak_fail(t, "offsets end at %zu, want %zu", off[n], mtotal);
     /* move the tiles: the kit's way into scratch / the arena, the model's into scratch2 / model */
+    soak_say(t, "the %zu tiles moved %s through cuxfer_view_sub and cuxfer_view_at", n,
+             dir == CUXFER_ROIS_H2D ? "to the dense buffer" : "from the dense buffer");
     soak_fill(t, t->scratch, t->arena_bytes);
     memcpy(t->scratch2, t->scratch, t->arena_bytes);
     for (i = 0; i < n; ++i) {

@@ -27,7 +27,7 @@ static unsigned long long o_seed = 1;
 static long o_steps = 0;
 static double o_seconds = 0;
 static const char *o_replay = NULL, *o_record = "soak-failure.replay";
-static int o_shrink = 0, o_thread = -1;
+static int o_shrink = 0, o_thread = -1, o_fault = 0;
 static double o_step_limit_ms = 0;
 
 static soak_thread T[SOAK_MAX_THREADS];
@@ -38,6 +38,7 @@ static char fail_text[2048];
 static char fail_op[64];        /* its operation (the shrinker keeps it failing) */
 static long *replay_steps;      /* --replay: the steps to run */
 static long replay_n;
+static int trial_fd = -1;       /* a shrinker's child: where the failing op goes */
 
 /* ---- the generator ---------------------------------------------------- */
 static uint64_t mix(uint64_t x)
@@ -168,6 +169,8 @@ static int count_dir(const char *path)
     return n - (strcmp(path, "/proc/self/fd") == 0); /* opendir's own */
 }
 
+static void record_failure(void);
+
 /* ---- the watchdog ------------------------------------------------------- */
 static int watchdog_quit;
 
@@ -188,6 +191,16 @@ static void *watchdog(void *arg)
                     printf("#   thread %d: step %ld, op %s, %s: %s\n", k, T[k].step,
                            T[k].op ? T[k].op : "-",
                            T[k].t0 > 0 ? "running" : "idle", T[k].call);
+                if (trial_fd >= 0) { /* a hang fails a shrinker's trial too */
+                    ssize_t w = write(trial_fd, T[i].op, strlen(T[i].op));
+                    (void)w;
+                    _exit(1);
+                }
+                if (strcmp(o_record, "/dev/null") != 0) {
+                    failed_thread = i;
+                    record_failure();
+                    printf("# replay: tests/soak/soak --replay %s [--shrink]\n", o_record);
+                }
                 fflush(stdout);
                 _exit(3);
             }
@@ -370,6 +383,7 @@ static int trial(const long *steps, long n, const char *want_op, int verbose)
                 _exit(2);
         }
         o_record = "/dev/null";
+        trial_fd = fd[1];
         if (run_all() != 0 && failed_thread >= 0) {
             ssize_t w = write(fd[1], fail_op, strlen(fail_op));
             (void)w;
@@ -413,6 +427,7 @@ static int shrink(void)
             if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
                 _exit(2);
             o_record = "/dev/null";
+            trial_fd = fd[1];
             if (run_all() != 0 && failed_thread >= 0) {
                 r = write(fd[1], fail_op, strlen(fail_op));
                 (void)r;
@@ -548,7 +563,14 @@ static int run_soak(void)
     __atomic_store_n(&watchdog_quit, 1, __ATOMIC_RELEASE);
     pthread_join(wd, NULL);
     if (failed_thread < 0) {
+        /* CUDA keeps the threads and descriptors it opened on first use:
+         * on the GPU, the end may not be above the first round's counts;
+         * on the CPU, it must be back at the start's */
         int fd = count_dir("/proc/self/fd"), task = count_dir("/proc/self/task");
+        if (!soak_opt.cpu_only && fd1 >= 0) {
+            fd0 = fd <= fd1 ? fd : fd0;
+            task0 = task <= task1 ? task : task0;
+        }
         if (fd != fd0 || task != task0) {
             T[0].op = "end";
             soak_fail(&T[0], "leak at the end: %d fds (before %d), %d threads (before %d)", fd,
@@ -602,7 +624,8 @@ static void usage(void)
     fprintf(stderr,
             "usage: soak [--seed N] [--steps N | --seconds S] [--threads N] [--devices N]\n"
             "            [--cpu-only] [--step-limit MS] [--record FILE] [--verbose]\n"
-            "       soak --replay FILE [--shrink] [--verbose]\n");
+            "       soak --replay FILE [--shrink] [--verbose]\n"
+            "       soak --fault\n");
     exit(2);
 }
 
@@ -633,6 +656,8 @@ int main(int argc, char **argv)
             soak_opt.cpu_only = 1;
         else if (!strcmp(a, "--shrink"))
             o_shrink = 1;
+        else if (!strcmp(a, "--fault"))
+            o_fault = 1;
         else if (!strcmp(a, "--verbose"))
             soak_opt.verbose = 1;
         else
@@ -649,6 +674,8 @@ int main(int argc, char **argv)
         if (argc == 1)
             soak_opt.threads = 2;
     }
+    if (o_fault)
+        return soak_fault_main();
     if (o_replay && read_replay(o_replay) != 0)
         return 2;
     if (o_shrink) {

@@ -4,7 +4,7 @@
  * threads, watchdog, leak checks, replay and shrinking), model.c the
  * oracle's arithmetic (what every geometry call must answer, computed
  * independently of cuxfer.h), ops-cpu.c the operations that need no
- * device, ops-gpu.c those that do.  HACKING, "Soak", says how to use it.
+ * device, ops-gpu.c those that do, fault.c the fault injection.  HACKING, "Soak", says how to use it.
  *
  * Every step of every thread draws its operation and arguments from
  * (seed, thread, step) alone, and each thread owns the buffers its model
@@ -88,5 +88,6 @@ int soak_gpu_thread_init(soak_thread *t);
 int soak_gpu_thread_fini(soak_thread *t);
 void soak_gpu_fini(void);
 int soak_gpu_leaks(soak_thread *t0, int final); /* checkpoint; 0: none */
+int soak_fault_main(void); /* fault.c: soak --fault, its own TAP */
 
 #endif
