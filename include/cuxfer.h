@@ -29,12 +29,16 @@
  *     the ROI pointer arithmetic and every bound is checked for you.
  *  3. Copies.  cuxfer_copy2d_async / cuxfer_copy_async on an explicit,
  *     non-blocking stream (cuxfer_stream_pool_*): never stream 0.
+ *     cuxfer_copy / cuxfer_copy2d: the same checks, synchronously (the
+ *     cudaMemcpy of a program).
  *  4. Order and time.  cuxfer_stream_wait makes one stream wait for
  *     another on the GPU (cuxfer_stream_wait_all: fan-in,
  *     cuxfer_stream_all_wait: fan-out, cuxfer_stream_pool_wait and
  *     cuxfer_stream_wait_pool: a whole pool); cuxfer_timer_* times stream
  *     work (cuxfer_timer_create_with: blocking-sync events); cuxfer_latch
- *     and cuxfer_on_complete hand finished work to CPU threads.
+ *     and cuxfer_on_complete hand finished work to CPU threads;
+ *     cuxfer_on_done calls back with the stream's status, also after a
+ *     failure.
  *  5. Overlap.  Queue frame i+1's upload while frame i computes and comes
  *     back: cuxfer_ring_*; replay a fixed sequence cheaply: cuxfer_graph_*.
  *  6. Repeated sizes.  cuxfer_pinned_pool_* caches pinned blocks (no
