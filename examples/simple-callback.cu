@@ -1,89 +1,151 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * simple-callback - hand GPU results to CPU threads as each job completes
- * (the pattern of NVIDIA's simpleCallback sample): the main thread queues
- * upload, kernel and download for every job on a stream of its own and
- * arms a latch behind them; one CPU thread per job waits on its latch and
- * checks the job's result the moment it is back, while the others still
- * run.  No CUDA call is made from a callback.  Exit 0 when every job's
- * result is right, 1 when not, 77 when there is no CUDA device.
+ * simple-callback - NVIDIA's simpleCallback sample on cuxfer: one CPU
+ * thread per workload fills its input, queues upload, kernel and download
+ * on a stream of its own (a slot of a transfer ring spread over every GPU)
+ * and a completion callback; the callback, given the stream's status,
+ * starts a CPU thread that checks the result while other workloads still
+ * run.  The callback also runs when the stream failed (cuxfer_on_done), so
+ * the main thread's wait cannot hang.  Prints the sample's lines; exit 0
+ * when every workload is right, 1 when not, 77 when there is no CUDA
+ * device.
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <cuxfer.h>
 
-enum { JOBS = 4, N = 1 << 20 };
+enum { N_workloads = 8, N_elements_per_workload = 100000 };
 
-struct job {
+struct workload {
     int id;
-    int *h, *d;
-    cudaStream_t s;
-    cuxfer_latch done;
-    int bad;
+    cuxfer_ring_slot *slot;
+    cudaError_t status;
+    int success;
+    int threaded; /* thread was started (else postprocess ran inline) */
+    pthread_t thread;
 };
 
-__global__ void scale(int *a, int factor, int n)
+static cuxfer_ring ring;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int finished; /* the barrier: workloads post-processed */
+
+__global__ void incKernel(int *data, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
-        a[i] *= factor;
+        data[i]++;
 }
 
-/* A CPU worker: sleeps until the job's download has landed, then uses it. */
-static void *consume(void *arg)
+static cudaError_t process(const cuxfer_ring_slot *slot, void *arg)
 {
-    struct job *j = (struct job *)arg;
-    int i;
-    CUXFER_CHECK(cuxfer_latch_wait(&j->done, -1));
-    for (i = 0; i < N; ++i)
-        j->bad += j->h[i] != i * (j->id + 2);
+    (void)arg;
+    incKernel<<<(N_elements_per_workload + 511) / 512, 512, 0, slot->stream>>>(
+        (int *)slot->device, N_elements_per_workload);
+    return cudaGetLastError();
+}
+
+/* A CPU thread started by the callback: the results are back. */
+static void *postprocess(void *arg)
+{
+    struct workload *w = (struct workload *)arg;
+    const int *h = (const int *)w->slot->host;
+    w->success = w->status == cudaSuccess;
+    for (int i = 0; i < N_elements_per_workload; ++i)
+        w->success &= h[i] == i + w->id + 1;
+    pthread_mutex_lock(&mu);
+    ++finished;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+/* On CUDA's callback thread, no CUDA calls: hand over to a CPU thread. */
+static void CUDART_CB myStreamCallback(cudaStream_t s, cudaError_t status, void *arg)
+{
+    struct workload *w = (struct workload *)arg;
+    (void)s;
+    w->status = status;
+    w->threaded = 1; /* before the thread can signal main */
+    if (pthread_create(&w->thread, NULL, postprocess, w) != 0) {
+        w->threaded = 0;
+        postprocess(w);
+    }
+}
+
+/* A CPU thread per workload: generate, then queue the GPU's part. */
+static void *launch(void *arg)
+{
+    struct workload *w = (struct workload *)arg;
+    cuxfer_ring_job job;
+    int *h;
+    CUXFER_CHECK(cuxfer_ring_acquire(&ring, &w->slot));
+    h = (int *)w->slot->host;
+    for (int i = 0; i < N_elements_per_workload; ++i)
+        h[i] = w->id + i;
+    memset(&job, 0, sizeof job);
+    job.h2d_bytes = job.d2h_bytes = N_elements_per_workload * sizeof(int);
+    job.work = process;
+    CUXFER_CHECK(cuxfer_ring_submit(&ring, w->slot, &job));
+    CUXFER_CHECK(cuxfer_on_done(w->slot->stream, myStreamCallback, w));
     return NULL;
 }
 
 int main(void)
 {
-    struct job jobs[JOBS];
-    pthread_t th[JOBS];
-    cuxfer_stream_pool pool;
-    int ndev, k, i, bad = 0;
+    struct workload workloads[N_workloads];
+    pthread_t launchers[N_workloads];
+    cuxfer_ring_options opt;
+    int gpus[32], n_gpus = 0, success = 1;
 
-    if (cuxfer_device_count(&ndev) != cudaSuccess) {
-        fprintf(stderr, "simple-callback: skipped: no CUDA device: %s\n", cuxfer_last_reason());
+    printf("Starting simpleCallback\n");
+    if (cudaGetDeviceCount(&n_gpus) != cudaSuccess || n_gpus == 0) {
+        fprintf(stderr, "simple-callback: skipped: no CUDA device\n");
         return 77;
     }
-    CUXFER_CHECK(cuxfer_stream_pool_create(&pool, JOBS, 0, 0));
-    for (k = 0; k < JOBS; ++k) {
-        struct job *j = &jobs[k];
-        j->id = k;
-        j->bad = 0;
-        CUXFER_CHECK(CUXFER_HOST_ALLOC(&j->h, N, cudaHostAllocDefault));
-        CUXFER_CHECK(CUXFER_DEVICE_ALLOC(&j->d, N));
-        CUXFER_CHECK(cuxfer_stream_pool_acquire(&pool, CUXFER_NOWAIT, &j->s));
-        CUXFER_CHECK(cuxfer_latch_init(&j->done));
-        for (i = 0; i < N; ++i)
-            j->h[i] = i;
-        CUXFER_CHECK(cuxfer_copy_async(j->d, j->h, N * sizeof *j->h, j->s));
-        scale<<<(N + 255) / 256, 256, 0, j->s>>>(j->d, k + 2, N);
-        CUXFER_CHECK_LAUNCH();
-        CUXFER_CHECK(cuxfer_copy_async(j->h, j->d, N * sizeof *j->h, j->s));
-        /* Armed before any thread can wait on it. */
-        CUXFER_CHECK(cuxfer_latch_arm(&j->done, j->s));
+    printf("Found %d CUDA capable GPUs\n", n_gpus);
+    if (n_gpus > 32)
+        n_gpus = 32;
+    for (int d = 0; d < n_gpus; d++) {
+        cudaDeviceProp prop;
+        CUXFER_CHECK(cudaGetDeviceProperties(&prop, d));
+        printf("GPU[%d] %s supports SM %d.%d, capable GPU Callback Functions\n", d, prop.name,
+               prop.major, prop.minor);
+        gpus[d] = d;
     }
-    for (k = 0; k < JOBS; ++k)
-        if (pthread_create(&th[k], NULL, consume, &jobs[k]) != 0) {
+    printf("%d GPUs available to run Callback Functions\n", n_gpus);
+
+    /* One slot per workload, slot i on GPU i % n_gpus. */
+    memset(&opt, 0, sizeof opt);
+    opt.devices = gpus;
+    opt.ndevices = n_gpus;
+    CUXFER_CHECK(cuxfer_ring_create(&ring, N_workloads, N_elements_per_workload * sizeof(int),
+                                    N_elements_per_workload * sizeof(int), &opt));
+    printf("Starting %d heterogeneous computing workloads\n", N_workloads);
+    for (int i = 0; i < N_workloads; ++i) {
+        workloads[i].id = i;
+        workloads[i].success = 0;
+        workloads[i].threaded = 0;
+        if (pthread_create(&launchers[i], NULL, launch, &workloads[i]) != 0) {
             fprintf(stderr, "simple-callback: pthread_create failed\n");
             return 1;
         }
-    for (k = 0; k < JOBS; ++k) {
-        pthread_join(th[k], NULL);
-        bad += jobs[k].bad;
-        CUXFER_CHECK(cuxfer_latch_destroy(&jobs[k].done));
-        CUXFER_CHECK(cuxfer_stream_pool_release(&pool, jobs[k].s));
-        CUXFER_CHECK(cuxfer_device_free(jobs[k].d));
-        CUXFER_CHECK(cuxfer_host_free(jobs[k].h));
     }
-    CUXFER_CHECK(cuxfer_stream_pool_destroy(&pool));
-    printf("simple-callback: %d jobs handed to %d CPU threads; %s\n", JOBS, JOBS,
-           bad ? "WRONG" : "results verified");
-    return bad ? 1 : 0;
+    for (int i = 0; i < N_workloads; ++i)
+        pthread_join(launchers[i], NULL);
+    /* Sleep until all workloads have finished. */
+    pthread_mutex_lock(&mu);
+    while (finished < N_workloads)
+        pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+    printf("Total of %d workloads finished:\n", N_workloads);
+    for (int i = 0; i < N_workloads; ++i) {
+        if (workloads[i].threaded)
+            pthread_join(workloads[i].thread, NULL);
+        success &= workloads[i].success;
+    }
+    printf("%s\n", success ? "Success" : "Failure");
+    CUXFER_CHECK(cuxfer_ring_destroy(&ring));
+    return success ? 0 : 1;
 }

@@ -29,12 +29,16 @@
  *     the ROI pointer arithmetic and every bound is checked for you.
  *  3. Copies.  cuxfer_copy2d_async / cuxfer_copy_async on an explicit,
  *     non-blocking stream (cuxfer_stream_pool_*): never stream 0.
+ *     cuxfer_copy / cuxfer_copy2d: the same checks, synchronously (the
+ *     cudaMemcpy of a program).
  *  4. Order and time.  cuxfer_stream_wait makes one stream wait for
  *     another on the GPU (cuxfer_stream_wait_all: fan-in,
  *     cuxfer_stream_all_wait: fan-out, cuxfer_stream_pool_wait and
  *     cuxfer_stream_wait_pool: a whole pool); cuxfer_timer_* times stream
  *     work (cuxfer_timer_create_with: blocking-sync events); cuxfer_latch
- *     and cuxfer_on_complete hand finished work to CPU threads.
+ *     and cuxfer_on_complete hand finished work to CPU threads;
+ *     cuxfer_on_done calls back with the stream's status, also after a
+ *     failure.
  *  5. Overlap.  Queue frame i+1's upload while frame i computes and comes
  *     back: cuxfer_ring_*; replay a fixed sequence cheaply: cuxfer_graph_*.
  *  6. Repeated sizes.  cuxfer_pinned_pool_* caches pinned blocks (no
@@ -2583,14 +2587,27 @@ CUXFER_API cudaError_t cuxfer_impl_sync_guard(const char *call, cuxfer_memkind d
     return cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy());
 }
 
-/* The end of a synchronous copy: the calling thread's default stream (the
- * legacy one, or the per-thread one in a per-thread build), which
- * cudaMemcpy uses, refused first while a blocking stream of the device is
- * being captured (the copy would invalidate that capture); the copy and
- * its wait run Relaxed, so another thread's Global capture survives them. */
+/* A synchronous copy runs on the calling thread's default stream (the
+ * legacy one, or the per-thread one in a per-thread build: 0 means what
+ * it means in the calling unit), as cudaMemcpy does.  Refused first, so a
+ * capture survives, while that stream is being captured (a synchronous
+ * copy cannot be) or, for the legacy stream, while a blocking stream of
+ * the device is (the copy would invalidate that capture).  The copy and
+ * its wait run Relaxed, so another thread's Global capture of other
+ * streams survives them. */
 CUXFER_API cudaError_t cuxfer_impl_sync_ok(const char *call)
 {
-    return cuxfer_impl_legacy_ok(call, (cudaStream_t)0);
+    cudaError_t err;
+    int cap = cuxfer_impl_capturing((cudaStream_t)0, &err);
+    if (cap == 1)
+        return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
+                                "%s: the calling thread's default stream is being captured; "
+                                "a synchronous copy cannot be (use cuxfer_copy_async)", call);
+    if (cap < 0 && err == cudaErrorStreamCaptureImplicit)
+        return cuxfer_impl_fail(err, "%s: a blocking stream of the device is being captured, "
+                                "and a synchronous copy on the legacy default stream would "
+                                "invalidate that capture (%s)", call, cudaGetErrorName(err));
+    return cudaSuccess;
 }
 
 /* cudaMemcpy with cuxfer's checks: returns when the bytes have arrived.

@@ -4,10 +4,11 @@
  * graph (an upload on a forked stream, joined, then a download) in
  * cudaStreamCaptureModeGlobal while the main thread runs every family of
  * cuxfer.h: pinned pool (misses and a pending block), planner, stager,
- * timers and events, latch and callbacks, ring, stream pool, pointer
- * classification, allocation, copies, its own graph, many ROIs (the
- * plan's AUTO choice - its kernel where the runtime has it - and a forced
- * host gather).  In Global mode any
+ * timers and events, latch and callbacks (cuxfer_on_done too), ring (its
+ * slot buffers and fences too), stream pool, pointer classification,
+ * allocation, copies (the synchronous ones too), its own graph, many ROIs
+ * (the plan's AUTO choice - its kernel where the runtime has it - and a
+ * forced host gather).  In Global mode any
  * "unsafe" CUDA call from any thread (cudaEventQuery, cudaHostAlloc,
  * cudaMalloc, a synchronization...) invalidates the capture, so:
  *  - every main-thread call works or refuses cleanly (an error, a reason,
@@ -412,18 +413,33 @@ static void CUDART_CB count_fn(void *arg)
     __atomic_add_fetch(&cb_runs, 1, __ATOMIC_ACQ_REL);
 }
 
+static int done_runs;
+static cudaError_t done_status;
+static void CUDART_CB status_fn(cudaStream_t s, cudaError_t status, void *arg)
+{
+    (void)s;
+    (void)arg;
+    done_status = status;
+    __atomic_add_fetch(&done_runs, 1, __ATOMIC_ACQ_REL);
+}
+
 static void fam_latch(void)
 {
-    cuxfer_latch l;
-    int inited, copied = 0, cb = 0;
+    cuxfer_latch l, l2;
+    int inited, copied = 0, cb = 0, done = 0;
     prep(51);
     cb_runs = 0;
+    done_runs = 0;
+    done_status = cudaErrorUnknown;
     window_open("latch and callbacks");
     inited = CALL(cuxfer_latch_init(&l));
     copied = CALL(cuxfer_copy_async(hdst, dB, NB, ms));
     if (inited && CALL(cuxfer_latch_arm(&l, ms)))
         (void)CALL(cuxfer_latch_wait(&l, 10000));
     cb = CALL(cuxfer_on_complete(ms, count_fn, NULL));
+    done = CALL(cuxfer_on_done(ms, status_fn, NULL));
+    if (CALL(cuxfer_latch_init_on(&l2, 0)))
+        (void)CALL(cuxfer_latch_destroy(&l2));
     window_close();
     GPU_MUST(cudaStreamSynchronize(ms));
     if (copied)
@@ -431,6 +447,10 @@ static void fam_latch(void)
     if (cb)
         is_int(1, __atomic_load_n(&cb_runs, __ATOMIC_ACQUIRE),
                "latch and callbacks: the callback ran once");
+    if (done)
+        ok(__atomic_load_n(&done_runs, __ATOMIC_ACQUIRE) == 1 && done_status == cudaSuccess,
+           "latch and callbacks: cuxfer_on_done's callback ran once, given %s",
+           cudaGetErrorName(done_status));
     if (inited)
         GPU_OK(cuxfer_latch_destroy(&l), "latch and callbacks: latch destroyed");
 }
@@ -440,6 +460,7 @@ static void fam_ring(void)
     cuxfer_ring r;
     cuxfer_ring_slot *slot = NULL, *again = NULL;
     cuxfer_ring_job job;
+    void *h1 = NULL;
     int submitted = 0;
     prep(61);
     GPU_MUST(cuxfer_ring_create(&r, 2, NB, NB, NULL));
@@ -457,6 +478,9 @@ static void fam_ring(void)
     if (CALL(cuxfer_ring_acquire(&r, &again)) || again)
         (void)CALL(cuxfer_ring_release(&r, again));
     (void)CALL(cuxfer_ring_drain(&r));
+    (void)CALL(cuxfer_ring_slot_buffers(&r, 1, &h1, NULL));
+    if (CALL(cuxfer_ring_wait(&r, ms)))
+        (void)CALL(cuxfer_stream_wait_ring(ms, &r));
     window_close();
     GPU_MUST(cuxfer_ring_drain(&r));
     if (submitted)
@@ -512,17 +536,19 @@ static void fam_copies(void)
 {
     cuxfer_view hv, dv;
     void *managed = NULL;
-    int a, b, p = 0;
+    int a, b, p = 0, sy;
     prep(71);
     GPU_MUST(cuxfer_managed_alloc(&managed, NB, 1, 0));
     memcpy(managed, ref, NB);
     GPU_MUST(cuxfer_view_wrap(&hv, hdst, PH, ROW, HT, 1));
     GPU_MUST(cuxfer_view_wrap(&dv, dB, PD, ROW, HT, 1));
+    memset(pg, POISON, NB); /* the synchronous round trip's destination */
     window_open("copies");
     a = CALL(cuxfer_copy_async(dA, hsrc, NB, ms));
     b = CALL(cuxfer_copy2d_async(&hv, &dv, ms));
     if (cuxfer_managed_concurrent(0))
         p = CALL(cuxfer_prefetch(managed, NB, 0, ms));
+    sy = CALL(cuxfer_copy(dB, hsrc, NB)) && CALL(cuxfer_copy(pg, dB, NB));
     window_close();
     GPU_MUST(cudaStreamSynchronize(ms));
     if (a)
@@ -533,6 +559,9 @@ static void fam_copies(void)
     if (p)
         ok(count_diff((unsigned char *)managed, ref, NB, "managed") == 0,
            "copies: managed memory intact after the prefetch");
+    if (sy)
+        ok(count_diff(pg, ref, NB, "synchronous") == 0,
+           "copies: the synchronous round trip (cuxfer_copy) exact");
     GPU_MUST(cuxfer_managed_free(managed));
 }
 

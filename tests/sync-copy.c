@@ -4,7 +4,8 @@
  *  - cuxfer_copy and cuxfer_copy2d: H2D, D2H, D2D exact; ordered like
  *    cudaMemcpy (after a blocking stream's delayed work); pageable copies
  *    up to CUXFER_COPY_SMALL never warn, one byte more warns once, and no
- *    default-stream warning ever; overlap refused with a reason;
+ *    default-stream warning ever; overlap refused with a reason, and a
+ *    copy that would break a blocking stream's capture;
  *  - cuxfer_latch_init_on: a latch on a named device, the current device
  *    untouched, a wrong device refused;
  *  - cuxfer_ring_slot_buffers: the buffers the acquire hands out, NULL on
@@ -93,6 +94,24 @@ static void copies(void)
     is_int(cudaErrorInvalidValue, cuxfer_copy(dev + 10, dev, 100), "overlapping ranges refused");
     ok(strstr(cuxfer_last_reason(), "overlap") != NULL, "reason: %s", cuxfer_last_reason());
     is_int(cudaSuccess, cudaGetLastError(), "no error left behind");
+
+    /* While a blocking stream is captured, a copy on the legacy stream
+     * would invalidate the capture: refused first, the capture goes on. */
+    {
+        enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+        cudaGraph_t g = NULL;
+        GPU_MUST(cudaStreamBeginCapture(blocking, cudaStreamCaptureModeThreadLocal));
+        cuxfer_clear_reason();
+        is_int(cudaErrorStreamCaptureImplicit, cuxfer_copy(back, dev, 64),
+               "cuxfer_copy while a blocking stream is captured: refused");
+        ok(cuxfer_last_reason()[0] != '\0', "reason: %s", cuxfer_last_reason());
+        GPU_MUST(cudaStreamIsCapturing(blocking, &st));
+        is_int(cudaStreamCaptureStatusActive, st, "the capture is still active");
+        GPU_OK(cudaStreamEndCapture(blocking, &g), "and ends cleanly");
+        if (g)
+            GPU_MUST(cudaGraphDestroy(g));
+        is_int(cudaSuccess, cudaGetLastError(), "no error left behind");
+    }
 
     /* 2D: a W x H region, host pitch PH, device pitch PD, and back. */
     for (i = 0; i < sizeof ref; ++i)
