@@ -1672,7 +1672,12 @@ CUXFER_API cudaError_t cuxfer_host_free(void *p)
     rx = cuxfer_impl_relax_begin(); /* no stream: keep other threads' captures */
     err = cudaFreeHost(p);
     cuxfer_impl_relax_end(rx);
-    return err;
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError(); /* nothing left behind */
+        return cuxfer_impl_fail(err, "cuxfer_host_free: cudaFreeHost(%p): %s", p,
+                                cudaGetErrorName(err));
+    }
+    return cudaSuccess;
 }
 
 /* Page-lock memory the caller already has (a decoded image, an mmap'd
@@ -1730,15 +1735,20 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
     cudaError_t err;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_unregister: p is NULL");
-    cuxfer_impl_reg_remove(p);
     {
         cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* no stream, as above */
         err = cudaHostUnregister(p);
         cuxfer_impl_relax_end(rx);
     }
-    if (err != cudaSuccess)
+    if (err != cudaSuccess) { /* not registered: nothing changes */
         (void)cudaGetLastError();
-    return err;
+        return cuxfer_impl_fail(err, "cuxfer_host_unregister: cudaHostUnregister(%p): %s", p,
+                                cudaGetErrorName(err));
+    }
+    /* After the unregister: the range is still the caller's memory, so no
+     * other registration can take it in between. */
+    cuxfer_impl_reg_remove(p);
+    return cudaSuccess;
 }
 
 /* Device memory for count elements of elem_size bytes on the current
@@ -1793,8 +1803,11 @@ CUXFER_API cudaError_t cuxfer_device_free(void *p)
  *     CUXFER_CHECK(CUXFER_HOST_ALLOC(&h, n, cudaHostAllocDefault));
  *     CUXFER_CHECK(CUXFER_DEVICE_ALLOC(&d, n));
  * needs no cast in C, C++ or CUDA and cannot get "bytes, not elements"
- * wrong.  pp must point to an object pointer (a void * or a non-pointer
- * does not compile: sizeof **(pp)).  The result is stored with memcpy, as
+ * wrong.  pp must point to an object pointer: a non-pointer does not
+ * compile (**(pp)), nor does a void * target, in C too, where GNU C takes
+ * sizeof(void) for 1: the element size is that of a one-element array of
+ * the target type, and an array of void is an error (C++ rejects
+ * sizeof(void) itself).  The result is stored with memcpy, as
  * every object pointer has void *'s representation on the platforms CUDA
  * supports (POSIX requires it). */
 CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t count,
@@ -1816,10 +1829,15 @@ CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t 
     memcpy(pp, &q, sizeof q);
     return err;
 }
+#ifdef __cplusplus
+#define CUXFER_IMPL_ELEM_SIZE(pp) sizeof **(pp)
+#else
+#define CUXFER_IMPL_ELEM_SIZE(pp) sizeof(__typeof__(**(pp))[1])
+#endif
 #define CUXFER_HOST_ALLOC(pp, count, flags)                                    \
-    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), sizeof **(pp), (flags), 0)
+    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), CUXFER_IMPL_ELEM_SIZE(pp), (flags), 0)
 #define CUXFER_DEVICE_ALLOC(pp, count)                                         \
-    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), sizeof **(pp), 0u, 1)
+    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), CUXFER_IMPL_ELEM_SIZE(pp), 0u, 1)
 
 /* The target of cuxfer_prefetch and cuxfer_advise meaning host memory
  * (cudaCpuDeviceId). */
@@ -1888,10 +1906,17 @@ CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
 /* Free managed memory; NULL is a no-op. */
 CUXFER_API cudaError_t cuxfer_managed_free(void *p)
 {
+    cudaError_t err;
     if (!p)
         return cudaSuccess;
     cuxfer_impl_kcache_flush();
-    return cuxfer_impl_dfree(p);
+    err = cuxfer_impl_dfree(p);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError(); /* nothing left behind */
+        return cuxfer_impl_fail(err, "cuxfer_managed_free: cudaFree(%p): %s", p,
+                                cudaGetErrorName(err));
+    }
+    return cudaSuccess;
 }
 
 /* Shared checks of prefetch and advise: a managed range, a device able to
@@ -2682,11 +2707,20 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int d
 {
     int saved = -1;
     cudaError_t err;
-    if (p)
-        memset(p, 0, sizeof *p);
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_create_on: pool is "
+                                "NULL");
+    memset(p, 0, sizeof *p);
+    if (device < 0)
+        return cuxfer_impl_fail(cudaErrorInvalidDevice,
+                                "cuxfer_stream_pool_create_on: device %d does not exist", device);
     err = cuxfer_impl_use_device(device, &saved);
-    if (err == cudaSuccess)
-        err = cuxfer_impl_pool_create_here(p, count, flags, priority);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError(); /* nothing left behind */
+        return cuxfer_impl_fail(err, "cuxfer_stream_pool_create_on: device %d: %s", device,
+                                cudaGetErrorName(err));
+    }
+    err = cuxfer_impl_pool_create_here(p, count, flags, priority);
     cuxfer_impl_restore_device(saved);
     return err;
 }
@@ -2699,7 +2733,13 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int d
 CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
                                                  unsigned flags, int priority)
 {
-    return cuxfer_stream_pool_create_on(p, cuxfer_impl_current_device(), count, flags, priority);
+    int dev = cuxfer_impl_current_device();
+    if (dev < 0) { /* no device: CUDA's own error, from the first stream */
+        if (p)
+            memset(p, 0, sizeof *p);
+        return cuxfer_impl_pool_create_here(p, count, flags, priority);
+    }
+    return cuxfer_stream_pool_create_on(p, dev, count, flags, priority);
 }
 
 /* A pool over streams the caller created and keeps owning (destroy frees
@@ -2715,10 +2755,13 @@ CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_wrap: %s is NULL",
                                 p ? "streams" : "pool");
     for (i = 0; i < count; ++i)
-        if (!streams[i])
+        if (!streams[i] || streams[i] == cudaStreamLegacy || streams[i] == cudaStreamPerThread)
             return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                    "cuxfer_stream_pool_wrap: streams[%d] is stream 0; "
-                                    "the pool never hands out the default stream", i);
+                                    "cuxfer_stream_pool_wrap: streams[%d] is %s; the pool "
+                                    "never hands out a default stream", i,
+                                    !streams[i] ? "stream 0"
+                                    : streams[i] == cudaStreamLegacy ? "cudaStreamLegacy"
+                                                                     : "cudaStreamPerThread");
     CUXFER_TRY(cuxfer_impl_pool_init(p, count));
     memcpy(p->streams, streams, (size_t)count * sizeof *streams);
     p->count = count;
@@ -4124,11 +4167,19 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
                                "device offset %zu exceeds the slot's buffers (host %zu, "
                                "device %zu)", job->d2h_bytes, job->d2h_host_offset,
                                job->d2h_device_offset, slot->host_bytes, slot->device_bytes);
+    if (err != cudaSuccess)
+        return err; /* refused: nothing queued or recorded, the slot still held */
     /* The slot's device is current for the copies and the caller's work. */
     e = cuxfer_impl_ring_enter(slot->device_id, &saved);
-    if (err == cudaSuccess)
-        err = e;
-    if (err == cudaSuccess && slot->start)
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (saved >= 0 && cudaSetDevice(saved) != cudaSuccess)
+            (void)cudaGetLastError();
+        return cuxfer_impl_fail(e, "cuxfer_ring_submit: cannot make slot %d's device %d "
+                                "current: %s (nothing queued, the slot still held)",
+                                slot->index, slot->device_id, cudaGetErrorName(e));
+    }
+    if (slot->start)
         err = cudaEventRecord(slot->start, slot->stream);
     if (err == cudaSuccess && job->h2d_bytes)
         err = cudaMemcpyAsync(slot->device, slot->host, job->h2d_bytes,
@@ -4214,12 +4265,23 @@ CUXFER_API cudaError_t cuxfer_graph_destroy(cuxfer_graph *g)
 
 /* End the capture on s and instantiate it
  * (cudaGraphInstantiateWithFlags: the same call in CUDA 11.4+, 12, 13).
- * On failure *g is left zeroed and the capture is over. */
+ * On failure *g is left zeroed and the capture is over, also for a NULL g
+ * (the capture is ended and its graph dropped, so the stream is usable). */
 CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
 {
     cudaError_t err;
-    if (!g)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_end: graph is NULL");
+    if (!g) {
+        cudaGraph_t dropped = NULL;
+        cuxfer_impl_relax rx;
+        if (cudaStreamEndCapture(s, &dropped) != cudaSuccess)
+            (void)cudaGetLastError();
+        rx = cuxfer_impl_relax_begin(); /* an unsafe call, as in destroy */
+        if (dropped && cudaGraphDestroy(dropped) != cudaSuccess)
+            (void)cudaGetLastError();
+        cuxfer_impl_relax_end(rx);
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_end: graph is NULL (the "
+                                "capture on stream %p is ended all the same)", (void *)s);
+    }
     /* *g is taken as uninitialized: a graph still held in it is not
      * freed (destroy it first), but garbage is never passed to CUDA. */
     memset(g, 0, sizeof *g);
