@@ -6375,6 +6375,11 @@ typedef struct cuxfer_rois {
     pthread_mutex_t mu;                    /* one copy at a time per plan */
     int team_up;
     int ready;
+    /* KERNEL's extra descriptor slots, made when every staging slot is
+     * still read by a queued launch (a held or busy stream), kept */
+    void **xstage, **xstage_dev;
+    cudaEvent_t *xev;
+    int nx;
 } cuxfer_rois;
 
 /* Tile offsets: off[i] = bytes of tiles 0..i-1 (elem_size bytes per
@@ -6729,6 +6734,15 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
         }
         (void)cuxfer_host_free(p->stage[i]);
     }
+    for (i = 0; i < p->nx; ++i) {
+        if ((err = cuxfer_impl_event_sync(p->xev[i])) != cudaSuccess && first == cudaSuccess)
+            first = err;
+        (void)cudaEventDestroy(p->xev[i]);
+        (void)cuxfer_host_free(p->xstage[i]);
+    }
+    free(p->xstage);
+    free(p->xstage_dev);
+    free(p->xev);
     if (p->ev_probe)
         (void)cudaEventDestroy(p->ev_probe);
 #ifdef CUXFER_IMPL_ROIS_PTX
@@ -7080,8 +7094,74 @@ CUXFER_API cudaError_t cuxfer_impl_rois_gather(cuxfer_rois *p, int dir, const cu
     return cudaSuccess;
 }
 
-/* KERNEL: the tiles' descriptors go into the staging slots in turn
- * (waiting for the launch that last read a slot), one launch per slot on
+/* A descriptor slot for KERNEL's next launch, never waited for on the host:
+ * the next staging slot when the launch that last read it completed, else
+ * an extra slot whose launch completed, else a new extra slot (bytes
+ * each, pinned and mapped, made in Relaxed mode and kept until destroy).
+ * Waiting instead blocked the caller behind a held stream once more
+ * launches were queued than there are staging slots; the extra slots
+ * bound what is queued by what the caller asked for (24 bytes a tile). */
+CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, unsigned char **d,
+                                              void **ddev, cudaEvent_t *ev)
+{
+    int k = p->kslot, i;
+    void **xs, **xd;
+    cudaEvent_t *xe;
+    cudaError_t err = cuxfer_impl_event_query(p->ev[k]);
+    if (err == cudaSuccess) {
+        p->kslot = (k + 1) % CUXFER_ROIS_SLOTS;
+        *d = (unsigned char *)p->stage[k];
+        *ddev = p->stage_dev[k];
+        *ev = p->ev[k];
+        return cudaSuccess;
+    }
+    if (err != cudaErrorNotReady)
+        return err;
+    for (i = 0; i < p->nx; ++i) {
+        err = cuxfer_impl_event_query(p->xev[i]);
+        if (err == cudaSuccess)
+            break;
+        if (err != cudaErrorNotReady)
+            return err;
+    }
+    if (i == p->nx) {
+        xs = (void **)realloc(p->xstage, (size_t)(i + 1) * sizeof *xs);
+        if (xs)
+            p->xstage = xs;
+        xd = (void **)realloc(p->xstage_dev, (size_t)(i + 1) * sizeof *xd);
+        if (xd)
+            p->xstage_dev = xd;
+        xe = (cudaEvent_t *)realloc(p->xev, (size_t)(i + 1) * sizeof *xe);
+        if (xe)
+            p->xev = xe;
+        if (!xs || !xd || !xe)
+            return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                    "cuxfer_rois_copy_async: no host memory for a descriptor "
+                                    "slot");
+        p->xstage[i] = NULL;
+        p->xev[i] = NULL;
+        err = cuxfer_host_alloc(&p->xstage[i], bytes, 1,
+                                cudaHostAllocPortable | cudaHostAllocMapped);
+        if (err == cudaSuccess)
+            err = cudaHostGetDevicePointer(&p->xstage_dev[i], p->xstage[i], 0);
+        if (err == cudaSuccess)
+            err = cuxfer_impl_event_create(&p->xev[i], cudaEventDisableTiming);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            (void)cuxfer_host_free(p->xstage[i]);
+            return cuxfer_impl_fail(err, "cuxfer_rois_copy_async: a descriptor slot of %zu "
+                                    "bytes: %s", bytes, cudaGetErrorName(err));
+        }
+        p->nx = i + 1;
+    }
+    *d = (unsigned char *)p->xstage[i];
+    *ddev = p->xstage_dev[i];
+    *ev = p->xev[i];
+    return cudaSuccess;
+}
+
+/* KERNEL: the tiles' descriptors go into descriptor slots
+ * (cuxfer_impl_rois_kslot: never a host wait), one launch per slot on
  * s, of at most 8192 tiles.  hdev is the host view's base as the device
  * sees it.  Each launch
  * moves units as wide as every address and row of its tiles allows (16
@@ -7103,13 +7183,13 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
     int d2h = dir == CUXFER_ROIS_D2H;
     size_t i = 0, off = 0;
     while (i < n) {
-        int k = p->kslot;
-        unsigned char *d = (unsigned char *)p->stage[k];
+        unsigned char *d = NULL;
+        void *ddev = NULL;
+        cudaEvent_t ev = NULL;
         uintptr_t align = base;
         unsigned ul = 0;
         size_t m = 0;
-        p->kslot = (k + 1) % CUXFER_ROIS_SLOTS;
-        CUXFER_TRY(cuxfer_impl_event_sync(p->ev[k]));
+        CUXFER_TRY(cuxfer_impl_rois_kslot(p, cap * 24, &d, &ddev, &ev));
         for (; i < n && m < cap; ++i) {
             size_t rb = rois[i].width * host->elem_size, rows = rois[i].height;
             size_t src = rois[i].y * host->pitch + rois[i].x * host->elem_size;
@@ -7146,7 +7226,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
             grid.y = grid.z = 1;
             block.x = 256;
             block.y = block.z = 1;
-            args[0] = &p->stage_dev[k];
+            args[0] = &ddev;
             args[1] = &nm;
             args[2] = &parts;
             args[3] = &hdev;
@@ -7156,7 +7236,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
             args[7] = &ul;
             CUXFER_TRY(cudaLaunchKernel((const void *)p->kernel, grid, block, args, 0, s));
         }
-        CUXFER_TRY(cudaEventRecord(p->ev[k], s));
+        CUXFER_TRY(cudaEventRecord(ev, s));
     }
     return cudaSuccess;
 #else
