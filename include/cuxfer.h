@@ -2222,14 +2222,18 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
 {
     struct cudaMemcpy3DPeerParms pp;
     size_t row = cuxfer_view_row_bytes(src);
-    cudaError_t e1 = cuxfer_peer_enable(ddev, sdev), e2 = cuxfer_peer_enable(sdev, ddev);
+    char prev[CUXFER_REASON_MAX];
+    cudaError_t e1, e2;
+    (void)snprintf(prev, sizeof prev, "%s", cuxfer_impl_reason);
+    e1 = cuxfer_peer_enable(ddev, sdev);
+    e2 = cuxfer_peer_enable(sdev, ddev);
     if ((e1 != cudaSuccess && e1 != cudaErrorPeerAccessUnsupported) ||
         (e2 != cudaSuccess && e2 != cudaErrorPeerAccessUnsupported))
         return e1 != cudaSuccess ? e1 : e2;
     /* No peer access is not this copy's failure (the runtime stages it
-     * through the host): leave no reason behind for a copy that works. */
+     * through the host): a copy that works leaves the reason as it was. */
     if (e1 != cudaSuccess || e2 != cudaSuccess)
-        cuxfer_clear_reason();
+        (void)cuxfer_impl_fail(cudaSuccess, "%s", prev);
     memset(&pp, 0, sizeof pp);
     pp.srcPtr.ptr = src->ptr;
     pp.srcPtr.pitch = src->pitch;
