@@ -6236,7 +6236,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     cudaEvent_t e0 = NULL, e1 = NULL;
     cuxfer_plan2d_tuning t;
     size_t i;
-    int span_ok = 1, pack_ok = 1;
+    int span_ok = 1, pack_ok = 1, saved = -1;
     cudaError_t err;
     if (!p || !p->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_calibrate: plan not created");
@@ -6245,6 +6245,21 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
                                 "cuxfer_plan2d_calibrate: stream %p is being captured (or "
                                 "cannot be used now): calibration times and synchronizes, "
                                 "run it before any capture", (void *)s);
+    /* On the plan's device, on a stream of it: a record of the plan's own
+     * event tells another device's stream (invalid handle) before anything
+     * is allocated, and the plan's tuning is never timed elsewhere. */
+    err = cuxfer_impl_use_device(p->device, &saved);
+    if (err == cudaSuccess)
+        err = cudaEventRecord(p->ev_fork, s);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        cuxfer_impl_restore_device(saved);
+        return cuxfer_impl_fail(err == cudaErrorInvalidResourceHandle ? cudaErrorInvalidDevice
+                                                                       : err,
+                                "cuxfer_plan2d_calibrate: stream %p cannot be used on the "
+                                "plan's device %d (%s): calibrate on a stream of that device",
+                                (void *)s, p->device, cudaGetErrorName(err));
+    }
     t = p->tuning;
     t.span_max_row = 0;
     t.pack_max_row = 0;
@@ -6297,6 +6312,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     if (d)
         (void)cuxfer_impl_dfree(d);
     (void)cuxfer_host_free(h);
+    cuxfer_impl_restore_device(saved);
     if (err != cudaSuccess)
         return err;
     p->tuning = t;
