@@ -22,6 +22,7 @@
  * 0 is the per-thread default stream.
  */
 #include "sched-helpers.h"
+#include "composition-table.h"
 #include <math.h>
 
 #ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
@@ -501,18 +502,32 @@ static const call calls[] = {
 };
 #define NCALLS ((int)(sizeof calls / sizeof calls[0]))
 
-/* What a cell must do: 1 work, -1 refuse, 0 either. */
+/* What a cell must do: 1 work, -1 refuse, 0 either, from the call's row
+ * of the table man 3 cuxfer shows (tests/lib/composition-table.h, which
+ * tests/man-composition-table checks against the page): "refused" must
+ * refuse, "CUDA" is the runtime's to decide, every other word must work
+ * (cuxfer_stream_is_capturing always works; its answer is checked
+ * against the capture state). */
 static int expected(const call *k, int kind)
 {
-    if (k->run == r_graph && (is_legacy(kind) || is_capture(kind)))
-        return -1; /* the legacy stream cannot be captured; nor can a capture begin twice */
-    if (k->run == r_is_capturing)
-        return 1;
+    const char *const *row = composition_row(k->name);
+    const char *word;
+    int col;
+    if (!row)
+        bail("%s has no row in the composition table", k->name);
     if (k->run == r_prefetch && !cuxfer_managed_concurrent(C.dev))
         return 0; /* refused with cudaErrorNotSupported where pages migrate on demand */
-    if (is_capture(kind) || kind == K_OTHERDEV)
+    col = is_legacy(kind) ? COL_LEGACY
+          : kind == K_PERTHREAD || kind == K_ZERO ? COL_PERTHREAD
+          : is_capture(kind) ? COL_CAPTURED
+          : kind == K_OTHERDEV ? COL_DEVICE
+                               : COL_OWN; /* blocking, non-blocking, held */
+    word = row[1 + col];
+    if (strcmp(word, "refused") == 0)
+        return -1;
+    if (strcmp(word, "CUDA") == 0)
         return 0;
-    return 1; /* an ordinary stream of the current device */
+    return 1;
 }
 
 /* Behind a held stream every call returns at once but those that wait for
