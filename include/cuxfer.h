@@ -1703,7 +1703,12 @@ CUXFER_API cudaError_t cuxfer_host_free(void *p)
     rx = cuxfer_impl_relax_begin(); /* no stream: keep other threads' captures */
     err = cudaFreeHost(p);
     cuxfer_impl_relax_end(rx);
-    return err;
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError(); /* nothing left behind */
+        return cuxfer_impl_fail(err, "cuxfer_host_free: cudaFreeHost(%p): %s", p,
+                                cudaGetErrorName(err));
+    }
+    return cudaSuccess;
 }
 
 /* Page-lock memory the caller already has (a decoded image, an mmap'd
@@ -1761,15 +1766,20 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
     cudaError_t err;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_unregister: p is NULL");
-    cuxfer_impl_reg_remove(p);
     {
         cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* no stream, as above */
         err = cudaHostUnregister(p);
         cuxfer_impl_relax_end(rx);
     }
-    if (err != cudaSuccess)
+    if (err != cudaSuccess) { /* not registered: nothing changes */
         (void)cudaGetLastError();
-    return err;
+        return cuxfer_impl_fail(err, "cuxfer_host_unregister: cudaHostUnregister(%p): %s", p,
+                                cudaGetErrorName(err));
+    }
+    /* After the unregister: the range is still the caller's memory, so no
+     * other registration can take it in between. */
+    cuxfer_impl_reg_remove(p);
+    return cudaSuccess;
 }
 
 /* Device memory for count elements of elem_size bytes on the current
@@ -1824,8 +1834,11 @@ CUXFER_API cudaError_t cuxfer_device_free(void *p)
  *     CUXFER_CHECK(CUXFER_HOST_ALLOC(&h, n, cudaHostAllocDefault));
  *     CUXFER_CHECK(CUXFER_DEVICE_ALLOC(&d, n));
  * needs no cast in C, C++ or CUDA and cannot get "bytes, not elements"
- * wrong.  pp must point to an object pointer (a void * or a non-pointer
- * does not compile: sizeof **(pp)).  The result is stored with memcpy, as
+ * wrong.  pp must point to an object pointer: a non-pointer does not
+ * compile (**(pp)), nor does a void * target, in C too, where GNU C takes
+ * sizeof(void) for 1: the element size is that of a one-element array of
+ * the target type, and an array of void is an error (C++ rejects
+ * sizeof(void) itself).  The result is stored with memcpy, as
  * every object pointer has void *'s representation on the platforms CUDA
  * supports (POSIX requires it). */
 CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t count,
@@ -1847,10 +1860,15 @@ CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t 
     memcpy(pp, &q, sizeof q);
     return err;
 }
+#ifdef __cplusplus
+#define CUXFER_IMPL_ELEM_SIZE(pp) sizeof **(pp)
+#else
+#define CUXFER_IMPL_ELEM_SIZE(pp) sizeof(__typeof__(**(pp))[1])
+#endif
 #define CUXFER_HOST_ALLOC(pp, count, flags)                                    \
-    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), sizeof **(pp), (flags), 0)
+    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), CUXFER_IMPL_ELEM_SIZE(pp), (flags), 0)
 #define CUXFER_DEVICE_ALLOC(pp, count)                                         \
-    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), sizeof **(pp), 0u, 1)
+    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), CUXFER_IMPL_ELEM_SIZE(pp), 0u, 1)
 
 /* The target of cuxfer_prefetch and cuxfer_advise meaning host memory
  * (cudaCpuDeviceId). */
@@ -1919,10 +1937,17 @@ CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
 /* Free managed memory; NULL is a no-op. */
 CUXFER_API cudaError_t cuxfer_managed_free(void *p)
 {
+    cudaError_t err;
     if (!p)
         return cudaSuccess;
     cuxfer_impl_kcache_flush();
-    return cuxfer_impl_dfree(p);
+    err = cuxfer_impl_dfree(p);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError(); /* nothing left behind */
+        return cuxfer_impl_fail(err, "cuxfer_managed_free: cudaFree(%p): %s", p,
+                                cudaGetErrorName(err));
+    }
+    return cudaSuccess;
 }
 
 /* Shared checks of prefetch and advise: a managed range, a device able to
@@ -2228,14 +2253,18 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
 {
     struct cudaMemcpy3DPeerParms pp;
     size_t row = cuxfer_view_row_bytes(src);
-    cudaError_t e1 = cuxfer_peer_enable(ddev, sdev), e2 = cuxfer_peer_enable(sdev, ddev);
+    char prev[CUXFER_REASON_MAX];
+    cudaError_t e1, e2;
+    (void)snprintf(prev, sizeof prev, "%s", cuxfer_impl_reason);
+    e1 = cuxfer_peer_enable(ddev, sdev);
+    e2 = cuxfer_peer_enable(sdev, ddev);
     if ((e1 != cudaSuccess && e1 != cudaErrorPeerAccessUnsupported) ||
         (e2 != cudaSuccess && e2 != cudaErrorPeerAccessUnsupported))
         return e1 != cudaSuccess ? e1 : e2;
     /* No peer access is not this copy's failure (the runtime stages it
-     * through the host): leave no reason behind for a copy that works. */
+     * through the host): a copy that works leaves the reason as it was. */
     if (e1 != cudaSuccess || e2 != cudaSuccess)
-        cuxfer_clear_reason();
+        (void)cuxfer_impl_fail(cudaSuccess, "%s", prev);
     memset(&pp, 0, sizeof pp);
     pp.srcPtr.ptr = src->ptr;
     pp.srcPtr.pitch = src->pitch;
@@ -2820,11 +2849,20 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int d
 {
     int saved = -1;
     cudaError_t err;
-    if (p)
-        memset(p, 0, sizeof *p);
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_create_on: pool is "
+                                "NULL");
+    memset(p, 0, sizeof *p);
+    if (device < 0)
+        return cuxfer_impl_fail(cudaErrorInvalidDevice,
+                                "cuxfer_stream_pool_create_on: device %d does not exist", device);
     err = cuxfer_impl_use_device(device, &saved);
-    if (err == cudaSuccess)
-        err = cuxfer_impl_pool_create_here(p, count, flags, priority);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError(); /* nothing left behind */
+        return cuxfer_impl_fail(err, "cuxfer_stream_pool_create_on: device %d: %s", device,
+                                cudaGetErrorName(err));
+    }
+    err = cuxfer_impl_pool_create_here(p, count, flags, priority);
     cuxfer_impl_restore_device(saved);
     return err;
 }
@@ -2837,7 +2875,13 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int d
 CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
                                                  unsigned flags, int priority)
 {
-    return cuxfer_stream_pool_create_on(p, cuxfer_impl_current_device(), count, flags, priority);
+    int dev = cuxfer_impl_current_device();
+    if (dev < 0) { /* no device: CUDA's own error, from the first stream */
+        if (p)
+            memset(p, 0, sizeof *p);
+        return cuxfer_impl_pool_create_here(p, count, flags, priority);
+    }
+    return cuxfer_stream_pool_create_on(p, dev, count, flags, priority);
 }
 
 /* A pool over streams the caller created and keeps owning (destroy frees
@@ -2853,10 +2897,13 @@ CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_wrap: %s is NULL",
                                 p ? "streams" : "pool");
     for (i = 0; i < count; ++i)
-        if (!streams[i])
+        if (!streams[i] || streams[i] == cudaStreamLegacy || streams[i] == cudaStreamPerThread)
             return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                    "cuxfer_stream_pool_wrap: streams[%d] is stream 0; "
-                                    "the pool never hands out the default stream", i);
+                                    "cuxfer_stream_pool_wrap: streams[%d] is %s; the pool "
+                                    "never hands out a default stream", i,
+                                    !streams[i] ? "stream 0"
+                                    : streams[i] == cudaStreamLegacy ? "cudaStreamLegacy"
+                                                                     : "cudaStreamPerThread");
     CUXFER_TRY(cuxfer_impl_pool_init(p, count));
     memcpy(p->streams, streams, (size_t)count * sizeof *streams);
     p->count = count;
@@ -4452,11 +4499,19 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
                                "device offset %zu exceeds the slot's buffers (host %zu, "
                                "device %zu)", job->d2h_bytes, job->d2h_host_offset,
                                job->d2h_device_offset, slot->host_bytes, slot->device_bytes);
+    if (err != cudaSuccess)
+        return err; /* refused: nothing queued or recorded, the slot still held */
     /* The slot's device is current for the copies and the caller's work. */
     e = cuxfer_impl_ring_enter(slot->device_id, &saved);
-    if (err == cudaSuccess)
-        err = e;
-    if (err == cudaSuccess && slot->start)
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (saved >= 0 && cudaSetDevice(saved) != cudaSuccess)
+            (void)cudaGetLastError();
+        return cuxfer_impl_fail(e, "cuxfer_ring_submit: cannot make slot %d's device %d "
+                                "current: %s (nothing queued, the slot still held)",
+                                slot->index, slot->device_id, cudaGetErrorName(e));
+    }
+    if (slot->start)
         err = cudaEventRecord(slot->start, slot->stream);
     if (err == cudaSuccess && job->h2d_bytes)
         err = cudaMemcpyAsync(slot->device, slot->host, job->h2d_bytes,
@@ -4542,12 +4597,23 @@ CUXFER_API cudaError_t cuxfer_graph_destroy(cuxfer_graph *g)
 
 /* End the capture on s and instantiate it
  * (cudaGraphInstantiateWithFlags: the same call in CUDA 11.4+, 12, 13).
- * On failure *g is left zeroed and the capture is over. */
+ * On failure *g is left zeroed and the capture is over, also for a NULL g
+ * (the capture is ended and its graph dropped, so the stream is usable). */
 CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
 {
     cudaError_t err;
-    if (!g)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_end: graph is NULL");
+    if (!g) {
+        cudaGraph_t dropped = NULL;
+        cuxfer_impl_relax rx;
+        if (cudaStreamEndCapture(s, &dropped) != cudaSuccess)
+            (void)cudaGetLastError();
+        rx = cuxfer_impl_relax_begin(); /* an unsafe call, as in destroy */
+        if (dropped && cudaGraphDestroy(dropped) != cudaSuccess)
+            (void)cudaGetLastError();
+        cuxfer_impl_relax_end(rx);
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_end: graph is NULL (the "
+                                "capture on stream %p is ended all the same)", (void *)s);
+    }
     /* *g is taken as uninitialized: a graph still held in it is not
      * freed (destroy it first), but garbage is never passed to CUDA. */
     memset(g, 0, sizeof *g);
@@ -6486,7 +6552,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     cudaEvent_t e0 = NULL, e1 = NULL;
     cuxfer_plan2d_tuning t;
     size_t i;
-    int span_ok = 1, pack_ok = 1;
+    int span_ok = 1, pack_ok = 1, saved = -1;
     cudaError_t err;
     if (!p || !p->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_calibrate: plan not created");
@@ -6495,6 +6561,21 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
                                 "cuxfer_plan2d_calibrate: stream %p is being captured (or "
                                 "cannot be used now): calibration times and synchronizes, "
                                 "run it before any capture", (void *)s);
+    /* On the plan's device, on a stream of it: a record of the plan's own
+     * event tells another device's stream (invalid handle) before anything
+     * is allocated, and the plan's tuning is never timed elsewhere. */
+    err = cuxfer_impl_use_device(p->device, &saved);
+    if (err == cudaSuccess)
+        err = cudaEventRecord(p->ev_fork, s);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        cuxfer_impl_restore_device(saved);
+        return cuxfer_impl_fail(err == cudaErrorInvalidResourceHandle ? cudaErrorInvalidDevice
+                                                                       : err,
+                                "cuxfer_plan2d_calibrate: stream %p cannot be used on the "
+                                "plan's device %d (%s): calibrate on a stream of that device",
+                                (void *)s, p->device, cudaGetErrorName(err));
+    }
     t = p->tuning;
     t.span_max_row = 0;
     t.pack_max_row = 0;
@@ -6548,6 +6629,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     if (d)
         (void)cuxfer_impl_dfree(d);
     (void)cuxfer_host_free(h);
+    cuxfer_impl_restore_device(saved);
     if (err != cudaSuccess)
         return err;
     p->tuning = t;
@@ -6631,6 +6713,11 @@ typedef struct cuxfer_rois {
     pthread_mutex_t mu;                    /* one copy at a time per plan */
     int team_up;
     int ready;
+    /* KERNEL's extra descriptor slots, made when every staging slot is
+     * still read by a queued launch (a held or busy stream), kept */
+    void **xstage, **xstage_dev;
+    cudaEvent_t *xev;
+    int nx;
 } cuxfer_rois;
 
 /* Tile offsets: off[i] = bytes of tiles 0..i-1 (elem_size bytes per
@@ -6985,6 +7072,15 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
         }
         (void)cuxfer_host_free(p->stage[i]);
     }
+    for (i = 0; i < p->nx; ++i) {
+        if ((err = cuxfer_impl_event_sync(p->xev[i])) != cudaSuccess && first == cudaSuccess)
+            first = err;
+        (void)cudaEventDestroy(p->xev[i]);
+        (void)cuxfer_host_free(p->xstage[i]);
+    }
+    free(p->xstage);
+    free(p->xstage_dev);
+    free(p->xev);
     if (p->ev_probe)
         (void)cudaEventDestroy(p->ev_probe);
 #ifdef CUXFER_IMPL_ROIS_PTX
@@ -7336,8 +7432,74 @@ CUXFER_API cudaError_t cuxfer_impl_rois_gather(cuxfer_rois *p, int dir, const cu
     return cudaSuccess;
 }
 
-/* KERNEL: the tiles' descriptors go into the staging slots in turn
- * (waiting for the launch that last read a slot), one launch per slot on
+/* A descriptor slot for KERNEL's next launch, never waited for on the host:
+ * the next staging slot when the launch that last read it completed, else
+ * an extra slot whose launch completed, else a new extra slot (bytes
+ * each, pinned and mapped, made in Relaxed mode and kept until destroy).
+ * Waiting instead blocked the caller behind a held stream once more
+ * launches were queued than there are staging slots; the extra slots
+ * bound what is queued by what the caller asked for (24 bytes a tile). */
+CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, unsigned char **d,
+                                              void **ddev, cudaEvent_t *ev)
+{
+    int k = p->kslot, i;
+    void **xs, **xd;
+    cudaEvent_t *xe;
+    cudaError_t err = cuxfer_impl_event_query(p->ev[k]);
+    if (err == cudaSuccess) {
+        p->kslot = (k + 1) % CUXFER_ROIS_SLOTS;
+        *d = (unsigned char *)p->stage[k];
+        *ddev = p->stage_dev[k];
+        *ev = p->ev[k];
+        return cudaSuccess;
+    }
+    if (err != cudaErrorNotReady)
+        return err;
+    for (i = 0; i < p->nx; ++i) {
+        err = cuxfer_impl_event_query(p->xev[i]);
+        if (err == cudaSuccess)
+            break;
+        if (err != cudaErrorNotReady)
+            return err;
+    }
+    if (i == p->nx) {
+        xs = (void **)realloc(p->xstage, (size_t)(i + 1) * sizeof *xs);
+        if (xs)
+            p->xstage = xs;
+        xd = (void **)realloc(p->xstage_dev, (size_t)(i + 1) * sizeof *xd);
+        if (xd)
+            p->xstage_dev = xd;
+        xe = (cudaEvent_t *)realloc(p->xev, (size_t)(i + 1) * sizeof *xe);
+        if (xe)
+            p->xev = xe;
+        if (!xs || !xd || !xe)
+            return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                    "cuxfer_rois_copy_async: no host memory for a descriptor "
+                                    "slot");
+        p->xstage[i] = NULL;
+        p->xev[i] = NULL;
+        err = cuxfer_host_alloc(&p->xstage[i], bytes, 1,
+                                cudaHostAllocPortable | cudaHostAllocMapped);
+        if (err == cudaSuccess)
+            err = cudaHostGetDevicePointer(&p->xstage_dev[i], p->xstage[i], 0);
+        if (err == cudaSuccess)
+            err = cuxfer_impl_event_create(&p->xev[i], cudaEventDisableTiming);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            (void)cuxfer_host_free(p->xstage[i]);
+            return cuxfer_impl_fail(err, "cuxfer_rois_copy_async: a descriptor slot of %zu "
+                                    "bytes: %s", bytes, cudaGetErrorName(err));
+        }
+        p->nx = i + 1;
+    }
+    *d = (unsigned char *)p->xstage[i];
+    *ddev = p->xstage_dev[i];
+    *ev = p->xev[i];
+    return cudaSuccess;
+}
+
+/* KERNEL: the tiles' descriptors go into descriptor slots
+ * (cuxfer_impl_rois_kslot: never a host wait), one launch per slot on
  * s, of at most 8192 tiles.  hdev is the host view's base as the device
  * sees it.  Each launch
  * moves units as wide as every address and row of its tiles allows (16
@@ -7359,13 +7521,13 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
     int d2h = dir == CUXFER_ROIS_D2H;
     size_t i = 0, off = 0;
     while (i < n) {
-        int k = p->kslot;
-        unsigned char *d = (unsigned char *)p->stage[k];
+        unsigned char *d = NULL;
+        void *ddev = NULL;
+        cudaEvent_t ev = NULL;
         uintptr_t align = base;
         unsigned ul = 0;
         size_t m = 0;
-        p->kslot = (k + 1) % CUXFER_ROIS_SLOTS;
-        CUXFER_TRY(cuxfer_impl_event_sync(p->ev[k]));
+        CUXFER_TRY(cuxfer_impl_rois_kslot(p, cap * 24, &d, &ddev, &ev));
         for (; i < n && m < cap; ++i) {
             size_t rb = rois[i].width * host->elem_size, rows = rois[i].height;
             size_t src = rois[i].y * host->pitch + rois[i].x * host->elem_size;
@@ -7402,7 +7564,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
             grid.y = grid.z = 1;
             block.x = 256;
             block.y = block.z = 1;
-            args[0] = &p->stage_dev[k];
+            args[0] = &ddev;
             args[1] = &nm;
             args[2] = &parts;
             args[3] = &hdev;
@@ -7412,7 +7574,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
             args[7] = &ul;
             CUXFER_TRY(cudaLaunchKernel((const void *)p->kernel, grid, block, args, 0, s));
         }
-        CUXFER_TRY(cudaEventRecord(p->ev[k], s));
+        CUXFER_TRY(cudaEventRecord(ev, s));
     }
     return cudaSuccess;
 #else

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * composition-matrix.c - every stream-taking call of cuxfer.h on every
- * stream kind (DESIGN.md, "Composition rules"): it works (bytes exact
+ * stream kind (doc/DESIGN.md, "Composition rules: streams and capture"): it works (bytes exact
  * against a CPU reference, outputs poisoned first) or it refuses (an error
  * other than cudaSuccess, a non-empty cuxfer_last_reason(), no error left
  * behind, the device still usable).  Inside a capture (Global, ThreadLocal,
@@ -17,7 +17,9 @@
  * by design (waits_when_held); the host function's bound (HOLD_MS) tells.
  *
  * One TAP line per cell, "call / stream kind: what it did": the output is
- * the table of man 3 cuxfer's STREAMS AND CAPTURE.  tests/composition-per-thread.c
+ * the table of man 3 cuxfer's STREAMS AND CAPTURE, and what each cell must
+ * do is read from that table (tests/lib/composition-table.h, checked
+ * against the page by tests/man-composition-table).  tests/composition-per-thread.c
  * includes this file with CUDA_API_PER_THREAD_DEFAULT_STREAM defined, where
  * 0 is the per-thread default stream.
  */

@@ -3,7 +3,10 @@
 # The header compiles warning-free as C99 and C11 (gcc, clang), C++11 and
 # C++17 (g++, clang++) and CUDA (nvcc), each with -Wall -Wextra -Werror
 # -pedantic (nvcc: -Werror all-warnings), and a program of two translation
-# units (one C, one C++) links: no duplicate symbols.
+# units (one C, one C++) links: no duplicate symbols.  CUXFER_HOST_ALLOC
+# and CUXFER_DEVICE_ALLOC on a void * target do not compile, in C (where
+# GNU C takes sizeof(void) for 1) as in C++, even without warning flags,
+# while the same unit with a float * target does.
 : "${top_srcdir:=.}"
 src="$top_srcdir/tests/header-compile.c"
 inc="-I$top_srcdir/include $CUDA_CPPFLAGS"
@@ -54,6 +57,33 @@ $CXX -std=c++11 $warn $inc -DHEADER_COMPILE_MAIN -x c++ -c "$src" \
 $CXX "$tmp/one.o" "$tmp/two.o" -o "$tmp/prog" $CUDA_LDFLAGS $CUDA_LIBS $PTHREAD_LIBS >>"$tmp/log" 2>&1
 if [ $? -eq 0 ]; then result ok "a C unit and a C++ unit link into one program"
 else result "not ok" "a C unit and a C++ unit link into one program"; sed 's/^/# /' "$tmp/log" >>"$tmp/diag"; fi
+
+# Typed allocation: a void * target is a compile error, not 1-byte elements.
+cat >"$tmp/typed.c" <<'EOF'
+#include <cuxfer.h>
+int typed_probe(void);
+int typed_probe(void)
+{
+    TARGET *p = 0;
+    return (int)CUXFER_HOST_ALLOC(&p, 4, 0) + (int)CUXFER_DEVICE_ALLOC(&p, 4);
+}
+EOF
+refused() { # refused NAME COMMAND...: the command must fail
+    name=$1; shift
+    if "$@" >"$tmp/log" 2>&1; then result "not ok" "$name"
+    else result ok "$name"; fi
+}
+for lang in c c++; do
+    if [ $lang = c ]; then cc1=$CC; std=-std=c99; else cc1=$CXX; std=-std=c++11; fi
+    try "$lang: CUXFER_HOST_ALLOC on float * compiles" $cc1 $std $warn $inc -DTARGET=float \
+        -x $lang -c "$tmp/typed.c" -o "$tmp/t.o"
+    refused "$lang: CUXFER_HOST_ALLOC on void * does not compile (no warning flags)" \
+        $cc1 $std $inc -DTARGET=void -x $lang -c "$tmp/typed.c" -o "$tmp/t.o"
+done
+if have "$CLANG"; then
+    refused "clang: CUXFER_HOST_ALLOC on void * does not compile" \
+        $CLANG -std=c99 $inc -DTARGET=void -x c -c "$tmp/typed.c" -o "$tmp/t.o"
+else skipped "clang: CUXFER_HOST_ALLOC on void *" "clang not installed"; fi
 
 echo "1..$n"
 printf '%s' "$out"

@@ -403,6 +403,46 @@ static void behind_a_held_stream(void)
     ok(release(s), "cuxfer_rois returned while the stream was held");
     GPU_MUST(cudaMemcpy(got, dd, tiles * 64, cudaMemcpyDeviceToHost));
     ok(memcmp(got, want, tiles * 64) == 0, "held stream: every tile byte-exact");
+
+    /* More launches than staging slots: 40960 tiles of 2x2 are five
+     * launches of at most 8192 tiles, CUXFER_ROIS_SLOTS (3) slots; the
+     * fourth launch waited on the host for the first (queued behind the
+     * held stream) and so for the host function. */
+    {
+        const size_t many = 40960;
+        cuxfer_roi *r2 = (cuxfer_roi *)malloc(many * sizeof *r2);
+        unsigned char *want2 = (unsigned char *)malloc(many * 4), *got2 = (unsigned char *)malloc(many * 4);
+        void *dd2 = NULL;
+        cuxfer_view dense2;
+        if (!r2 || !want2 || !got2)
+            bail("out of host memory");
+        for (i = 0; i < many; ++i) {
+            r2[i].x = (i % 256) * 2;
+            r2[i].y = (i / 256) * 2;
+            r2[i].width = r2[i].height = 2;
+            for (y = 0; y < 2; ++y)
+                memcpy(want2 + i * 4 + y * 2, hb + (r2[i].y + y) * 640 + r2[i].x, 2);
+        }
+        GPU_MUST(cudaMalloc(&dd2, many * 4));
+        GPU_MUST(cudaMemset(dd2, 0xA5, many * 4));
+        GPU_MUST(cudaDeviceSynchronize());
+        GPU_MUST(cuxfer_view_wrap(&dense2, dd2, many * 4, many * 4, 1, 1));
+        for (i = 0; i < 2; ++i) { /* the second time the extra slots are reused */
+            GPU_MUST(cudaMemset(dd2, 0xA5, many * 4));
+            GPU_MUST(cudaDeviceSynchronize());
+            hold_stream(s, 10000);
+            GPU_OK(cuxfer_rois_copy_async(&rp, CUXFER_ROIS_H2D, &img, r2, many, &dense2, s),
+                   "held stream: cuxfer_rois (%s), %zu tiles, enqueued (round %zu)",
+                   kernel ? "KERNEL" : "AUTO", many, i + 1);
+            ok(release(s), "it returned while the stream was held (more launches than slots)");
+            GPU_MUST(cudaMemcpy(got2, dd2, many * 4, cudaMemcpyDeviceToHost));
+            ok(memcmp(got2, want2, many * 4) == 0, "held stream: all %zu tiles byte-exact", many);
+        }
+        GPU_MUST(cudaFree(dd2));
+        free(r2);
+        free(want2);
+        free(got2);
+    }
     GPU_OK(cuxfer_rois_destroy(&rp), "destroy");
 
     /* GATHER down works on this thread and returns once the host view

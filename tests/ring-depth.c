@@ -167,6 +167,24 @@ int main(void)
     }
     is_int(0, order, "depth 1: always slot 0");
 
+    /* A refused submission queues, records and counts nothing and leaves
+     * the slot held: it is released (or submitted again) after. */
+    {
+        cuxfer_ring_job big;
+        unsigned long long uses;
+        if (cuxfer_ring_acquire(&ring, &slot) != cudaSuccess || !slot)
+            bail("acquire: %s", cuxfer_last_reason());
+        uses = slot->uses;
+        memset(&big, 0, sizeof big);
+        big.h2d_bytes = 4 * SLOT;
+        is_int(cudaErrorInvalidValue, cuxfer_ring_submit(&ring, slot, &big),
+               "a job larger than the slot is refused");
+        ok(slot->uses == uses, "the refused job is not counted as a use");
+        is_int(1, __atomic_load_n(&slot->held, __ATOMIC_ACQUIRE), "the slot is still held");
+        GPU_OK(cuxfer_ring_release(&ring, slot), "and it can be released");
+        is_int(cudaSuccess, cudaGetLastError(), "no error left behind");
+    }
+
     /* A free slot is taken and given back without the ring's mutex: it
      * completes while this thread holds it. */
     pthread_mutex_lock(&ring.mu);

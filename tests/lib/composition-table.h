@@ -1,22 +1,60 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * composition-table.h - the composition rules (DESIGN.md, "Composition
- * rules"; man 3 cuxfer, STREAMS AND CAPTURE) as one table: what each
- * stream-taking call of cuxfer.h must do on each stream kind.  The
- * composition matrix (tests/composition-matrix.c) checks every cell of it
- * once; the soak (tests/soak/) predicts every call it makes from it.  One
- * table, so the two cannot disagree.
- *
- * Entries: COMP_WORKS (the call must succeed), COMP_REFUSES (it must
- * refuse, with a reason, leaving a capture valid), COMP_EITHER (either,
- * but a refusal still needs a reason and a valid capture), COMP_CONCURRENT
- * (works where the device has concurrent managed access, else either:
- * prefetch is refused with cudaErrorNotSupported where pages migrate on
- * demand).  The column of stream 0 is the legacy or the per-thread column,
- * by how the calling unit was built (comp_expect's zero_is_legacy).
+ * composition-table.h - what every stream-taking call does on each stream
+ * kind: the table of man 3 cuxfer's STREAMS AND CAPTURE, as the
+ * composition matrix expects it.  tests/composition-matrix.c derives each
+ * cell's expectation from it (refused: must refuse; CUDA: the runtime
+ * decides; 0 and 1: cuxfer_stream_is_capturing's answer; any other word:
+ * must work), and tests/man-composition-table.c fails when the page's
+ * table and this one differ in a row or a cell.  Change both together.
  */
 #ifndef CUXFER_TESTS_COMPOSITION_TABLE_H
 #define CUXFER_TESTS_COMPOSITION_TABLE_H
+
+#include <string.h>
+
+enum { COL_LEGACY, COL_PERTHREAD, COL_OWN, COL_CAPTURED, COL_DEVICE, COL_COUNT };
+static const char *const composition_columns[COL_COUNT] = {"legacy", "per-thread", "own",
+                                                           "captured", "device"};
+/* call, then one word per column */
+static const char *const composition_table[][1 + COL_COUNT] = {
+    {"cuxfer_copy_async", "works", "works", "works", "node", "works"},
+    {"cuxfer_copy2d_async", "works", "works", "works", "node", "works"},
+    {"cuxfer_plan2d_copy_async", "works", "works", "works", "direct", "direct"},
+    {"cuxfer_plan2d_calibrate", "works", "works", "works", "refused", "refused"},
+    {"cuxfer_pinned_pool_release", "event", "event", "event", "refused", "event"},
+    {"cuxfer_timer_start", "works", "works", "works", "refused", "refused"},
+    {"cuxfer_timer_stop", "works", "works", "works", "refused", "refused"},
+    {"cuxfer_stream_wait", "works", "works", "works", "fork/join", "works"},
+    {"cuxfer_stream_wait_all", "works", "works", "works", "fork/join", "works"},
+    {"cuxfer_stream_all_wait", "works", "works", "works", "fork/join", "works"},
+    {"cuxfer_stream_pool_wait", "works", "works", "works", "fork/join", "works"},
+    {"cuxfer_stream_wait_pool", "works", "works", "works", "fork/join", "works"},
+    {"cuxfer_on_complete", "works", "works", "works", "node", "works"},
+    {"cuxfer_latch_arm", "works", "works", "works", "node", "refused"},
+    {"cuxfer_prefetch", "works", "works", "works", "refused", "works"},
+    {"cuxfer_stage_h2d", "works", "works", "works", "refused", "refused"},
+    {"cuxfer_stage_d2h", "works", "works", "works", "refused", "refused"},
+    {"cuxfer_rois_copy_async", "works", "works", "works", "direct", "direct"},
+    {"cuxfer_graph_begin", "refused", "works", "works", "refused", "works"},
+    {"cuxfer_graph_launch", "works", "works", "works", "refused", "CUDA"},
+    {"cuxfer_stream_is_capturing", "0", "0", "0", "1", "0"},
+};
+#define COMPOSITION_ROWS ((int)(sizeof composition_table / sizeof composition_table[0]))
+
+/* The row of a call (its name up to the first space or slash), or NULL. */
+static const char *const *composition_row(const char *name)
+{
+    int i;
+    size_t n = 0;
+    while (name[n] && name[n] != ' ' && name[n] != '/')
+        ++n;
+    for (i = 0; i < COMPOSITION_ROWS; ++i)
+        if (strlen(composition_table[i][0]) == n &&
+            strncmp(composition_table[i][0], name, n) == 0)
+            return composition_table[i];
+    return NULL;
+}
 
 /* Stream kinds, in the order of the matrix's columns. */
 enum comp_kind {
@@ -61,80 +99,67 @@ enum comp_call {
 #define COMP_WORKS 1
 #define COMP_REFUSES (-1)
 #define COMP_EITHER 0
-#define COMP_CONCURRENT 2
 
-/* held column: does the call wait for a stream held by a host function? */
-#define COMP_RETURNS 0   /* returns while the stream is held */
-#define COMP_WAITS 1     /* waits by design */
-#define COMP_WAITS_GATHER 2 /* waits when cuxfer_rois has no copy kernel (GATHER) */
-
-#define COMP_W COMP_WORKS
-#define COMP_R COMP_REFUSES
-#define COMP_E COMP_EITHER
-#define COMP_C COMP_CONCURRENT
-
-typedef struct comp_rule {
-    const char *name;
-    signed char kind[COMP_KINDS]; /* COMP_ZERO's entry is unused: see comp_expect */
-    signed char held;             /* COMP_RETURNS, COMP_WAITS, COMP_WAITS_GATHER */
-} comp_rule;
-
-/*                                 0   leg  ptd  blk  nbl  Glo  TLo  Rel  oth  held */
-static const comp_rule comp_rules[COMP_CALLS] = {
-    {"cuxfer_copy_async",        {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_copy2d_async",      {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_plan2d_copy_async", {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_timer_start/stop",  {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_stream_wait",       {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_on_complete",       {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_latch_arm",         {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_prefetch",          {0, COMP_C, COMP_C, COMP_C, COMP_C, COMP_E, COMP_E, COMP_E, COMP_E, COMP_C}, COMP_RETURNS},
-    {"cuxfer_pinned_pool_release",{0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_stage_h2d/d2h",     {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    /* the legacy stream cannot be captured; nor can a capture begin twice */
-    {"cuxfer_graph_begin",       {0, COMP_R, COMP_W, COMP_W, COMP_W, COMP_R, COMP_R, COMP_R, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_graph_launch",      {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_stream_is_capturing",{0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_W, COMP_W, COMP_W, COMP_W, COMP_W}, COMP_RETURNS},
-    /* the calibration times copies on the stream */
-    {"cuxfer_plan2d_calibrate",  {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_WAITS},
-    {"cuxfer_rois_copy_async H2D",{0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    /* GATHER puts a download's tiles into the host view before it returns */
-    {"cuxfer_rois_copy_async D2H",{0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_WAITS_GATHER},
-    {"cuxfer_on_done",           {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_ring_wait/stream_wait_ring",{0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_copy",              {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-    {"cuxfer_copy2d",            {0, COMP_W, COMP_W, COMP_W, COMP_W, COMP_E, COMP_E, COMP_E, COMP_E, COMP_W}, COMP_RETURNS},
-};
+/* Each call's name: its row of composition_table is the name up to the
+ * first space or slash.  cuxfer_copy and cuxfer_copy2d take no stream
+ * and have no row: made while a stream is in each state, they work but
+ * under a capture, where the runtime decides (CUDA forbids a synchronous
+ * copy beside a Global or ThreadLocal capture of the calling thread). */
+static const char *const comp_call_name[COMP_CALLS] = {
+    "cuxfer_copy_async", "cuxfer_copy2d_async", "cuxfer_plan2d_copy_async",
+    "cuxfer_timer_start/stop", "cuxfer_stream_wait", "cuxfer_on_complete", "cuxfer_latch_arm",
+    "cuxfer_prefetch", "cuxfer_pinned_pool_release", "cuxfer_stage_h2d/d2h",
+    "cuxfer_graph_begin", "cuxfer_graph_launch", "cuxfer_stream_is_capturing",
+    "cuxfer_plan2d_calibrate", "cuxfer_rois_copy_async H2D", "cuxfer_rois_copy_async D2H",
+    "cuxfer_on_done", "cuxfer_ring_wait/stream_wait_ring", "cuxfer_copy", "cuxfer_copy2d"};
 
 static inline int comp_is_capture(int kind)
 {
     return kind == COMP_GLOBAL || kind == COMP_THREADLOCAL || kind == COMP_RELAXED;
 }
 
-/* What `call` must do on `kind`: COMP_WORKS, COMP_REFUSES or COMP_EITHER.
- * zero_is_legacy: 0 is the legacy stream in the calling unit (else the
- * per-thread one); managed_concurrent: cuxfer_managed_concurrent(dev). */
-static inline int comp_expect(int call, int kind, int zero_is_legacy, int managed_concurrent)
+/* The page's column of a stream kind. */
+static inline int comp_column(int kind, int zero_is_legacy)
 {
-    int e;
     if (kind == COMP_ZERO)
         kind = zero_is_legacy ? COMP_LEGACY : COMP_PERTHREAD;
-    e = comp_rules[call].kind[kind];
-    if (e == COMP_CONCURRENT)
-        e = managed_concurrent ? COMP_WORKS : COMP_EITHER;
-    return e;
+    return kind == COMP_LEGACY      ? COL_LEGACY
+           : kind == COMP_PERTHREAD ? COL_PERTHREAD
+           : comp_is_capture(kind)  ? COL_CAPTURED
+           : kind == COMP_OTHERDEV  ? COL_DEVICE
+                                    : COL_OWN; /* blocking, non-blocking, held */
 }
 
-/* 1 when `call` waits for a stream held by a host function (by design);
- * rois_kernel: the cuxfer_rois plan has its copy kernel. */
+/* What `call` must do on `kind`: COMP_WORKS, COMP_REFUSES or COMP_EITHER,
+ * from the call's row: "refused" must refuse, "CUDA" is the runtime's to
+ * decide, every other word must work.  zero_is_legacy: 0 is the legacy
+ * stream in the calling unit (else the per-thread one);
+ * managed_concurrent: cuxfer_managed_concurrent(dev) (without it
+ * cuxfer_prefetch is refused with cudaErrorNotSupported, pages migrating
+ * on demand). */
+static inline int comp_expect(int call, int kind, int zero_is_legacy, int managed_concurrent)
+{
+    const char *const *row = composition_row(comp_call_name[call]);
+    const char *word;
+    if (!row) /* the synchronous copies */
+        return comp_is_capture(kind) ? COMP_EITHER : COMP_WORKS;
+    word = row[1 + comp_column(kind, zero_is_legacy)];
+    if (strcmp(word, "refused") == 0)
+        return COMP_REFUSES;
+    if (strcmp(word, "CUDA") == 0)
+        return COMP_EITHER;
+    if (call == COMP_PREFETCH && !managed_concurrent)
+        return COMP_EITHER;
+    return COMP_WORKS;
+}
+
+/* 1 when `call` waits for a stream held by a host function, by design:
+ * the calibration times copies on the stream, and cuxfer_rois's GATHER
+ * (no copy kernel: rois_kernel 0) puts a download's tiles into the host
+ * view before it returns. */
 static inline int comp_waits_when_held(int call, int rois_kernel)
 {
-    int h = comp_rules[call].held;
-    return h == COMP_WAITS || (h == COMP_WAITS_GATHER && !rois_kernel);
+    return call == COMP_CALIBRATE || (call == COMP_ROIS_D2H && !rois_kernel);
 }
 
-#undef COMP_W
-#undef COMP_R
-#undef COMP_E
-#undef COMP_C
 #endif

@@ -643,7 +643,7 @@ static int held_waits(soak_thread *t, const callctx *c)
 static void say_call(soak_thread *t, const callctx *c, const kindsel *k)
 {
     soak_say(t, "%s on %s: dst %s+%zu pitch %zu, src %s+%zu pitch %zu, %zu x %zu bytes%s%s",
-             comp_rules[c->call].name, kind_label[k->kind], buf_name[c->x.db], c->x.doff,
+             comp_call_name[c->call], kind_label[k->kind], buf_name[c->x.db], c->x.doff,
              c->x.dpitch, buf_name[c->x.sb], c->x.soff, c->x.spitch, c->x.row, c->x.h,
              c->call == COMP_PLAN2D ? (c->plan == 0 ? " SPAN" : c->plan == 1 ? " PACK" : " AUTO")
                                     : "",
@@ -981,7 +981,7 @@ void soak_gpu_fini(void)
            "ThreadLocal, Relaxed, other device, held):\n");
     for (c = 0; c < COMP_CALLS; ++c) {
         char line[256];
-        int o = snprintf(line, sizeof line, "#   %-28s", comp_rules[c].name);
+        int o = snprintf(line, sizeof line, "#   %-28s", comp_call_name[c]);
         for (k = 0; k < COMP_KINDS && o < (int)sizeof line; ++k) {
             o += snprintf(line + o, sizeof line - (size_t)o, " %5ld", G.counts[c][k]);
             total += G.counts[c][k];
