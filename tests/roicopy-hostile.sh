@@ -117,7 +117,7 @@ if has tiff && have pnmtotiff && have tiffcp; then
     tiffcp "$T/p0.tif" "$T/p1.tif" "$T/p0.tif" "$T/three.tif" 2>/dev/null
     env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run --tiles 10x10 --page 1 "$T/three.tif" -o "$OUT" >"$T/plan" 2>"$T/err"
     check "--tiles --page 1 of a 3-page TIFF cuts page 1 (97x61 gray)" \
-        grep -q "^input:   $T/three.tif (tiff, 97x61, 1 bytes a pixel)" "$T/plan"
+        grep -q "^input:   $T/three.tif (tiff, 97x61, 1 byte a pixel)" "$T/plan"
     expect_error 3 "no page 7: the file has 3 pages" "--tiles --page 7 of a 3-page TIFF" -- \
         --dry-run --tiles 10x10 --page 7 "$T/three.tif" -o "$OUT"
 else

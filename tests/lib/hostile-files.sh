@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: MIT
+# hostile-files.sh - sourced by tests/roicopy-hostile*.sh: byte-exact
+# hostile inputs written with printf alone (no tool can refuse to make
+# them): little-endian TIFFs of one strip with any compression and any
+# claimed size, netpbm files of any maxval and tuple type.
+
+# b N...: the bytes of these decimal values.
+b() { for v; do printf "\\$(printf %03o "$v")"; done; }
+le16() { b $(($1 & 255)) $(($1 >> 8 & 255)); }
+le32() { b $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
+# One IFD entry: TAG TYPE(3 short, 4 long) COUNT VALUE.
+ifd_entry() {
+    le16 "$1"; le16 "$2"; le32 "$3"
+    if [ "$2" = 3 ]; then le16 "$4"; le16 0; else le32 "$4"; fi
+}
+# tiff_head W H BITS SAMPLEFORMAT COMPRESSION ROWSPERSTRIP STRIPBYTES: a
+# gray TIFF header whose one strip follows it (at byte 134); write the
+# strip's bytes after it.
+tiff_head() {
+    printf 'II*\000'; le32 8; le16 10
+    ifd_entry 256 4 1 "$1"; ifd_entry 257 4 1 "$2"; ifd_entry 258 3 1 "$3"
+    ifd_entry 259 3 1 "$5"; ifd_entry 262 3 1 1; ifd_entry 273 4 1 134
+    ifd_entry 277 3 1 1; ifd_entry 278 4 1 "$6"; ifd_entry 279 4 1 "$7"
+    ifd_entry 339 3 1 "$4"; le32 0
+}
+# A 4x2 8-bit gray PackBits TIFF whose middle run crosses the row
+# boundary (the TIFF specification allows it): rows 10 10 10 20 and
+# 20 20 30 30.
+packbits_across_rows() {
+    { tiff_head 4 2 8 1 32773 2 6; b 254 10 254 20 255 30; } >"$1"
+}
+# pam FILE DEPTH MAXVAL TUPLTYPE BYTES...: a 1-row PAM.
+pam_file() {
+    f=$1 d=$2 m=$3 t=$4
+    shift 4
+    n=$#
+    [ "$m" -gt 255 ] && n=$((n / 2))
+    printf 'P7\nWIDTH %d\nHEIGHT 1\nDEPTH %d\nMAXVAL %d\nTUPLTYPE %s\nENDHDR\n' \
+        $((n / d)) "$d" "$m" "$t" >"$f"
+    b "$@" >>"$f"
+}
