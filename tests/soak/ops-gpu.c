@@ -53,7 +53,9 @@ struct soak_gpu {
     cuxfer_stager stager;
     cuxfer_rois rois;
     cuxfer_graph g0; /* pinned [0, G0N) -> device [G0OFF, ...), captured at setup */
+    cuxfer_ring ring; /* two slots on device 0: its streams for the ring fences */
     int cb_runs, cb_bad;
+    cudaError_t cb_status; /* what cuxfer_on_done's callback was given */
     const unsigned char *cb_want; /* what the callback must see in pinned [cb_off, +cb_n) */
     size_t cb_off, cb_n;
     int held_timed_out, held_open;
@@ -257,6 +259,15 @@ static void CUDART_CB on_done(void *arg)
     __atomic_add_fetch(&g->cb_runs, 1, __ATOMIC_ACQ_REL);
 }
 
+/* cuxfer_on_done's callback: as on_done, and the status it was given. */
+static void CUDART_CB on_done_status(cudaStream_t s, cudaError_t status, void *arg)
+{
+    soak_gpu *g = (soak_gpu *)arg;
+    (void)s;
+    g->cb_status = status;
+    on_done(arg);
+}
+
 static void CUDART_CB delay_fn(void *arg)
 {
     struct timespec ts = {0, 2000000L};
@@ -325,9 +336,31 @@ static cudaError_t make_call(soak_thread *t, callctx *c, cudaStream_t s, int dev
     case COMP_ON_COMPLETE:
         STEP(cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[x->sb] + x->soff, x->row, s));
         return cuxfer_on_complete(s, on_done, g);
+    case COMP_ON_DONE:
+        STEP(cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[x->sb] + x->soff, x->row, s));
+        return cuxfer_on_done(s, on_done_status, g);
     case COMP_LATCH_ARM:
         STEP(cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[x->sb] + x->soff, x->row, s));
         return cuxfer_latch_arm(&g->latch, s);
+    case COMP_RING_FENCE: {
+        /* fan out to the ring's slot 1, copy there behind a delay, fan in,
+         * copy on s what the slot's stream wrote */
+        cudaStream_t rs;
+        STEP(cuxfer_ring_stream(&g->ring, 1, &rs));
+        STEP(cuxfer_ring_wait(&g->ring, s));
+        STEP(cudaLaunchHostFunc(rs, delay_fn, NULL));
+        STEP(cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[x->sb] + x->soff, x->row, rs));
+        STEP(cuxfer_stream_wait_ring(s, &g->ring));
+        STEP(cuxfer_copy_async(g->buf[c->x2.db] + c->x2.doff, g->buf[c->x2.sb] + c->x2.soff,
+                               c->x2.row, s));
+        return cudaSuccess;
+    }
+    case COMP_COPY_SYNC:
+        return cuxfer_copy(g->buf[x->db] + x->doff, g->buf[x->sb] + x->soff, x->row);
+    case COMP_COPY2D_SYNC:
+        STEP(cuxfer_view_wrap(&dv, g->buf[x->db] + x->doff, x->dpitch, x->row, x->h, 1));
+        STEP(cuxfer_view_wrap(&sv, g->buf[x->sb] + x->soff, x->spitch, x->row, x->h, 1));
+        return cuxfer_copy2d(&dv, &sv);
     case COMP_PREFETCH:
         STEP(cuxfer_prefetch(g->buf[B_MAN] + x->soff, x->row, dev, s));
         return cuxfer_copy_async(g->buf[x->db] + x->doff, g->buf[B_MAN] + x->soff, x->row, s);
@@ -390,6 +423,13 @@ static void draw_call(soak_thread *t, callctx *c, int dev)
         draw_xfer(t, &c->x, a, b, 1, GB / 2);
         break;
     }
+    case COMP_COPY_SYNC: {
+        int a = soak_below(t, 2) ? ddev : hosts[soak_below(t, 3)];
+        int b = soak_below(t, 2) ? ddev : hosts[soak_below(t, 3)];
+        draw_xfer(t, &c->x, a, b, 1, GB / 2);
+        break;
+    }
+    case COMP_COPY2D_SYNC:
     case COMP_COPY2D: {
         int a = soak_below(t, 2) ? ddev : hosts[soak_below(t, 2)];
         int b = soak_below(t, 2) ? ddev : hosts[soak_below(t, 2)];
@@ -441,6 +481,7 @@ static void draw_call(soak_thread *t, callctx *c, int dev)
             draw_xfer(t, &c->x, ddev, B_PAGE, 1, GB / 2);
         break;
     case COMP_STREAM_WAIT:
+    case COMP_RING_FENCE:
         draw_xfer(t, &c->x, B_DEV, B_PIN, 1, GB / 4);
         /* then what sig wrote, on s, to pinned memory */
         c->x2 = c->x;
@@ -451,6 +492,7 @@ static void draw_call(soak_thread *t, callctx *c, int dev)
         c->nx = 2;
         break;
     case COMP_ON_COMPLETE:
+    case COMP_ON_DONE:
         draw_xfer(t, &c->x, B_PIN, ddev, 1, GB / 2);
         break;
     case COMP_PREFETCH:
@@ -565,6 +607,13 @@ static int after_call(soak_thread *t, callctx *c, int replay)
                              runs, g->cb_bad ? "wrong" : "the right");
         break;
     }
+    case COMP_ON_DONE: {
+        int runs = __atomic_load_n(&g->cb_runs, __ATOMIC_ACQUIRE);
+        if (runs != 1 || g->cb_bad || g->cb_status != cudaSuccess)
+            return soak_fail(t, "the callback ran %d time(s) (want 1), saw %s bytes and was given %s",
+                             runs, g->cb_bad ? "wrong" : "the right", cudaGetErrorName(g->cb_status));
+        break;
+    }
     case COMP_STAGE:
         CK(t, cuxfer_stager_wait(&g->stager, 30000));
         break;
@@ -580,6 +629,7 @@ static void arm_callback(soak_thread *t, callctx *c)
     soak_gpu *g = t->g;
     __atomic_store_n(&g->cb_runs, 0, __ATOMIC_RELEASE);
     g->cb_bad = 0;
+    g->cb_status = cudaErrorUnknown;
     g->cb_off = c->x.doff;
     g->cb_n = c->x.row;
     memcpy(t->scratch2, g->mod[c->x.sb] + c->x.soff, c->x.row < t->arena_bytes ? c->x.row : t->arena_bytes);
@@ -593,6 +643,7 @@ static int sync_stream(soak_thread *t, cudaStream_t s)
 {
     CK(t, cudaStreamSynchronize(s));
     CK(t, cudaStreamSynchronize(t->g->sig)); /* a fork/join refused half way */
+    CK(t, cuxfer_ring_drain(&t->g->ring));     /* likewise a ring fence */
     CK(t, cudaSetDevice(0));
     return 0;
 }
@@ -601,6 +652,7 @@ static int sync_stream(soak_thread *t, cudaStream_t s)
 static int composite(int call)
 {
     return call == COMP_TIMER || call == COMP_STREAM_WAIT || call == COMP_ON_COMPLETE ||
+           call == COMP_ON_DONE || call == COMP_RING_FENCE ||
            call == COMP_LATCH_ARM || call == COMP_PREFETCH || call == COMP_POOL_RELEASE ||
            call == COMP_GRAPH_BEGIN;
 }
@@ -668,6 +720,12 @@ static int op_call(soak_thread *t)
         c.call = COMP_COPY; /* the pool's block is host memory the replay cannot refill */
     if (comp_is_capture(k.kind) && c.call == COMP_ON_COMPLETE)
         c.call = COMP_LATCH_ARM;
+    if ((comp_is_capture(k.kind) || k.kind == COMP_HELD) &&
+        (c.call == COMP_COPY_SYNC || c.call == COMP_COPY2D_SYNC)) {
+        /* they take no stream: a capture would record nothing of them to
+         * replay, and a held stream is not theirs to wait for */
+        c.call = c.call == COMP_COPY_SYNC ? COMP_COPY : COMP_COPY2D;
+    }
     if (k.kind == COMP_HELD && (c.call == COMP_COPY || c.call == COMP_COPY2D)) {
         /* a copy to or from pageable memory blocks the caller until the
          * stream reaches it (CUDA's rule; the pageable guard warns of it):
@@ -689,7 +747,7 @@ static int op_call(soak_thread *t)
     say_call(t, &c, &k);
     if (prepare_call(t, &c))
         return 1;
-    if (c.call == COMP_ON_COMPLETE)
+    if (c.call == COMP_ON_COMPLETE || c.call == COMP_ON_DONE)
         arm_callback(t, &c);
     if (k.dev)
         CK(t, cudaSetDevice(1));
@@ -735,7 +793,7 @@ static int op_call(soak_thread *t)
                 if (prepare_call(t, &c))
                     rc = 1;
                 else {
-                    if (c.call == COMP_ON_COMPLETE)
+                    if (c.call == COMP_ON_COMPLETE || c.call == COMP_ON_DONE)
                         arm_callback(t, &c);
                     if (k.dev)
                         CK(t, cudaSetDevice(1));
@@ -1055,6 +1113,7 @@ int soak_gpu_thread_init(soak_thread *t)
     ro.threads = 2;
     ro.chunk_bytes = 4096;
     SETUP(cuxfer_rois_create(&g->rois, &ro));
+    SETUP(cuxfer_ring_create(&g->ring, 2, 4096, 4096, NULL));
     SETUP(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     SETUP(cuxfer_graph_begin(s));
     SETUP(cudaMemcpyAsync(g->buf[B_DEV] + G0OFF, g->buf[B_PIN], G0N, cudaMemcpyHostToDevice, s));
@@ -1082,6 +1141,7 @@ int soak_gpu_thread_fini(soak_thread *t)
     DOWN(cudaDeviceSynchronize());
     DOWN(cuxfer_graph_destroy(&g->g0));
     DOWN(cuxfer_rois_destroy(&g->rois));
+    DOWN(cuxfer_ring_destroy(&g->ring));
     DOWN(cuxfer_stager_destroy(&g->stager));
     for (i = 0; i < 3; ++i)
         DOWN(cuxfer_plan2d_destroy(&g->plan[i]));
