@@ -58,7 +58,7 @@ static int png_header(const char *path, unsigned page, image_header *h,
 
 static const image_codec_ops png_codec = {png_io_sniff, png_header,
                                           png_io_read_pixels,
-                                          png_io_write_fd};
+                                          png_io_write_fd, NULL};
 #endif
 
 #ifdef HAVE_TIFF
@@ -69,7 +69,7 @@ static int tiff_pixels(const char *path, const image_header *h, void *dst,
 }
 
 static const image_codec_ops tiff_codec = {tiff_io_sniff, tiff_io_read_header,
-                                           tiff_pixels, tiff_io_write_fd};
+                                           tiff_pixels, tiff_io_write_fd, NULL};
 #endif
 
 void roicopy_register_codecs(void)

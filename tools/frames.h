@@ -87,12 +87,7 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
 #endif
     ;
 
-/* text escaped for a message (image_escape): file names, tuple types.
- * The result lives until four more calls. */
-const char *roicopy_esc(const char *text);
-
-/* Write s as a JSON string literal (image_json_string: any bytes). */
-void roicopy_json_string(FILE *f, const char *s);
+/* Escaping (roicopy_esc, image_json_string) is escape.h's. */
 
 /* ---- frames ------------------------------------------------------------- */
 

@@ -208,14 +208,14 @@ static void json_frame(const roicopy_plan *p, const roicopy_frame *f,
     size_t roi_row = f->roi.width * in->pixel_bytes, n, i, y0, y1;
     const char *how = output_how(f->output);
     printf("%s\n    {\"input\": ", k ? "," : "");
-    roicopy_json_string(stdout, f->input);
+    image_json_string(stdout, f->input);
     printf(", \"format\": \"%s\", \"width\": %lu, \"height\": %lu, "
            "\"channels\": %lu, \"bytes_per_sample\": %lu, \"float\": %s, "
            "\"maxval\": %u, \"tupltype\": ", image_format_name(in->format),
            (unsigned long)in->width, (unsigned long)in->height,
            (unsigned long)in->channels, (unsigned long)in->bytes,
            in->is_float ? "true" : "false", in->maxval);
-    roicopy_json_string(stdout, in->tupltype);
+    image_json_string(stdout, in->tupltype);
     printf(",\n     \"roi\": {\"width\": %lu, \"height\": %lu, \"x\": %lu, "
            "\"y\": %lu}, \"element_bytes\": %lu, \"elements_per_pixel\": %lu,"
            " \"source_pitch\": %lu, \"roi_offset\": %lu, "
@@ -237,10 +237,10 @@ static void json_frame(const roicopy_plan *p, const roicopy_frame *f,
                roicopy_device_of(p, i));
     }
     printf("],\n     \"output\": ");
-    roicopy_json_string(stdout, f->output);
+    image_json_string(stdout, f->output);
     printf(", \"output_format\": \"%s\", \"output_tupltype\": ",
            image_format_name(f->out.format));
-    roicopy_json_string(stdout, f->out.tupltype);
+    image_json_string(stdout, f->out.tupltype);
     printf(", \"written\": \"%s\"}",
            !*how ? "replaced atomically"
            : !strcmp(f->output, "-")         ? "standard output"
@@ -261,13 +261,13 @@ void roicopy_report_plan_json(const roicopy_plan *p)
         printf("%s%d", i ? ", " : "", p->devices[i]);
     printf("],\n  \"mkdir\": ");
     if (p->made_dir)
-        roicopy_json_string(stdout, p->made_dir);
+        image_json_string(stdout, p->made_dir);
     else
         printf("null");
     printf(",\n  \"skipped\": [");
     for (i = 0; i < p->nskipped; ++i) {
         printf("%s", i ? ", " : "");
-        roicopy_json_string(stdout, p->skipped[i]);
+        image_json_string(stdout, p->skipped[i]);
     }
     printf("],\n  \"frames\": [");
     for (i = 0; i < p->nframes; ++i)
@@ -368,9 +368,9 @@ static void print_json(const roicopy_plan *p, const roicopy_frame *f,
     const stage_time *t = r->t;
     int k;
     printf("{\"input\":");
-    roicopy_json_string(stdout, f->input);
+    image_json_string(stdout, f->input);
     printf(",\"output\":");
-    roicopy_json_string(stdout, f->output);
+    image_json_string(stdout, f->output);
     printf(",\"roi\":{\"x\":%lu,\"y\":%lu,\"width\":%lu,\"height\":%lu}",
            (unsigned long)f->roi.x, (unsigned long)f->roi.y,
            (unsigned long)f->roi.width, (unsigned long)f->roi.height);

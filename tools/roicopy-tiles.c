@@ -328,7 +328,7 @@ static void print_json(const tiles_plan *tp)
     const roicopy_tiles_request *rq = tp->rq;
     size_t i;
     printf("{\"input\":");
-    roicopy_json_string(stdout, rq->input);
+    image_json_string(stdout, rq->input);
     printf(",\"width\":%lu,\"height\":%lu,\"format\":\"%s\",\"count\":%lu",
            (unsigned long)tp->in.width, (unsigned long)tp->in.height,
            image_format_name(tp->in.format), (unsigned long)tp->n);
@@ -343,12 +343,12 @@ static void print_json(const tiles_plan *tp)
         printf(",\"grid\":null");
     printf(",\"output_format\":\"%s\",\"stack\":", image_format_name(tp->to));
     if (rq->stack)
-        roicopy_json_string(stdout, rq->stack);
+        image_json_string(stdout, rq->stack);
     else
         printf("null");
     printf(",\"output_dir\":");
     if (rq->outdir)
-        roicopy_json_string(stdout, rq->outdir);
+        image_json_string(stdout, rq->outdir);
     else
         printf("null");
     printf(",\"mkdir\":%s", tp->made_dir ? "true" : "false");
@@ -360,7 +360,7 @@ static void print_json(const tiles_plan *tp)
                (unsigned long)r->x, (unsigned long)r->y,
                (unsigned long)r->width, (unsigned long)r->height);
         if (tp->t[i].out)
-            roicopy_json_string(stdout, tp->t[i].out);
+            image_json_string(stdout, tp->t[i].out);
         else
             printf("null");
         putchar('}');
