@@ -175,8 +175,25 @@ const char *image_format_name(image_format f)
 
 const char *image_format_ext(image_format f)
 {
+    const char *e = image_format_ext_nth(f, 0);
+    return e ? e : "?";
+}
+
+image_format image_format_nth(size_t i)
+{
+    return i < NCODECS ? codecs[i].format : (image_format)0;
+}
+
+const char *image_format_ext_nth(image_format f, size_t j)
+{
     const image_codec *c = codec_of(f);
-    return c ? c->ext[0] : "?";
+    return c && j < 3 ? c->ext[j] : NULL;
+}
+
+const char *image_format_package(image_format f)
+{
+    const image_codec *c = codec_of(f);
+    return c ? c->package : NULL;
 }
 
 static int ascii_lower(int c)

@@ -72,6 +72,17 @@ const char *image_format_name(image_format f);
 /* The usual file extension of a format, without the dot. */
 const char *image_format_ext(image_format f);
 
+/* The table's formats in its order: the i-th, or 0 past the last. */
+image_format image_format_nth(size_t i);
+
+/* Extension j (0, 1, ...) of format f without the dot; NULL past its
+ * last. */
+const char *image_format_ext_nth(image_format f, size_t j);
+
+/* The package that brings the library of format f ("libpng-dev"); NULL
+ * for a built-in format. */
+const char *image_format_package(image_format f);
+
 /* The extension rule: the format an output named path gets when no
  * --format is given (".pgm" .ppm .pam .raw, any ASCII case), or 0 when the
  * extension is missing or unknown (the input's format is kept). */
