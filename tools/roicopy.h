@@ -18,7 +18,12 @@
  *   devices.c         CUDA services: failures, devices, host buffers, ROIs
  *   report.c          what is printed: the --dry-run plan, times, JSON
  *   checks.c          regions and output paths, checked before any copy
- *   frames.c          messages, reading, verifying, writing, bands
+ *   frames.c          reading, verifying, writing frames, bands, messages
+ * and below them the image files (HACKING, "roicopy's sources"):
+ *   image.c           the format table, dispatch to each format's codec
+ *   netpbm.c png-io.c tiff-io.c   the codecs (formats.c registers png, tiff)
+ *   input.c output.c  opening inputs; the output file (temp, rename, sync)
+ *   escape.c          untrusted text for messages and JSON
  */
 #ifndef ROICOPY_H
 #define ROICOPY_H
