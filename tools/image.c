@@ -144,10 +144,15 @@ int image_format_built(image_format f)
     return ops_of(codec_of(f)) != NULL;
 }
 
-/* The message for a library format this program was built without. */
+/* The message for a library format this program was built without (or a
+ * format the table lacks). */
 static void say_not_built(char *err, size_t errsz, const char *prefix,
                           const image_codec *c)
 {
+    if (!c) {
+        say(err, errsz, "%sunknown format", prefix);
+        return;
+    }
     say(err, errsz,
         "%sbuilt without %s support (install %s and configure again)",
         prefix, c->kind, c->package);
