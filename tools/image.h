@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* Escaping and the output file are modules of their own (escape.c,
+ * output.c), below this one; every user of image.h has them. */
 #include "escape.h"
 #include "output.h"
 
