@@ -53,12 +53,16 @@ CFLAGS_FUZZ="-g -O1 -fsanitize=fuzzer,address,undefined \
 -fno-sanitize-recover=undefined -fno-omit-frame-pointer -std=c99 \
 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -DFUZZ_AVOID_KNOWN_BUGS"
 
+# The image formats (Makefile.am's IMAGE_SOURCES).
+image="$top/tools/image.c $top/tools/netpbm.c $top/tools/input.c \
+$top/tools/output.c $top/tools/escape.c"
+
 build() { # build TARGET OUTPUT
     case $1 in
-    fuzz-image-header) extra="$top/tools/image.c" ;;
+    fuzz-image-header) extra="$image" ;;
     fuzz-geometry) extra="$top/tools/geometry.c" ;;
     fuzz-png-tiff)
-        extra="$top/tools/image.c -lpthread"
+        extra="$image -lpthread"
         if pkg-config --exists libpng 2>/dev/null; then
             extra="$extra -DHAVE_PNG $top/tools/png-io.c \
 $(pkg-config --cflags --libs libpng)"

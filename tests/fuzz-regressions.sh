@@ -42,15 +42,18 @@ if [ -n "$CLANG" ] && command -v "$CLANG" >/dev/null 2>&1; then
     have_libfuzzer=yes
     cf="-g -O1 -fsanitize=fuzzer,address,undefined \
 -fno-sanitize-recover=undefined -std=c99 -D_POSIX_C_SOURCE=200809L"
+    # The image formats (Makefile.am's IMAGE_SOURCES).
+    image="$top_srcdir/tools/image.c $top_srcdir/tools/netpbm.c \
+$top_srcdir/tools/input.c $top_srcdir/tools/output.c $top_srcdir/tools/escape.c"
     for t in $TARGETS; do
         case $t in
-        fuzz-image-header) extra="$top_srcdir/tools/image.c" ;;
+        fuzz-image-header) extra="$image" ;;
         fuzz-geometry) extra="$top_srcdir/tools/geometry.c" ;;
         fuzz-view) extra="-I$top_srcdir/include $CUDA_CPPFLAGS $CUDA_LDFLAGS \
 $CUDA_LIBS $PTHREAD_LIBS" ;;
         fuzz-png-tiff)
             pc=${PKG_CONFIG:-pkg-config}
-            extra="$top_srcdir/tools/image.c -lpthread"
+            extra="$image -lpthread"
             if $pc --exists libpng 2>/dev/null; then
                 extra="$extra -DHAVE_PNG $top_srcdir/tools/png-io.c \
 $($pc --cflags --libs libpng)"

@@ -7,7 +7,10 @@
 #ifndef ROICOPY_FORMATS_H
 #define ROICOPY_FORMATS_H
 
-/* "pgm ppm pam raw", then " png" and " tiff" when compiled in. */
+/* The names of the formats this build reads and writes, in the order of
+ * image.c's table: "pgm ppm pam raw", then " png" and " tiff" when
+ * compiled in.  These three lists register the codecs first; call them
+ * from the main thread. */
 const char *roicopy_formats(void);
 
 /* The output extensions of those formats: ".pgm .ppm .pam .raw", then

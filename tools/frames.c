@@ -15,16 +15,6 @@
 
 /* ---- messages ----------------------------------------------------------- */
 
-const char *roicopy_esc(const char *text)
-{
-    /* A few buffers in turn, so one message may escape several names. */
-    /* Per thread: the ring's I/O threads report errors too. */
-    static __thread char bufs[4][4 * PATH_MAX + 8];
-    static __thread unsigned next;
-    char *b = bufs[next++ % 4];
-    return image_escape(text, b, sizeof bufs[0]);
-}
-
 int roicopy_fail(int status, const char *file, const char *fmt, ...)
 {
     va_list ap;
@@ -41,11 +31,6 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
     fputc('\n', stderr);
     funlockfile(stderr);
     return status;
-}
-
-void roicopy_json_string(FILE *f, const char *s)
-{
-    image_json_string(f, s);
 }
 
 size_t roicopy_pitch_estimate(size_t row_bytes)

@@ -76,6 +76,42 @@ typedef struct roicopy_plan {
                                    reported and skipped, the rest go on */
 } roicopy_plan;
 
+/* What the command line asks for with --tiles, --roi repeated or --stack,
+ * after roicopy.c refused the options that do not go with them. */
+typedef struct roicopy_tiles_request {
+    const char *input;
+    const char *outdir;         /* -o DIR, or NULL */
+    const char *stack;          /* --stack FILE, or NULL */
+    const geom_rect *rois;      /* --roi in command-line order */
+    size_t nrois;
+    int tiles_given;            /* --tiles WxH[+SX+SY] */
+    size_t tile_w, tile_h, step_x, step_y;
+    image_format format;        /* --format, or 0 */
+    const image_raw_spec *raw;  /* --raw, or NULL */
+    unsigned page;              /* --page */
+    int dry_run, json, verify, verbose, quiet, device;
+} roicopy_tiles_request;
+
+/* One region of a many-region run and its output. */
+typedef struct roicopy_tile {
+    geom_rect r;       /* in pixels, inside the input */
+    char *out;         /* -o: DIR/NAME-INDEX.EXT; NULL with --stack */
+    image_header hdr;  /* the region's output header */
+} roicopy_tile;
+
+/* The plan of a many-region run (roicopy-tiles.c makes it, report.c
+ * prints it for --dry-run). */
+typedef struct roicopy_tiles_plan {
+    const roicopy_tiles_request *rq;
+    image_header in;
+    image_format to;   /* the outputs' format */
+    roicopy_tile *t;
+    size_t n;
+    size_t cols, rows, dropped; /* --tiles: the grid and the partial tiles */
+    size_t elem, epp;  /* view element bytes, elements per pixel */
+    int made_dir;      /* -o DIR does not exist: made before the copy */
+} roicopy_tiles_plan;
+
 /* ---- messages ----------------------------------------------------------- */
 
 /* Print "roicopy: FILE: message" (or "roicopy: message" when file is NULL)
@@ -87,12 +123,7 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
 #endif
     ;
 
-/* text escaped for a message (image_escape): file names, tuple types.
- * The result lives until four more calls. */
-const char *roicopy_esc(const char *text);
-
-/* Write s as a JSON string literal (image_json_string: any bytes). */
-void roicopy_json_string(FILE *f, const char *s);
+/* Escaping (roicopy_esc, image_json_string) is escape.h's. */
 
 /* ---- frames ------------------------------------------------------------- */
 

@@ -137,19 +137,29 @@ int geom_parse_rect(const char *s, geom_rect *r, char *err, size_t errsz)
     return 0;
 }
 
+/* Two numbers and the separator between them: "AxB", "X,Y". */
+static int parse_pair(const char *s, const char *kind, const char *form,
+                      const char *first, char sepch, const char *second,
+                      unsigned long min, size_t *a, size_t *b, char *err,
+                      size_t errsz)
+{
+    field_ctx c = {s, kind, form, err, errsz};
+    unsigned long va, vb;
+    const char *p = s;
+    if (null_arg(s, c.kind, err, errsz) || field(&c, &p, first, min, &va) ||
+        sep(&c, &p, sepch, second) || field(&c, &p, second, min, &vb) ||
+        end(&c, p))
+        return -1;
+    *a = va;
+    *b = vb;
+    return 0;
+}
+
 int geom_parse_size(const char *s, size_t *w, size_t *h, char *err,
                     size_t errsz)
 {
-    field_ctx c = {s, "size", "WIDTHxHEIGHT", err, errsz};
-    unsigned long a, b;
-    const char *p = s;
-    if (null_arg(s, c.kind, err, errsz) || field(&c, &p, "width", 1, &a) ||
-        sep(&c, &p, 'x', "height") || field(&c, &p, "height", 1, &b) ||
-        end(&c, p))
-        return -1;
-    *w = a;
-    *h = b;
-    return 0;
+    return parse_pair(s, "size", "WIDTHxHEIGHT", "width", 'x', "height", 1,
+                      w, h, err, errsz);
 }
 
 int geom_parse_shape(const char *s, size_t *w, size_t *h, size_t *ch,
@@ -172,15 +182,8 @@ int geom_parse_shape(const char *s, size_t *w, size_t *h, size_t *ch,
 int geom_parse_point(const char *s, size_t *x, size_t *y, char *err,
                      size_t errsz)
 {
-    field_ctx c = {s, "position", "X,Y", err, errsz};
-    unsigned long a, b;
-    const char *p = s;
-    if (null_arg(s, c.kind, err, errsz) || field(&c, &p, "X", 0, &a) ||
-        sep(&c, &p, ',', "Y") || field(&c, &p, "Y", 0, &b) || end(&c, p))
-        return -1;
-    *x = a;
-    *y = b;
-    return 0;
+    return parse_pair(s, "position", "X,Y", "X", ',', "Y", 0, x, y, err,
+                      errsz);
 }
 
 int geom_parse_uint(const char *s, unsigned long min, unsigned long max,

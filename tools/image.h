@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * image.h - roicopy's strict netpbm (P5, P6, P7) and raw image I/O.
+ * image.h - roicopy's image formats: the header of an image, the format
+ * table and the codec interface every format implements (netpbm.c built
+ * in; png-io.c and tiff-io.c registered), reading and writing whole
+ * images through it.
  *
  * Reading is split in two so that every input can be validated before any
  * memory is allocated or any CUDA call is made:
@@ -19,12 +22,14 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* Escaping and the output file are modules of their own (escape.c,
+ * output.c), below this one; every user of image.h has them. */
+#include "escape.h"
+#include "output.h"
+
 #define IMAGE_ERR_MAX 512
 /* libnetpbm keeps 256 bytes of tuple type. */
 #define IMAGE_TUPLTYPE_MAX 256
-/* The longest file name (one path component) roicopy writes: NAME_MAX on
- * Linux.  The temporary name beside it is cut to fit. */
-#define IMAGE_NAME_MAX 255
 /* Dimensions must fit in an int; one row must fit in 2^31 bytes, the limit
  * of the row arithmetic in netpbm and of a signed 32-bit pitch. */
 #define IMAGE_MAX_DIM 2147483647UL
@@ -69,6 +74,17 @@ const char *image_format_name(image_format f);
 /* The usual file extension of a format, without the dot. */
 const char *image_format_ext(image_format f);
 
+/* The table's formats in its order: the i-th, or 0 past the last. */
+image_format image_format_nth(size_t i);
+
+/* Extension j (0, 1, ...) of format f without the dot; NULL past its
+ * last. */
+const char *image_format_ext_nth(image_format f, size_t j);
+
+/* The package that brings the library of format f ("libpng-dev"); NULL
+ * for a built-in format. */
+const char *image_format_package(image_format f);
+
 /* The extension rule: the format an output named path gets when no
  * --format is given (".pgm" .ppm .pam .raw, any ASCII case), or 0 when the
  * extension is missing or unknown (the input's format is kept). */
@@ -80,24 +96,12 @@ int image_format_holds(image_format f, const image_header *in);
 /* The names of the formats that can hold in's samples, "pam or raw". */
 void image_formats_holding(const image_header *in, char *buf, size_t n);
 
-/* What a stat() mode is, in words: "a FIFO", "a character device"... */
-const char *image_file_type(unsigned mode);
-
-/* Untrusted text (file names, tuple types) for a message: valid UTF-8
- * is kept, a backslash doubled, control characters and bytes that are
- * not UTF-8 written \xNN; cut with "..." to fit n.  Returns buf. */
-const char *image_escape(const char *text, char *buf, size_t n);
-
-/* text as a JSON string literal on f: valid UTF-8 kept, '"' and '\\'
- * escaped, control characters and each byte that is not part of valid
- * UTF-8 written \u00XX (the byte's value as a code point). */
-void image_json_string(FILE *f, const char *text);
-
-/* A codec of a library (PNG, TIFF): image.c's format table has a row for
- * each, but the code lives in tools/png-io.c and tools/tiff-io.c, linked
- * only where the library is; tools/formats.c registers them
- * (roicopy_register_codecs).  Until a codec is registered, its format
- * fails with "built without PNG support (install libpng-dev and configure again)". */
+/* A format's code.  image.c's format table has a row for each format;
+ * netpbm's codec (tools/netpbm.c) is built in, the codecs of libraries
+ * (tools/png-io.c, tools/tiff-io.c) are linked only where the library is
+ * and tools/formats.c registers them (roicopy_register_codecs).  Until a
+ * codec is registered, its format fails with "built without PNG support
+ * (install libpng-dev and configure again)". */
 typedef struct image_codec_ops {
     int (*sniff)(const void *head, size_t n);
     int (*read_header)(const char *path, unsigned page, image_header *h,
@@ -108,10 +112,15 @@ typedef struct image_codec_ops {
      * closes and renames. */
     int (*write_fd)(int fd, const image_header *h, const void *pixels,
                     size_t pitch, char *err, size_t errsz);
+    /* Optional (NULL: the image is decoded whole): rows [y0, y0 + nrows)
+     * alone, row y0 at dst. */
+    int (*read_span)(const char *path, const image_header *h, size_t y0,
+                     size_t nrows, void *dst, size_t dst_pitch, char *err,
+                     size_t errsz);
 } image_codec_ops;
 
-/* Register the code of format f (IMAGE_PNG or IMAGE_TIFF); -1 for other
- * formats. */
+/* Register the code of format f (a row without a built-in codec: PNG,
+ * TIFF); -1 for other formats. */
 int image_set_codec(image_format f, const image_codec_ops *ops);
 
 /* 1 when format f can be read and written by this program. */
@@ -175,53 +184,17 @@ int image_output_header(const image_header *in, size_t width, size_t height,
                         size_t errsz);
 
 /* Write h and the pixels (rows pitch bytes apart, samples in the byte order
- * h->big_endian says) to a temporary file in path's directory, fsync it and
- * rename it over path.  On any failure the temporary file is removed and an
- * existing path is left as it was.  An existing output keeps its mode (and
- * owner where allowed); a new one gets 0666 & ~umask.  path "-" (standard
- * output), a descriptor's name (image_output_fd), an existing character
- * device, FIFO or socket is written in place, never replaced; any other
- * non-regular file is refused. */
+ * h->big_endian says) through h->format's codec into fd, from its current
+ * offset; fd stays open.  -1 with the codec's sentence in err, or with err
+ * empty and errno saying why. */
+int image_write_fd(int fd, const image_header *h, const void *pixels,
+                   size_t pitch, char *err, size_t errsz);
+
+/* image_write_fd into path through output_write (output.h): a temporary
+ * file synced and renamed over path, or a descriptor written in place. */
 int image_write_atomic(const char *path, const image_header *h,
                        const void *pixels, size_t pitch, char *err,
                        size_t errsz);
-
-/* The descriptor an output path names: 1 for "-", N for /dev/stdout,
- * /dev/stderr, /dev/fd/N, /proc/self/fd/N (and symbolic links to them);
- * -1 for any other path.  Such an output is written into that
- * descriptor, as "-" is, never replaced. */
-int image_output_fd(const char *path);
-
-/* on: image_write_atomic() still fsyncs each file before its rename, but
- * leaves the fsync of the directory to image_sync_dirs(), once per
- * directory for a whole batch.  Writers on several threads at once are
- * safe either way. */
-void image_defer_dir_sync(int on); /* call before the writer threads start */
-
-/* fsync every directory an output was renamed into since
- * image_defer_dir_sync(1); -1 with the first failure in err. */
-int image_sync_dirs(char *err, size_t errsz);
-
-/* Remove the temporary files of the writes in progress (async-signal-
- * safe: unlink() calls). */
-void image_signal_cleanup(void);
-
-/* Catch every catchable signal that would end the process, remove the
- * temporary file and die of the signal; ignore SIGXFSZ so that a write
- * past RLIMIT_FSIZE fails with EFBIG (and cleans up) instead. */
-void image_install_signal_cleanup(void);
-
-/* mkstemp(3) of the template `tmpl` (ending in XXXXXX) whose file
- * image_signal_cleanup removes until image_temp_release(*slot): for
- * temporary files written outside image_write_atomic (roicopy --stack).
- * *name is the file's name, valid until the release.  -1 with errno on
- * failure (ENAMETOOLONG for a template longer than PATH_MAX + 31). */
-int image_mkstemp_tracked(const char *tmpl, const char **name, int *slot);
-void image_temp_release(int slot);
-
-/* Test hook: called with the temporary file's name once it exists, before
- * anything is written to it (tests/image-io.c raises signals there). */
-extern void (*image_test_write_hook)(const char *tmp);
 
 /* CPU reference crop: copy the w x h pixels at (x, y) of src (row pitch
  * src_pitch) to dst (row pitch dst_pitch).  pixel_bytes per pixel. */

@@ -46,7 +46,7 @@ int png_io_read_pixels(const char *path, const image_header *h, void *dst,
 /* Write h's pixels (rows pitch bytes apart, 16-bit samples in the order
  * h->big_endian says) as a deflate-compressed PNG to fd, from its current
  * offset.  The caller owns fd: it flushes, fsyncs, closes and renames (see
- * image_write_atomic).  1 to 4 channels of 8 or 16 bits; no float. */
+ * output_write).  1 to 4 channels of 8 or 16 bits; no float. */
 int png_io_write_fd(int fd, const image_header *h, const void *pixels,
                     size_t pitch, char *err, size_t errsz);
 

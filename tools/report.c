@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * report.c - what roicopy prints on standard output (report.h): the plan
- * of --dry-run, and --timing and --json after the copies.  It only prints
- * what it is given; the measurements are made by roicopy-gpu.c,
+ * of --dry-run (single ROIs and --tiles), and --timing and --json after
+ * the copies.  It only prints what it is given; the plans are made by
+ * roicopy.c and roicopy-tiles.c, the measurements by roicopy-gpu.c,
  * roicopy-ring.c and timing.c.
  */
 #include "report.h"
@@ -198,6 +199,15 @@ void roicopy_report_plan(const roicopy_plan *p)
     }
 }
 
+/* s as a JSON string, or null. */
+static void json_string_or_null(const char *s)
+{
+    if (s)
+        image_json_string(stdout, s);
+    else
+        printf("null");
+}
+
 /* --dry-run --json: the plan as one JSON object. */
 static void json_frame(const roicopy_plan *p, const roicopy_frame *f,
                        size_t k)
@@ -208,14 +218,14 @@ static void json_frame(const roicopy_plan *p, const roicopy_frame *f,
     size_t roi_row = f->roi.width * in->pixel_bytes, n, i, y0, y1;
     const char *how = output_how(f->output);
     printf("%s\n    {\"input\": ", k ? "," : "");
-    roicopy_json_string(stdout, f->input);
+    image_json_string(stdout, f->input);
     printf(", \"format\": \"%s\", \"width\": %lu, \"height\": %lu, "
            "\"channels\": %lu, \"bytes_per_sample\": %lu, \"float\": %s, "
            "\"maxval\": %u, \"tupltype\": ", image_format_name(in->format),
            (unsigned long)in->width, (unsigned long)in->height,
            (unsigned long)in->channels, (unsigned long)in->bytes,
            in->is_float ? "true" : "false", in->maxval);
-    roicopy_json_string(stdout, in->tupltype);
+    image_json_string(stdout, in->tupltype);
     printf(",\n     \"roi\": {\"width\": %lu, \"height\": %lu, \"x\": %lu, "
            "\"y\": %lu}, \"element_bytes\": %lu, \"elements_per_pixel\": %lu,"
            " \"source_pitch\": %lu, \"roi_offset\": %lu, "
@@ -237,10 +247,10 @@ static void json_frame(const roicopy_plan *p, const roicopy_frame *f,
                roicopy_device_of(p, i));
     }
     printf("],\n     \"output\": ");
-    roicopy_json_string(stdout, f->output);
+    image_json_string(stdout, f->output);
     printf(", \"output_format\": \"%s\", \"output_tupltype\": ",
            image_format_name(f->out.format));
-    roicopy_json_string(stdout, f->out.tupltype);
+    image_json_string(stdout, f->out.tupltype);
     printf(", \"written\": \"%s\"}",
            !*how ? "replaced atomically"
            : !strcmp(f->output, "-")         ? "standard output"
@@ -260,19 +270,98 @@ void roicopy_report_plan_json(const roicopy_plan *p)
     for (i = 0; i < (size_t)p->ndevices; ++i)
         printf("%s%d", i ? ", " : "", p->devices[i]);
     printf("],\n  \"mkdir\": ");
-    if (p->made_dir)
-        roicopy_json_string(stdout, p->made_dir);
-    else
-        printf("null");
+    json_string_or_null(p->made_dir);
     printf(",\n  \"skipped\": [");
     for (i = 0; i < p->nskipped; ++i) {
         printf("%s", i ? ", " : "");
-        roicopy_json_string(stdout, p->skipped[i]);
+        image_json_string(stdout, p->skipped[i]);
     }
     printf("],\n  \"frames\": [");
     for (i = 0; i < p->nframes; ++i)
         json_frame(p, &p->frames[i], i);
     printf("\n  ]}\n");
+}
+
+/* ---- the plan of many regions (--tiles, --roi, --stack) ----------------- */
+
+void roicopy_report_tiles(const roicopy_tiles_plan *tp)
+{
+    const roicopy_tiles_request *rq = tp->rq;
+    size_t i;
+    printf("input:   %s (%s, %lux%lu, %lu byte%s a pixel)\n",
+           roicopy_esc(rq->input), image_format_name(tp->in.format),
+           (unsigned long)tp->in.width, (unsigned long)tp->in.height,
+           (unsigned long)tp->in.pixel_bytes,
+           tp->in.pixel_bytes == 1 ? "" : "s");
+    if (rq->tiles_given)
+        printf("tiles:   %lu of %lux%lu, step %lu,%lu (%lu column%s, %lu "
+               "row%s; %lu partial tile%s dropped)\n", (unsigned long)tp->n,
+               (unsigned long)rq->tile_w, (unsigned long)rq->tile_h,
+               (unsigned long)rq->step_x, (unsigned long)rq->step_y,
+               (unsigned long)tp->cols, tp->cols == 1 ? "" : "s",
+               (unsigned long)tp->rows, tp->rows == 1 ? "" : "s",
+               (unsigned long)tp->dropped, tp->dropped == 1 ? "" : "s");
+    else
+        printf("rois:    %lu\n", (unsigned long)tp->n);
+    if (rq->stack)
+        printf("stack:   %s (%lu %s image%s%s)\n", roicopy_esc(rq->stack),
+               (unsigned long)tp->n, image_format_name(tp->to),
+               tp->n == 1 ? "" : "s",
+               image_output_fd(rq->stack) >= 0
+                   ? ", written into its descriptor, never replaced"
+                   : "");
+    else
+        printf("output:  %s (%lu %s file%s%s)\n", roicopy_esc(rq->outdir),
+               (unsigned long)tp->n, image_format_name(tp->to),
+               tp->n == 1 ? "" : "s",
+               tp->made_dir ? "; does not exist: made, as mkdir -p, before "
+                              "the copy"
+                            : "");
+    for (i = 0; i < tp->n; ++i) {
+        const geom_rect *r = &tp->t[i].r;
+        printf("%-8lu %lux%lu+%lu+%lu", (unsigned long)i,
+               (unsigned long)r->width, (unsigned long)r->height,
+               (unsigned long)r->x, (unsigned long)r->y);
+        if (tp->t[i].out)
+            printf(" -> %s", roicopy_esc(tp->t[i].out));
+        putchar('\n');
+    }
+}
+
+void roicopy_report_tiles_json(const roicopy_tiles_plan *tp)
+{
+    const roicopy_tiles_request *rq = tp->rq;
+    size_t i;
+    printf("{\"input\":");
+    image_json_string(stdout, rq->input);
+    printf(",\"width\":%lu,\"height\":%lu,\"format\":\"%s\",\"count\":%lu",
+           (unsigned long)tp->in.width, (unsigned long)tp->in.height,
+           image_format_name(tp->in.format), (unsigned long)tp->n);
+    if (rq->tiles_given)
+        printf(",\"grid\":{\"tile_width\":%lu,\"tile_height\":%lu,"
+               "\"step_x\":%lu,\"step_y\":%lu,\"columns\":%lu,\"rows\":%lu,"
+               "\"dropped\":%lu}", (unsigned long)rq->tile_w,
+               (unsigned long)rq->tile_h, (unsigned long)rq->step_x,
+               (unsigned long)rq->step_y, (unsigned long)tp->cols,
+               (unsigned long)tp->rows, (unsigned long)tp->dropped);
+    else
+        printf(",\"grid\":null");
+    printf(",\"output_format\":\"%s\",\"stack\":", image_format_name(tp->to));
+    json_string_or_null(rq->stack);
+    printf(",\"output_dir\":");
+    json_string_or_null(rq->outdir);
+    printf(",\"mkdir\":%s", tp->made_dir ? "true" : "false");
+    printf(",\"regions\":[");
+    for (i = 0; i < tp->n; ++i) {
+        const geom_rect *r = &tp->t[i].r;
+        printf("%s{\"index\":%lu,\"x\":%lu,\"y\":%lu,\"width\":%lu,"
+               "\"height\":%lu,\"output\":", i ? "," : "", (unsigned long)i,
+               (unsigned long)r->x, (unsigned long)r->y,
+               (unsigned long)r->width, (unsigned long)r->height);
+        json_string_or_null(tp->t[i].out);
+        putchar('}');
+    }
+    printf("]}\n");
 }
 
 /* ---- times ------------------------------------------------------------- */
@@ -368,9 +457,9 @@ static void print_json(const roicopy_plan *p, const roicopy_frame *f,
     const stage_time *t = r->t;
     int k;
     printf("{\"input\":");
-    roicopy_json_string(stdout, f->input);
+    image_json_string(stdout, f->input);
     printf(",\"output\":");
-    roicopy_json_string(stdout, f->output);
+    image_json_string(stdout, f->output);
     printf(",\"roi\":{\"x\":%lu,\"y\":%lu,\"width\":%lu,\"height\":%lu}",
            (unsigned long)f->roi.x, (unsigned long)f->roi.y,
            (unsigned long)f->roi.width, (unsigned long)f->roi.height);

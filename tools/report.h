@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * report.h - what roicopy prints on standard output: the plan of --dry-run
- * (text or --json), and the times of --timing and --json after a run.
+ * (text or --json) of single ROIs and of many regions (--tiles), and the
+ * times of --timing and --json after a run.
  *
- * The copies (roicopy-gpu.c, roicopy-ring.c, timing.c) measure and fill
- * these structs; report.c only prints them.  It calls nothing of
- * roicopy's but frames.c.
+ * The copies (roicopy-gpu.c, roicopy-ring.c, roicopy-tiles.c, timing.c)
+ * plan, measure and fill these structs; report.c only prints them.  It
+ * calls nothing of roicopy's but frames.c and the image files below it.
  */
 #ifndef ROICOPY_REPORT_H
 #define ROICOPY_REPORT_H
@@ -19,6 +20,11 @@
 /* The plan as text, or (--json) as one JSON object, on stdout. */
 void roicopy_report_plan(const roicopy_plan *p);
 void roicopy_report_plan_json(const roicopy_plan *p);
+
+/* The plan of a many-region run (roicopy-tiles.c) as text, or (--json) as
+ * one JSON object, on stdout. */
+void roicopy_report_tiles(const roicopy_tiles_plan *tp);
+void roicopy_report_tiles_json(const roicopy_tiles_plan *tp);
 
 /* ---- times ------------------------------------------------------------- */
 

@@ -11,18 +11,16 @@
  * every region into one dense device buffer (region i at the prefix sum of
  * the earlier regions' bytes, rows packed: an N x h x w x C batch when the
  * regions are equal), one dense copy brings the batch back, and region i is
- * written straight from its place in the batch.
+ * written straight from its place in the batch, through the same codecs
+ * and output module (output.c) as a single ROI.  The --dry-run plan is
+ * printed by report.c.
  */
-/* fchmod() and mkstemp() are XSI/POSIX.1-2008. */
-#define _XOPEN_SOURCE 700
-
 #include "roicopy.h"
 #include "checks.h"
 #include "devices.h"
+#include "report.h"
 
 #include <cuxfer.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,23 +32,6 @@
 /* The most regions one run takes (names, offsets and the plan's arrays
  * stay a few tens of MiB). */
 #define TILES_MAX 1000000UL
-
-typedef struct tile {
-    geom_rect r;       /* in pixels, inside the input */
-    char *out;         /* -o: DIR/NAME-INDEX.EXT; NULL with --stack */
-    image_header hdr;  /* the region's output header */
-} tile;
-
-typedef struct tiles_plan {
-    const roicopy_tiles_request *rq;
-    image_header in;
-    image_format to;   /* the outputs' format */
-    tile *t;
-    size_t n;
-    size_t cols, rows, dropped; /* --tiles: the grid and the partial tiles */
-    size_t elem, epp;  /* view element bytes, elements per pixel */
-    int made_dir;      /* -o DIR does not exist: made before the copy */
-} tiles_plan;
 
 /* ---- options -------------------------------------------------------------- */
 
@@ -97,7 +78,7 @@ int roicopy_tiles_add_roi(geom_rect **rois, size_t *n, const geom_rect *r)
 /* The grid of --tiles: tiles at (i*SX, j*SY) that fit whole; the partial
  * tiles of the last column and row (those that start inside the image but
  * end past its edge) are dropped and counted. */
-static int make_grid(tiles_plan *tp)
+static int make_grid(roicopy_tiles_plan *tp)
 {
     const roicopy_tiles_request *rq = tp->rq;
     size_t W = tp->in.width, H = tp->in.height, i, j, k;
@@ -122,7 +103,7 @@ static int make_grid(tiles_plan *tp)
                             TILES_MAX);
     tp->n = tp->cols * tp->rows;
     tp->dropped = started_c * started_r - tp->n;
-    tp->t = (tile *)calloc(tp->n, sizeof *tp->t);
+    tp->t = (roicopy_tile *)calloc(tp->n, sizeof *tp->t);
     if (!tp->t)
         return roicopy_fail(RC_USAGE, NULL, "out of memory");
     for (j = k = 0; j < tp->rows; ++j)
@@ -137,7 +118,7 @@ static int make_grid(tiles_plan *tp)
 
 /* --roi repeated (or none: the whole image): each checked, every problem
  * reported. */
-static int take_rois(tiles_plan *tp)
+static int take_rois(roicopy_tiles_plan *tp)
 {
     const roicopy_tiles_request *rq = tp->rq;
     size_t i;
@@ -146,7 +127,7 @@ static int take_rois(tiles_plan *tp)
         return roicopy_fail(RC_USAGE, NULL, "%lu ROIs, more than %lu",
                             (unsigned long)rq->nrois, TILES_MAX);
     tp->n = rq->nrois ? rq->nrois : 1;
-    tp->t = (tile *)calloc(tp->n, sizeof *tp->t);
+    tp->t = (roicopy_tile *)calloc(tp->n, sizeof *tp->t);
     if (!tp->t)
         return roicopy_fail(RC_USAGE, NULL, "out of memory");
     if (!rq->nrois) {
@@ -200,7 +181,7 @@ static const char *padded(char *buf, size_t v, int width)
 /* The format of the outputs: --format; else for --stack FILE its
  * extension; else the input's.  A stack must be netpbm (pamsplit splits
  * on the headers). */
-static int choose_format(tiles_plan *tp)
+static int choose_format(roicopy_tiles_plan *tp)
 {
     const roicopy_tiles_request *rq = tp->rq;
     int rc;
@@ -226,7 +207,7 @@ static int choose_format(tiles_plan *tp)
 }
 
 /* Headers and names of every region, and the checks of every output. */
-static int plan_outputs(tiles_plan *tp)
+static int plan_outputs(roicopy_tiles_plan *tp)
 {
     const roicopy_tiles_request *rq = tp->rq;
     char err[IMAGE_ERR_MAX], stem[PATH_MAX], idx[24];
@@ -268,9 +249,7 @@ static int plan_outputs(tiles_plan *tp)
     return worst;
 }
 
-/* ---- the dry run -------------------------------------------------------------- */
-
-static void say_dropped(const tiles_plan *tp)
+static void say_dropped(const roicopy_tiles_plan *tp)
 {
     if (tp->rq->verbose && tp->rq->tiles_given)
         fprintf(stderr, "roicopy: %s: %lu partial tile%s dropped (the grid "
@@ -279,236 +258,54 @@ static void say_dropped(const tiles_plan *tp)
                 (unsigned long)tp->cols, (unsigned long)tp->rows);
 }
 
-static void print_plan(const tiles_plan *tp)
-{
-    const roicopy_tiles_request *rq = tp->rq;
-    size_t i;
-    printf("input:   %s (%s, %lux%lu, %lu byte%s a pixel)\n",
-           roicopy_esc(rq->input), image_format_name(tp->in.format),
-           (unsigned long)tp->in.width, (unsigned long)tp->in.height,
-           (unsigned long)tp->in.pixel_bytes,
-           tp->in.pixel_bytes == 1 ? "" : "s");
-    if (rq->tiles_given)
-        printf("tiles:   %lu of %lux%lu, step %lu,%lu (%lu column%s, %lu "
-               "row%s; %lu partial tile%s dropped)\n", (unsigned long)tp->n,
-               (unsigned long)rq->tile_w, (unsigned long)rq->tile_h,
-               (unsigned long)rq->step_x, (unsigned long)rq->step_y,
-               (unsigned long)tp->cols, tp->cols == 1 ? "" : "s",
-               (unsigned long)tp->rows, tp->rows == 1 ? "" : "s",
-               (unsigned long)tp->dropped, tp->dropped == 1 ? "" : "s");
-    else
-        printf("rois:    %lu\n", (unsigned long)tp->n);
-    if (rq->stack)
-        printf("stack:   %s (%lu %s image%s%s)\n", roicopy_esc(rq->stack),
-               (unsigned long)tp->n, image_format_name(tp->to),
-               tp->n == 1 ? "" : "s",
-               image_output_fd(rq->stack) >= 0
-                   ? ", written into its descriptor, never replaced"
-                   : "");
-    else
-        printf("output:  %s (%lu %s file%s%s)\n", roicopy_esc(rq->outdir),
-               (unsigned long)tp->n, image_format_name(tp->to),
-               tp->n == 1 ? "" : "s",
-               tp->made_dir ? "; does not exist: made, as mkdir -p, before "
-                              "the copy"
-                            : "");
-    for (i = 0; i < tp->n; ++i) {
-        const geom_rect *r = &tp->t[i].r;
-        printf("%-8lu %lux%lu+%lu+%lu", (unsigned long)i,
-               (unsigned long)r->width, (unsigned long)r->height,
-               (unsigned long)r->x, (unsigned long)r->y);
-        if (tp->t[i].out)
-            printf(" -> %s", roicopy_esc(tp->t[i].out));
-        putchar('\n');
-    }
-}
-
-static void print_json(const tiles_plan *tp)
-{
-    const roicopy_tiles_request *rq = tp->rq;
-    size_t i;
-    printf("{\"input\":");
-    roicopy_json_string(stdout, rq->input);
-    printf(",\"width\":%lu,\"height\":%lu,\"format\":\"%s\",\"count\":%lu",
-           (unsigned long)tp->in.width, (unsigned long)tp->in.height,
-           image_format_name(tp->in.format), (unsigned long)tp->n);
-    if (rq->tiles_given)
-        printf(",\"grid\":{\"tile_width\":%lu,\"tile_height\":%lu,"
-               "\"step_x\":%lu,\"step_y\":%lu,\"columns\":%lu,\"rows\":%lu,"
-               "\"dropped\":%lu}", (unsigned long)rq->tile_w,
-               (unsigned long)rq->tile_h, (unsigned long)rq->step_x,
-               (unsigned long)rq->step_y, (unsigned long)tp->cols,
-               (unsigned long)tp->rows, (unsigned long)tp->dropped);
-    else
-        printf(",\"grid\":null");
-    printf(",\"output_format\":\"%s\",\"stack\":", image_format_name(tp->to));
-    if (rq->stack)
-        roicopy_json_string(stdout, rq->stack);
-    else
-        printf("null");
-    printf(",\"output_dir\":");
-    if (rq->outdir)
-        roicopy_json_string(stdout, rq->outdir);
-    else
-        printf("null");
-    printf(",\"mkdir\":%s", tp->made_dir ? "true" : "false");
-    printf(",\"regions\":[");
-    for (i = 0; i < tp->n; ++i) {
-        const geom_rect *r = &tp->t[i].r;
-        printf("%s{\"index\":%lu,\"x\":%lu,\"y\":%lu,\"width\":%lu,"
-               "\"height\":%lu,\"output\":", i ? "," : "", (unsigned long)i,
-               (unsigned long)r->x, (unsigned long)r->y,
-               (unsigned long)r->width, (unsigned long)r->height);
-        if (tp->t[i].out)
-            roicopy_json_string(stdout, tp->t[i].out);
-        else
-            printf("null");
-        putchar('}');
-    }
-    printf("]}\n");
-}
-
 /* ---- writing ------------------------------------------------------------------ */
 
-/* One netpbm image (the header image.c writes, rows tightly packed in
- * memory; 16-bit samples swapped when memory holds them little-endian). */
-static int put_image(FILE *f, const image_header *h, const unsigned char *px)
+/* The regions of a stack, one image after another, each through its
+ * codec as a single output is written. */
+typedef struct stack_write {
+    const roicopy_tiles_plan *tp;
+    const unsigned char *batch;
+    const size_t *off;
+} stack_write;
+
+static int write_regions(int fd, void *ctx, char *err, size_t errsz)
 {
-    size_t y, i;
-    unsigned char *row = NULL;
-    int swap = h->bytes == 2 && !h->big_endian;
-    if (h->format == IMAGE_PAM) {
-        if (fprintf(f, "P7\nWIDTH %lu\nHEIGHT %lu\nDEPTH %lu\nMAXVAL %u\n"
-                    "%s%s%sENDHDR\n", (unsigned long)h->width,
-                    (unsigned long)h->height, (unsigned long)h->channels,
-                    h->maxval, h->tupltype[0] ? "TUPLTYPE " : "", h->tupltype,
-                    h->tupltype[0] ? "\n" : "") < 0)
+    const stack_write *w = (const stack_write *)ctx;
+    size_t i;
+    for (i = 0; i < w->tp->n; ++i) {
+        const image_header *h = &w->tp->t[i].hdr;
+        if (image_write_fd(fd, h, w->batch + w->off[i], h->row_bytes, err,
+                           errsz))
             return -1;
-    } else if (fprintf(f, "P%c\n%lu %lu\n%u\n",
-                       h->format == IMAGE_PGM ? '5' : '6',
-                       (unsigned long)h->width, (unsigned long)h->height,
-                       h->maxval) < 0) {
-        return -1;
     }
-    if (!swap)
-        return fwrite(px, 1, h->total_bytes, f) == h->total_bytes ? 0 : -1;
-    if (!(row = (unsigned char *)malloc(h->row_bytes)))
-        return -1;
-    for (y = 0; y < h->height; ++y, px += h->row_bytes) {
-        for (i = 0; i + 1 < h->row_bytes; i += 2) {
-            row[i] = px[i + 1];
-            row[i + 1] = px[i];
-        }
-        if (fwrite(row, 1, h->row_bytes, f) != h->row_bytes) {
-            free(row);
-            return -1;
-        }
-    }
-    free(row);
     return 0;
 }
 
-static int put_all(FILE *f, const tiles_plan *tp, const unsigned char *batch,
-                   const size_t *off)
+/* --stack FILE: every region into one netpbm stream, through the output
+ * module as a single output (a temporary file synced and renamed over
+ * FILE; "-" and descriptors written in place). */
+static int write_stack(const roicopy_tiles_plan *tp,
+                       const unsigned char *batch, const size_t *off)
 {
-    size_t i;
-    for (i = 0; i < tp->n; ++i)
-        if (put_image(f, &tp->t[i].hdr, batch + off[i]))
-            return -1;
-    return fflush(f) == 0 ? 0 : -1;
-}
-
-/* --stack FILE: every region into a temporary file beside FILE, synced
- * and renamed over it (as image_write_atomic does for one image); "-" is
- * standard output. */
-static int write_stack(const tiles_plan *tp, const unsigned char *batch,
-                       const size_t *off)
-{
-    const char *path = tp->rq->stack, *slash = strrchr(path, '/');
-    char tmp[PATH_MAX + 32];
+    const char *path = tp->rq->stack;
+    char err[IMAGE_ERR_MAX];
     struct stat st;
-    mode_t mode, um;
-    FILE *f;
-    const char *name = NULL;
-    int fd, bad, saved, slot = -1;
-    int n = image_output_fd(path);
-    if (n == 1)
-        return put_all(stdout, tp, batch, off)
-                   ? roicopy_fail(RC_OUTPUT, path, "cannot write: %s",
-                                  strerror(errno))
-                   : 0;
-    if (n >= 0) { /* /dev/stderr, /dev/fd/N: into it, never renamed over */
-        fd = dup(n);
-        if (fd < 0 || !(f = fdopen(fd, "wb"))) {
-            saved = errno;
-            if (fd >= 0)
-                close(fd);
-            return roicopy_fail(RC_OUTPUT, path, "%s", strerror(saved));
-        }
-        bad = put_all(f, tp, batch, off) != 0;
-        saved = errno;
-        if (fclose(f) != 0 && !bad) {
-            bad = 1;
-            saved = errno;
-        }
-        return bad ? roicopy_fail(RC_OUTPUT, path, "cannot write: %s",
-                                  saved ? strerror(saved) : "write error")
-                   : 0;
-    }
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    stack_write w;
+    if (image_output_fd(path) < 0 && stat(path, &st) == 0 &&
+        !S_ISREG(st.st_mode))
         return roicopy_fail(RC_OUTPUT, path, "--stack writes a regular file "
                             "(replaced), this is %s",
                             image_file_type((unsigned)st.st_mode));
-    um = umask(0);
-    (void)umask(um);
-    mode = stat(path, &st) == 0 ? (st.st_mode & 07777) : (0666 & ~um);
-    if (slash)
-        (void)snprintf(tmp, sizeof tmp, "%.*s/.stack.XXXXXX",
-                       (int)(slash - path), path);
-    else
-        (void)snprintf(tmp, sizeof tmp, ".stack.XXXXXX");
-    /* tracked: a signal while the stack is written removes the file */
-    if ((fd = image_mkstemp_tracked(tmp, &name, &slot)) < 0)
-        return roicopy_fail(RC_OUTPUT, path, "cannot create a temporary "
-                            "file: %s", strerror(errno));
-    if (!(f = fdopen(fd, "wb"))) {
-        saved = errno;
-        close(fd);
-        (void)unlink(name);
-        image_temp_release(slot);
-        return roicopy_fail(RC_OUTPUT, path, "%s", strerror(saved));
-    }
-    errno = 0;
-    bad = fchmod(fd, mode) != 0 || put_all(f, tp, batch, off) != 0 ||
-          fsync(fd) != 0;
-    saved = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        saved = errno;
-    }
-    if (bad || rename(name, path) != 0) {
-        saved = bad ? saved : errno;
-        (void)unlink(name);
-        image_temp_release(slot);
-        return roicopy_fail(RC_OUTPUT, path, "cannot write: %s",
-                            saved ? strerror(saved) : "write error");
-    }
-    image_temp_release(slot);
-    /* The rename on disk too, as image_write_atomic does: the directory. */
-    if (slash)
-        (void)snprintf(tmp, sizeof tmp, "%.*s",
-                       slash == path ? 1 : (int)(slash - path), path);
-    else
-        (void)snprintf(tmp, sizeof tmp, ".");
-    if ((fd = open(tmp, O_RDONLY)) >= 0) {
-        (void)fsync(fd); /* best effort, as there: the data is synced */
-        close(fd);
-    }
-    return 0;
+    w.tp = tp;
+    w.batch = batch;
+    w.off = off;
+    if (output_write(path, write_regions, &w, err, sizeof err))
+        return roicopy_fail(RC_OUTPUT, path, "%s", err);
+    return RC_OK;
 }
 
 /* -o DIR: one file a region, with the batch's progress bar. */
-static int write_files(const tiles_plan *tp, const unsigned char *batch,
+static int write_files(const roicopy_tiles_plan *tp, const unsigned char *batch,
                        const size_t *off)
 {
     roicopy_plan bar;
@@ -518,7 +315,7 @@ static int write_files(const tiles_plan *tp, const unsigned char *batch,
     bar.nframes = tp->n;
     bar.progress = tp->n > 1 && !tp->rq->quiet && isatty(2);
     for (i = 0; i < tp->n; ++i) {
-        const tile *t = &tp->t[i];
+        const roicopy_tile *t = &tp->t[i];
         err[0] = '\0';
         if (image_write_atomic(t->out, &t->hdr, batch + off[i], t->hdr.row_bytes,
                                err, sizeof err)) {
@@ -534,7 +331,7 @@ static int write_files(const tiles_plan *tp, const unsigned char *batch,
 /* --verify: every region against the CPU crop of the image; nothing is
  * written when one differs.  ROICOPY_TEST_CORRUPT=1 (a test hook, as for
  * single ROIs) flips the last byte of the last region first. */
-static int verify_all(const tiles_plan *tp, const cuxfer_view *img,
+static int verify_all(const roicopy_tiles_plan *tp, const cuxfer_view *img,
                       unsigned char *batch, const size_t *off)
 {
     const char *e = getenv("ROICOPY_TEST_CORRUPT");
@@ -545,7 +342,7 @@ static int verify_all(const tiles_plan *tp, const cuxfer_view *img,
     if (!tp->rq->verify)
         return RC_OK;
     for (i = 0; i < tp->n; ++i) {
-        const tile *t = &tp->t[i];
+        const roicopy_tile *t = &tp->t[i];
         const unsigned char *crop = (const unsigned char *)img->ptr +
                                     t->r.y * img->pitch +
                                     t->r.x * tp->in.pixel_bytes;
@@ -573,7 +370,7 @@ static int verify_all(const tiles_plan *tp, const cuxfer_view *img,
 /* Read the image into pinned memory, gather every region into one dense
  * device buffer with cuxfer_rois_copy_async, bring the batch back in one
  * copy, verify, write. */
-static int run_gpu(tiles_plan *tp)
+static int run_gpu(roicopy_tiles_plan *tp)
 {
     cuxfer_view img, dense;
     cuxfer_roi *rois = NULL;
@@ -641,7 +438,7 @@ done:
 
 int roicopy_tiles_main(const roicopy_tiles_request *rq)
 {
-    tiles_plan tp;
+    roicopy_tiles_plan tp;
     char err[IMAGE_ERR_MAX] = "";
     size_t i;
     int rc;
@@ -660,9 +457,9 @@ int roicopy_tiles_main(const roicopy_tiles_request *rq)
     if (rc == 0) {
         say_dropped(&tp);
         if (rq->dry_run && rq->json)
-            print_json(&tp);
+            roicopy_report_tiles_json(&tp);
         else if (rq->dry_run)
-            print_plan(&tp);
+            roicopy_report_tiles(&tp);
         else if (!tp.made_dir || (rc = roicopy_make_outdir(rq->outdir)) == 0)
             rc = run_gpu(&tp);
     }

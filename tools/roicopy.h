@@ -18,7 +18,12 @@
  *   devices.c         CUDA services: failures, devices, host buffers, ROIs
  *   report.c          what is printed: the --dry-run plan, times, JSON
  *   checks.c          regions and output paths, checked before any copy
- *   frames.c          messages, reading, verifying, writing, bands
+ *   frames.c          reading, verifying, writing frames, bands, messages
+ * and below them the image files (HACKING, "roicopy's sources"):
+ *   image.c           the format table, dispatch to each format's codec
+ *   netpbm.c png-io.c tiff-io.c   the codecs (formats.c registers png, tiff)
+ *   input.c output.c  opening inputs; the output file (temp, rename, sync)
+ *   escape.c          untrusted text for messages and JSON
  */
 #ifndef ROICOPY_H
 #define ROICOPY_H
@@ -45,21 +50,7 @@ int roicopy_ring_run(const roicopy_plan *p, const prefetch_set *ps);
 
 /* ---- many regions of one input (roicopy-tiles.c) ------------------------ */
 
-/* What the command line asks for with --tiles, --roi repeated or --stack,
- * after roicopy.c refused the options that do not go with them. */
-typedef struct roicopy_tiles_request {
-    const char *input;
-    const char *outdir;         /* -o DIR, or NULL */
-    const char *stack;          /* --stack FILE, or NULL */
-    const geom_rect *rois;      /* --roi in command-line order */
-    size_t nrois;
-    int tiles_given;            /* --tiles WxH[+SX+SY] */
-    size_t tile_w, tile_h, step_x, step_y;
-    image_format format;        /* --format, or 0 */
-    const image_raw_spec *raw;  /* --raw, or NULL */
-    unsigned page;              /* --page */
-    int dry_run, json, verify, verbose, quiet, device;
-} roicopy_tiles_request;
+/* The request (roicopy_tiles_request) and its plan are frames.h's. */
 
 /* Check, plan and (unless --dry-run) copy the regions; an exit status. */
 int roicopy_tiles_main(const roicopy_tiles_request *rq);

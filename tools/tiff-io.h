@@ -45,7 +45,7 @@ int tiff_io_read_pixels(const char *path, unsigned page,
  * h->big_endian says) as one deflate-compressed page to fd, which must be
  * a seekable file positioned at its start; BigTIFF when the pixels pass
  * 4 GB.  Keeps the sample type (8/16-bit unsigned, 32-bit float).  The
- * caller owns fd: it fsyncs, closes and renames (see image_write_atomic). */
+ * caller owns fd: it fsyncs, closes and renames (see output_write). */
 int tiff_io_write_fd(int fd, const image_header *h, const void *pixels,
                      size_t pitch, char *err, size_t errsz);
 
