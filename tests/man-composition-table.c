@@ -64,8 +64,9 @@ int main(void)
 {
     const char *top = getenv("top_srcdir");
     static const char *const pages[] = {
-        "cuxfer_check", "cuxfer_copy2d_async", "cuxfer_graph", "cuxfer_host_alloc",
-        "cuxfer_managed_alloc", "cuxfer_memory_kind", "cuxfer_on_complete",
+        "cuxfer_check", "cuxfer_copy", "cuxfer_copy2d_async", "cuxfer_graph",
+        "cuxfer_host_alloc", "cuxfer_managed_alloc", "cuxfer_memory_kind",
+        "cuxfer_on_complete", "cuxfer_on_done",
         "cuxfer_pinned_pool", "cuxfer_plan2d", "cuxfer_ring", "cuxfer_rois",
         "cuxfer_stager", "cuxfer_stream_pool", "cuxfer_timer", "cuxfer_view"};
     char path[4096], *page, *sec, *line, *save = NULL;
