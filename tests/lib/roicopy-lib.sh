@@ -99,17 +99,28 @@ same() {
     crop_args=
     while [ "$1" != -- ]; do crop_args="$crop_args $1"; shift; done
     shift
-    rm -f "$T/gpu.out" "$T/cpu.out"
-    "$ROICOPY" --verify "$@" "$T/gpu.out" >"$T/gpu.stdout" 2>"$T/err"
+    # the output's extension is the input's (roicopy refuses an unknown one)
+    # (or the --format asked for)
+    ext=raw
+    prev=
+    for a in $crop_args; do
+        case $prev:$a in
+        --format:*) ext=$a ;;
+        *:*.pgm | *:*.ppm | *:*.pam | *:*.png | *:*.tif | *:*.tiff) ext=${a##*.} ;;
+        esac
+        prev=$a
+    done
+    rm -f "$T/gpu.$ext" "$T/cpu.out"
+    "$ROICOPY" --verify "$@" "$T/gpu.$ext" >"$T/gpu.stdout" 2>"$T/err"
     rc=$?
     # shellcheck disable=SC2086
     "$IMGCROP" $crop_args "$T/cpu.out" 2>>"$T/err"
-    if [ $rc -eq 0 ] && cmp -s "$T/gpu.out" "$T/cpu.out"; then
+    if [ $rc -eq 0 ] && cmp -s "$T/gpu.$ext" "$T/cpu.out"; then
         pass "$desc"
     else
         fail "$desc (roicopy exit $rc)"
         diag_file "$T/err"
-        cmp "$T/gpu.out" "$T/cpu.out" 2>&1 | sed 's/^/#   /'
+        cmp "$T/gpu.$ext" "$T/cpu.out" 2>&1 | sed 's/^/#   /'
     fi
 }
 
