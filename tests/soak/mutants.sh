@@ -8,7 +8,8 @@
 # unmutated build fails.  CPU mutants run the CPU-only soak; GPU mutants
 # need a device and are skipped (said so) without one.  `make soak-mutants`
 # runs it with the configured CC and CUDA flags.
-# Environment: CC CFLAGS CPPFLAGS (CUDA's) LIBS; MUTANT_SECONDS (GPU runs, 120).
+# Environment: CC CFLAGS CPPFLAGS (CUDA's) LIBS; MUTANT_SECONDS (GPU runs, 120);
+# MUTANT_MODES (which mutants: "cpu gpu", the default, or one of them).
 set -u
 srcdir=${1:-.}
 CC=${CC:-cc}
@@ -16,6 +17,7 @@ CFLAGS=${CFLAGS:--O2}
 CPPFLAGS=${CPPFLAGS:--isystem /usr/local/cuda/include}
 LIBS=${LIBS:--L/usr/local/cuda/lib64 -lcudart -lpthread -lm}
 secs=${MUTANT_SECONDS:-120}
+modes=${MUTANT_MODES:-cpu gpu}
 work=$(mktemp -d "${TMPDIR:-/tmp}/soak-mutants.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 
@@ -60,7 +62,7 @@ if ! build "$work/control"; then
 fi
 gpu=1
 (cd "$work/control" && ./soak --steps 1) | grep -q '^1..0 # SKIP' && gpu=0
-for mode in cpu gpu; do
+for mode in $modes; do
     [ $mode = gpu ] && [ $gpu = 0 ] && continue
     if ! run "$work/control" $mode; then
         tail -n 20 "$work/control/run.log"
@@ -70,6 +72,7 @@ done
 
 fail=0
 echo "$mutants" | while IFS='|' read -r name mode script; do
+    case " $modes " in *" $mode "*) ;; *) continue ;; esac
     d="$work/$name"
     mkdir -p "$d/include"
     script=$(printf '%s\n' "$script" | sed "s/@I@/im""pl/g")
