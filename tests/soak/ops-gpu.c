@@ -55,6 +55,8 @@ struct soak_gpu {
     cuxfer_graph g0; /* pinned [0, G0N) -> device [G0OFF, ...), captured at setup */
     cuxfer_ring ring; /* two slots on device 0: its streams for the ring fences */
     int cb_runs, cb_bad;
+    size_t cb_first;     /* the first byte the callback saw wrong */
+    int cb_got, cb_exp;  /* and what it saw there, and wanted */
     cudaError_t cb_status; /* what cuxfer_on_done's callback was given */
     const unsigned char *cb_want; /* what the callback must see in pinned [cb_off, +cb_n) */
     size_t cb_off, cb_n;
@@ -254,8 +256,15 @@ typedef struct callctx {
 static void CUDART_CB on_done(void *arg)
 {
     soak_gpu *g = (soak_gpu *)arg;
-    if (memcmp(g->buf[B_PIN] + g->cb_off, g->cb_want, g->cb_n) != 0)
+    if (memcmp(g->buf[B_PIN] + g->cb_off, g->cb_want, g->cb_n) != 0) {
+        size_t i = 0;
+        while (g->buf[B_PIN][g->cb_off + i] == g->cb_want[i])
+            ++i;
+        g->cb_first = i;
+        g->cb_got = g->buf[B_PIN][g->cb_off + i];
+        g->cb_exp = g->cb_want[i];
         __atomic_add_fetch(&g->cb_bad, 1, __ATOMIC_ACQ_REL);
+    }
     __atomic_add_fetch(&g->cb_runs, 1, __ATOMIC_ACQ_REL);
 }
 
@@ -610,8 +619,9 @@ static int after_call(soak_thread *t, callctx *c, int replay)
     case COMP_ON_DONE: {
         int runs = __atomic_load_n(&g->cb_runs, __ATOMIC_ACQUIRE);
         if (runs != 1 || g->cb_bad || g->cb_status != cudaSuccess)
-            return soak_fail(t, "the callback ran %d time(s) (want 1), saw %s bytes and was given %s",
-                             runs, g->cb_bad ? "wrong" : "the right", cudaGetErrorName(g->cb_status));
+            return soak_fail(t, "the callback ran %d time(s) (want 1), saw %s bytes (first at %zu of %zu: 0x%02x, want 0x%02x) and was given %s",
+                             runs, g->cb_bad ? "wrong" : "the right", g->cb_first, g->cb_n,
+                             g->cb_got, g->cb_exp, cudaGetErrorName(g->cb_status));
         break;
     }
     case COMP_STAGE:
@@ -1147,6 +1157,13 @@ int soak_gpu_thread_init(soak_thread *t)
         SETUP(cuxfer_view_wrap(&sv, g->buf[B_PIN], 32, 16, 1024, 1));
         for (i = 0; i < 3; ++i)
             SETUP(cuxfer_plan2d_copy_async(&g->plan[i], &dv, &sv, g->nb));
+        /* CUDA's own kernels for device-to-device copies load lazily too
+         * (CUDA_MODULE_LOADING=LAZY, the default): the first such copy
+         * behind a held stream would wait for the load */
+        SETUP(cuxfer_view_wrap(&sv, g->buf[B_DEV] + GB / 2 + 3, 301, 300, 7, 1));
+        SETUP(cuxfer_view_wrap(&dv, g->buf[B_DEV] + 1, 399, 300, 7, 1));
+        SETUP(cuxfer_copy_async(g->buf[B_DEV] + 1, g->buf[B_DEV] + GB / 2 + 3, 14939, g->nb));
+        SETUP(cuxfer_copy2d_async(&dv, &sv, g->nb));
         SETUP(cudaStreamSynchronize(g->nb));
         if (push(t, B_DEV))
             return -1;
