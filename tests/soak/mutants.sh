@@ -9,7 +9,8 @@
 # need a device and are skipped (said so) without one.  `make soak-mutants`
 # runs it with the configured CC and CUDA flags.
 # Environment: CC CFLAGS CPPFLAGS (CUDA's) LIBS; MUTANT_SECONDS (GPU runs, 120);
-# MUTANT_MODES (which mutants: "cpu gpu", the default, or one of them).
+# MUTANT_MODES (which mutants: "cpu gpu", the default, or one of them);
+# MUTANT_THREADS (host threads of the GPU soak, 1).
 set -u
 srcdir=${1:-.}
 CC=${CC:-cc}
@@ -51,7 +52,7 @@ run() { # DIR MODE: 0 passed, else caught; the output in DIR/run.log
     (cd "$1" && if [ "$2" = cpu ]; then
         timeout 300 ./soak --cpu-only --seed 7 --steps 200000 --threads 2 --step-limit 2000
     else
-        timeout $((secs + 120)) ./soak --seed 7 --seconds "$secs" --threads 4
+        timeout $((secs + 120)) ./soak --seed 7 --seconds "$secs" --threads "${MUTANT_THREADS:-1}"
     fi) >"$1/run.log" 2>&1
 }
 
