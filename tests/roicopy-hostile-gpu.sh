@@ -14,29 +14,12 @@
 # TIFF cases skip without libtiff (the GPU machine has libpng only).
 # Without a device: "1..0 # SKIP"; with CUXFER_REQUIRE_GPU=1: a failure.
 : "${top_builddir:=.}"
-probe=$("$top_builddir/tests/lib/gpu-probe" 2>&1)
-rc=$?
-if [ $rc -ne 0 ]; then
-    printf '%s\n' "$probe"
-    exit 1
-fi
-if [ -n "$probe" ]; then
-    printf '%s\n' "$probe" # 1..0 # SKIP no CUDA device: <reason>
-    exit 0
-fi
+. "${top_srcdir:-.}/tests/lib/need-gpu.sh"
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 . "${top_srcdir:-.}/tests/lib/hostile-files.sh"
 CODEC_TOOL="$top_builddir/tests/codec-tool"
 G="$SAMPLES/gray-97x61.pgm"
 RGB="$SAMPLES/rgb-80x60.ppm"
-formats=$("$ROICOPY" --version | sed -n 's/^formats: //p')
-has() { case " $formats " in *" $1 "*) return 0 ;; esac; return 1; }
-have() { command -v "$1" >/dev/null 2>&1; }
-check() {
-    desc=$1
-    shift
-    if "$@"; then pass "$desc"; else fail "$desc"; diag_file "$T/err"; fi
-}
 
 # ---- descriptors as OUTPUT ---------------------------------------------------
 "$IMGCROP" "$G" 20x10+3+4 "$T/want.pgm" 2>"$T/err"

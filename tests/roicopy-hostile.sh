@@ -22,17 +22,6 @@
 . "${top_srcdir:-.}/tests/lib/hostile-files.sh"
 CODEC_TOOL="$top_builddir/tests/codec-tool"
 G="$SAMPLES/gray-97x61.pgm"
-formats=$("$ROICOPY" --version | sed -n 's/^formats: //p')
-has() { case " $formats " in *" $1 "*) return 0 ;; esac; return 1; }
-have() { command -v "$1" >/dev/null 2>&1; }
-
-# check DESCRIPTION COMMAND...: pass when COMMAND succeeds, else the
-# files named in $why_files go to the diagnostics.
-check() {
-    desc=$1
-    shift
-    if "$@"; then pass "$desc"; else fail "$desc"; diag_file "$T/err"; fi
-}
 
 # ---- 1: descriptors as OUTPUT ---------------------------------------------
 env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$G" /dev/stdout >"$T/plan" 2>"$T/err"

@@ -10,16 +10,7 @@
 # libtiff is not compiled in (the GPU machine has libpng only).  Without a
 # device: "1..0 # SKIP"; with CUXFER_REQUIRE_GPU=1 and no device: a failure.
 : "${top_builddir:=.}"
-probe=$("$top_builddir/tests/lib/gpu-probe" 2>&1)
-rc=$?
-if [ $rc -ne 0 ]; then
-    printf '%s\n' "$probe"
-    exit 1
-fi
-if [ -n "$probe" ]; then
-    printf '%s\n' "$probe" # 1..0 # SKIP no CUDA device: <reason>
-    exit 0
-fi
+. "${top_srcdir:-.}/tests/lib/need-gpu.sh"
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 CODEC_TOOL="$top_builddir/tests/codec-tool"
 formats=$("$ROICOPY" --version | sed -n 's/^formats: //p')

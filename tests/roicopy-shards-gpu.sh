@@ -8,16 +8,7 @@
 # (--json says "skipped":N-3) and leaves the others untouched.  Without a
 # device: "1..0 # SKIP"; with CUXFER_REQUIRE_GPU=1 and no device: a failure.
 : "${top_builddir:=.}"
-probe=$("$top_builddir/tests/lib/gpu-probe" 2>&1)
-rc=$?
-if [ $rc -ne 0 ]; then
-    printf '%s\n' "$probe"
-    exit 1
-fi
-if [ -n "$probe" ]; then
-    printf '%s\n' "$probe" # 1..0 # SKIP no CUDA device: <reason>
-    exit 0
-fi
+. "${top_srcdir:-.}/tests/lib/need-gpu.sh"
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 ROI=33x17+5+4

@@ -2,7 +2,21 @@
 # hostile-files.sh - sourced by tests/roicopy-hostile*.sh: byte-exact
 # hostile inputs written with printf alone (no tool can refuse to make
 # them): little-endian TIFFs of one strip with any compression and any
-# claimed size, netpbm files of any maxval and tuple type.
+# claimed size, netpbm files of any maxval and tuple type; and the
+# helpers both tests use (after tests/lib/roicopy-lib.sh).
+
+# has FORMAT: this roicopy reads and writes FORMAT (its --version).
+formats=$("$ROICOPY" --version | sed -n 's/^formats: //p')
+has() { case " $formats " in *" $1 "*) return 0 ;; esac; return 1; }
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# check DESCRIPTION COMMAND...: pass when COMMAND succeeds, else $T/err
+# goes to the diagnostics.
+check() {
+    desc=$1
+    shift
+    if "$@"; then pass "$desc"; else fail "$desc"; diag_file "$T/err"; fi
+}
 
 # b N...: the bytes of these decimal values.
 b() { for v; do printf "\\$(printf %03o "$v")"; done; }
