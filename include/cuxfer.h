@@ -4398,37 +4398,36 @@ CUXFER_API cudaError_t cuxfer_ring_slot_buffers(const cuxfer_ring *r, int i, voi
 /* The ring's streams, CUXFER_IMPL_RING_CHUNK at a time, for the fences. */
 #define CUXFER_IMPL_RING_CHUNK 64
 
+/* Both fences: every slot's stream waits for s (out) or s for every
+ * slot's stream (!out), CUXFER_IMPL_RING_CHUNK streams a fan call. */
+CUXFER_API cudaError_t cuxfer_impl_ring_fence(cuxfer_ring *r, cudaStream_t s, int out,
+                                              const char *call)
+{
+    cudaStream_t st[CUXFER_IMPL_RING_CHUNK];
+    int i, n;
+    if (!r || !r->slots)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: ring not created", call);
+    for (i = 0; i < r->count; i += n) {
+        for (n = 0; n < CUXFER_IMPL_RING_CHUNK && i + n < r->count; ++n)
+            st[n] = r->slots[i + n].stream;
+        CUXFER_TRY(out ? cuxfer_stream_all_wait(st, n, s) : cuxfer_stream_wait_all(s, st, n));
+    }
+    return cudaSuccess;
+}
+
 /* Fan-out: every slot's stream waits for the work queued so far on s (one
  * event record per 64 slots), e.g. before timing the ring from s.  All
  * slots, not only the first `depth`. */
 CUXFER_API cudaError_t cuxfer_ring_wait(cuxfer_ring *r, cudaStream_t s)
 {
-    cudaStream_t st[CUXFER_IMPL_RING_CHUNK];
-    int i, n;
-    if (!r || !r->slots)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_wait: ring not created");
-    for (i = 0; i < r->count; i += n) {
-        for (n = 0; n < CUXFER_IMPL_RING_CHUNK && i + n < r->count; ++n)
-            st[n] = r->slots[i + n].stream;
-        CUXFER_TRY(cuxfer_stream_all_wait(st, n, s));
-    }
-    return cudaSuccess;
+    return cuxfer_impl_ring_fence(r, s, 1, "cuxfer_ring_wait");
 }
 
 /* Fan-in: s waits for the work queued so far on every slot's stream (all
  * slots): join the ring back into s, e.g. before stopping a timer on s. */
 CUXFER_API cudaError_t cuxfer_stream_wait_ring(cudaStream_t s, cuxfer_ring *r)
 {
-    cudaStream_t st[CUXFER_IMPL_RING_CHUNK];
-    int i, n;
-    if (!r || !r->slots)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_wait_ring: ring not created");
-    for (i = 0; i < r->count; i += n) {
-        for (n = 0; n < CUXFER_IMPL_RING_CHUNK && i + n < r->count; ++n)
-            st[n] = r->slots[i + n].stream;
-        CUXFER_TRY(cuxfer_stream_wait_all(s, st, n));
-    }
-    return cudaSuccess;
+    return cuxfer_impl_ring_fence(r, s, 0, "cuxfer_stream_wait_ring");
 }
 
 /* Milliseconds the slot's last submission took on the GPU, from before its
