@@ -16,11 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char logbuf[4096];
-static int log_lines;
-#define CUXFER_LOG(...)                                                        \
-    (++log_lines, (void)snprintf(logbuf + strlen(logbuf),                      \
-                                 sizeof logbuf - strlen(logbuf), __VA_ARGS__))
+#include "log-capture.h"
 #include "tap.h"
 #include <cuxfer.h>
 

@@ -74,11 +74,7 @@ int unit_b_lookup(const void *p) { return (int)cuxfer_impl_lookup(p, NULL); }
 #include <stdio.h>
 #include <string.h>
 
-static char logbuf[4096];
-static int log_lines;
-#define CUXFER_LOG(...)                                                        \
-    (++log_lines, (void)snprintf(logbuf + strlen(logbuf),                      \
-                                 sizeof logbuf - strlen(logbuf), __VA_ARGS__))
+#include "log-capture.h"
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>

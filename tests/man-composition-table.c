@@ -16,27 +16,7 @@
 #define MAXROWS 64
 #define LINE 1024
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    long n;
-    char *s;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return NULL;
-    }
-    s = (char *)malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = '\0';
-    fclose(f);
-    return s;
-}
+#include "read-file.h"
 
 /* The text of section `sh` of a page (from its .Sh line to the next). */
 static char *section(const char *page, const char *sh)

@@ -13,25 +13,7 @@
 #include "tap.h"
 #include <cuxfer.h>
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    long n;
-    char *s = NULL;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        s = (char *)malloc((size_t)n + 1);
-        if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-            free(s);
-            s = NULL;
-        }
-        if (s)
-            s[n] = '\0';
-    }
-    fclose(f);
-    return s;
-}
+#include "read-file.h"
 
 /* 1 when man/PAGE.3's RETURN VALUES section lists `name` as a .Dv. */
 static int listed(const char *page, const char *name)

@@ -16,11 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static char logbuf[4096];
-static int log_lines;
-#define CUXFER_LOG(...)                                                        \
-    (++log_lines, (void)snprintf(logbuf + strlen(logbuf),                      \
-                                 sizeof logbuf - strlen(logbuf), __VA_ARGS__))
+#include "log-capture.h"
 #include "sched-helpers.h"
 
 extern int setenv(const char *, const char *, int);
