@@ -1153,16 +1153,17 @@ static int banded_wanted(void)
     return want(name) || want("banded");
 }
 
-/* One timed pass: every band's stream waits for `lead` (held by the gate
- * until all is queued), uploads its band and downloads it; `lead` waits
- * for every band.  Milliseconds. */
+/* One timed pass, as roicopy --timing times it: every band's stream waits
+ * for `lead`, uploads its band and downloads it; `lead` waits for every
+ * band.  No gate: the bands start while later ones are queued, as in
+ * roicopy (and a held lead would queue some hundred entries behind the
+ * gate at 32 bands).  Milliseconds. */
 static float banded_pass(int raw, int nb, cudaStream_t lead, const cudaStream_t *bs,
                          const cuxfer_view *src, const cuxfer_view *dev, const cuxfer_view *dst,
                          cuxfer_timer *t)
 {
     float ms;
     int i;
-    gate_close(lead);
     BENCH_CHECK(cuxfer_timer_start(t, lead));
     for (i = 0; i < nb; ++i) {
         const cuxfer_view *a = &src[i], *d = &dev[i], *b = &dst[i];
@@ -1182,7 +1183,6 @@ static float banded_pass(int raw, int nb, cudaStream_t lead, const cudaStream_t 
     for (i = 0; i < nb; ++i)
         BENCH_CHECK(cuxfer_stream_wait(lead, bs[i]));
     BENCH_CHECK(cuxfer_timer_stop(t, lead));
-    gate_open();
     BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
     return ms;
 }
