@@ -10,7 +10,7 @@
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 xb=$top_builddir/tools/xferbench
 if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
-echo "1..15"
+echo "1..16"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-xb.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -83,7 +83,7 @@ check $? "every listed name selects itself${bad_names:+ (not:$bad_names)}"
 # link cases along
 "$xb" --list --only 'of 512x512' --only banded >"$tmp/out" 2>&1
 printf '%s\n' h2d-1d d2h-1d bidir-1d 'rois h2d 64 of 512x512' 'rois d2h 64 of 512x512' \
-    'banded 8000x8000 RGBA8 round trip' >"$tmp/want"
+    'banded 8000x8000 RGBA8' >"$tmp/want"
 cmp -s "$tmp/out" "$tmp/want"
 check $? "--only twice: both patterns' cases and the link, nothing else" "$tmp/out"
 
@@ -116,3 +116,12 @@ check $? "a 33rd --only names itself and the limit, status 2 (got $rc)" "$tmp/er
 "$xb" --list --quick --only 'of 8x8' >"$tmp/out" 2>&1
 grep -qx 'rois h2d 4096 of 8x8' "$tmp/out" && ! grep -q '65536' "$tmp/out"
 check $? "--list --quick names the quick run's tile counts" "$tmp/out"
+
+# a pattern matches at a word's start: 2d is the row cases (and the link
+# they are drawn against), not "rois h2d ..."; 1d is the link's three
+"$xb" --list --only 2d >"$tmp/out" 2>&1
+"$xb" --list --only 1d >"$tmp/out1" 2>&1
+! grep -qv '^\(h2d-1d\|d2h-1d\|bidir-1d\|2d .*\)$' "$tmp/out" &&
+    [ "$(grep -c '^2d ' "$tmp/out")" = 28 ] &&
+    [ "$(cat "$tmp/out1" | tr '\n' ' ')" = "h2d-1d d2h-1d bidir-1d " ]
+check $? "--only 2d lists the 28 row cases and the link only; --only 1d the link" "$tmp/out"

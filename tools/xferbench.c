@@ -21,13 +21,15 @@
 #include <time.h>
 
 #define MIB ((size_t)1 << 20)
+#define NAME_W 48 /* the table's case column */
 
 static int reps = 15;
 static size_t link_bytes = 256 * MIB;
 static int quick;
 static enum { OUT_TABLE, OUT_JSON, OUT_CSV } out = OUT_TABLE;
-/* --only patterns (repeatable): a case runs when any of them is part of its
- * name, as --list prints it; none: every case */
+/* --only patterns (repeatable): a case runs when its name, as --list
+ * prints it, holds any of them at the start of a word (want); none: every
+ * case */
 enum { MAX_ONLY = 32 };
 static const char *only[MAX_ONLY];
 static int nonly;
@@ -146,9 +148,9 @@ static void report_row(const char *name, const char *unit, stat raw, stat cux, i
                cux.median, cux.cv, ratio, target_text, verdict);
     } else {
         if (!rows_printed)
-            printf("%-34s %-6s %10s %6s %10s %6s %7s  %-10s %s\n", "case", "unit", "raw",
+            printf("%-*s %-6s %10s %6s %10s %6s %7s  %-10s %s\n", NAME_W, "case", "unit", "raw",
                    "cv", "cuxfer", "cv", "ratio", "target", "");
-        printf("%-34s %-6s %10.3f %5.1f%% %10.3f %5.1f%% %7.3f  %-10s %s\n", name, unit,
+        printf("%-*s %-6s %10.3f %5.1f%% %10.3f %5.1f%% %7.3f  %-10s %s\n", NAME_W, name, unit,
                raw.median, raw.cv * 100, cux.median, cux.cv * 100, ratio, target_text,
                verdict);
     }
@@ -172,12 +174,19 @@ static void report_abs(const char *name, const char *unit, stat raw, stat cux, i
     report_row(name, unit, raw, cux, lower_better, 1, target, target_text);
 }
 
+/* At a word's start (after a space or a hyphen) only: "2d" selects the
+ * row cases, not "rois h2d ..."; "1d" the link's three. */
 static int want(const char *name)
 {
     int i;
-    for (i = 0; i < nonly; ++i)
-        if (strstr(name, only[i]))
-            return 1;
+    for (i = 0; i < nonly; ++i) {
+        const char *p = name;
+        while ((p = strstr(p, only[i])) != NULL) {
+            if (p == name || p[-1] == ' ' || p[-1] == '-')
+                return 1;
+            ++p;
+        }
+    }
     return nonly == 0;
 }
 
@@ -651,7 +660,7 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
             roi_total /= 2;
             h = roi_total / w;
             if (out == OUT_TABLE)
-                printf("%-34s (%zu-byte rows: %zu MiB a copy, to fit the device's memory)\n", "", w,
+                printf("%-*s (%zu-byte rows: %zu MiB a copy, to fit the device's memory)\n", NAME_W, "", w,
                        roi_total / MIB);
         }
         host = (unsigned char *)pinned(spitch * h);
@@ -745,8 +754,8 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
                 }
                 if (dir == 1 && ref && out == OUT_TABLE) {
                     stat m = stats(vm, reps);
-                    printf("%-34s the same scatter on the host alone in the same reps, %d "
-                           "threads: %.2f GB/s, cv %.1f%%\n",
+                    printf("%-*s the same scatter on the host alone in the same reps, %d "
+                           "threads: %.2f GB/s, cv %.1f%%\n", NAME_W,
                            "", plan_threads(), m.median, 100 * m.cv);
                 }
             }
@@ -814,7 +823,7 @@ static void bench_pool(void)
         }
         st = cuxfer_pinned_pool_get_stats(&pool);
         if (out == OUT_TABLE)
-            printf("%-34s reserved %zu for %zu requested: %.4fx (target <= 1.125x) %s\n",
+            printf("%-*s reserved %zu for %zu requested: %.4fx (target <= 1.125x) %s\n", NAME_W,
                    "pool waste, 64 sizes", st.in_use, req, (double)st.in_use / (double)req,
                    (double)st.in_use / (double)req <= 1.125 ? "PASS" : "MISS");
         if ((double)st.in_use / (double)req > 1.125)
@@ -1050,18 +1059,18 @@ static void bench_ring(cudaStream_t s, cuxfer_timer *t)
         stat ratio_ideal = ideal, ratio_ring = ring_s;
         if (out == OUT_TABLE) {
             if (a.have_kernel)
-                printf("%-34s compute: FMA kernel, %u iterations x %u blocks, %.3f ms a frame "
-                       "(upload %.3f ms a frame)\n", "ring overlap", a.iters, a.blocks,
+                printf("%-*s compute: FMA kernel, %u iterations x %u blocks, %.3f ms a frame "
+                       "(upload %.3f ms a frame)\n", NAME_W, "ring overlap", a.iters, a.blocks,
                        frame_work, frame_copy);
             else
-                printf("%-34s compute: memset stand-in (no spin kernel; shares HBM with the "
-                       "upload)\n", "ring overlap");
+                printf("%-*s compute: memset stand-in (no spin kernel; shares HBM with the "
+                       "upload)\n", NAME_W, "ring overlap");
             snprintf(label, sizeof label, "ring overlap, %d frames x 16 MiB", frames);
-            printf("%-34s one stream %.3f ms, ideal max(copy, compute) %.3f ms, ring %.3f ms\n",
+            printf("%-*s one stream %.3f ms, ideal max(copy, compute) %.3f ms, ring %.3f ms\n", NAME_W,
                    label, one.median, ideal.median, ring_s.median);
             /* no schedule overlaps the first upload (or the last compute);
              * shown for context, the target stays on max(copy, compute) */
-            printf("%-34s that ideal plus the frame no schedule overlaps %.3f ms (ratio %.3f)\n",
+            printf("%-*s that ideal plus the frame no schedule overlaps %.3f ms (ratio %.3f)\n", NAME_W,
                    "", fill.median, fill.median / ring_s.median);
         }
         /* ratio reported as ideal/ring: 1.0 = the ideal schedule */
@@ -1143,7 +1152,7 @@ static size_t banded_side(void)
 
 static void banded_name(char *buf, size_t len)
 {
-    snprintf(buf, len, "banded %zux%zu RGBA8 round trip", banded_side(), banded_side());
+    snprintf(buf, len, "banded %zux%zu RGBA8", banded_side(), banded_side());
 }
 
 static int banded_wanted(void)
@@ -1245,9 +1254,11 @@ static void bench_banded(cudaStream_t s, cuxfer_timer *t)
     }
     if (link_s[LINK_BIDIR].median > 0) {
         char tt[16];
-        snprintf(n2, sizeof n2, "%s best (%d bands) of bidir link", name, best_n);
+        snprintf(n2, sizeof n2, "%s best of bidir link", name);
         snprintf(tt, sizeof tt, ">=%.2fx", BANDED_TARGET);
         report(n2, "GB/s", link_s[LINK_BIDIR], best, 0, BANDED_TARGET, tt);
+        if (out == OUT_TABLE)
+            printf("%-*s (the best: %d bands)\n", NAME_W, "", best_n);
     }
     for (i = 0; i < BANDED_MAX; ++i)
         cudaStreamDestroy(bs[i]);
@@ -1669,7 +1680,7 @@ static void bench_pageable(cudaStream_t s)
             report(name, "GB/s", stats(v_raw, reps), stats(v_st, reps), 0, dir ? 2.5 : 3.5,
                    dir ? ">=2.5x" : ">=3.5x");
             if (out == OUT_TABLE)
-                printf("%-34s the staged call returned after %.1f us (copy took %.1f ms)\n", "",
+                printf("%-*s the staged call returned after %.1f us (copy took %.1f ms)\n", NAME_W, "",
                        stats(v_ret, reps).median, (double)n / stats(v_st, reps).median / 1e6);
         }
         if (dir == 1)
@@ -1759,7 +1770,7 @@ static void bench_multi(int ndev)
         snprintf(name, sizeof name, "all %d gpus %s at once", ndev, dir ? "d2h" : "h2d");
         report(name, "GB/s", stats(v_raw, reps), stats(v_cux, reps), 0, 0.99, ">=0.99x");
         if (out == OUT_TABLE)
-            printf("%-34s sum of the GPUs alone %.3f GB/s (single-GPU baseline: gpu0 above)\n", "",
+            printf("%-*s sum of the GPUs alone %.3f GB/s (single-GPU baseline: gpu0 above)\n", NAME_W, "",
                    alone_sum);
     }
     for (i = 1; i < ndev; ++i)
@@ -1893,8 +1904,9 @@ static void usage(FILE *f)
           "  -C, --calibrate    calibrate the 2D planner first and use its tuning\n"
           "  -r, --reps N       repetitions per figure, 3..64 (default 15)\n"
           "  -s, --size MIB     1D link buffers in MiB, 1..8192 (default 256)\n"
-          "  -o, --only CASE    run only the cases whose name contains CASE; repeat\n"
-          "                     for several (cases against the link run it too)\n"
+          "  -o, --only CASE    run only the cases with a word of their name starting\n"
+          "                     CASE; repeat for several (cases against the link\n"
+          "                     run it too)\n"
           "  -l, --list         print the names of the cases that would run, and exit\n"
           "  -j, --json         one JSON array instead of the table\n"
           "  -c, --csv          comma-separated values instead of the table\n"
