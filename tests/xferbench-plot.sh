@@ -17,13 +17,15 @@ n=0
 check() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; [ -z "${3:-}" ] || sed 's/^/# /' "$3"; fi; }
 
 # A sweep's CSV: every case of --list with the rows xferbench prints for it
-# (figures made up: GB/s rising with the size)
-"$xb" --list --only rois --only 2d >"$tmp/list" || exit 1
+# (figures made up: GB/s rising with the size), fields with commas quoted
+# as xferbench quotes them
+"$xb" --list --only rois --only 2d --only enqueue-8t >"$tmp/list" || exit 1
 awk 'BEGIN { print "case,unit,raw,raw_cv,cuxfer,cuxfer_cv,ratio,target,verdict" }
 /^h2d-1d$/ { print "h2d-1d pinned,GB/s,55.5,0.01,55.4,0.01,1.0,>=0.99x,PASS" }
 /^d2h-1d$/ { print "d2h-1d pinned,GB/s,55.3,0.01,55.2,0.01,1.0,>=0.99x,PASS" }
+/^enqueue-8t$/ { print "\"enqueue-8t 8 threads, 16 bufs each (cost)\",us,2.1,0,2.2,0,1.05,<=1.10x,PASS" }
 /^2d / { w = $4; v = 10 + log(w); printf "%s copy2d,GB/s,%g,0,%g,0,1,-,-\n", $0, v, v
-         printf "%s planner,GB/s,%g,0,%g,0,1,-,-\n", $0, v, v + 5 }
+         printf "%s planner,GB/s,%g,0,%g,0,1,\">=0.98x,cv<=5%%\",PASS\n", $0, v, v + 5 }
 /^rois / { v = 1 + log($3 + 1)
            printf "%s (kernel),GB/s,%g,0,%g,0,1,-,-\n", $0, v / 4, v
            printf "%s forced direct,GB/s,%g,0,%g,0,1,info,-\n", $0, v / 4, v / 4
@@ -63,9 +65,16 @@ sys.exit("no h2d cuxfer_rois curve")
 PY
 check $? "the plan's upload curve has all $sides tile sides; mixed sizes noted"
 
-# The same run as JSON draws the same picture
-awk -F, 'NR > 1 { printf "%s{\"case\":\"%s\",\"unit\":\"%s\",\"raw\":%s,\"raw_cv\":%s,\"cuxfer\":%s,\"cuxfer_cv\":%s,\"ratio\":%s,\"target\":\"%s\",\"verdict\":\"%s\"}", (NR > 2 ? ",\n " : "[\n "), $1, $2, $3, $4, $5, $6, $7, $8, $9 } END { print "\n]" }' \
-    "$tmp/sweep.csv" >"$tmp/sweep.json"
+# The same run as JSON (numbers as numbers, as xferbench --json writes
+# them) draws the same picture
+python3 - "$tmp/sweep.csv" >"$tmp/sweep.json" <<'PY'
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    for k in ("raw", "raw_cv", "cuxfer", "cuxfer_cv", "ratio"):
+        r[k] = float(r[k])
+json.dump(rows, sys.stdout, indent=1)
+PY
 python3 "$plot" "$tmp/sweep.json" >"$tmp/json.svg" 2>"$tmp/err" && cmp -s "$tmp/sweep.svg" "$tmp/json.svg"
 check $? "--json output draws the same SVG as --csv" "$tmp/err"
 

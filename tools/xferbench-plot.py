@@ -40,7 +40,10 @@ def rows_of(text):
 def load(text):
     rows, tiles, link, mixed = {}, {}, {}, {}
     for row in rows_of(text):
-        name, raw, cux = row["case"], float(row["raw"]), float(row["cuxfer"])
+        name = row["case"]
+        if not (ROW.match(name) or TILE.match(name) or MIXED.match(name) or LINK.match(name)):
+            continue  # rows this plot does not draw, whatever they hold
+        raw, cux = float(row["raw"]), float(row["cuxfer"])
         m = ROW.match(name)
         if m:
             d, w, kind = m.group(1), int(m.group(2)), m.group(3)

@@ -144,8 +144,10 @@ static void report_row(const char *name, const char *unit, stat raw, stat cux, i
     } else if (out == OUT_CSV) {
         if (!rows_printed)
             printf("case,unit,raw,raw_cv,cuxfer,cuxfer_cv,ratio,target,verdict\n");
-        printf("%s,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%s,%s\n", name, unit, raw.median, raw.cv,
-               cux.median, cux.cv, ratio, target_text, verdict);
+        /* RFC 4180: a field with a comma is quoted (none holds a quote) */
+        const char *qn = strchr(name, ',') ? "\"" : "", *qt = strchr(target_text, ',') ? "\"" : "";
+        printf("%s%s%s,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%s%s%s,%s\n", qn, name, qn, unit, raw.median,
+               raw.cv, cux.median, cux.cv, ratio, qt, target_text, qt, verdict);
     } else {
         if (!rows_printed)
             printf("%-*s %-6s %10s %6s %10s %6s %7s  %-10s %s\n", NAME_W, "case", "unit", "raw",
