@@ -4,7 +4,7 @@
 # CUDA device: <reason>"); with CUXFER_REQUIRE_GPU=1 it fails instead.  On
 # a machine with a GPU both runs must pass.
 : "${top_builddir:=.}"
-prog="$top_builddir/tests/gpu-smoke"
+prog="$top_builddir/tests/devices/gpu-smoke"
 echo "1..2"
 out=$(env -u CUXFER_REQUIRE_GPU "$prog" 2>&1); rc=$?
 if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q '^1\.\.0 # SKIP no CUDA device: .'; then
