@@ -50,7 +50,7 @@ int main(void)
     check_fails();
     is_int(1, hook_calls, "failure runs CUXFER_ON_ERROR once");
     is_int(cudaErrorInvalidValue, hook_err, "the hook receives the error");
-    snprintf(want, sizeof want, "error-macros.c:%d: ", fail_line);
+    snprintf(want, sizeof want, "check-macros.c:%d: ", fail_line);
     contains(logbuf, want, "report names file:line");
     contains(logbuf, "check_fails", "report names the function");
     contains(logbuf, "returns(cudaErrorInvalidValue) failed", "report quotes the expression");
