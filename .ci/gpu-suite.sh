@@ -64,7 +64,7 @@ for phase in $phases; do
         grep -E '^(ok|not ok)' "$out/runtimes.log" | tee -a "$out/summary.txt"
         pack ;;
     sanitize)
-        run_phase sanitize make check-sanitizer SANITIZER_TESTS='tests/composition-foreign-capture tests/pool-composition tests/streams/stream-wait-capture tests/rois/roundtrip'
+        run_phase sanitize make check-sanitizer SANITIZER_TESTS='tests/composition/foreign-capture tests/composition/pool-planner tests/streams/stream-wait-capture tests/rois/roundtrip'
         grep -E '^(PASS|FAIL|SKIP)' "$out/sanitize.log" | tail -20 | tee -a "$out/summary.txt"
         pack ;;
     bench)

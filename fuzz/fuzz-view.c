@@ -229,7 +229,7 @@ static void do_copy2d(const cuxfer_view *d, const cuxfer_view *s,
         fail("copy2d accepted a pitch above the maximum");
     if (d->width && d->height) {
         /* accepted, so no row shares a byte: spot-check the first and the
-         * last rows of both (tests/composition-rules checks it exactly) */
+         * last rows of both (tests/composition/rules checks it exactly) */
         size_t w = d->width * d->elem_size, last = d->height - 1;
         uintptr_t d0 = (uintptr_t)d->ptr, s0 = (uintptr_t)s->ptr;
         uintptr_t dl = d0 + last * d->pitch, sl = s0 + last * s->pitch;

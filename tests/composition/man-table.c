@@ -2,7 +2,7 @@
 /* The pages' STREAMS AND CAPTURE cannot drift from the composition
  * matrix: the table of man 3 cuxfer's STREAMS AND CAPTURE (its `.It call
  * Ta word ...` rows) equals tests/lib/composition-table.h, from which
- * tests/composition-matrix.c takes what each cell must do, row for row
+ * tests/composition/matrix.c takes what each cell must do, row for row
  * and cell for cell; and every call of the table is named in the STREAMS
  * AND CAPTURE section of a family page (the page that says what each
  * stream kind does in words).  No device needed. */

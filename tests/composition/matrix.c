@@ -19,7 +19,7 @@
  * One TAP line per cell, "call / stream kind: what it did": the output is
  * the table of man 3 cuxfer's STREAMS AND CAPTURE, and what each cell must
  * do is read from that table (tests/lib/composition-table.h, checked
- * against the page by tests/man-composition-table).  tests/composition-per-thread.c
+ * against the page by tests/composition/man-table).  tests/composition/per-thread.c
  * includes this file with CUDA_API_PER_THREAD_DEFAULT_STREAM defined, where
  * 0 is the per-thread default stream.
  */

@@ -24,7 +24,7 @@
  *    and return (the copy kernel is loaded at create, not at its first
  *    launch), byte-exactly; cuxfer_rois's GATHER down waits for such a
  *    stream, as its man page says, and then puts every tile back.
- * Built twice: tests/pool-composition-ptds is this file compiled with
+ * Built twice: tests/composition/pool-planner-ptds is this file compiled with
  * CUDA_API_PER_THREAD_DEFAULT_STREAM, where 0 is the per-thread stream. */
 #include "sched-helpers.h"
 #include <pthread.h>
