@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The one test of the header's private state and helpers (cuxfer_impl_*):
- * every other test uses public names only (tests/public-names-only.sh).
+ * every other test uses public names only (tests/header/public-names-only.sh).
  * What needs the internals is what no public call can reach in one
  * process: forgetting the parsed CUXFER_PAGEABLE and the warned-once
  * flags, asking the guard about each pair of memory kinds directly, the

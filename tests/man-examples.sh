@@ -7,7 +7,7 @@
 # types it; pkg-config's part is the uninstalled header and the CUDA
 # runtime), warning-free at -O2, where GCC's -Wmaybe-uninitialized sees
 # outputs left unset, and compiled by nvcc -O2 too when it is present, as
-# the C they are (tests/outputs-set.sh covers CUDA C++).  With a GPU
+# the C they are (tests/header/outputs-set.sh covers CUDA C++).  With a GPU
 # (tests/lib/gpu-probe) every program is also run and must exit 0: the
 # examples check every call.  A page without an EXAMPLES program fails,
 # except the overview cuxfer.3.  Nothing is written into $top_srcdir.

@@ -17,7 +17,7 @@ if ! $CC -std=c99 -Wall -Wextra -Werror $inc -o "$tmp/host" \
         "$top_srcdir/tests/plugin-state-host.c" $libs -ldl >"$tmp/log" 2>&1; then
     echo "1..1"; echo "not ok 1 - build the host"; sed 's/^/# /' "$tmp/log"; exit 0
 fi
-impl=impl # built in pieces: tests/public-names-only.sh greps tests/
+impl=impl # built in pieces: tests/header/public-names-only.sh greps tests/
 if readelf --dyn-syms "$tmp/host" 2>/dev/null | grep -q "cuxfer_$impl"; then
     echo "# note: the host exports the header's private symbols; the test is weaker"
 fi

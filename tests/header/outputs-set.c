@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outputs-set.c - compiled, never run, by tests/outputs-set.sh at -O1..-O3
+ * outputs-set.c - compiled, never run, by tests/header/outputs-set.sh at -O1..-O3
  * with -Wall -Wextra -Werror: every cuxfer function with an output
  * parameter is called through CUXFER_CHECK and its output used at once.  A
  * function that returns on some path without setting its output makes GCC

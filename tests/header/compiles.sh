@@ -8,7 +8,7 @@
 # GNU C takes sizeof(void) for 1) as in C++, even without warning flags,
 # while the same unit with a float * target does.
 : "${top_srcdir:=.}"
-src="$top_srcdir/tests/header-compile.c"
+src="$top_srcdir/tests/header/compile.c"
 inc="-I$top_srcdir/include $CUDA_CPPFLAGS"
 warn="-Wall -Wextra -Werror -pedantic"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-hc.XXXXXX") || exit 1

@@ -6,7 +6,7 @@
 # without a device, so a typo fails the CPU suite, and each entry has the
 # name the code asks cudaLibraryGetKernel for (TAP).  Skips without ptxas
 # (found beside $NVCC, in $CUDA_HOME/bin or on PATH) or python3.
-: "${top_srcdir:=$(dirname "$0")/..}"
+: "${top_srcdir:=$(dirname "$0")/../..}"
 ptxas=
 for c in ${NVCC:+"$(dirname "$NVCC")/ptxas"} ${CUDA_HOME:+"$CUDA_HOME/bin/ptxas"} \
     "$(command -v ptxas 2>/dev/null)" /usr/local/cuda/bin/ptxas; do
@@ -17,7 +17,7 @@ command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 not found"; ex
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 # The header's string is a private name: built in pieces, as
-# tests/public-names-only.sh wants of every test but tests/internals.c.
+# tests/header/public-names-only.sh wants of every test but tests/internals.c.
 impl=impl
 python3 - "$top_srcdir/include/cuxfer.h" "cuxfer_${impl}_rois_ptx" "$tmp/rois.ptx" \
     "$top_srcdir/tools/xferbench.c" spin_ptx "$tmp/spin.ptx" <<'PY' || exit 1

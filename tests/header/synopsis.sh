@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: MIT
 # The synopsis at the top of include/cuxfer.h lists every public function,
 # macro, type and constant, grouped by man page in the header's order.
-#   tests/header-synopsis.sh          check (TAP): no public name is missing
+#   tests/header/synopsis.sh          check (TAP): no public name is missing
 #                                     from the synopsis (the settings are in
 #                                     CONFIGURATION), no name listed in the
 #                                     synopsis is gone from the header
-#   tests/header-synopsis.sh --write  regenerate the synopsis in place
+#   tests/header/synopsis.sh --write  regenerate the synopsis in place
 # Run --write after adding, removing or renaming a public name.
-: "${top_srcdir:=$(dirname "$0")/..}"
+: "${top_srcdir:=$(dirname "$0")/../..}"
 h="$top_srcdir/include/cuxfer.h"
 man="$top_srcdir/man"
 begin=' * SYNOPSIS (tests/header-synopsis.sh --write regenerates it)'
@@ -24,7 +24,7 @@ awk -v b="$begin" -v e="$end" '$0 == e { on = 0 } on { print } $0 == b { on = 1 
 
 # Public names of the code, one per line: order<TAB>kind<TAB>name<TAB>text.
 # (The private prefixes are built in pieces, P and M, so that
-# tests/public-names-only.sh does not find them in this file.)
+# tests/header/public-names-only.sh does not find them in this file.)
 awk -v P="cuxfer_""impl_" -v M="CUXFER_""IMPL_" '
 function emit(kind, name, text) {
     if (name in seen) return

@@ -1,13 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Every output parameter is set on every path: tests/outputs-set.c, which
+# Every output parameter is set on every path: tests/header/outputs-set.c, which
 # uses each output right after CUXFER_CHECK, compiles without
 # -Wmaybe-uninitialized at -O1, -O2 and -O3 (gcc, g++) and at -O2 through
 # nvcc when present.  Compiled only: no GPU needed.
 : "${top_srcdir:=.}"
 : "${CC:=cc}"
 : "${CXX:=c++}"
-src="$top_srcdir/tests/outputs-set.c"
+src="$top_srcdir/tests/header/outputs-set.c"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-os.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0

@@ -7,7 +7,7 @@
 #   - section 4 (Geometry) is pure CPU arithmetic: none of its functions
 #     calls the CUDA runtime, directly or through another cuxfer function.
 # Comments and string literals are ignored.
-: "${top_srcdir:=$(dirname "$0")/..}"
+: "${top_srcdir:=$(dirname "$0")/../..}"
 h="$top_srcdir/include/cuxfer.h"
 command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 not found"; exit 0; }
 exec python3 - "$h" <<'EOF'
