@@ -11,7 +11,7 @@
 : "${top_srcdir:=$(dirname "$0")/../..}"
 h="$top_srcdir/include/cuxfer.h"
 man="$top_srcdir/man"
-begin=' * SYNOPSIS (tests/header-synopsis.sh --write regenerates it)'
+begin=' * SYNOPSIS (tests/header/synopsis.sh --write regenerates it)'
 end=' * (end of synopsis)'
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-syn.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
