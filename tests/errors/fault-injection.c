@@ -3,7 +3,7 @@
  * pinned and device allocations that cannot succeed, and the ring
  * hammered by 8 host threads with every frame checked.  Prefetch and
  * advice on a device whose capability query says concurrentManagedAccess
- * = 0 (forced through the capability cache) are in tests/internals.c. */
+ * = 0 (forced through the capability cache) are in tests/state/internals.c. */
 #include "gpu.h"
 
 static cuxfer_ring ring;

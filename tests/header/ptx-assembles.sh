@@ -17,7 +17,7 @@ command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 not found"; ex
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 # The header's string is a private name: built in pieces, as
-# tests/header/public-names-only.sh wants of every test but tests/internals.c.
+# tests/header/public-names-only.sh wants of every test but tests/state/internals.c.
 impl=impl
 python3 - "$top_srcdir/include/cuxfer.h" "cuxfer_${impl}_rois_ptx" "$tmp/rois.ptx" \
     "$top_srcdir/tools/xferbench.c" spin_ptx "$tmp/spin.ptx" <<'PY' || exit 1

@@ -4,7 +4,7 @@
  * ReadOnly register.  The pageable guard's three policies on real copies
  * (ALLOW silent and correct, WARN one line and correct, ERROR refused with
  * a reason and the destination untouched) need the policy re-read within
- * one process: tests/internals.c checks them. */
+ * one process: tests/state/internals.c checks them. */
 #include <stdio.h>
 #include <string.h>
 

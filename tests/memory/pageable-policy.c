@@ -2,7 +2,7 @@
 /* The pageable guard's policy: parsing of CUXFER_PAGEABLE values, and the
  * environment read on the first call.  The guard's decision for each pair
  * of memory kinds under each policy, and re-reading the environment, need
- * the header's private state: tests/internals.c checks them;
+ * the header's private state: tests/state/internals.c checks them;
  * pageable-guard-gpu.c observes the guard on real copies. */
 #include <stdio.h>
 #include <string.h>

@@ -36,7 +36,7 @@ int main(void)
     }
     is_int(100000, (long long)n,
            "random sizes up to 1 TiB stay within 1.125x, in a class of their own size");
-    /* The class indexes behind these sizes: tests/internals.c. */
+    /* The class indexes behind these sizes: tests/state/internals.c. */
     is_int(0, (long long)cuxfer_pinned_pool_class_size(0), "0 bytes: no class");
     is_int(1u << 20, (long long)cuxfer_pinned_pool_class_size(1u << 20), "a power of two is exact");
     is_int(1152 * 1024, (long long)cuxfer_pinned_pool_class_size((1u << 20) + 1),

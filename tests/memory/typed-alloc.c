@@ -79,7 +79,7 @@ int main(void)
     is_int(CUXFER_MEMORY_DEVICE, cuxfer_memory_kind(d + N - 1),
            "the last element is device memory too");
     /* The registry's exact range (N elements, forgotten after the free)
-     * is checked in tests/internals.c. */
+     * is checked in tests/state/internals.c. */
     for (i = 0; i < N; ++i)
         h[i] = (int32_t)(i * 2654435761u);
     memset(back, 0xA5, N * sizeof *back);

@@ -9,7 +9,7 @@
  * process, so each policy runs in a child forked before any cuxfer call,
  * its TAP lines numbered on from the parent's.  (Parsing each value
  * again in one process, and the guard's own stream test, are checked in
- * tests/internals.c.) */
+ * tests/state/internals.c.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

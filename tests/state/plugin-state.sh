@@ -10,11 +10,11 @@ trap 'rm -rf "$tmp"' EXIT
 inc="-I$top_srcdir/include -I$top_srcdir/tests/lib $CUDA_CPPFLAGS"
 libs="$CUDA_LDFLAGS $CUDA_LIBS $PTHREAD_LIBS"
 if ! $CC -std=c99 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden $inc \
-        -o "$tmp/plugin.so" "$top_srcdir/tests/plugin-state-plugin.c" $libs >"$tmp/log" 2>&1; then
+        -o "$tmp/plugin.so" "$top_srcdir/tests/state/plugin-state-plugin.c" $libs >"$tmp/log" 2>&1; then
     echo "1..1"; echo "not ok 1 - build the plugin"; sed 's/^/# /' "$tmp/log"; exit 0
 fi
 if ! $CC -std=c99 -Wall -Wextra -Werror $inc -o "$tmp/host" \
-        "$top_srcdir/tests/plugin-state-host.c" $libs -ldl >"$tmp/log" 2>&1; then
+        "$top_srcdir/tests/state/plugin-state-host.c" $libs -ldl >"$tmp/log" 2>&1; then
     echo "1..1"; echo "not ok 1 - build the host"; sed 's/^/# /' "$tmp/log"; exit 0
 fi
 impl=impl # built in pieces: tests/header/public-names-only.sh greps tests/
@@ -22,7 +22,7 @@ if readelf --dyn-syms "$tmp/host" 2>/dev/null | grep -q "cuxfer_$impl"; then
     echo "# note: the host exports the header's private symbols; the test is weaker"
 fi
 if ! $CC -std=c99 -Wall -Wextra -Werror -I"$top_srcdir/tests/lib" -o "$tmp/bare" \
-        "$top_srcdir/tests/plugin-state-bare.c" -ldl >"$tmp/log" 2>&1; then
+        "$top_srcdir/tests/state/plugin-state-bare.c" -ldl >"$tmp/log" 2>&1; then
     echo "1..1"; echo "not ok 1 - build the bare host"; sed 's/^/# /' "$tmp/log"; exit 0
 fi
 # Two TAP streams, renumbered into one: the host that includes cuxfer.h,

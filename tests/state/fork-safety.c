@@ -9,7 +9,7 @@
  * about 9 forks in 200.  CUDA is not supported in a fork child, so with a
  * device the child makes no call that may reach the driver.  The same
  * with the registry's writers driven directly, without a device: in
- * tests/internals.c. */
+ * tests/state/internals.c. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>

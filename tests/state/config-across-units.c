@@ -6,7 +6,7 @@
  * the other.  The pageable policy is per unit by design.  (That a long
  * reason written in unit b neither overflows nor disturbs this unit's
  * caches, and that the registry is one, needs the private registry
- * without a GPU: tests/internals.c checks it with a second unit.) */
+ * without a GPU: tests/state/internals.c checks it with a second unit.) */
 #include <stdio.h>
 
 #include "tap.h"

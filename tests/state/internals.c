@@ -13,7 +13,7 @@
  * default-stream-guard.c), the lock-free registry readers (from
  * registry-lockfree.c), fork while threads write the registry (from
  * fork-safety.c), one state across two units built with different
- * configuration values (tests/internals-b.c, from config-across-units.c),
+ * configuration values (tests/state/internals-b.c, from config-across-units.c),
  * the rois host gather and scatter (from rois-host-gather.c), the
  * thread team's door (late and sleeping workers), the planner's PACK
  * scatter on the thread team.
@@ -23,7 +23,7 @@
  * concurrentManagedAccess = 0 (from fault-injection.c), and the exact
  * registry range of cuxfer_device_alloc (from typed-alloc.c). */
 #ifdef INTERNALS_UNIT_B
-/* Unit b (tests/internals-b.c includes this file): every configuration
+/* Unit b (tests/state/internals-b.c includes this file): every configuration
  * value set otherwise than in the main unit, as config-unit-b.c did, to
  * check that units built with different values share one state. */
 #include <stdio.h>
@@ -507,7 +507,7 @@ static void fork_registry(void)
 
 /* Two units built with different configuration values share one state
  * (the private half of config-across-units.c; unit b is
- * tests/internals-b.c): this unit caches a classification, then unit b
+ * tests/state/internals-b.c): this unit caches a classification, then unit b
  * writes a reason longer than the buffer: the cache must survive. */
 void *unit_b_state(void);
 void unit_b_fail(const char *s);

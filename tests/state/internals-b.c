@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The second unit of tests/internals: the same source, built with every
+/* The second unit of tests/state/internals: the same source, built with every
  * configuration value set otherwise (see INTERNALS_UNIT_B there). */
 /* It is also the strict ISO C unit: no feature macro, whatever the build
  * line defined, so the header meets gcc -std=c99 as cuxfer(3) shows it. */

@@ -4,7 +4,7 @@
  * thread, one registry - so a range the plugin pinned and the host
  * unpinned or freed is not taken for pinned memory afterwards.  Public
  * calls only: the registry half needs a device (the same without one, by
- * the private calls, is in tests/internals.c for two units).
+ * the private calls, is in tests/state/internals.c for two units).
  * argv[1]: the plugin. */
 #include <dlfcn.h>
 #include <stdio.h>
