@@ -16,7 +16,7 @@
 #    parallel is installed.
 # .ci/readme-fresh-clone.sh runs every ```sh block verbatim in a fresh
 # clone (slow: it builds twice); it extracts the blocks with
-#     sh tests/readme-commands.sh --extract DIR
+#     sh tests/docs/readme-commands.sh --extract DIR
 # which writes README's fenced blocks, in order, to DIR/NN.LANG.
 : "${top_srcdir:=.}" "${top_builddir:=.}" "${CC:=cc}"
 readme="$top_srcdir/README.md"
