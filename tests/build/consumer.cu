@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A CUDA program built by nvcc with nothing but cuxfer's pkg-config flags
- * (tests/consumers.sh) or cuxfer::cuxfer (tests/cmake-consumer.sh).  Without
+ * (tests/build/consumers.sh) or cuxfer::cuxfer (tests/build/cmake-consumer.sh).  Without
  * a device it prints the version and the reason and exits 0; with one it
  * round-trips 4 KiB through a kernel and checks every byte. */
 #include <cuxfer.h>

@@ -55,10 +55,10 @@ build() {
     fi
 }
 w='-Wall -Wextra -Werror -pedantic'
-c_src=$top_srcdir/tests/pkgconfig-consumer.c
+c_src=$top_srcdir/tests/build/pkgconfig-consumer.c
 build gcc "$CC" "-std=c99 $w" "$c_src"
 build gxx "$CXX" "-std=c++11 $w -x c++" "$c_src"
 build clang "${CLANG:-}" "-std=c99 $w" "$c_src"
 build clangxx "${CLANGXX:-}" "-std=c++11 $w -x c++" "$c_src"
-build nvcc "${NVCC:-}" "-std=c++17 -Werror all-warnings" "$top_srcdir/tests/consumer.cu"
+build nvcc "${NVCC:-}" "-std=c++17 -Werror all-warnings" "$top_srcdir/tests/build/consumer.cu"
 [ "$n" -eq 12 ] || echo "not ok 99 - planned 12, ran $n"

@@ -60,7 +60,7 @@ runs() {
     fi
 }
 
-project c C "$src/tests/pkgconfig-consumer.c" "$PACKAGE_VERSION"
+project c C "$src/tests/build/pkgconfig-consumer.c" "$PACKAGE_VERSION"
 if configure_build c; then
     ok "C consumer: find_package(cuxfer $PACKAGE_VERSION CONFIG), cuxfer::cuxfer"
     runs c
@@ -78,7 +78,7 @@ fi
 # Where FindCUDAToolkit finds no toolkit (a machine with only the CUDA
 # runtime, as NVIDIA's wheels unpack it; here FindCUDAToolkit is switched
 # off), CUDA::cudart comes from the configured CUDA's headers and libcudart.
-project rt C "$src/tests/pkgconfig-consumer.c" "$PACKAGE_VERSION"
+project rt C "$src/tests/build/pkgconfig-consumer.c" "$PACKAGE_VERSION"
 if configure_build rt -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=TRUE &&
     grep -q "cudart" "$tmp/rt/build/CMakeFiles/app.dir/link.txt" 2>/dev/null; then
     ok "without FindCUDAToolkit: CUDA::cudart from the configured runtime's tree"
@@ -89,7 +89,7 @@ else
 fi
 
 major=${PACKAGE_VERSION%%.*}
-project other C "$src/tests/pkgconfig-consumer.c" "$((major + 1)).0"
+project other C "$src/tests/build/pkgconfig-consumer.c" "$((major + 1)).0"
 if configure_build other; then
     notok "find_package(cuxfer $((major + 1)).0) is refused" "$tmp/other.log"
 elif grep -q "cuxferConfigVersion.cmake\|not compatible\|version" "$tmp/other.log"; then
@@ -109,7 +109,7 @@ nvcc_args=
 # shellcheck disable=SC2086
 if "$CMAKE" -S "$tmp/probe" -B "$tmp/probe/build" $nvcc_args \
     >"$tmp/probe.log" 2>&1; then
-    project cu "C CUDA" "$src/tests/consumer.cu" "$PACKAGE_VERSION"
+    project cu "C CUDA" "$src/tests/build/consumer.cu" "$PACKAGE_VERSION"
     # shellcheck disable=SC2086
     if configure_build cu $nvcc_args; then
         ok "CUDA consumer (LANGUAGES C CUDA) builds with cuxfer::cuxfer"
@@ -118,7 +118,7 @@ if "$CMAKE" -S "$tmp/probe" -B "$tmp/probe/build" $nvcc_args \
         notok "CUDA consumer configures and builds" "$tmp/cu.log"; skip "CUDA consumer not built"
     fi
     # CUDA alone: no C or CXX, so no FindThreads (it needs one of them).
-    project cuonly CUDA "$src/tests/consumer.cu" "$PACKAGE_VERSION"
+    project cuonly CUDA "$src/tests/build/consumer.cu" "$PACKAGE_VERSION"
     # shellcheck disable=SC2086
     if configure_build cuonly $nvcc_args; then
         ok "CUDA-only consumer (LANGUAGES CUDA) builds with cuxfer::cuxfer"

@@ -25,7 +25,7 @@ else
 fi
 flags=$($pc --cflags --libs cuxfer 2>"$tmp/log")
 if [ -n "$flags" ] && ${CC:-cc} -std=c99 -Wall -Wextra -Werror -pedantic \
-    -o "$tmp/consumer" "$top_srcdir/tests/pkgconfig-consumer.c" $flags >>"$tmp/log" 2>&1; then
+    -o "$tmp/consumer" "$top_srcdir/tests/build/pkgconfig-consumer.c" $flags >>"$tmp/log" 2>&1; then
     echo "ok 2 - built with: $flags"
 else
     echo "not ok 2 - build with pkg-config flags ($flags)"; sed 's/^/# /' "$tmp/log"
