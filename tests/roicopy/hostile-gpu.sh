@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # roicopy under hostile input, on a GPU (the CPU side is
 # roicopy-hostile.sh): every crop is compared byte for byte (or by pixel
-# value through tests/codec-tool) with the CPU crop of tests/lib/imgcrop.
+# value through tests/roicopy/codec-tool) with the CPU crop of tests/lib/imgcrop.
 #  - OUTPUT /dev/stdout, /dev/fd/N or a link to /dev/stdout: the crop goes
 #    into the descriptor (the redirected file), nothing is renamed;
 #  - --keep-going through the ring and one at a time (--pageable): a PNG
@@ -17,7 +17,7 @@
 . "${top_srcdir:-.}/tests/lib/need-gpu.sh"
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 . "${top_srcdir:-.}/tests/lib/hostile-files.sh"
-CODEC_TOOL="$top_builddir/tests/codec-tool"
+CODEC_TOOL="$top_builddir/tests/roicopy/codec-tool"
 G="$SAMPLES/gray-97x61.pgm"
 RGB="$SAMPLES/rgb-80x60.ppm"
 

@@ -14,8 +14,8 @@
 # 11 --dry-run --json prints JSON, valid for any file name;
 # and "-" is standard input and standard output; -V; the usage line.
 #  4, 5 through the writer roicopy uses (tests/imgcrop): RLIMIT_FSIZE, modes;
-# (signals mid-write are in tests/image-io.c; 6 and 7,
-# netpbm's headers, in tests/roicopy-netpbm-corpus.sh.)
+# (signals mid-write are in tests/roicopy/image-io.c; 6 and 7,
+# netpbm's headers, in tests/roicopy/netpbm-corpus.sh.)
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 G="$SAMPLES/gray-97x61.pgm"

@@ -11,7 +11,7 @@
 # case whose tool is missing, or whose codec is not compiled in, skips.
 : "${top_srcdir:=.}"
 : "${top_builddir:=.}"
-TOOL="$top_builddir/tests/codec-tool"
+TOOL="$top_builddir/tests/roicopy/codec-tool"
 S="$top_srcdir/samples"
 T=$(mktemp -d "${TMPDIR:-/tmp}/png-tiff-interop.XXXXXX") || {
     echo "Bail out! mktemp failed"; exit 1; }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* tests/image-rows.c - what roicopy's end-to-end speed rests on, on the
+/* tests/roicopy/image-rows.c - what roicopy's end-to-end speed rests on, on the
  * CPU: image_read_rows/image_read_span read exactly the rows asked for
  * (and nothing else lands in the buffer), a shrunk file is an error, and
  * image_write_atomic from 8 threads at once with the directory fsync

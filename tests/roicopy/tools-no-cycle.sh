@@ -10,9 +10,9 @@
 # unit carries, do not count).  One TAP line per file: what it calls, and
 # that nothing it reaches calls it back.
 #
-#   tests/tools-no-cycle.sh            roicopy's objects in the build tree
+#   tests/roicopy/tools-no-cycle.sh            roicopy's objects in the build tree
 #                                      (tools/roicopy-NAME.o of tools/NAME.c)
-#   tests/tools-no-cycle.sh A.o B.o    these objects (to check another build)
+#   tests/roicopy/tools-no-cycle.sh A.o B.o    these objects (to check another build)
 #
 # Skips without nm, or when roicopy is not built (no CUDA).
 : "${top_srcdir:=.}" "${top_builddir:=.}"

@@ -3,7 +3,7 @@
 # roicopy on a GPU with PNG and TIFF files: the crop of a PNG or a TIFF
 # has the pixels of the CPU crop (tests/lib/imgcrop) of the netpbm image it
 # was made from, read back by netpbm's own tools (pngtopam, tifftopnm) when
-# present and by tests/codec-tool; a PNG/TIFF output is byte for byte the
+# present and by tests/roicopy/codec-tool; a PNG/TIFF output is byte for byte the
 # file codec-tool encodes from the CPU crop (the same encoder).  Covers
 # 8/16 bits, RGBA, interlaced PNG, a PNG named .dat, standard input,
 # --page, --verify and a batch through the ring.  TIFF cases skip when
@@ -12,7 +12,7 @@
 : "${top_builddir:=.}"
 . "${top_srcdir:-.}/tests/lib/need-gpu.sh"
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
-CODEC_TOOL="$top_builddir/tests/codec-tool"
+CODEC_TOOL="$top_builddir/tests/roicopy/codec-tool"
 formats=$("$ROICOPY" --version | sed -n 's/^formats: //p')
 has() { case " $formats " in *" $1 "*) return 0 ;; esac; return 1; }
 

@@ -6,10 +6,10 @@
 # into a PNG is refused (exit 2) naming the formats that can hold it,
 # --page picks a TIFF page, corrupt files are exit 3 with the library's
 # message.  Inputs are made by netpbm's own tools when present (pnmtopng,
-# pamtotiff, tiffcp), else by tests/codec-tool.  Formats not compiled in
+# pamtotiff, tiffcp), else by tests/roicopy/codec-tool.  Formats not compiled in
 # skip their cases.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
-CODEC_TOOL="$top_builddir/tests/codec-tool"
+CODEC_TOOL="$top_builddir/tests/roicopy/codec-tool"
 formats=$("$ROICOPY" --version | sed -n 's/^formats: //p')
 has() { case " $formats " in *" $1 "*) return 0 ;; esac; return 1; }
 if [ -z "$formats" ]; then

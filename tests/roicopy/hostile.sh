@@ -15,12 +15,12 @@
 #    refused;
 #  - --files-from is capped; misleading messages name the real problem;
 #  - roicopy(1) renders without stray markup.
-# The write path is driven through tests/codec-tool (the same
+# The write path is driven through tests/roicopy/codec-tool (the same
 # image_write_atomic and codecs roicopy calls).  netpbm's tools are the
 # oracle where present; their cases skip without them.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 . "${top_srcdir:-.}/tests/lib/hostile-files.sh"
-CODEC_TOOL="$top_builddir/tests/codec-tool"
+CODEC_TOOL="$top_builddir/tests/roicopy/codec-tool"
 G="$SAMPLES/gray-97x61.pgm"
 
 # ---- 1: descriptors as OUTPUT ---------------------------------------------

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * codec-tool.c - the test driver of tests/png-tiff-interop.sh: reads and
+ * codec-tool.c - the test driver of tests/roicopy/png-tiff-interop.sh: reads and
  * writes images through roicopy's codecs (tools/png-io.c, tools/tiff-io.c)
  * and its netpbm reader, chosen by extension (.png, .tif/.tiff, anything
  * else netpbm).
