@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * hardening work's to change) is listed with its input in
  * fuzz/regressions/KNOWN-BUGS, and steered around under
  * #ifdef FUZZ_AVOID_KNOWN_BUGS (fuzz/run-fuzzers.sh defines it) so that
- * CI fuzzing keeps looking for new bugs; tests/fuzz-regressions.sh builds
+ * CI fuzzing keeps looking for new bugs; tests/fuzz/regressions.sh builds
  * without it and replays the input as a TODO test.  The four found so far
  * (cuxfer_pinned_pool_class_size above 2^63, cuxfer_view_sub offsets that
  * wrapped) are fixed: their inputs are plain regression tests now. */

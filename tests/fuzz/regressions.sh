@@ -4,7 +4,7 @@
 # and the seed corpus (fuzz/corpus/TARGET/) replayed through each target:
 #  - the libFuzzer build with ASan and UBSan, when $CLANG links
 #    -fsanitize=fuzzer (clang's libFuzzer runtime is installed);
-#  - the plain driver fuzz/replay-main.c, as tests/fuzz-replay-TARGET
+#  - the plain driver fuzz/replay-main.c, as tests/fuzz/replay-TARGET
 #    (built by make check with the project's CFLAGS: sanitized under
 #    .ci/sanitize.sh), always.
 # An input listed in fuzz/regressions/KNOWN-BUGS shows a bug not yet fixed
@@ -107,7 +107,7 @@ for t in $TARGETS; do
         # no input of a few KiB deserves one (fuzz-png-tiff/ztxt-claims-*).
         run libfuzzer yes "$t" "$T/lf-$t" -malloc_limit_mb=512
     fi
-    r="$top_builddir/tests/fuzz-replay-${t#fuzz-}"
+    r="$top_builddir/tests/fuzz/replay-${t#fuzz-}"
     if [ -x "$r" ]; then
         san=no
         "$r" --sanitized && san=yes
