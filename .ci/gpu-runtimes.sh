@@ -170,7 +170,7 @@ run_one() {
         result "not ok" "CUDA $v: make check with CUXFER_REQUIRE_GPU=$CUXFER_REQUIRE_GPU" "$log"
     fi
     # Every failing test point, whatever make said.
-    for f in "$build"/tests/*.log; do
+    for f in "$build"/tests/*.log "$build"/tests/*/*.log; do
         [ -f "$f" ] || continue
         grep -hE '^(not ok|Bail out)' "$f" | sed "s|^|# CUDA $v ${f#"$build"/}: |"
     done

@@ -55,7 +55,9 @@ for phase in $phases; do
             make -j$jobs && make -j$jobs check TESTS=" || exit 1 ;;
     suite)
         run_phase suite make -j"$jobs" check
-        cp tests/*.log "$out/tests/" 2>/dev/null
+        for f in tests/*.log tests/*/*.log; do
+            [ -f "$f" ] && mkdir -p "$out/${f%/*}" && cp "$f" "$out/$f"
+        done
         grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' "$out/suite.log" | tee -a "$out/summary.txt"
         grep -E '^(FAIL|ERROR)' "$out/suite.log" | head -40 | tee -a "$out/summary.txt"
         pack ;;
