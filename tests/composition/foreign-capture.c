@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * composition-foreign-capture.c - a second thread captures a short fork/join
+ * foreign-capture.c - a second thread captures a short fork/join
  * graph (an upload on a forked stream, joined, then a download) in
  * cudaStreamCaptureModeGlobal while the main thread runs every family of
  * cuxfer.h: pinned pool (misses and a pending block), planner, stager,

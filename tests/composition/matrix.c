@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * composition-matrix.c - every stream-taking call of cuxfer.h on every
+ * matrix.c - every stream-taking call of cuxfer.h on every
  * stream kind (doc/DESIGN.md, "Composition rules: streams and capture"): it works (bytes exact
  * against a CPU reference, outputs poisoned first) or it refuses (an error
  * other than cudaSuccess, a non-empty cuxfer_last_reason(), no error left

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * composition-per-thread.c - tests/composition/matrix.c compiled with
+ * per-thread.c - tests/composition/matrix.c compiled with
  * CUDA_API_PER_THREAD_DEFAULT_STREAM (what nvcc --default-stream per-thread
  * does for .cu files): in this translation unit stream 0 is the per-thread
  * default stream, so the "0" column must behave like cudaStreamPerThread -

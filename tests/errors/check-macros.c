@@ -37,7 +37,7 @@ int main(void)
     char want[128];
     int reached = 0;
     cudaError_t err;
-    /* See device-probe.c: without a driver this is never cudaSuccess. */
+    /* See tests/devices/probe.c: without a driver this is never cudaSuccess. */
     cudaError_t baseline = cudaPeekAtLastError();
 
     plan(17);

@@ -5,7 +5,7 @@
  * a page does not list fails the test.  These are the refusals made
  * before the device is asked, so the test runs with or without one; the
  * errors only a device can give are provoked by the GPU tests
- * (errors-left-behind, stager-gpu, ring-depth, composition-matrix). */
+ * (errors/left-behind, stager/roundtrip, streams/ring-depth, composition/matrix). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

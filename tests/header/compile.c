@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Compiled by header-compiles.sh as C99, C11, C++11, C++17 and CUDA: the
+/* Compiled by compiles.sh as C99, C11, C++11, C++17 and CUDA: the
  * header must be warning-free under -Wall -Wextra -Werror -pedantic in each,
  * and usable (this touches each family so nothing is only parsed). */
 #include <cuxfer.h>

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # roicopy under hostile input, on a GPU (the CPU side is
-# roicopy-hostile.sh): every crop is compared byte for byte (or by pixel
+# hostile.sh): every crop is compared byte for byte (or by pixel
 # value through tests/roicopy/codec-tool) with the CPU crop of tests/lib/imgcrop.
 #  - OUTPUT /dev/stdout, /dev/fd/N or a link to /dev/stdout: the crop goes
 #    into the descriptor (the redirected file), nothing is renamed;

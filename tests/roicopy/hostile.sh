@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # roicopy under hostile and careless use, on the CPU (no GPU needed; the
-# copies themselves are in roicopy-hostile-gpu.sh):
+# copies themselves are in hostile-gpu.sh):
 #  - an OUTPUT naming a descriptor (/dev/stdout, /dev/fd/N, a link to it)
 #    is written into it, never renamed over; the plan says so;
 #  - signals ignored at start (nohup, background jobs) stay ignored;

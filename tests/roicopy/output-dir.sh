@@ -5,7 +5,7 @@
 # mkdir: line, "mkdir" in --json) and makes nothing; a run that fails its
 # checks makes nothing; a DIR that cannot be made (under a file, under a
 # directory this user cannot write) is an output error (exit 4).  The same
-# for the tiles of -o DIR.  That the run makes it is in roicopy-gpu.sh.
+# for the tiles of -o DIR.  That the run makes it is in gpu.sh.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 G="$SAMPLES/gray-97x61.pgm"

@@ -4,7 +4,7 @@
 # input is read: an output in a missing directory or under a file, an
 # output that is a directory, an output that is also an input (same path,
 # another spelling, a link), -o that is not a directory or cannot be made
-# (a missing one is made: roicopy-output-dir.sh), two inputs that would
+# (a missing one is made: output-dir.sh), two inputs that would
 # write the same output.  Nothing is created, nothing is truncated.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 

@@ -18,7 +18,7 @@ if [ -z "$formats" ]; then
 fi
 pass "roicopy --version lists the formats: $formats"
 
-# plan_has DESCRIPTION 'LINE...' ARGS: as in roicopy-dry-run.sh.
+# plan_has DESCRIPTION 'LINE...' ARGS: as in dry-run.sh.
 plan_has() {
     desc=$1
     printf '%s\n' "$2" >"$T/want"

@@ -13,7 +13,7 @@
 # 10 the output's extension decides its format;
 # 11 --dry-run --json prints JSON, valid for any file name;
 # and "-" is standard input and standard output; -V; the usage line.
-#  4, 5 through the writer roicopy uses (tests/imgcrop): RLIMIT_FSIZE, modes;
+#  4, 5 through the writer roicopy uses (tests/lib/imgcrop): RLIMIT_FSIZE, modes;
 # (signals mid-write are in tests/roicopy/image-io.c; 6 and 7,
 # netpbm's headers, in tests/roicopy/netpbm-corpus.sh.)
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
@@ -262,7 +262,7 @@ if "$ROICOPY" --help >"$T/help" 2>/dev/null &&
 else
     fail "--help"; diag_file "$T/help"
 fi
-# ---- 4 and 5 through the writer roicopy uses (tests/imgcrop, on the CPU) ---
+# ---- 4 and 5 through the writer roicopy uses (tests/lib/imgcrop, on the CPU) ---
 "$IMGCROP" "$G" 40x30+10+5 "$T/ref.pgm"
 printf 'precious\n' >"$T/mode600.pgm" && chmod 600 "$T/mode600.pgm"
 printf 'precious\n' >"$T/mode444.pgm" && chmod 444 "$T/mode444.pgm"

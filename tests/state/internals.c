@@ -888,7 +888,7 @@ static void gather_on_team(void)
 /* Which SPAN copies get the gathered share, on the GPU: with the kernel
  * (CUDA 12.5+), 30 % of the rows into 4-byte aligned device rows, none
  * into rows at an odd address or pitch, none for 4-byte rows.  (That the
- * rows arrive byte-exact either way is plan2d-roundtrip's.) */
+ * rows arrive byte-exact either way is tests/planner/roundtrip.c's.) */
 static void span_gathered_on_gpu(void)
 {
     cuxfer_plan2d pl;
