@@ -13,7 +13,8 @@
  * default-stream-guard.c), the lock-free registry readers (from
  * registry-lockfree.c), fork while threads write the registry (from
  * fork-safety.c), one state across two units built with different
- * configuration values (tests/state/internals-b.c, from config-across-units.c),
+ * configuration values (tests/state/internals-b.c: one size of the
+ * structs, one reason text, one registry, each unit's own policy),
  * the rois host gather and scatter (from rois-host-gather.c), the
  * thread team's door (late and sleeping workers), the planner's PACK
  * scatter on the thread team.
@@ -24,8 +25,8 @@
  * registry range of cuxfer_device_alloc (from typed-alloc.c). */
 #ifdef INTERNALS_UNIT_B
 /* Unit b (tests/state/internals-b.c includes this file): every configuration
- * value set otherwise than in the main unit, as config-unit-b.c did, to
- * check that units built with different values share one state. */
+ * value set otherwise than in the main unit, to check that units built
+ * with different values share one state. */
 #include <stdio.h>
 static int unit_b_logged;
 #define CUXFER_API static __attribute__((unused))
@@ -41,6 +42,10 @@ static int unit_b_logged;
 void *unit_b_state(void);
 void unit_b_fail(const char *s);
 int unit_b_lookup(const void *p);
+size_t unit_b_stager_size(void);
+size_t unit_b_options_size(void);
+const char *unit_b_reason(void);
+int unit_b_policy(void);
 
 void unit_b_deadline(struct timespec *t, long ms);
 int unit_b_timedwait_ms(long ms, double *took_ms);
@@ -69,6 +74,10 @@ int unit_b_timedwait_ms(long ms, double *took_ms)
 void *unit_b_state(void) { return cuxfer_impl_state_get(); }
 void unit_b_fail(const char *s) { (void)cuxfer_impl_fail(cudaErrorInvalidValue, "%s", s); }
 int unit_b_lookup(const void *p) { return (int)cuxfer_impl_lookup(p, NULL); }
+size_t unit_b_stager_size(void) { return sizeof(cuxfer_stager); }
+size_t unit_b_options_size(void) { return sizeof(cuxfer_stager_options); }
+const char *unit_b_reason(void) { return cuxfer_last_reason(); }
+int unit_b_policy(void) { return cuxfer_pageable_policy(); }
 
 #else /* the main unit */
 #include <stdio.h>
@@ -506,12 +515,17 @@ static void fork_registry(void)
 }
 
 /* Two units built with different configuration values share one state
- * (the private half of config-across-units.c; unit b is
- * tests/state/internals-b.c): this unit caches a classification, then unit b
- * writes a reason longer than the buffer: the cache must survive. */
+ * of one layout (unit b is tests/state/internals-b.c): the structs have
+ * one size; this unit caches a classification, then unit b writes a
+ * reason longer than the buffer: the cache must survive; the pageable
+ * policy's default is per unit by design. */
 void *unit_b_state(void);
 void unit_b_fail(const char *s);
 int unit_b_lookup(const void *p);
+size_t unit_b_stager_size(void);
+size_t unit_b_options_size(void);
+const char *unit_b_reason(void);
+int unit_b_policy(void);
 void unit_b_deadline(struct timespec *t, long ms);
 int unit_b_timedwait_ms(long ms, double *took_ms);
 
@@ -540,6 +554,10 @@ static void units_share_state(void)
     char longer[700];
     size_t len;
     ok(unit_b_state() == (void *)cuxfer_impl_state_get(), "units: one process-wide state");
+    is_int((long long)sizeof(cuxfer_stager), (long long)unit_b_stager_size(),
+           "units: cuxfer_stager has one size in both");
+    is_int((long long)sizeof(cuxfer_stager_options), (long long)unit_b_options_size(),
+           "units: cuxfer_stager_options has one size in both");
     cuxfer_impl_reg_add(pinned_here, sizeof pinned_here, CUXFER_MEMORY_PINNED, -1);
     is_int(CUXFER_MEMORY_PINNED, cuxfer_impl_lookup(pinned_here + 10, NULL),
            "units: a registered range is pinned here");
@@ -550,6 +568,8 @@ static void units_share_state(void)
     is_int(CUXFER_REASON_MAX - 1, (long long)len, "units: unit b's long reason is cut to %d bytes",
            CUXFER_REASON_MAX - 1);
     is_string("...", cuxfer_last_reason() + len - 3, "units: and ends in ...");
+    cuxfer_clear_reason();
+    is_string("", unit_b_reason(), "units: unit b sees this unit clear it");
     is_int(CUXFER_MEMORY_PINNED, cuxfer_impl_lookup(pinned_here + 20, NULL),
            "units: this unit's cache survives unit b's reason");
     is_int(CUXFER_MEMORY_PINNED, unit_b_lookup(pinned_here + 30),
@@ -557,6 +577,10 @@ static void units_share_state(void)
     cuxfer_impl_reg_remove(pinned_here);
     is_int(CUXFER_MEMORY_UNKNOWN, unit_b_lookup(pinned_here + 30),
            "units: and forgets it when this unit removes it");
+    /* without CUXFER_PAGEABLE, each unit its compiled-in policy (documented) */
+    (void)env_policy(NULL);
+    is_int(CUXFER_PAGEABLE_ERROR, unit_b_policy(), "units: unit b keeps its own pageable policy");
+    is_int(CUXFER_PAGEABLE_WARN, cuxfer_pageable_policy(), "units: and this unit its own");
 }
 
 /* The host half of cuxfer_rois's GATHER strategy, without a device (moved
