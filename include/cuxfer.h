@@ -116,7 +116,7 @@
  *  so cuxfer's CPU-side calls work in it; CUDA itself is not supported in
  *  a fork child (the driver's rule): a child that needs the GPU must exec.
  *
- * SYNOPSIS (tests/header-synopsis.sh --write regenerates it)
+ * SYNOPSIS (tests/header/synopsis.sh --write regenerates it)
  *  man 3 cuxfer
  *    CUXFER_VERSION_MAJOR  CUXFER_VERSION_MINOR  CUXFER_VERSION_PATCH
  *    CUXFER_VERSION_STRING  CUXFER_VERSION_NUMBER
@@ -963,7 +963,7 @@ CUXFER_API cudaError_t cuxfer_impl_stream_sync(cudaStream_t s)
  * Relaxed mode for the same reason: cudaMalloc, cudaFree, cudaEventCreate
  * and cudaStreamCreate are "unsafe" calls that invalidate another thread's
  * Global-mode capture.  They touch nothing a graph under construction uses
- * (tests/composition-foreign-capture runs every family beside such a
+ * (tests/composition/foreign-capture runs every family beside such a
  * capture). */
 CUXFER_API cudaError_t cuxfer_impl_dmalloc(void **p, size_t bytes)
 {
