@@ -214,10 +214,10 @@ static int take_turn(ring_run *rr, size_t i, cuxfer_ring_slot **s,
     return 1;
 }
 
-/* Give a slot back that was acquired and not submitted. */
+/* Give back a slot this thread acquired and did not submit. */
 static void give_back(ring_run *rr, cuxfer_ring_slot *s)
 {
-    if (s && __atomic_load_n(&s->held, __ATOMIC_ACQUIRE))
+    if (s)
         (void)cuxfer_ring_release(&rr->ring, s);
 }
 
@@ -232,6 +232,7 @@ static int copy_gpu(const roicopy_plan *p, ring_run *rr, size_t i,
     cuxfer_ring_job job;
     frame_job fj;
     cudaError_t err = cudaSuccess;
+    unsigned long long uses;
     int first = 0;
     if (!take_turn(rr, i, &s, &err, &first))
         return RC_STOPPED;
@@ -252,8 +253,13 @@ static int copy_gpu(const roicopy_plan *p, ring_run *rr, size_t i,
     job.work = frame_work;
     job.arg = &fj;
     cuxfer_clear_reason();
+    uses = s->uses;
     err = cuxfer_ring_submit(&rr->ring, s, &job);
-    give_back(rr, s); /* refused: still held */
+    /* Refused before anything was queued, the slot is still ours; once
+     * queued it was released, and may be another thread's already (which
+     * waits for mu before it queues, so uses is stable here). */
+    if (s->uses == uses)
+        give_back(rr, s);
     if (err == cudaSuccess) {
         cuxfer_clear_reason();
         err = cudaEventSynchronize(s->done);
