@@ -130,6 +130,9 @@ static void *prefetch_main(void *arg)
     return NULL;
 }
 
+/* Up to n buffers; fewer when memory runs out (any number works, one
+ * frame at a time at worst: a buffer is held only by a frame that was
+ * read, and frames are read and taken in order).  -1 for none. */
 static int alloc_buffers(prefetch_set *ps, int n, size_t bytes)
 {
     int i;
@@ -140,17 +143,18 @@ static int alloc_buffers(prefetch_set *ps, int n, size_t bytes)
     for (i = 0; i < n; ++i) {
         if (posix_memalign((void **)&ps->bufs[i], 4096, bytes) != 0) {
             ps->bufs[i] = NULL;
-            return -1;
+            break;
         }
         ps->nbufs = i + 1;
-        ps->free_bufs[ps->nfree++] = n - 1 - i; /* buffer 0 first */
     }
-    return 0;
+    for (i = ps->nbufs - 1; i >= 0; --i) /* buffer 0 first */
+        ps->free_bufs[ps->nfree++] = i;
+    return ps->nbufs > 0 ? 0 : -1;
 }
 
 prefetch_set *roicopy_prefetch_start(const roicopy_plan *p)
 {
-    size_t in, out, per, cap, want;
+    size_t in = 0, out = 0, per = 0, cap, want;
     int hold, lo = 2 * p->threads, t;
     prefetch_set *ps = (prefetch_set *)calloc(1, sizeof *ps);
     if (!ps)
@@ -187,7 +191,7 @@ prefetch_set *roicopy_prefetch_start(const roicopy_plan *p)
 oom:
     roicopy_prefetch_free(ps);
     (void)roicopy_fail(RC_INPUT, p->frames[0].input, "out of memory for "
-                       "the frames' buffers (ROICOPY_PREFETCH_MB)");
+                       "a frame's buffer (%lu bytes)", (unsigned long)per);
     return NULL;
 }
 
