@@ -59,7 +59,6 @@ typedef struct roicopy_plan {
     int streams_given;
     int threads;                /* a batch: threads reading, and threads
                                    writing (--threads) */
-    int threads_given;
     int io_only;                /* ROICOPY_IO_ONLY: a batch's crops on the
                                    CPU, no GPU (to time the file I/O) */
     int pageable, verify, repeat, timing, json, device, quiet;

@@ -958,7 +958,6 @@ static void fill_plan(const options *o, roicopy_plan *p)
     if (p->nframes > 1 && p->streams < 2)
         p->streams = 2; /* a ring of one slot cannot overlap anything */
     p->pageable = o->pageable;
-    p->threads_given = o->threads_given;
     p->threads = o->threads_given ? (int)o->threads
                                   : roicopy_batch_threads(p);
     p->io_only = io_only();
