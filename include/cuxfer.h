@@ -730,39 +730,23 @@ CUXFER_API void cuxfer_impl_atfork_child(void)
     memset(s->peer, 0, sizeof s->peer);
 }
 
-/* The names the sections below use for the state's fields. */
-#define cuxfer_impl_reason (cuxfer_impl_thread_get()->reason)
-#define cuxfer_impl_kcache (cuxfer_impl_thread_get()->kcache)
-#define cuxfer_impl_kgen (cuxfer_impl_state_get()->kgen)
-#define cuxfer_impl_reg (cuxfer_impl_state_get()->reg)
-#define cuxfer_impl_reg_n (cuxfer_impl_state_get()->reg_n)
-#define cuxfer_impl_reg_seq (cuxfer_impl_state_get()->reg_seq)
-#define cuxfer_impl_reg_mu (cuxfer_impl_state_get()->reg_mu)
-#define cuxfer_impl_env_policy (cuxfer_impl_state_get()->env_policy)
-#define cuxfer_impl_env_stream_policy (cuxfer_impl_state_get()->env_stream_policy)
-#define cuxfer_impl_warned (cuxfer_impl_state_get()->warned)
-#define cuxfer_impl_warned_stream (cuxfer_impl_state_get()->warned_stream)
-#define cuxfer_impl_managed_cap (cuxfer_impl_state_get()->managed_cap)
-#define cuxfer_impl_max_pitch (cuxfer_impl_state_get()->max_pitch)
-#define cuxfer_impl_peer (cuxfer_impl_state_get()->peer)
-
 /* ------------------------------------------------------------------------
  * 2. Errors: CUXFER_CHECK / CUXFER_TRY, the reason text, device probing
  * ------------------------------------------------------------------------ */
 
 /* The sentence explaining this thread's last validation failure, or "" when
  * there is none.  Like errno it is not cleared by successful calls. */
-CUXFER_API const char *cuxfer_last_reason(void) { return cuxfer_impl_reason; }
+CUXFER_API const char *cuxfer_last_reason(void) { return cuxfer_impl_thread_get()->reason; }
 
 /* Forget this thread's reason (CUXFER_CHECK does so before each call). */
-CUXFER_API void cuxfer_clear_reason(void) { cuxfer_impl_reason[0] = '\0'; }
+CUXFER_API void cuxfer_clear_reason(void) { cuxfer_impl_thread_get()->reason[0] = '\0'; }
 
 /* Record a reason and return err, so validators read
  * "return cuxfer_impl_fail(cudaErrorInvalidValue, "...", ...)". */
 CUXFER_API CUXFER_IMPL_PRINTF(2, 3) cudaError_t
     cuxfer_impl_fail(cudaError_t err, const char *fmt, ...)
 {
-    char *r = cuxfer_impl_reason;
+    char *r = cuxfer_impl_thread_get()->reason;
     va_list ap;
     int n;
     va_start(ap, fmt);
@@ -779,9 +763,9 @@ CUXFER_API void cuxfer_impl_report(cudaError_t err, const char *expr,
                                    const char *file, int line,
                                    const char *func)
 {
+    const char *r = cuxfer_impl_thread_get()->reason;
     CUXFER_LOG("%s:%d: %s: %s failed: %s: %s%s%s\n", file, line, func, expr,
-               cudaGetErrorName(err), cudaGetErrorString(err),
-               cuxfer_impl_reason[0] ? ": " : "", cuxfer_impl_reason);
+               cudaGetErrorName(err), cudaGetErrorString(err), r[0] ? ": " : "", r);
 }
 
 /* CUXFER_CHECK(expr): evaluate a cudaError_t expression; on failure print
@@ -1178,7 +1162,7 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
 /* Forget every thread's cached classifications (after a free). */
 CUXFER_API void cuxfer_impl_kcache_flush(void)
 {
-    __atomic_add_fetch(&cuxfer_impl_kgen, 1u, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&cuxfer_impl_state_get()->kgen, 1u, __ATOMIC_ACQ_REL);
 }
 
 /* Writers bracket their change: odd while it is in progress.  Fields are
@@ -1186,14 +1170,14 @@ CUXFER_API void cuxfer_impl_kcache_flush(void)
  * readers never race and a reader that sees a new field also sees the odd
  * counter; no fences (ThreadSanitizer does not model them).  On x86 all of
  * these are plain moves. */
-CUXFER_API void cuxfer_impl_reg_write_begin(void)
+CUXFER_API void cuxfer_impl_reg_write_begin(struct cuxfer_impl_state *st)
 {
-    __atomic_store_n(&cuxfer_impl_reg_seq, cuxfer_impl_reg_seq + 1u, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->reg_seq, st->reg_seq + 1u, __ATOMIC_RELAXED);
 }
 
-CUXFER_API void cuxfer_impl_reg_write_end(void)
+CUXFER_API void cuxfer_impl_reg_write_end(struct cuxfer_impl_state *st)
 {
-    __atomic_store_n(&cuxfer_impl_reg_seq, cuxfer_impl_reg_seq + 1u, __ATOMIC_RELEASE);
+    __atomic_store_n(&st->reg_seq, st->reg_seq + 1u, __ATOMIC_RELEASE);
 }
 
 CUXFER_API void cuxfer_impl_reg_store(struct cuxfer_impl_range *dst,
@@ -1208,6 +1192,7 @@ CUXFER_API void cuxfer_impl_reg_store(struct cuxfer_impl_range *dst,
 
 CUXFER_API void cuxfer_impl_reg_add(const void *p, size_t bytes, cuxfer_memkind kind, int dev)
 {
+    struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     struct cuxfer_impl_range r;
     if (!p || bytes == 0 || (uintptr_t)p > UINTPTR_MAX - bytes)
         return;
@@ -1216,32 +1201,33 @@ CUXFER_API void cuxfer_impl_reg_add(const void *p, size_t bytes, cuxfer_memkind 
     r.kind = (int)kind;
     r.dev = dev;
     r.queried = 0;
-    pthread_mutex_lock(&cuxfer_impl_reg_mu);
-    if (cuxfer_impl_reg_n < CUXFER_IMPL_REG_MAX) {
-        cuxfer_impl_reg_write_begin();
-        cuxfer_impl_reg_store(&cuxfer_impl_reg[cuxfer_impl_reg_n], &r);
-        __atomic_store_n(&cuxfer_impl_reg_n, cuxfer_impl_reg_n + 1, __ATOMIC_RELEASE);
-        cuxfer_impl_reg_write_end();
+    pthread_mutex_lock(&st->reg_mu);
+    if (st->reg_n < CUXFER_IMPL_REG_MAX) {
+        cuxfer_impl_reg_write_begin(st);
+        cuxfer_impl_reg_store(&st->reg[st->reg_n], &r);
+        __atomic_store_n(&st->reg_n, st->reg_n + 1, __ATOMIC_RELEASE);
+        cuxfer_impl_reg_write_end(st);
     }
-    pthread_mutex_unlock(&cuxfer_impl_reg_mu);
+    pthread_mutex_unlock(&st->reg_mu);
 }
 
 /* Drop the range starting at p (before it is freed) and every thread's
  * cached copy of it. */
 CUXFER_API void cuxfer_impl_reg_remove(const void *p)
 {
+    struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     int i, n;
-    pthread_mutex_lock(&cuxfer_impl_reg_mu);
-    n = cuxfer_impl_reg_n;
+    pthread_mutex_lock(&st->reg_mu);
+    n = st->reg_n;
     for (i = 0; i < n; ++i)
-        if (cuxfer_impl_reg[i].lo == (uintptr_t)p) {
-            cuxfer_impl_reg_write_begin();
-            cuxfer_impl_reg_store(&cuxfer_impl_reg[i], &cuxfer_impl_reg[n - 1]);
-            __atomic_store_n(&cuxfer_impl_reg_n, n - 1, __ATOMIC_RELEASE);
-            cuxfer_impl_reg_write_end();
+        if (st->reg[i].lo == (uintptr_t)p) {
+            cuxfer_impl_reg_write_begin(st);
+            cuxfer_impl_reg_store(&st->reg[i], &st->reg[n - 1]);
+            __atomic_store_n(&st->reg_n, n - 1, __ATOMIC_RELEASE);
+            cuxfer_impl_reg_write_end(st);
             break;
         }
-    pthread_mutex_unlock(&cuxfer_impl_reg_mu);
+    pthread_mutex_unlock(&st->reg_mu);
     cuxfer_impl_kcache_flush();
 }
 
@@ -1249,18 +1235,19 @@ CUXFER_API void cuxfer_impl_reg_remove(const void *p)
  * while a writer works or when one finished during the scan. */
 CUXFER_API int cuxfer_impl_reg_find(uintptr_t a, struct cuxfer_impl_range *out)
 {
+    const struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     unsigned s1, s2;
     int i, n, found;
     for (;;) {
-        s1 = __atomic_load_n(&cuxfer_impl_reg_seq, __ATOMIC_ACQUIRE);
+        s1 = __atomic_load_n(&st->reg_seq, __ATOMIC_ACQUIRE);
         if (s1 & 1u) {
             sched_yield();
             continue;
         }
         found = 0;
-        n = __atomic_load_n(&cuxfer_impl_reg_n, __ATOMIC_ACQUIRE);
+        n = __atomic_load_n(&st->reg_n, __ATOMIC_ACQUIRE);
         for (i = 0; i < n && i < CUXFER_IMPL_REG_MAX; ++i) {
-            const struct cuxfer_impl_range *r = &cuxfer_impl_reg[i];
+            const struct cuxfer_impl_range *r = &st->reg[i];
             uintptr_t lo = __atomic_load_n(&r->lo, __ATOMIC_ACQUIRE);
             uintptr_t hi = __atomic_load_n(&r->hi, __ATOMIC_ACQUIRE);
             if (a >= lo && a < hi) {
@@ -1273,7 +1260,7 @@ CUXFER_API int cuxfer_impl_reg_find(uintptr_t a, struct cuxfer_impl_range *out)
                 break;
             }
         }
-        s2 = __atomic_load_n(&cuxfer_impl_reg_seq, __ATOMIC_ACQUIRE);
+        s2 = __atomic_load_n(&st->reg_seq, __ATOMIC_ACQUIRE);
         if (s1 == s2)
             return found;
     }
@@ -1281,7 +1268,7 @@ CUXFER_API int cuxfer_impl_reg_find(uintptr_t a, struct cuxfer_impl_range *out)
 
 CUXFER_API void cuxfer_impl_kcache_put(const struct cuxfer_impl_range *r)
 {
-    struct cuxfer_impl_tcache *c = &cuxfer_impl_kcache;
+    struct cuxfer_impl_tcache *c = &cuxfer_impl_thread_get()->kcache;
     unsigned i = c->next++ % CUXFER_IMPL_KCACHE;
     c->r[i] = *r;
     c->uses[i] = 0;
@@ -1291,8 +1278,9 @@ CUXFER_API void cuxfer_impl_kcache_put(const struct cuxfer_impl_range *r)
  * driver: CUXFER_MEMORY_UNKNOWN when neither knows. */
 CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
 {
-    struct cuxfer_impl_tcache *c = &cuxfer_impl_kcache;
-    unsigned gen = __atomic_load_n(&cuxfer_impl_kgen, __ATOMIC_ACQUIRE);
+    const struct cuxfer_impl_state *st = cuxfer_impl_state_get();
+    struct cuxfer_impl_tcache *c = &cuxfer_impl_thread_get()->kcache;
+    unsigned gen = __atomic_load_n(&st->kgen, __ATOMIC_ACQUIRE);
     uintptr_t a = (uintptr_t)p;
     struct cuxfer_impl_range found;
     int i;
@@ -1312,7 +1300,7 @@ CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
             return (cuxfer_memkind)r->kind;
         }
     }
-    if (__atomic_load_n(&cuxfer_impl_reg_n, __ATOMIC_ACQUIRE) == 0)
+    if (__atomic_load_n(&st->reg_n, __ATOMIC_ACQUIRE) == 0)
         return CUXFER_MEMORY_UNKNOWN;
     if (cuxfer_impl_reg_find(a, &found)) {
         cuxfer_impl_kcache_put(&found);
@@ -1415,7 +1403,7 @@ CUXFER_API int cuxfer_impl_env_policy_get(int *cache, const char *var)
  * reported once and ignored. */
 CUXFER_API int cuxfer_pageable_policy(void)
 {
-    int p = cuxfer_impl_env_policy_get(&cuxfer_impl_env_policy, "CUXFER_PAGEABLE");
+    int p = cuxfer_impl_env_policy_get(&cuxfer_impl_state_get()->env_policy, "CUXFER_PAGEABLE");
     return p > 0 ? p : CUXFER_PAGEABLE_POLICY;
 }
 
@@ -1446,7 +1434,7 @@ CUXFER_API cudaError_t cuxfer_impl_guard(const char *call,
             "asynchronous; pin it (cuxfer_host_alloc, cuxfer_host_register) "
             "or set CUXFER_PAGEABLE=allow",
             call, side == 0 ? "source" : "destination");
-    if (__atomic_exchange_n(&cuxfer_impl_warned[side], 1, __ATOMIC_ACQ_REL) == 0)
+    if (__atomic_exchange_n(&cuxfer_impl_state_get()->warned[side], 1, __ATOMIC_ACQ_REL) == 0)
         CUXFER_LOG("cuxfer: warning: %s: the %s is pageable host memory: the "
                    "copy blocks the caller and runs at a fraction of the link; "
                    "pin it (cuxfer_host_alloc, cuxfer_host_register) "
@@ -1878,10 +1866,11 @@ CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t 
  * 0 when not, asked of the driver once per device. */
 CUXFER_API int cuxfer_managed_concurrent(int device)
 {
+    struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     int v = 0, c;
     if (device < 0 || device >= CUXFER_IMPL_MAX_DEVICES)
         return 0;
-    c = __atomic_load_n(&cuxfer_impl_managed_cap[device], __ATOMIC_ACQUIRE);
+    c = __atomic_load_n(&st->managed_cap[device], __ATOMIC_ACQUIRE);
     if (c == 0) {
         cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query: keep captures */
         cudaError_t err = cudaDeviceGetAttribute(&v, cudaDevAttrConcurrentManagedAccess, device);
@@ -1891,7 +1880,7 @@ CUXFER_API int cuxfer_managed_concurrent(int device)
             return 0; /* not cached: a failed query may be transient */
         }
         c = v ? 1 : 2;
-        __atomic_store_n(&cuxfer_impl_managed_cap[device], c, __ATOMIC_RELEASE);
+        __atomic_store_n(&st->managed_cap[device], c, __ATOMIC_RELEASE);
     }
     return c == 1;
 }
@@ -2173,11 +2162,12 @@ CUXFER_API cudaError_t cuxfer_view_free(cuxfer_view *v)
 /* The largest pitch cudaMemcpy2D accepts on device dev; 0 when unknown. */
 CUXFER_API size_t cuxfer_device_max_pitch(int dev)
 {
+    struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     int v = 0;
     size_t c;
     if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
         return 0;
-    c = __atomic_load_n(&cuxfer_impl_max_pitch[dev], __ATOMIC_ACQUIRE);
+    c = __atomic_load_n(&st->max_pitch[dev], __ATOMIC_ACQUIRE);
     if (c)
         return c;
     {
@@ -2189,7 +2179,7 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
             return 0;
         }
     }
-    __atomic_store_n(&cuxfer_impl_max_pitch[dev], (size_t)v, __ATOMIC_RELEASE);
+    __atomic_store_n(&st->max_pitch[dev], (size_t)v, __ATOMIC_RELEASE);
     return (size_t)v;
 }
 
@@ -2200,7 +2190,7 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
  * them). */
 CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
 {
-    int can = 0, saved, *st;
+    int can = 0, saved, *known;
     cuxfer_impl_relax rx;
     cudaError_t err;
     if (dev < 0 || peer < 0 || dev >= CUXFER_IMPL_MAX_DEVICES || peer >= CUXFER_IMPL_MAX_DEVICES)
@@ -2208,8 +2198,8 @@ CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
                                 "cuxfer_peer_enable: devices %d and %d", dev, peer);
     if (dev == peer)
         return cudaSuccess;
-    st = &cuxfer_impl_peer[dev * CUXFER_IMPL_MAX_DEVICES + peer];
-    switch (__atomic_load_n(st, __ATOMIC_ACQUIRE)) {
+    known = &cuxfer_impl_state_get()->peer[dev * CUXFER_IMPL_MAX_DEVICES + peer];
+    switch (__atomic_load_n(known, __ATOMIC_ACQUIRE)) {
     case 1: return cudaSuccess;
     case 2:
         return cuxfer_impl_fail(cudaErrorPeerAccessUnsupported,
@@ -2238,11 +2228,11 @@ CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
                                 cudaGetErrorName(err));
     }
     if (!can) {
-        __atomic_store_n(st, 2, __ATOMIC_RELEASE);
+        __atomic_store_n(known, 2, __ATOMIC_RELEASE);
         return cuxfer_impl_fail(cudaErrorPeerAccessUnsupported,
                                 "device %d cannot access device %d's memory", dev, peer);
     }
-    __atomic_store_n(st, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(known, 1, __ATOMIC_RELEASE);
     return cudaSuccess;
 }
 
@@ -2255,7 +2245,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
     size_t row = cuxfer_view_row_bytes(src);
     char prev[CUXFER_REASON_MAX];
     cudaError_t e1, e2;
-    (void)snprintf(prev, sizeof prev, "%s", cuxfer_impl_reason);
+    (void)snprintf(prev, sizeof prev, "%s", cuxfer_last_reason());
     e1 = cuxfer_peer_enable(ddev, sdev);
     e2 = cuxfer_peer_enable(sdev, ddev);
     if ((e1 != cudaSuccess && e1 != cudaErrorPeerAccessUnsupported) ||
@@ -2438,12 +2428,12 @@ CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_vi
  * and holds up, every blocking stream of the device, so an "async" copy
  * there overlaps nothing.  Policy: CUXFER_DEFAULT_STREAM=allow|warn|error
  * in the environment, else CUXFER_DEFAULT_STREAM_POLICY; parsed once per
- * process (cuxfer_impl_env_stream_policy in the process-wide state). */
+ * process (env_stream_policy in the process-wide state). */
 
 /* The effective default-stream policy of the calling translation unit. */
 CUXFER_API int cuxfer_default_stream_policy(void)
 {
-    int p = cuxfer_impl_env_policy_get(&cuxfer_impl_env_stream_policy,
+    int p = cuxfer_impl_env_policy_get(&cuxfer_impl_state_get()->env_stream_policy,
                                        "CUXFER_DEFAULT_STREAM");
     return p > 0 ? p : CUXFER_DEFAULT_STREAM_POLICY;
 }
@@ -2483,7 +2473,7 @@ CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s
             "every blocking stream; use a non-blocking stream "
             "(cuxfer_stream_pool_create) or set CUXFER_DEFAULT_STREAM=allow",
             call, (void *)s);
-    if (__atomic_exchange_n(&cuxfer_impl_warned_stream, 1, __ATOMIC_ACQ_REL) == 0)
+    if (__atomic_exchange_n(&cuxfer_impl_state_get()->warned_stream, 1, __ATOMIC_ACQ_REL) == 0)
         CUXFER_LOG("cuxfer: warning: %s: queued on the legacy default stream, "
                    "which serialises with every blocking stream, so nothing "
                    "overlaps; use a non-blocking stream "
