@@ -882,34 +882,82 @@ CUXFER_API void cuxfer_impl_restore_device(int saved)
         (void)cudaSetDevice(saved);
 }
 
-/* Capture safety.  While any thread captures a stream in
- * cudaStreamCaptureModeGlobal, a "potentially unsafe" call (cudaEventQuery,
- * cudaStreamQuery, cudaHostAlloc, cudaFreeHost, cudaEventCreate, pointer
- * and device queries...) from any thread not in Relaxed mode invalidates
- * that capture.  cuxfer's bookkeeping calls of this kind touch no captured
- * stream (they query, allocate or free objects no graph uses), so they run
- * with the calling thread switched to Relaxed, as PyTorch's caching
- * allocators do; cuxfer_impl_relax_end restores the thread's mode.  Never
- * used around work queued on the caller's stream. */
+/* Capture safety: two tools that every call which could meet a capture
+ * uses, and the header's only callers of CUDA's capture-status query and
+ * capture-mode exchange (cuxfer_impl_capture_graph, for cuxfer_on_done,
+ * asks which graph a capture builds).
+ *
+ * What a stream can take now, cuxfer_impl_stream_state:
+ *  UNCAPTURED   work runs when queued;
+ *  CAPTURING    work becomes nodes of the graph being captured;
+ *  INVALIDATED  a capture that failed, still to be ended: calls treat it
+ *               as capturing (what they queue there would be refused);
+ *  UNUSABLE     the query failed, with its error: most often
+ *               cudaErrorStreamCaptureImplicit, s being the legacy stream
+ *               while a blocking stream is captured (any work on it would
+ *               invalidate that capture); or a bad handle, no driver.
+ * Callers refuse or adapt on state > UNCAPTURED and refuse state < 0
+ * (UNUSABLE) with the error. */
+enum {
+    CUXFER_IMPL_STREAM_UNUSABLE = -1,
+    CUXFER_IMPL_STREAM_UNCAPTURED = 0,
+    CUXFER_IMPL_STREAM_CAPTURING = 1,
+    CUXFER_IMPL_STREAM_INVALIDATED = 2
+};
+
+/* The state of s; *err is the query's error (cudaSuccess but when
+ * UNUSABLE).  The query is safe in every capture mode (it is not one of
+ * the "unsafe" calls and changes no capture); a failure is cleared, so it
+ * leaves no sticky error. */
+CUXFER_API int cuxfer_impl_stream_state(cudaStream_t s, cudaError_t *err)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    *err = cudaStreamIsCapturing(s, &st);
+    if (*err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return CUXFER_IMPL_STREAM_UNUSABLE;
+    }
+    return st == cudaStreamCaptureStatusNone     ? CUXFER_IMPL_STREAM_UNCAPTURED
+           : st == cudaStreamCaptureStatusActive ? CUXFER_IMPL_STREAM_CAPTURING
+                                                 : CUXFER_IMPL_STREAM_INVALIDATED;
+}
+
+/* Stepping outside the capture mode.  While any thread captures a stream
+ * in cudaStreamCaptureModeGlobal, a "potentially unsafe" call
+ * (cudaEventQuery, cudaStreamQuery, cudaHostAlloc, cudaFreeHost,
+ * cudaEventCreate, pointer and device queries...) from any thread not in
+ * Relaxed mode invalidates that capture.  cuxfer's bookkeeping calls of
+ * this kind touch no captured stream (they query, allocate or free objects
+ * no graph uses), so they run between cuxfer_impl_relax_begin and
+ * cuxfer_impl_relax_end, the calling thread switched to Relaxed, as
+ * PyTorch's caching allocators do.  Never around work queued on a stream
+ * that may be capturing. */
 typedef struct cuxfer_impl_relax {
     enum cudaStreamCaptureMode mode;
     int switched;
 } cuxfer_impl_relax;
 
-CUXFER_API cuxfer_impl_relax cuxfer_impl_relax_begin(void)
+/* Switch the calling thread to capture mode `mode`; the result holds the
+ * mode it had, for cuxfer_impl_relax_end.  The header's one exchange. */
+CUXFER_API cuxfer_impl_relax cuxfer_impl_relax_to(enum cudaStreamCaptureMode mode)
 {
     cuxfer_impl_relax r;
-    r.mode = cudaStreamCaptureModeRelaxed;
+    r.mode = mode;
     r.switched = cudaThreadExchangeStreamCaptureMode(&r.mode) == cudaSuccess;
     if (!r.switched)
         (void)cudaGetLastError();
     return r;
 }
 
+CUXFER_API cuxfer_impl_relax cuxfer_impl_relax_begin(void)
+{
+    return cuxfer_impl_relax_to(cudaStreamCaptureModeRelaxed);
+}
+
 CUXFER_API void cuxfer_impl_relax_end(cuxfer_impl_relax r)
 {
-    if (r.switched && cudaThreadExchangeStreamCaptureMode(&r.mode) != cudaSuccess)
-        (void)cudaGetLastError();
+    if (r.switched)
+        (void)cuxfer_impl_relax_to(r.mode);
 }
 
 /* Waits and queries on cuxfer's own events and streams, in Relaxed mode:
@@ -1001,12 +1049,7 @@ CUXFER_API cudaError_t cuxfer_impl_stream_create(cudaStream_t *s, unsigned flags
  * team's and the stager's workers only copy memory) never captures and
  * touches only cuxfer's own streams and events: it runs Relaxed for good,
  * so another thread's Global-mode capture never sees it. */
-CUXFER_API void cuxfer_impl_worker_relaxed(void)
-{
-    enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
-    if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess)
-        (void)cudaGetLastError();
-}
+CUXFER_API void cuxfer_impl_worker_relaxed(void) { (void)cuxfer_impl_relax_begin(); }
 
 /* The device a stream belongs to: cudaStreamGetDevice where the runtime
  * has it (12.8+), else the calling thread's current device (the special
@@ -1016,21 +1059,16 @@ CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
 {
 #if CUDART_VERSION >= 12080
     int dev = -1;
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     cudaError_t err;
     if (s == (cudaStream_t)0 || s == cudaStreamLegacy || s == cudaStreamPerThread)
         return cuxfer_impl_current_device();
     /* cudaStreamGetDevice on a capturing stream fails with
      * cudaErrorStreamCaptureUnsupported AND invalidates the capture, in
-     * every capture mode, Relaxed included (measured: H200, driver 580,
-     * CUDA 13.0).  A capturing stream is taken to be the current
-     * device's; cudaStreamIsCapturing is safe. */
-    err = cudaStreamIsCapturing(s, &cs);
-    if (err != cudaSuccess || cs != cudaStreamCaptureStatusNone) {
-        if (err != cudaSuccess)
-            (void)cudaGetLastError();
+     * every capture mode, Relaxed included (doc/PERF.md, "CUDA behaviour
+     * measured").  A capturing stream is taken to be the current
+     * device's. */
+    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_current_device();
-    }
     err = cudaStreamGetDevice(s, &dev);
     if (err == cudaSuccess && dev >= 0)
         return dev;
@@ -1039,23 +1077,6 @@ CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
     (void)s;
 #endif
     return cuxfer_impl_current_device();
-}
-
-/* Whether work may be queued on s for cuxfer's own purposes: 0 when s is
- * not capturing, 1 when it is (status active or invalidated), or the
- * error cudaStreamIsCapturing gave (cudaErrorStreamCaptureImplicit: s is
- * the legacy stream while a blocking stream captures).  The query is not
- * one of the unsafe calls; it changes no capture. */
-CUXFER_API int cuxfer_impl_capturing(cudaStream_t s, cudaError_t *err)
-{
-    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    cudaError_t e = cudaStreamIsCapturing(s, &st);
-    *err = e;
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        return -1;
-    }
-    return st != cudaStreamCaptureStatusNone;
 }
 
 /* Overflow-checked multiply: 0 and *out set on success, -1 on overflow. */
@@ -2004,7 +2025,7 @@ CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
     CUXFER_TRY(cuxfer_impl_managed_check("cuxfer_prefetch", p, bytes, target));
     /* cudaMemPrefetchAsync on a capturing stream fails and invalidates the
      * capture (measured on CUDA 13.0): refused first, the capture kept. */
-    if (cuxfer_impl_capturing(s, &err) != 0)
+    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_prefetch: stream %p is being captured (or cannot be "
                                 "used now): prefetch before the capture or after its launch",
@@ -2492,7 +2513,8 @@ CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
     cudaError_t err;
     if (!cuxfer_impl_is_legacy_stream(s))
         return cudaSuccess;
-    if (cuxfer_impl_capturing(s, &err) >= 0 || err != cudaErrorStreamCaptureImplicit)
+    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNUSABLE ||
+        err != cudaErrorStreamCaptureImplicit)
         return cudaSuccess; /* other errors (no driver): the copy says so itself */
     return cuxfer_impl_fail(err, "%s: the legacy default stream cannot take work while a "
                             "blocking stream is being captured (%s)", call,
@@ -2617,8 +2639,8 @@ CUXFER_API cudaError_t cuxfer_impl_sync_guard(const char *call, cuxfer_memkind d
 CUXFER_API cudaError_t cuxfer_impl_sync_ok(const char *call)
 {
     cudaError_t err;
-    int cap = cuxfer_impl_capturing((cudaStream_t)0, &err);
-    if (cap == 1)
+    int cap = cuxfer_impl_stream_state((cudaStream_t)0, &err);
+    if (cap > 0)
         return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
                                 "%s: the calling thread's default stream is being captured; "
                                 "a synchronous copy cannot be (use cuxfer_copy_async)", call);
@@ -3103,31 +3125,14 @@ CUXFER_API cudaError_t cuxfer_impl_record_on(cudaEvent_t ev, int device, cudaStr
     return err;
 }
 
-/* The capture state of s without side effects.  cudaStreamIsCapturing is
- * safe in every capture mode; on the legacy stream while a blocking stream
- * is captured it answers cudaErrorStreamCaptureImplicit (any use of the
- * legacy stream would invalidate that capture): that error is returned. */
-CUXFER_API cudaError_t cuxfer_impl_capture_state(cudaStream_t s, int *capturing)
-{
-    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    cudaError_t err = cudaStreamIsCapturing(s, &st);
-    *capturing = 0;
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return err;
-    }
-    *capturing = st != cudaStreamCaptureStatusNone;
-    return cudaSuccess;
-}
-
 /* Timers measure real launches: their events inside a capture would become
  * graph nodes that cudaEventElapsedTime cannot read.  Refused before any
  * call that could touch the capture. */
 CUXFER_API cudaError_t cuxfer_impl_timer_stream_ok(const char *call, cudaStream_t s)
 {
-    int cap;
-    cudaError_t err = cuxfer_impl_capture_state(s, &cap);
-    if (err != cudaSuccess)
+    cudaError_t err;
+    int cap = cuxfer_impl_stream_state(s, &err);
+    if (cap < 0)
         return cuxfer_impl_fail(err, "%s: stream %p cannot be used now: %s", call, (void *)s,
                                 cudaGetErrorName(err));
     if (cap)
@@ -3333,8 +3338,9 @@ CUXFER_API cudaError_t cuxfer_impl_wait_check(const char *call, cudaStream_t wai
                                               int waiter_cap, cudaStream_t signaler,
                                               int *cap_sig)
 {
-    cudaError_t err = cuxfer_impl_capture_state(signaler, cap_sig);
-    if (err != cudaSuccess)
+    cudaError_t err;
+    *cap_sig = cuxfer_impl_stream_state(signaler, &err);
+    if (*cap_sig < 0)
         return cuxfer_impl_fail(err, "%s: signaler stream %p cannot be used now: %s", call,
                                 (void *)signaler, cudaGetErrorName(err));
     if (waiter_cap && !*cap_sig)
@@ -3347,8 +3353,9 @@ CUXFER_API cudaError_t cuxfer_impl_wait_check(const char *call, cudaStream_t wai
 
 CUXFER_API cudaError_t cuxfer_impl_waiter_state(const char *call, cudaStream_t waiter, int *cap)
 {
-    cudaError_t err = cuxfer_impl_capture_state(waiter, cap);
-    if (err != cudaSuccess)
+    cudaError_t err;
+    *cap = cuxfer_impl_stream_state(waiter, &err);
+    if (*cap < 0)
         return cuxfer_impl_fail(err, "%s: waiter stream %p cannot be used now: %s", call,
                                 (void *)waiter, cudaGetErrorName(err));
     return cudaSuccess;
@@ -3551,14 +3558,12 @@ CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
  * fails, fn is never called: wait with a cuxfer_latch to learn of it. */
 CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg)
 {
-    int cap;
     cudaError_t err;
     if (!fn)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_complete: fn is NULL");
     /* The legacy stream while a blocking stream is captured: queueing on
      * it would invalidate that capture, so refuse first. */
-    err = cuxfer_impl_capture_state(s, &cap);
-    if (err != cudaSuccess)
+    if (cuxfer_impl_stream_state(s, &err) == CUXFER_IMPL_STREAM_UNUSABLE)
         return cuxfer_impl_fail(err, "cuxfer_on_complete: stream %p cannot be used now: %s",
                                 (void *)s, cudaGetErrorName(err));
     return cudaLaunchHostFunc(s, fn, arg);
@@ -3654,8 +3659,8 @@ CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, v
     cudaError_t err;
     if (!fn)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_done: fn is NULL");
-    err = cuxfer_impl_capture_state(s, &cap);
-    if (err != cudaSuccess)
+    cap = cuxfer_impl_stream_state(s, &err);
+    if (cap < 0)
         return cuxfer_impl_fail(err, "cuxfer_on_done: stream %p cannot be used now: %s",
                                 (void *)s, cudaGetErrorName(err));
     if (cap)
@@ -3670,16 +3675,16 @@ CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, v
 }
 
 /* 1 when work queued on s would go into a graph capture or break one:
- * s is being captured (cudaStreamIsCapturing: Active, or Invalidated, a
- * capture still to be ended), or s is the legacy stream while a blocking
- * stream is captured (the query's cudaErrorStreamCaptureImplicit).  Built
- * on cuxfer_impl_capture_state, as the kit's own refusals are, so a helper
- * that asks first refuses where the kit does.  Any other failed query: 0. */
+ * s is being captured (or its capture was invalidated and is still to be
+ * ended), or s is the legacy stream while a blocking stream is captured
+ * (cudaErrorStreamCaptureImplicit).  Built on cuxfer_impl_stream_state,
+ * as the kit's own refusals are, so a helper that asks first refuses where
+ * the kit does.  Any other failed query: 0. */
 CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
 {
-    int cap = 0;
-    cudaError_t err = cuxfer_impl_capture_state(s, &cap);
-    return cap || err == cudaErrorStreamCaptureImplicit;
+    cudaError_t err;
+    int state = cuxfer_impl_stream_state(s, &err);
+    return state > 0 || err == cudaErrorStreamCaptureImplicit;
 }
 
 /* Timed waits (latch, stager) use CLOCK_MONOTONIC: a wall-clock step (NTP,
@@ -3915,8 +3920,8 @@ CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
     int capturing = 0, i, saved;
     if (!l || !l->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_arm: latch not initialized");
-    err = cuxfer_impl_capture_state(s, &capturing);
-    if (err != cudaSuccess)
+    capturing = cuxfer_impl_stream_state(s, &err);
+    if (capturing < 0)
         return cuxfer_impl_latch_arm_failed(l, s, 0, err, "the stream cannot be used now");
     pthread_mutex_lock(&l->arm_mu);
     for (i = 0; i < CUXFER_LATCH_STREAMS && !w; ++i)
@@ -4551,8 +4556,8 @@ CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s)
                                 "cuxfer_graph_begin: %s (the legacy default stream) cannot be "
                                 "captured; use a stream of your own or cudaStreamPerThread",
                                 s ? "cudaStreamLegacy" : "stream 0");
-    err = cuxfer_impl_capture_state(s, &cap);
-    if (err != cudaSuccess)
+    cap = cuxfer_impl_stream_state(s, &err);
+    if (cap < 0)
         return cuxfer_impl_fail(err, "cuxfer_graph_begin: stream %p cannot be used now: %s",
                                 (void *)s, cudaGetErrorName(err));
     if (cap)
@@ -4630,7 +4635,7 @@ CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_launch: graph not instantiated");
     /* A launch into a capturing stream fails and invalidates that capture
      * (measured on CUDA 13.0): refused first, the capture kept. */
-    if (cuxfer_impl_capturing(s, &err) != 0)
+    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_graph_launch: stream %p is being captured (or cannot "
                                 "be used now); launch the graph on a stream that is not",
@@ -4885,7 +4890,7 @@ CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaS
 {
     cuxfer_impl_relax rx;
     cudaError_t err = cudaSuccess;
-    int dev, saved = -1, cap = cuxfer_impl_capturing(s, &err);
+    int dev, saved = -1, cap = cuxfer_impl_stream_state(s, &err);
     if (cap < 0)
         return cuxfer_impl_fail(err, "cuxfer_pinned_pool_release: stream %p cannot take an "
                                 "event now: %s; the block stays acquired", (void *)s,
@@ -6449,7 +6454,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
     strategy = cuxfer_plan2d_choose(p, dst, src);
     if (strategy == CUXFER_PLAN_DIRECT)
         return cuxfer_copy2d_async(dst, src, s);
-    cap = cuxfer_impl_capturing(s, &err);
+    cap = cuxfer_impl_stream_state(s, &err);
     if (cap < 0)
         return cuxfer_impl_fail(err, "cuxfer_plan2d_copy_async: stream %p cannot be used now: "
                                 "%s", (void *)s, cudaGetErrorName(err));
@@ -6545,7 +6550,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     cudaError_t err;
     if (!p || !p->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_calibrate: plan not created");
-    if (cuxfer_impl_capturing(s, &err) != 0)
+    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_plan2d_calibrate: stream %p is being captured (or "
                                 "cannot be used now): calibration times and synchronizes, "
@@ -7572,12 +7577,11 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
 #endif
 }
 
-/* Why GATHER cannot run on stream s now (NULL: it can).  cs is the
- * stream's capture status. */
-CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p,
-                                                  enum cudaStreamCaptureStatus cs)
+/* Why GATHER cannot run on stream s now (NULL: it can).  cap is the
+ * stream's state (cuxfer_impl_stream_state). */
+CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p, int cap)
 {
-    if (cs != cudaStreamCaptureStatusNone)
+    if (cap != CUXFER_IMPL_STREAM_UNCAPTURED)
         return "the stream is being captured into a graph (the host gather would not replay)";
     if (cuxfer_impl_current_device() != p->device)
         return "the calling thread's device is not the plan's";
@@ -7597,18 +7601,18 @@ CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p,
 CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir,
                                                const cuxfer_view *host, const cuxfer_roi *rois,
                                                size_t n, const cuxfer_view *dense, size_t total,
-                                               cudaStream_t s, enum cudaStreamCaptureStatus cs,
-                                               cudaError_t *err, cudaError_t *refuse)
+                                               cudaStream_t s, int cap, cudaError_t *err,
+                                               cudaError_t *refuse)
 {
     static const char call[] = "cuxfer_rois_copy_async";
-    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    const char *why = cuxfer_impl_rois_no_gather(p, cs);
+    const char *why = cuxfer_impl_rois_no_gather(p, cap);
+    cuxfer_impl_relax rx;
     void *hdev = NULL;
-    *refuse = cs != cudaStreamCaptureStatusNone ? cudaErrorStreamCaptureUnsupported
-                                                : cudaErrorInvalidDevice;
+    *refuse = cap != CUXFER_IMPL_STREAM_UNCAPTURED ? cudaErrorStreamCaptureUnsupported
+                                                   : cudaErrorInvalidDevice;
     if (why)
         return why;
-    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    rx = cuxfer_impl_relax_begin();
     *err = cudaEventRecord(p->ev_probe, s);
     if (*err == cudaErrorInvalidResourceHandle) {
         (void)cudaGetLastError();
@@ -7632,7 +7636,7 @@ CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir
             (void)cuxfer_impl_fail(*err, "%s: %s in the KERNEL launches", call,
                                    cudaGetErrorName(*err));
     }
-    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    cuxfer_impl_relax_end(rx);
     return why;
 }
 
@@ -7642,11 +7646,10 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
                                              const cuxfer_view *dense, cudaStream_t s)
 {
     static const char call[] = "cuxfer_rois_copy_async";
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     const char *why;
     size_t total = 0;
     cudaError_t err;
-    int want;
+    int want, cap;
     CUXFER_TRY(cuxfer_impl_rois_check(dir, host, rois, n, dense, &total, &p->check,
                                       &p->check_bytes));
     if (total == 0)
@@ -7656,16 +7659,14 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
     if (cuxfer_impl_classify_cached(host->ptr, NULL) == CUXFER_MEMORY_DEVICE)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: the host view at %p is device memory", call, host->ptr);
-    err = cudaStreamIsCapturing(s, &cs);
-    if (err != cudaSuccess) { /* e.g. stream 0 while another stream captures */
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "%s: cudaStreamIsCapturing: %s", call,
+    cap = cuxfer_impl_stream_state(s, &err);
+    if (cap < 0) /* e.g. stream 0 while another stream captures */
+        return cuxfer_impl_fail(err, "%s: stream %p cannot be used now: %s", call, (void *)s,
                                 cudaGetErrorName(err));
-    }
     want = cuxfer_rois_choose(p, n, total);
     while (want == CUXFER_ROIS_KERNEL || want == CUXFER_ROIS_GATHER) {
         cudaError_t refuse = cudaSuccess;
-        why = cuxfer_impl_rois_staged(p, want, dir, host, rois, n, dense, total, s, cs, &err,
+        why = cuxfer_impl_rois_staged(p, want, dir, host, rois, n, dense, total, s, cap, &err,
                                       &refuse);
         if (!why)
             return err;
@@ -7678,7 +7679,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
         want = want == CUXFER_ROIS_KERNEL && refuse == cudaErrorInvalidValue ? CUXFER_ROIS_GATHER
                                                                               : CUXFER_ROIS_DIRECT;
     }
-    if (cs == cudaStreamCaptureStatusNone) {
+    if (cap == CUXFER_IMPL_STREAM_UNCAPTURED) {
         cuxfer_memkind dk = cuxfer_impl_classify_cached(dense->ptr, NULL),
                        hk = cuxfer_impl_classify_cached(host->ptr, NULL);
         CUXFER_TRY(dir == CUXFER_ROIS_H2D
@@ -8636,8 +8637,8 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
     CUXFER_TRY(cuxfer_impl_stage_kinds(call, d2h, host, dev, &hk));
     /* Before anything is queued: recording on the legacy stream while a
      * blocking stream is captured would invalidate that capture. */
-    err = cuxfer_impl_capture_state(after, &cap);
-    if (err != cudaSuccess)
+    cap = cuxfer_impl_stream_state(after, &err);
+    if (cap < 0)
         return cuxfer_impl_fail(err, "%s: the stream `after` (%p) cannot be used now: %s", call,
                                 (void *)after, cudaGetErrorName(err));
     if (cap)
