@@ -59,8 +59,11 @@
  *  CUXFER_ON_ERROR(err)   what CUXFER_CHECK does after printing  (abort())
  *  CUXFER_LOG(...)        printf-style sink of all messages  (fprintf(stderr, ...))
  *  CUXFER_ASSERT(c)       internal invariants               (assert(c))
- *  CUXFER_DEBUG_SYNC      defined: CUXFER_CHECK_LAUNCH and cuxfer's own copies
- *                         synchronize, to isolate ordering bugs
+ *  CUXFER_DEBUG_SYNC      defined: CUXFER_CHECK_LAUNCH synchronizes the device,
+ *                         and every call that queues cuxfer's own copies
+ *                         (the copies, ring submit, plan2d, rois, the
+ *                         stager) returns with them done, to isolate
+ *                         ordering bugs
  *  CUXFER_PAGEABLE_POLICY default pageable-guard policy of the unit
  *                         (CUXFER_PAGEABLE_WARN); the environment variable
  *                         CUXFER_PAGEABLE=allow|warn|error overrides it
@@ -804,6 +807,24 @@ CUXFER_API void cuxfer_impl_report(cudaError_t err, const char *expr,
 #else
 #define CUXFER_CHECK_LAUNCH() CUXFER_CHECK(cudaGetLastError())
 #endif
+
+/* The end of every call that queues cuxfer's own copies on a stream
+ * (cuxfer_copy_async, cuxfer_copy2d_async, cuxfer_ring_submit,
+ * cuxfer_plan2d_copy_async, cuxfer_rois_copy_async): err, the call's
+ * result, or with CUXFER_DEBUG_SYNC the stream's after waiting for it, so
+ * the call returns with its work done and a failure of that work is
+ * reported by the call that queued it.  (The stager's stage calls wait for
+ * their job instead: the work is on the stager's own stream.)  Per unit. */
+CUXFER_API cudaError_t cuxfer_impl_debug_sync(cudaError_t err, cudaStream_t s)
+{
+#ifdef CUXFER_DEBUG_SYNC
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+#else
+    (void)s;
+#endif
+    return err;
+}
 
 /* Count the CUDA devices, telling apart why there are none.  *count is 0 on
  * any failure.  Returns cudaSuccess with a count >= 1; cudaErrorNoDevice
@@ -2555,11 +2576,7 @@ CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
         err = cudaMemcpy2DAsync(dst->ptr, dst->pitch, src->ptr, src->pitch, row,
                                 src->height, cudaMemcpyDefault, s);
     }
-#ifdef CUXFER_DEBUG_SYNC
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(s);
-#endif
-    return err;
+    return cuxfer_impl_debug_sync(err, s);
 }
 
 /* Checks of cuxfer_copy_async that need no device: non-NULL pointers, no
@@ -2606,11 +2623,7 @@ CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t byte
         CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy_async", dk, sk, cuxfer_pageable_policy()));
     }
     err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
-#ifdef CUXFER_DEBUG_SYNC
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(s);
-#endif
-    return err;
+    return cuxfer_impl_debug_sync(err, s);
 }
 
 /* Copies of at most this many bytes are made from or to pageable memory
@@ -4519,8 +4532,7 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
     /* Mark the end even after a failure, so the next acquire of this slot
      * waits for whatever part was queued. */
     rec = cudaEventRecord(slot->done, slot->stream);
-    if (err == cudaSuccess)
-        err = rec;
+    err = cuxfer_impl_debug_sync(err == cudaSuccess ? rec : err, slot->stream);
     if (saved >= 0 && cudaSetDevice(saved) != cudaSuccess)
         (void)cudaGetLastError();
     ++slot->uses;
@@ -6481,11 +6493,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
                                        : cuxfer_impl_plan_pack(p, dst, src, s);
     if (err == cudaSuccess)
         err = cuxfer_impl_plan_release(p, s);
-#ifdef CUXFER_DEBUG_SYNC
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(s);
-#endif
-    return err;
+    return cuxfer_impl_debug_sync(err, s);
 }
 
 /* Median GB/s (of ROI bytes) of `reps` runs of one copy; helper of
@@ -7715,11 +7723,7 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
     pthread_mutex_lock(&p->mu);
     err = cuxfer_impl_rois_copy(p, dir, host, rois, n, dense, s);
     pthread_mutex_unlock(&p->mu);
-#ifdef CUXFER_DEBUG_SYNC
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(s);
-#endif
-    return err;
+    return cuxfer_impl_debug_sync(err, s);
 }
 
 /* ------------------------------------------------------------------------
