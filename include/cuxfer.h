@@ -77,18 +77,8 @@
  *                         with the NUL); defining another value stops the build
  *  None of these changes the size or layout of anything shared between
  *  translation units or of any public struct, so units built with
- *  different values work together.
- *  Two tuning knobs of the copy planner (section 10) exist for measuring
- *  it (doc/PERF.md, "Behind the constants"); they are not a
- *  stable interface and no test or tool sets them:
- *  CUXFER_IMPL_PACK_SLOT_MAX  bytes of one PACK pipeline slot at most
- *                         (4 MiB; the slot is also at most half of
- *                         chunk_bytes).  It changes no struct, but it cuts a
- *                         plan's scratch into slots: every unit that uses
- *                         one cuxfer_plan2d must agree on it
- *  CUXFER_IMPL_GATHER_SHARE   the share of a SPAN copy's rows gathered on
- *                         the host instead (0.3; a fraction below 1, 0 turns
- *                         the share off).  Read per call: units may differ
+ *  different values work together.  Nothing else is a setting: the
+ *  planner's constants are fixed (doc/PERF.md, "Behind the constants").
  *
  * ERRORS
  *  Functions return cudaError_t.  Bad arguments are caught on the CPU before
@@ -1183,8 +1173,9 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
     }
 }
 
-/* Classification for the copy functions, cheap: cudaPointerGetAttributes
- * costs 0.1-0.25 us, more than the whole budget of a checked copy.  Each
+/* Classification for the copy functions, cheap: a cudaPointerGetAttributes
+ * costs more than the whole budget of a checked copy (doc/PERF.md, "The
+ * link and the raw calls").  Each
  * thread keeps a few ranges it has seen; behind it, a registry holds the
  * exact ranges of memory cuxfer allocated or pinned itself; only pointers
  * neither knows are asked of the driver.  Every cuxfer free, unregister or
@@ -1385,7 +1376,7 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device
     return k;
 }
 
-/* Where p's memory lives (one cudaPointerGetAttributes, ~0.1 us). */
+/* Where p's memory lives (one cudaPointerGetAttributes). */
 CUXFER_API cuxfer_memkind cuxfer_memory_kind(const void *p)
 {
     return cuxfer_impl_classify(p, NULL);
@@ -2045,7 +2036,8 @@ CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
     cudaError_t err;
     CUXFER_TRY(cuxfer_impl_managed_check("cuxfer_prefetch", p, bytes, target));
     /* cudaMemPrefetchAsync on a capturing stream fails and invalidates the
-     * capture (measured on CUDA 13.0): refused first, the capture kept. */
+     * capture (doc/PERF.md, "CUDA behaviour measured"): refused first, the
+     * capture kept. */
     if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_prefetch: stream %p is being captured (or cannot be "
@@ -4646,7 +4638,8 @@ CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s
     if (!g || !g->exec)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_launch: graph not instantiated");
     /* A launch into a capturing stream fails and invalidates that capture
-     * (measured on CUDA 13.0): refused first, the capture kept. */
+     * (doc/PERF.md, "CUDA behaviour measured"): refused first, the capture
+     * kept. */
     if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_graph_launch: stream %p is being captured (or cannot "
@@ -5435,8 +5428,9 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
              * default since CUDA 12.2) the first launch would load it, and
              * that launch waits for a stream held by a host function:
              * a copy enqueued behind the caller's own host function
-             * would block until the function returned (H200, CUDA 13.0),
-             * and forever if it waits for the enqueuing thread. */
+             * would block until the function returned (doc/PERF.md, "CUDA
+             * behaviour measured"), and forever if it waits for the
+             * enqueuing thread. */
             struct cudaFuncAttributes fa;
             *err = cudaFuncGetAttributes(&fa, (const void *)k);
         }
@@ -5935,9 +5929,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
  * DRAM and back would add a third to it.  Each slot costs a host function
  * and a wake of the team (tens of microseconds), so slots must not be
  * small either (doc/PERF.md, "Behind the constants": PACK's slot size). */
-#ifndef CUXFER_IMPL_PACK_SLOT_MAX
 #define CUXFER_IMPL_PACK_SLOT_MAX ((size_t)4 << 20)
-#endif
 CUXFER_API size_t cuxfer_impl_plan_slot(const cuxfer_plan2d *p)
 {
     size_t half = p->opt.chunk_bytes / 2 / 256 * 256;
@@ -6090,9 +6082,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
  * kernel reads the staging across the link in units of that alignment,
  * and byte or half-word reads would make the share slower than the span
  * it relieves. */
-#ifndef CUXFER_IMPL_GATHER_SHARE
 #define CUXFER_IMPL_GATHER_SHARE 0.3
-#endif
 #define CUXFER_IMPL_GATHER_MIN_ROW 8
 #define CUXFER_IMPL_GATHER_MIN_ROWS 1024
 
