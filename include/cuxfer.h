@@ -109,224 +109,8 @@
  *  so cuxfer's CPU-side calls work in it; CUDA itself is not supported in
  *  a fork child (the driver's rule): a child that needs the GPU must exec.
  *
- * SYNOPSIS (tests/header-synopsis.sh --write regenerates it)
- *  man 3 cuxfer
- *    CUXFER_VERSION_MAJOR  CUXFER_VERSION_MINOR  CUXFER_VERSION_PATCH
- *    CUXFER_VERSION_STRING  CUXFER_VERSION_NUMBER
- *  man 3 cuxfer_check
- *    const char *cuxfer_last_reason(void);
- *    void cuxfer_clear_reason(void);
- *    cudaError_t cuxfer_device_count(int *count);
- *    CUXFER_CHECK(expr)  CUXFER_TRY(expr)  CUXFER_CHECK_LAUNCH()
- *  man 3 cuxfer_memory_kind
- *    cuxfer_memkind cuxfer_memory_kind(const void *p);
- *    const char *cuxfer_memkind_name(cuxfer_memkind k);
- *    int cuxfer_host_is_pinned(const void *p);
- *    int cuxfer_pageable_policy(void);
- *    int cuxfer_pageable_policy_parse(const char *s);
- *    cuxfer_memkind  CUXFER_MEMORY_UNKNOWN  CUXFER_MEMORY_PAGEABLE
- *    CUXFER_MEMORY_PINNED  CUXFER_MEMORY_DEVICE  CUXFER_MEMORY_MANAGED
- *    CUXFER_PAGEABLE_ALLOW  CUXFER_PAGEABLE_WARN  CUXFER_PAGEABLE_ERROR
- *  man 3 cuxfer_view
- *    cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
- *            size_t height, size_t elem_size);
- *    cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width,
- *            size_t height, size_t elem_size, size_t row_align);
- *    cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
- *            size_t width, size_t height, size_t elem_size);
- *    cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
- *            size_t width, size_t height, size_t elem_size,
- *            cuxfer_memkind kind, int device);
- *    cudaError_t cuxfer_view_free(cuxfer_view *v);
- *    void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y);
- *    cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
- *            cuxfer_view *sub);
- *    cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what);
- *    size_t cuxfer_view_row_bytes(const cuxfer_view *v);
- *    cuxfer_view  cuxfer_roi  CUXFER_ELEM_MAX  CUXFER_VIEW_OWNS_DEVICE
- *    CUXFER_VIEW_OWNS_HOST
- *  man 3 cuxfer_host_alloc
- *    cudaError_t cuxfer_host_alloc(void **p, size_t count, size_t elem_size,
- *            unsigned flags);
- *    cudaError_t cuxfer_host_free(void *p);
- *    cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flags);
- *    cudaError_t cuxfer_host_unregister(void *p);
- *    cudaError_t cuxfer_device_alloc(void **p, size_t count,
- *            size_t elem_size);
- *    cudaError_t cuxfer_device_free(void *p);
- *    CUXFER_HOST_ALLOC(pp, count, flags)  CUXFER_DEVICE_ALLOC(pp, count)
- *  man 3 cuxfer_managed_alloc
- *    cudaError_t cuxfer_managed_alloc(void **p, size_t count,
- *            size_t elem_size, unsigned flags);
- *    cudaError_t cuxfer_managed_free(void *p);
- *    cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
- *            cudaStream_t s);
- *    cudaError_t cuxfer_advise(const void *p, size_t bytes,
- *            enum cudaMemoryAdvise advice, int target);
- *    int cuxfer_managed_concurrent(int device);
- *    CUXFER_CPU
- *  man 3 cuxfer_copy2d_async
- *    cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
- *            const cuxfer_view *src, cudaStream_t s);
- *    cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
- *            cudaStream_t s);
- *    cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
- *            const cuxfer_view *src, size_t max_pitch);
- *    cudaError_t cuxfer_copy_check(const void *dst, const void *src,
- *            size_t bytes);
- *    size_t cuxfer_device_max_pitch(int dev);
- *    cudaError_t cuxfer_peer_enable(int dev, int peer);
- *    int cuxfer_default_stream_policy(void);
- *  man 3 cuxfer_copy
- *    cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes);
- *    cudaError_t cuxfer_copy2d(const cuxfer_view *dst,
- *            const cuxfer_view *src);
- *    CUXFER_COPY_SMALL
- *  man 3 cuxfer_stream_pool
- *    cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
- *            unsigned flags, int priority);
- *    cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p,
- *            int device, int count, unsigned flags, int priority);
- *    cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
- *            const cudaStream_t *streams, int count);
- *    cudaError_t cuxfer_stream_pool_next(cuxfer_stream_pool *p,
- *            cudaStream_t *s);
- *    cudaError_t cuxfer_stream_pool_acquire(cuxfer_stream_pool *p, int wait,
- *            cudaStream_t *s);
- *    cudaError_t cuxfer_stream_pool_release(cuxfer_stream_pool *p,
- *            cudaStream_t s);
- *    cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p);
- *    cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p);
- *    cuxfer_stream_pool  CUXFER_STREAM_BLOCKING  CUXFER_STREAM_POOL_MAX
- *    CUXFER_WAIT  CUXFER_NOWAIT
- *  man 3 cuxfer_timer
- *    cudaError_t cuxfer_timer_create(cuxfer_timer *t);
- *    cudaError_t cuxfer_timer_create_with(cuxfer_timer *t,
- *            const cuxfer_timer_options *opt);
- *    cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s);
- *    cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s);
- *    cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms);
- *    cudaError_t cuxfer_timer_destroy(cuxfer_timer *t);
- *    double cuxfer_gbps(size_t bytes, float ms);
- *    cudaError_t cuxfer_stream_wait(cudaStream_t waiter,
- *            cudaStream_t signaler);
- *    cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter,
- *            const cudaStream_t *signalers, int n);
- *    cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n,
- *            cudaStream_t signaler);
- *    cudaError_t cuxfer_stream_pool_wait(cuxfer_stream_pool *p,
- *            cudaStream_t s);
- *    cudaError_t cuxfer_stream_wait_pool(cudaStream_t s,
- *            cuxfer_stream_pool *p);
- *    cudaError_t cuxfer_event_pool_create(cuxfer_event_pool *p, int count);
- *    cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p);
- *    cudaError_t cuxfer_event_pool_destroy(cuxfer_event_pool *p);
- *    cuxfer_timer  cuxfer_timer_options  CUXFER_TIMER_BLOCKING_SYNC
- *    CUXFER_TIMER_ON_DEVICE  cuxfer_event_pool
- *  man 3 cuxfer_on_complete
- *    cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *),
- *            void *arg);
- *    int cuxfer_stream_is_capturing(cudaStream_t s);
- *    cudaError_t cuxfer_latch_init(cuxfer_latch *l);
- *    cudaError_t cuxfer_latch_init_on(cuxfer_latch *l, int device);
- *    cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s);
- *    cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms);
- *    cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n);
- *    cudaError_t cuxfer_latch_destroy(cuxfer_latch *l);
- *    cuxfer_latch  cuxfer_latch_watch  CUXFER_LATCH_STREAMS
- *  man 3 cuxfer_on_done
- *    cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn,
- *            void *arg);
- *  man 3 cuxfer_ring
- *    cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots,
- *            size_t host_bytes, size_t device_bytes,
- *            const cuxfer_ring_options *opt);
- *    cudaError_t cuxfer_ring_acquire(cuxfer_ring *r,
- *            cuxfer_ring_slot **slot);
- *    cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot,
- *            const cuxfer_ring_job *job);
- *    cudaError_t cuxfer_ring_release(cuxfer_ring *r, cuxfer_ring_slot *slot);
- *    cudaError_t cuxfer_ring_drain(cuxfer_ring *r);
- *    cudaError_t cuxfer_ring_destroy(cuxfer_ring *r);
- *    int cuxfer_ring_slots(const cuxfer_ring *r);
- *    int cuxfer_ring_depth(const cuxfer_ring *r);
- *    cudaError_t cuxfer_ring_set_depth(cuxfer_ring *r, int depth);
- *    cudaError_t cuxfer_ring_stream(const cuxfer_ring *r, int i,
- *            cudaStream_t *s);
- *    cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wait,
- *            float *ms);
- *    cudaError_t cuxfer_ring_slot_buffers(const cuxfer_ring *r, int i,
- *            void **host, void **device);
- *    cudaError_t cuxfer_ring_wait(cuxfer_ring *r, cudaStream_t s);
- *    cudaError_t cuxfer_stream_wait_ring(cudaStream_t s, cuxfer_ring *r);
- *    cuxfer_ring  cuxfer_ring_slot  cuxfer_ring_options  cuxfer_ring_job
- *  man 3 cuxfer_graph
- *    cudaError_t cuxfer_graph_begin(cudaStream_t s);
- *    cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s);
- *    cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s);
- *    cudaError_t cuxfer_graph_destroy(cuxfer_graph *g);
- *    cuxfer_graph
- *  man 3 cuxfer_pinned_pool
- *    cudaError_t cuxfer_pinned_pool_create(cuxfer_pinned_pool *p,
- *            const cuxfer_pinned_pool_options *opt);
- *    cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p,
- *            size_t bytes, cuxfer_pinned_block *blk);
- *    cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
- *            cuxfer_pinned_block *blk, cudaStream_t in_use_by);
- *    cudaError_t cuxfer_pinned_pool_trim(cuxfer_pinned_pool *p);
- *    cuxfer_pinned_pool_stats cuxfer_pinned_pool_get_stats(cuxfer_pinned_pool *p);
- *    size_t cuxfer_pinned_pool_class_size(size_t n);
- *    cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p);
- *    cuxfer_pinned_pool  cuxfer_pinned_block  cuxfer_pinned_pool_options
- *    cuxfer_pinned_pool_stats  CUXFER_POOL_IDLE
- *  man 3 cuxfer_plan2d
- *    cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p,
- *            const cuxfer_plan2d_options *opt);
- *    cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p,
- *            const cuxfer_view *dst, const cuxfer_view *src, cudaStream_t s);
- *    int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *dst,
- *            const cuxfer_view *src);
- *    cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void);
- *    cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
- *            cuxfer_plan2d_tuning *out, void (*report)(size_t row, int d2h,
- *            double raw, double planned, void *arg), void *arg);
- *    cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p);
- *    cuxfer_plan2d  cuxfer_plan2d_options  cuxfer_plan2d_tuning
- *    CUXFER_PLAN_AUTO  CUXFER_PLAN_DIRECT  CUXFER_PLAN_SPAN  CUXFER_PLAN_PACK
- *    CUXFER_PLAN_MAX_THREADS
- *  man 3 cuxfer_rois
- *    cudaError_t cuxfer_rois_create(cuxfer_rois *p,
- *            const cuxfer_rois_options *opt);
- *    cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir,
- *            const cuxfer_view *host, const cuxfer_roi *rois, size_t n,
- *            const cuxfer_view *dense, cudaStream_t s);
- *    cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host,
- *            const cuxfer_roi *rois, size_t n, const cuxfer_view *dense,
- *            size_t *total);
- *    int cuxfer_rois_choose(const cuxfer_rois *p, size_t n, size_t total);
- *    cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n,
- *            size_t elem_size, size_t *off);
- *    cudaError_t cuxfer_rois_destroy(cuxfer_rois *p);
- *    cuxfer_rois  cuxfer_rois_options  CUXFER_ROIS_AUTO  CUXFER_ROIS_DIRECT
- *    CUXFER_ROIS_GATHER  CUXFER_ROIS_KERNEL  CUXFER_ROIS_H2D  CUXFER_ROIS_D2H
- *    CUXFER_ROIS_SLOTS  CUXFER_ROIS_MAX_THREADS
- *  man 3 cuxfer_stager
- *    cudaError_t cuxfer_stager_create(cuxfer_stager *st,
- *            const cuxfer_stager_options *opt);
- *    cudaError_t cuxfer_stager_destroy(cuxfer_stager *st);
- *    cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
- *            const void *src_pageable, size_t bytes, cudaStream_t after);
- *    cudaError_t cuxfer_stage_d2h(cuxfer_stager *st, void *dst_pageable,
- *            const void *src_device, size_t bytes, cudaStream_t after);
- *    cudaError_t cuxfer_stager_wait(cuxfer_stager *st, long timeout_ms);
- *    cudaError_t cuxfer_stager_query(cuxfer_stager *st);
- *    cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
- *            const cuxfer_stager_options *opt);
- *    cuxfer_stager  cuxfer_stager_options  CUXFER_STAGE_AUTO
- *    CUXFER_STAGE_COPY  CUXFER_STAGE_REGISTER  CUXFER_STAGE_DIRECT
- *    CUXFER_STAGER_MAX_SLOTS  CUXFER_STAGER_MAX_THREADS
- *    CUXFER_STAGER_MIN_SLOT_BYTES  CUXFER_STAGER_MAX_SLOT_BYTES
- * (end of synopsis)
+ * API  Every public type and function is declared in the block "The API"
+ *  of section 1, grouped by man page.
  *
  * LICENCE  MIT.  See man 3 cuxfer for the overview and a page per family.
  */
@@ -428,6 +212,246 @@ extern "C" {
 CUXFER_API CUXFER_IMPL_UNUSED void cuxfer_impl_CUXFER_API_must_be_static(void) {}
 static void cuxfer_impl_CUXFER_API_must_be_static(void);
 #pragma GCC diagnostic pop
+
+/* ------------------------------------------------------------------------
+ * The API: every public type and function, by man page
+ * ------------------------------------------------------------------------
+ * Declared once here, grouped as the man pages are (man 3 cuxfer lists
+ * them), and defined in the numbered sections below.  The compiler holds
+ * the two together: a definition that differs from its declaration does
+ * not compile, and a function declared here but defined nowhere is a
+ * warning (-Wall).  Each group's comment names the page's macros and
+ * constants.  tests/header-api.sh checks that every public function, type,
+ * macro and constant of the header is named here, under a page that lists
+ * it, and nothing else. */
+
+/* man 3 cuxfer; also CUXFER_VERSION_MAJOR, CUXFER_VERSION_MINOR, CUXFER_VERSION_PATCH,
+ * CUXFER_VERSION_STRING, CUXFER_VERSION_NUMBER */
+
+/* man 3 cuxfer_check; also CUXFER_CHECK(expr), CUXFER_TRY(expr), CUXFER_CHECK_LAUNCH() */
+CUXFER_API const char *cuxfer_last_reason(void);
+CUXFER_API void cuxfer_clear_reason(void);
+CUXFER_API cudaError_t cuxfer_device_count(int *count);
+
+/* man 3 cuxfer_memory_kind; also CUXFER_MEMORY_UNKNOWN, CUXFER_MEMORY_PAGEABLE,
+ * CUXFER_MEMORY_PINNED, CUXFER_MEMORY_DEVICE, CUXFER_MEMORY_MANAGED, CUXFER_PAGEABLE_ALLOW,
+ * CUXFER_PAGEABLE_WARN, CUXFER_PAGEABLE_ERROR */
+/* Where a pointer's memory lives.  UNKNOWN means the runtime could not say
+ * (no driver, or a failed query): cuxfer treats it as "not pageable" and
+ * lets CUDA judge the copy. */
+typedef enum cuxfer_memkind {
+    CUXFER_MEMORY_UNKNOWN = 0,
+    CUXFER_MEMORY_PAGEABLE = 1, /* malloc/new/stack: async copies block */
+    CUXFER_MEMORY_PINNED = 2,   /* cudaHostAlloc or cudaHostRegister */
+    CUXFER_MEMORY_DEVICE = 3,   /* cudaMalloc, cudaMallocPitch */
+    CUXFER_MEMORY_MANAGED = 4   /* cudaMallocManaged */
+} cuxfer_memkind;
+CUXFER_API cuxfer_memkind cuxfer_memory_kind(const void *p);
+CUXFER_API const char *cuxfer_memkind_name(cuxfer_memkind k);
+CUXFER_API int cuxfer_host_is_pinned(const void *p);
+CUXFER_API int cuxfer_pageable_policy(void);
+CUXFER_API int cuxfer_pageable_policy_parse(const char *s);
+
+/* man 3 cuxfer_view; also CUXFER_ELEM_MAX, CUXFER_VIEW_OWNS_DEVICE, CUXFER_VIEW_OWNS_HOST */
+typedef struct cuxfer_view cuxfer_view;
+typedef struct cuxfer_roi cuxfer_roi;
+CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width, size_t height,
+                                                size_t elem_size);
+CUXFER_API cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width, size_t height,
+                                              size_t elem_size, size_t row_align);
+CUXFER_API cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch, size_t width,
+                                        size_t height, size_t elem_size);
+CUXFER_API cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch, size_t width,
+                                        size_t height, size_t elem_size, cuxfer_memkind kind,
+                                        int device);
+CUXFER_API cudaError_t cuxfer_view_free(cuxfer_view *v);
+CUXFER_API void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y);
+CUXFER_API cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi, cuxfer_view *sub);
+CUXFER_API cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what);
+CUXFER_API size_t cuxfer_view_row_bytes(const cuxfer_view *v);
+
+/* man 3 cuxfer_host_alloc; also CUXFER_HOST_ALLOC(pp, count, flags),
+ * CUXFER_DEVICE_ALLOC(pp, count) */
+CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count, size_t elem_size, unsigned flags);
+CUXFER_API cudaError_t cuxfer_host_free(void *p);
+CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flags);
+CUXFER_API cudaError_t cuxfer_host_unregister(void *p);
+CUXFER_API cudaError_t cuxfer_device_alloc(void **p, size_t count, size_t elem_size);
+CUXFER_API cudaError_t cuxfer_device_free(void *p);
+
+/* man 3 cuxfer_managed_alloc; also CUXFER_CPU */
+CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count, size_t elem_size,
+                                            unsigned flags);
+CUXFER_API cudaError_t cuxfer_managed_free(void *p);
+CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_advise(const void *p, size_t bytes, enum cudaMemoryAdvise advice,
+                                     int target);
+CUXFER_API int cuxfer_managed_concurrent(int device);
+
+/* man 3 cuxfer_copy2d_async */
+CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst, const cuxfer_view *src,
+                                           cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst, const cuxfer_view *src,
+                                           size_t max_pitch);
+CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_t bytes);
+CUXFER_API size_t cuxfer_device_max_pitch(int dev);
+CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer);
+CUXFER_API int cuxfer_default_stream_policy(void);
+
+/* man 3 cuxfer_copy; also CUXFER_COPY_SMALL */
+CUXFER_API cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes);
+CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *src);
+
+/* man 3 cuxfer_stream_pool; also CUXFER_STREAM_BLOCKING, CUXFER_STREAM_POOL_MAX, CUXFER_WAIT,
+ * CUXFER_NOWAIT */
+typedef struct cuxfer_stream_pool cuxfer_stream_pool;
+CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count, unsigned flags,
+                                                 int priority);
+CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int device, int count,
+                                                    unsigned flags, int priority);
+CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p, const cudaStream_t *streams,
+                                               int count);
+CUXFER_API cudaError_t cuxfer_stream_pool_next(cuxfer_stream_pool *p, cudaStream_t *s);
+CUXFER_API cudaError_t cuxfer_stream_pool_acquire(cuxfer_stream_pool *p, int wait, cudaStream_t *s);
+CUXFER_API cudaError_t cuxfer_stream_pool_release(cuxfer_stream_pool *p, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p);
+CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p);
+
+/* man 3 cuxfer_timer; also CUXFER_TIMER_BLOCKING_SYNC, CUXFER_TIMER_ON_DEVICE */
+typedef struct cuxfer_timer cuxfer_timer;
+typedef struct cuxfer_timer_options cuxfer_timer_options;
+typedef struct cuxfer_event_pool cuxfer_event_pool;
+CUXFER_API cudaError_t cuxfer_timer_create(cuxfer_timer *t);
+CUXFER_API cudaError_t cuxfer_timer_create_with(cuxfer_timer *t, const cuxfer_timer_options *opt);
+CUXFER_API cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms);
+CUXFER_API cudaError_t cuxfer_timer_destroy(cuxfer_timer *t);
+CUXFER_API double cuxfer_gbps(size_t bytes, float ms);
+CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t signaler);
+CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStream_t *signalers,
+                                              int n);
+CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n,
+                                              cudaStream_t signaler);
+CUXFER_API cudaError_t cuxfer_stream_pool_wait(cuxfer_stream_pool *p, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_stream_wait_pool(cudaStream_t s, cuxfer_stream_pool *p);
+CUXFER_API cudaError_t cuxfer_event_pool_create(cuxfer_event_pool *p, int count);
+CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p);
+CUXFER_API cudaError_t cuxfer_event_pool_destroy(cuxfer_event_pool *p);
+
+/* man 3 cuxfer_on_complete; also CUXFER_LATCH_STREAMS */
+typedef struct cuxfer_latch cuxfer_latch;
+typedef struct cuxfer_latch_watch cuxfer_latch_watch;
+CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg);
+CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l);
+CUXFER_API cudaError_t cuxfer_latch_init_on(cuxfer_latch *l, int device);
+CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms);
+CUXFER_API cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n);
+CUXFER_API cudaError_t cuxfer_latch_destroy(cuxfer_latch *l);
+
+/* man 3 cuxfer_on_done */
+CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, void *arg);
+
+/* man 3 cuxfer_ring */
+typedef struct cuxfer_ring cuxfer_ring;
+typedef struct cuxfer_ring_slot cuxfer_ring_slot;
+typedef struct cuxfer_ring_options cuxfer_ring_options;
+typedef struct cuxfer_ring_job cuxfer_ring_job;
+CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host_bytes,
+                                          size_t device_bytes, const cuxfer_ring_options *opt);
+CUXFER_API cudaError_t cuxfer_ring_acquire(cuxfer_ring *r, cuxfer_ring_slot **slot);
+CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot,
+                                          const cuxfer_ring_job *job);
+CUXFER_API cudaError_t cuxfer_ring_release(cuxfer_ring *r, cuxfer_ring_slot *slot);
+CUXFER_API cudaError_t cuxfer_ring_drain(cuxfer_ring *r);
+CUXFER_API cudaError_t cuxfer_ring_destroy(cuxfer_ring *r);
+CUXFER_API int cuxfer_ring_slots(const cuxfer_ring *r);
+CUXFER_API int cuxfer_ring_depth(const cuxfer_ring *r);
+CUXFER_API cudaError_t cuxfer_ring_set_depth(cuxfer_ring *r, int depth);
+CUXFER_API cudaError_t cuxfer_ring_stream(const cuxfer_ring *r, int i, cudaStream_t *s);
+CUXFER_API cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wait, float *ms);
+CUXFER_API cudaError_t cuxfer_ring_slot_buffers(const cuxfer_ring *r, int i, void **host,
+                                                void **device);
+CUXFER_API cudaError_t cuxfer_ring_wait(cuxfer_ring *r, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_stream_wait_ring(cudaStream_t s, cuxfer_ring *r);
+
+/* man 3 cuxfer_graph */
+typedef struct cuxfer_graph cuxfer_graph;
+CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_graph_destroy(cuxfer_graph *g);
+
+/* man 3 cuxfer_pinned_pool; also CUXFER_POOL_IDLE */
+typedef struct cuxfer_pinned_pool cuxfer_pinned_pool;
+typedef struct cuxfer_pinned_block cuxfer_pinned_block;
+typedef struct cuxfer_pinned_pool_options cuxfer_pinned_pool_options;
+typedef struct cuxfer_pinned_pool_stats cuxfer_pinned_pool_stats;
+CUXFER_API cudaError_t cuxfer_pinned_pool_create(cuxfer_pinned_pool *p,
+                                                 const cuxfer_pinned_pool_options *opt);
+CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t bytes,
+                                                  cuxfer_pinned_block *blk);
+CUXFER_API cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p, cuxfer_pinned_block *blk,
+                                                  cudaStream_t in_use_by);
+CUXFER_API cudaError_t cuxfer_pinned_pool_trim(cuxfer_pinned_pool *p);
+CUXFER_API cuxfer_pinned_pool_stats cuxfer_pinned_pool_get_stats(cuxfer_pinned_pool *p);
+CUXFER_API size_t cuxfer_pinned_pool_class_size(size_t n);
+CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p);
+
+/* man 3 cuxfer_plan2d; also CUXFER_PLAN_AUTO, CUXFER_PLAN_DIRECT, CUXFER_PLAN_SPAN,
+ * CUXFER_PLAN_PACK, CUXFER_PLAN_MAX_THREADS */
+typedef struct cuxfer_plan2d cuxfer_plan2d;
+typedef struct cuxfer_plan2d_options cuxfer_plan2d_options;
+typedef struct cuxfer_plan2d_tuning cuxfer_plan2d_tuning;
+CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2d_options *opt);
+CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                                const cuxfer_view *src, cudaStream_t s);
+CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *dst,
+                                    const cuxfer_view *src);
+CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void);
+CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
+                                               cuxfer_plan2d_tuning *out,
+                                               void (*report)(size_t row, int d2h, double raw,
+                                                              double planned, void *arg),
+                                               void *arg);
+CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p);
+
+/* man 3 cuxfer_rois; also CUXFER_ROIS_AUTO, CUXFER_ROIS_DIRECT, CUXFER_ROIS_GATHER,
+ * CUXFER_ROIS_KERNEL, CUXFER_ROIS_H2D, CUXFER_ROIS_D2H, CUXFER_ROIS_SLOTS,
+ * CUXFER_ROIS_MAX_THREADS */
+typedef struct cuxfer_rois cuxfer_rois;
+typedef struct cuxfer_rois_options cuxfer_rois_options;
+CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_options *opt);
+CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cuxfer_view *host,
+                                              const cuxfer_roi *rois, size_t n,
+                                              const cuxfer_view *dense, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host, const cuxfer_roi *rois,
+                                         size_t n, const cuxfer_view *dense, size_t *total);
+CUXFER_API int cuxfer_rois_choose(const cuxfer_rois *p, size_t n, size_t total);
+CUXFER_API cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n, size_t elem_size,
+                                           size_t *off);
+CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p);
+
+/* man 3 cuxfer_stager; also CUXFER_STAGE_AUTO, CUXFER_STAGE_COPY, CUXFER_STAGE_REGISTER,
+ * CUXFER_STAGE_DIRECT, CUXFER_STAGER_MAX_SLOTS, CUXFER_STAGER_MAX_THREADS,
+ * CUXFER_STAGER_MIN_SLOT_BYTES, CUXFER_STAGER_MAX_SLOT_BYTES */
+typedef struct cuxfer_stager cuxfer_stager;
+typedef struct cuxfer_stager_options cuxfer_stager_options;
+CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stager_options *opt);
+CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st);
+CUXFER_API cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
+                                        const void *src_pageable, size_t bytes, cudaStream_t after);
+CUXFER_API cudaError_t cuxfer_stage_d2h(cuxfer_stager *st, void *dst_pageable,
+                                        const void *src_device, size_t bytes, cudaStream_t after);
+CUXFER_API cudaError_t cuxfer_stager_wait(cuxfer_stager *st, long timeout_ms);
+CUXFER_API cudaError_t cuxfer_stager_query(cuxfer_stager *st);
+CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
+                                                     const cuxfer_stager_options *opt);
+
+/* (end of the API) */
 
 /* ------------------------------------------------------------------------
  * Process-wide state: everything cuxfer keeps between calls
@@ -1112,16 +1136,8 @@ CUXFER_API int cuxfer_impl_add(size_t a, size_t b, size_t *out)
  * 3. Memory kinds and the pageable guard
  * ------------------------------------------------------------------------ */
 
-/* Where a pointer's memory lives.  UNKNOWN means the runtime could not say
- * (no driver, or a failed query): cuxfer treats it as "not pageable" and
- * lets CUDA judge the copy. */
-typedef enum cuxfer_memkind {
-    CUXFER_MEMORY_UNKNOWN = 0,
-    CUXFER_MEMORY_PAGEABLE = 1, /* malloc/new/stack: async copies block */
-    CUXFER_MEMORY_PINNED = 2,   /* cudaHostAlloc or cudaHostRegister */
-    CUXFER_MEMORY_DEVICE = 3,   /* cudaMalloc, cudaMallocPitch */
-    CUXFER_MEMORY_MANAGED = 4   /* cudaMallocManaged */
-} cuxfer_memkind;
+/* (cuxfer_memkind, where a pointer's memory lives, is defined in the block
+ * "The API": its prototypes need the complete type.) */
 
 /* A word for each kind, for messages. */
 CUXFER_API const char *cuxfer_memkind_name(cuxfer_memkind k)
@@ -1490,7 +1506,7 @@ CUXFER_API cudaError_t cuxfer_impl_guard(const char *call,
  * pitch bytes apart, starting at ptr, living in `kind` memory (on `device`
  * for device and managed memory).  Pitch is in bytes, width and height in
  * elements: the two units the CUDA API mixes are kept apart here. */
-typedef struct cuxfer_view {
+struct cuxfer_view {
     void *ptr;
     size_t pitch;     /* bytes from one row to the next, >= width * elem_size */
     size_t width;     /* elements per row */
@@ -1499,12 +1515,12 @@ typedef struct cuxfer_view {
     cuxfer_memkind kind;
     int device;       /* owning device, -1 for host memory */
     unsigned flags;   /* CUXFER_VIEW_OWNS_* */
-} cuxfer_view;
+};
 
 /* A region of interest, in elements. */
-typedef struct cuxfer_roi {
+struct cuxfer_roi {
     size_t x, y, width, height;
-} cuxfer_roi;
+};
 
 /* Bytes of one row's data (width * elem_size); the view is assumed valid. */
 CUXFER_API size_t cuxfer_view_row_bytes(const cuxfer_view *v)
@@ -2744,7 +2760,7 @@ CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *
  * shares streams; a lease (cuxfer_stream_pool_acquire) is exclusive and the
  * round robin skips leased streams.  All functions but create and destroy
  * are safe from several host threads. */
-typedef struct cuxfer_stream_pool {
+struct cuxfer_stream_pool {
     cudaStream_t *streams;
     unsigned char *leased; /* 1 while leased; written under mu, read atomically */
     int count;
@@ -2757,7 +2773,7 @@ typedef struct cuxfer_stream_pool {
     int sync_ready;        /* mu and cv initialized */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-} cuxfer_stream_pool;
+};
 
 CUXFER_API cudaError_t cuxfer_impl_pool_init(cuxfer_stream_pool *p, int count)
 {
@@ -3037,20 +3053,20 @@ CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p)
 
 /* Options of cuxfer_timer_create_with; {0} (or NULL) means the defaults:
  * spinning waits, the current device. */
-typedef struct cuxfer_timer_options {
+struct cuxfer_timer_options {
     unsigned flags; /* CUXFER_TIMER_BLOCKING_SYNC | CUXFER_TIMER_ON_DEVICE */
     int device;     /* the events' device, with CUXFER_TIMER_ON_DEVICE */
-} cuxfer_timer_options;
+};
 
 /* Two events bracketing work on a stream.  Safe from one thread at a time. */
-typedef struct cuxfer_timer {
+struct cuxfer_timer {
     cudaEvent_t start, stop;
     int state;                 /* 0 idle, 1 started, 2 stopped */
     int device;                /* the events' device; start and stop switch to it */
     unsigned flags;            /* the options' flags */
     cudaStream_t start_stream; /* where the start was recorded: a stop on
                                   another stream first waits for it */
-} cuxfer_timer;
+};
 
 /* Release a timer's events; safe on a zeroed timer. */
 CUXFER_API cudaError_t cuxfer_timer_destroy(cuxfer_timer *t)
@@ -3486,11 +3502,11 @@ CUXFER_API cudaError_t cuxfer_stream_wait_pool(cudaStream_t s, cuxfer_stream_poo
 
 /* A fixed set of timing-free events handed out round robin (thread-safe):
  * for code that keeps events in flight, such as one per queued frame. */
-typedef struct cuxfer_event_pool {
+struct cuxfer_event_pool {
     cudaEvent_t *events;
     int count;
     unsigned next;
-} cuxfer_event_pool;
+};
 
 /* Release the events; safe on a zeroed pool. */
 CUXFER_API cudaError_t cuxfer_event_pool_destroy(cuxfer_event_pool *p)
@@ -3760,12 +3776,12 @@ CUXFER_API void cuxfer_impl_deadline(struct timespec *until, long ms)
 #define CUXFER_LATCH_STREAMS 8
 
 /* One stream a latch was armed on, and its own fallback event. */
-typedef struct cuxfer_latch_watch {
+struct cuxfer_latch_watch {
     cudaStream_t stream;
     cudaEvent_t event;        /* recorded before each signal queued on stream */
     unsigned long long last;  /* arm counter at its latest arm (oldest is reused) */
     int used;
-} cuxfer_latch_watch;
+};
 
 /* A producer/consumer hand-off: work queued on a stream signals it (from a
  * host function, without CUDA calls), a CPU thread waits for it.  The wait
@@ -3774,7 +3790,7 @@ typedef struct cuxfer_latch_watch {
  * function) the waiter gets the stream's error instead of hanging.
  * Signals can be declared in advance (cuxfer_latch_expect): a waiter then
  * cannot pass before they fired.  Arm and wait from any threads. */
-typedef struct cuxfer_latch {
+struct cuxfer_latch {
     pthread_mutex_t mu;           /* counters and failure; taken by the signal */
     pthread_mutex_t arm_mu;       /* serializes arms (watch table); never taken
                                      by the signal, so CUDA calls are made under it */
@@ -3789,7 +3805,7 @@ typedef struct cuxfer_latch {
     cudaError_t failed;           /* first arm failure not yet cleared */
     int failed_reported;          /* a wait returned it; the next good arm clears it */
     cuxfer_latch_watch watch[CUXFER_LATCH_STREAMS];
-} cuxfer_latch;
+};
 
 /* Release a latch; safe on a zeroed one.  Armed signals must have fired
  * (wait first): a host function still queued would touch freed memory. */
@@ -4075,7 +4091,7 @@ CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
 /* One slot of a ring: a pinned host buffer, a device buffer, a stream and
  * an event marking the end of the slot's last submission (and, in a timing
  * ring, one marking its start, so a cycle can be timed). */
-typedef struct cuxfer_ring_slot {
+struct cuxfer_ring_slot {
     int index;
     int device_id;           /* where the slot's stream, event and buffer live */
     void *host;
@@ -4087,21 +4103,21 @@ typedef struct cuxfer_ring_slot {
     cudaEvent_t start;       /* timing rings only (else NULL): start of the last submission */
     unsigned long long uses; /* submissions so far */
     int held;                /* acquired and not yet submitted (atomic) */
-} cuxfer_ring_slot;
+};
 
 /* Options of cuxfer_ring_create; {0} means the defaults. */
-typedef struct cuxfer_ring_options {
+struct cuxfer_ring_options {
     unsigned host_flags; /* cuxfer_host_alloc flags (default cudaHostAllocDefault) */
     int priority;        /* stream priority, clamped as in cuxfer_stream_pool_create */
     const int *devices;  /* slot i lives on devices[i % ndevices] (default: */
     int ndevices;        /* the current device only) */
     int timing;          /* non-zero: timing events, cuxfer_ring_slot_ms works */
-} cuxfer_ring_options;
+};
 
 /* What cuxfer_ring_submit queues on the slot's stream, in order; {0} with
  * only the fields you need.  Offsets and sizes are checked against the
  * slot's buffers before anything is queued. */
-typedef struct cuxfer_ring_job {
+struct cuxfer_ring_job {
     size_t h2d_bytes; /* host[0, h2d_bytes) -> device[0, h2d_bytes) first */
     /* then the caller's work, queued on slot->stream (kernels, 2D copies) */
     cudaError_t (*work)(const cuxfer_ring_slot *slot, void *arg);
@@ -4109,14 +4125,14 @@ typedef struct cuxfer_ring_job {
     size_t d2h_bytes; /* device[d2h_device_offset..] -> host[d2h_host_offset..] last */
     size_t d2h_host_offset;
     size_t d2h_device_offset;
-} cuxfer_ring_job;
+};
 
 /* N slots used in turn: double buffering when N = 2.  Acquire and submit
  * are safe from several host threads; slots are handed out in order.  The
  * first `depth` slots are used (all of them unless cuxfer_ring_set_depth
  * said fewer).  A free slot is taken with one atomic exchange; only a
  * thread that finds its slot held sleeps on the mutex and condition. */
-typedef struct cuxfer_ring {
+struct cuxfer_ring {
     cuxfer_ring_slot *slots;
     int count;               /* slots created: the capacity */
     int depth;               /* slots in use, 1..count */
@@ -4126,7 +4142,7 @@ typedef struct cuxfer_ring {
     int sync_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-} cuxfer_ring;
+};
 
 /* Wait for every slot's last submission; the first error is returned. */
 CUXFER_API cudaError_t cuxfer_ring_drain(cuxfer_ring *r)
@@ -4533,10 +4549,10 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
 }
 
 /* A captured stream sequence, instantiated for replay. */
-typedef struct cuxfer_graph {
+struct cuxfer_graph {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-} cuxfer_graph;
+};
 
 /* Start capturing the work queued on s (copies, kernels, host functions,
  * latch signals) instead of running it.  Thread-local capture mode: other
@@ -4684,35 +4700,35 @@ struct cuxfer_impl_pblock {
 #define CUXFER_POOL_IDLE ((cudaStream_t)(~(uintptr_t)0))
 
 /* What cuxfer_pinned_pool_acquire hands out: use ptr for size bytes. */
-typedef struct cuxfer_pinned_block {
+struct cuxfer_pinned_block {
     void *ptr;
     size_t size;                      /* bytes asked for */
     struct cuxfer_impl_pblock *impl;  /* the pool's record, for release */
-} cuxfer_pinned_block;
+};
 
-typedef struct cuxfer_pinned_pool_stats {
+struct cuxfer_pinned_pool_stats {
     size_t reserved;          /* pinned bytes held, in use or cached */
     size_t in_use;            /* reserved bytes handed out now */
     size_t requested;         /* bytes asked for by the blocks in use */
     size_t peak_reserved;
     unsigned long long hits;  /* acquires served from the cache */
     unsigned long long misses;/* acquires that called cudaHostAlloc */
-} cuxfer_pinned_pool_stats;
+};
 
 /* Options of cuxfer_pinned_pool_create; {0} means the defaults. */
-typedef struct cuxfer_pinned_pool_options {
+struct cuxfer_pinned_pool_options {
     size_t cap_bytes; /* most pinned bytes held at once (0: no cap) */
     unsigned flags;   /* cuxfer_host_alloc flags of every block */
-} cuxfer_pinned_pool_options;
+};
 
 /* A caching allocator of pinned blocks, safe from several host threads. */
-typedef struct cuxfer_pinned_pool {
+struct cuxfer_pinned_pool {
     struct cuxfer_impl_pblock **free_lists; /* per class, LIFO */
     cuxfer_pinned_pool_options opt;
     cuxfer_pinned_pool_stats stats;
     int ready;
     pthread_mutex_t mu;
-} cuxfer_pinned_pool;
+};
 
 /* The class index and class size of n bytes (n >= 1). */
 CUXFER_API int cuxfer_impl_pool_class(size_t n, size_t *class_size)
@@ -5487,7 +5503,7 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
 #define CUXFER_IMPL_PLAN_SLOTS 4
 
 /* Options of cuxfer_plan2d_create; {0} means the defaults. */
-typedef struct cuxfer_plan2d_options {
+struct cuxfer_plan2d_options {
     size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB); the
                            plan holds two on the device and two pinned;
                            PACK pipelines their halves */
@@ -5496,18 +5512,18 @@ typedef struct cuxfer_plan2d_options {
                            (default: cores - 2, at most 16; at most
                            CUXFER_PLAN_MAX_THREADS) */
     int strategy;       /* CUXFER_PLAN_AUTO, or force one */
-} cuxfer_plan2d_options;
+};
 
 /* When AUTO picks SPAN or PACK: rows of at most this many bytes whose
  * strided pitch is at most max_ratio x the row, in copies of at least
  * min_bytes.  Built-in values were measured on an H200 (PCIe Gen5);
  * cuxfer_plan2d_calibrate measures them on the machine at hand. */
-typedef struct cuxfer_plan2d_tuning {
+struct cuxfer_plan2d_tuning {
     size_t span_max_row;
     size_t pack_max_row;
     size_t max_ratio;
     size_t min_bytes;
-} cuxfer_plan2d_tuning;
+};
 
 struct cuxfer_impl_scatter {
     unsigned char *dst;
@@ -5544,7 +5560,7 @@ struct cuxfer_impl_scatter_rec {
     int busy; /* queued, its host function not yet run (atomic) */
 };
 
-typedef struct cuxfer_plan2d {
+struct cuxfer_plan2d {
     cuxfer_plan2d_options opt;
     cuxfer_plan2d_tuning tuning;
     int device;
@@ -5583,7 +5599,7 @@ typedef struct cuxfer_plan2d {
     double rate_p[CUXFER_IMPL_SHARE_CLASSES][CUXFER_IMPL_SHARE_SAMPLES];
     unsigned rate_n[CUXFER_IMPL_SHARE_CLASSES];
     int ready;
-} cuxfer_plan2d;
+};
 
 /* How far ahead of its stores a scatter of narrow rows asks for the
  * destination's lines (prefetch for writing), in bytes, rounded to whole
@@ -6669,7 +6685,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
 #define CUXFER_ROIS_SLOTS 3 /* pinned staging buffers in the pipeline */
 
 /* Options of cuxfer_rois_create; {0} means the defaults. */
-typedef struct cuxfer_rois_options {
+struct cuxfer_rois_options {
     size_t chunk_bytes;       /* pinned staging per slot (default 4 MiB, at
                                  least 4096); the plan holds CUXFER_ROIS_SLOTS */
     int threads;              /* gather/scatter threads, the calling thread
@@ -6680,12 +6696,12 @@ typedef struct cuxfer_rois_options {
                                  KERNEL, 16 KiB x threads without: where
                                  the loop runs near the link and the other
                                  strategies would not win) */
-} cuxfer_rois_options;
+};
 
 
 /* --- the plan ------------------------------------------------------------- */
 
-typedef struct cuxfer_rois {
+struct cuxfer_rois {
     cuxfer_rois_options opt;
     int device;                            /* current device at create */
     void *stage[CUXFER_ROIS_SLOTS];        /* pinned staging (portable) */
@@ -6710,7 +6726,7 @@ typedef struct cuxfer_rois {
     void **xstage, **xstage_dev;
     cudaEvent_t *xev;
     int nx;
-} cuxfer_rois;
+};
 
 /* Tile offsets: off[i] = bytes of tiles 0..i-1 (elem_size bytes per
  * element, rows packed), off[n] = the total.  `off` holds n + 1 entries.
@@ -7799,13 +7815,13 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
 #define CUXFER_STAGER_MAX_SLOT_BYTES ((size_t)1 << 30)
 
 /* Options of cuxfer_stager_create; {0} (or NULL) means the defaults. */
-typedef struct cuxfer_stager_options {
+struct cuxfer_stager_options {
     int slots;         /* pinned slots in the ring, 1..64 (0: 4) */
     size_t slot_bytes; /* bytes per slot, 4 KiB..1 GiB (0: 16 MiB) */
     int threads;       /* worker threads that memcpy, 1..64 (0: the online
                         * cores, at most 16) */
     int strategy;      /* CUXFER_STAGE_AUTO (0), _COPY or _REGISTER */
-} cuxfer_stager_options;
+};
 
 /* One job as the coordinator and the workers see it. */
 typedef struct cuxfer_impl_stage_job {
@@ -7823,7 +7839,7 @@ typedef struct cuxfer_impl_stage_job {
 /* A stager: pinned slots, a stream, events and threads, all made by
  * cuxfer_stager_create.  Read `opt` (the values in use) and `used`; the
  * rest is private. */
-typedef struct cuxfer_stager {
+struct cuxfer_stager {
     cuxfer_stager_options opt; /* resolved options */
     int used;                  /* strategy that ran the last finished job */
     int device;                /* device current at creation */
@@ -7863,7 +7879,7 @@ typedef struct cuxfer_stager {
     unsigned long long pieces_done __attribute__((aligned(8))); /* pieces finished (or skipped) */
     size_t permit;                  /* chunks the workers may touch: [0, permit) */
     int abort;                      /* the job failed: skip what is left */
-} cuxfer_stager;
+};
 
 /* Spins of a worker on the permit before it sleeps. */
 #define CUXFER_IMPL_STAGER_SPIN 4096
