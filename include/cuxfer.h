@@ -89,22 +89,15 @@
  *
  * THREADS
  *  Each family's man page says whether it is safe from several host threads.
- *  Everything cuxfer keeps between calls is in one block right after
- *  section 1: struct cuxfer_impl_state, one per process, holds the
- *  classification registry and its writers' mutex, the generation that
- *  flushes every thread's classification cache, the parsed CUXFER_PAGEABLE
- *  and CUXFER_DEFAULT_STREAM policies, the warned-once flags (pageable
- *  source, pageable destination, default stream), and the per-device
- *  capability caches (concurrent managed access, maximum pitch, the 64x64
- *  peer-access table); struct cuxfer_impl_thread, one per thread, holds
- *  the reason text and the classification cache (no events: the ordering
- *  event of cuxfer_stream_wait lives for one call).  Objects you create
- *  (pools, rings, stagers, ...)
- *  hold their own state.  Every unit, static library, shared library and
- *  dlopen'ed plugin (even RTLD_LOCAL, -fvisibility=hidden, or a program
- *  linked without -rdynamic) finds the same state, through an ELF note
- *  that marks each object including cuxfer.h; unloading the object that
- *  made it loses nothing.  Headers of another state layout keep their own.
+ *  What cuxfer keeps between calls (the registry and caches that classify
+ *  pointers, the parsed CUXFER_PAGEABLE and CUXFER_DEFAULT_STREAM, the
+ *  warned-once flags, per-device capabilities; per thread, the reason text
+ *  and a classification cache, no CUDA object) is one state per process,
+ *  found by every unit, static or shared library and dlopen'ed plugin
+ *  (even RTLD_LOCAL, -fvisibility=hidden, or a program linked without
+ *  -rdynamic) through an ELF note; the block "Process-wide state" after
+ *  section 1 says how.  Objects you create (pools, rings, stagers, ...)
+ *  hold their own state.
  *  fork: the child gets fresh locks, an empty registry and empty caches,
  *  so cuxfer's CPU-side calls work in it; CUDA itself is not supported in
  *  a fork child (the driver's rule): a child that needs the GPU must exec.
