@@ -5074,36 +5074,39 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 }
 
 /* ------------------------------------------------------------------------
- * 9a. Private: a persistent team of host threads
+ * 9a. Private: the worker pool (the team)
  * ------------------------------------------------------------------------ */
 
 #define CUXFER_IMPL_TEAM_MAX 64 /* workers at most (>= every public thread cap) */
 
-/* A team runs one job at a time: fn(arg, next) on the calling thread and
- * on every worker that arrives while the job is open.  The work is split
+/* The one pool of host threads: the planner (section 10), cuxfer_rois
+ * (10a) and the stager (11) each own a team.  A team runs one job at a
+ * time: fn(arg, next) on every worker that arrives while the job is open
+ * (and, through cuxfer_impl_team_run, on the caller).  The work is split
  * into blocks that fn takes one at a time from the team's counter `next`
- * (reset to 0 for each job), so fn must not assume which members run it,
- * or how often: the caller's own call takes blocks until none is left, a
- * worker that wakes late finds none, or finds the job closed and skips it.
- * The caller waits only for members still inside fn, never for a worker
- * to wake up: on a host whose idle cores sleep (a virtual machine's above
- * all) a wake-up can take a whole chunk's time, and a job that waited for
- * every worker ran at half speed whenever the workers had fallen asleep -
- * which then repeated itself chunk after chunk (doc/PERF.md, "Behind
- * the constants": the team's wake-ups).  Workers spin briefly after a
- * job (the next chunk follows within microseconds) and then sleep on a
- * condition variable.  Private infrastructure shared by
- * the planner's PACK scatter (section 10) and cuxfer_rois's GATHER
- * (section 10a), so it sits above both. */
+ * (reset to 0 for each job: cuxfer_impl_team_take), so fn must not assume
+ * which members run it, or how often: a worker that wakes late finds no
+ * block left, or finds the job closed and skips it.  Closing waits only
+ * for members still inside fn, never for a worker to wake up: on a host
+ * whose idle cores sleep (a virtual machine's above all) a wake-up can
+ * take a whole chunk's time, and a job that waited for every worker ran
+ * at half speed whenever the workers had fallen asleep (doc/PERF.md,
+ * "Behind the constants": the team's wake-ups).  Workers spin
+ * CUXFER_IMPL_SPIN times after a job (the next one follows within
+ * microseconds), then sleep on a condition variable.  A team may also
+ * start one lead thread that runs its owner's loop instead of jobs (the
+ * stager's coordinator, which opens and closes the jobs).  Members only
+ * copy memory: no CUDA call. */
 typedef void (*cuxfer_impl_team_fn)(void *arg, size_t *next);
 
 /* The door of a job: members inside fn in the low bits, and a bit that
- * the caller sets when its own part is done: from then on nobody enters. */
+ * the opener sets when the job ends: from then on nobody enters. */
 #define CUXFER_IMPL_TEAM_CLOSED 0x80000000u
 
 typedef struct cuxfer_impl_team {
-    pthread_t th[CUXFER_IMPL_TEAM_MAX];
+    pthread_t th[CUXFER_IMPL_TEAM_MAX + 1]; /* the workers, then the lead */
     int n;                  /* workers running */
+    int lead;               /* a lead thread runs, th[n] */
     int started;            /* workers that took an index (start-up) */
     int stop;
     unsigned long long gen; /* job generation, atomic */
@@ -5122,7 +5125,9 @@ typedef struct cuxfer_impl_team {
 #else
 #define CUXFER_IMPL_RELAX() ((void)0)
 #endif
-#define CUXFER_IMPL_TEAM_SPIN 4096
+/* Spins of a waiting team thread (a worker between jobs, a closer, a
+ * stager worker waiting for its chunk) before it sleeps or yields. */
+#define CUXFER_IMPL_SPIN 4096
 
 CUXFER_API void *cuxfer_impl_team_worker(void *a)
 {
@@ -5136,8 +5141,7 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
     pthread_cond_signal(&t->cv_start);
     pthread_mutex_unlock(&t->mu);
     for (;;) {
-        for (i = 0; i < CUXFER_IMPL_TEAM_SPIN &&
-                    __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen &&
+        for (i = 0; i < CUXFER_IMPL_SPIN && __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen &&
                     !__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE);
              ++i)
             CUXFER_IMPL_RELAX();
@@ -5165,12 +5169,14 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
     return NULL;
 }
 
-/* The default size of a team: the online cores, at most 16, less `keep`.
- * The planner keeps two: one for the thread that waits for the copy
- * (spinning in cudaStreamSynchronize by default) and one for CUDA's own
- * threads: a member that shares a core waits out the other thread, and
- * the whole slot waits for it (doc/PERF.md, "Behind the constants": the
- * team's size). */
+/* The default number of host threads of every engine: the online cores,
+ * at most 16, less `keep`.  The planner keeps two: one for the thread
+ * that waits for the copy (spinning in cudaStreamSynchronize by default)
+ * and one for CUDA's own threads: a member that shares a core waits out
+ * the other thread, and the whole slot waits for it (doc/PERF.md,
+ * "Behind the constants": the team's size); rois and the stager keep
+ * none (pageable -> pinned memcpy still gains up to 16 threads: the
+ * stager's strategy and threads). */
 CUXFER_API int cuxfer_impl_team_default(int keep)
 {
     long cores;
@@ -5203,11 +5209,15 @@ CUXFER_API cudaError_t cuxfer_impl_team_options(const char *call, int *threads, 
     return cudaSuccess;
 }
 
-/* Start `workers` threads (0 is a team of the caller alone).  Fewer start
- * when pthread_create fails; the team works with what it has. */
-CUXFER_API void cuxfer_impl_team_start(cuxfer_impl_team *t, int workers)
+/* Start `workers` threads (0 is a team of the caller alone) and, when
+ * `lead` is not NULL, the lead thread lead(lead_arg) after them.  Returns
+ * 0, or pthread_create's error: then fewer workers run (the planner and
+ * rois work with what they have) and no lead.  The one place cuxfer
+ * creates threads. */
+CUXFER_API int cuxfer_impl_team_start(cuxfer_impl_team *t, int workers, void *(*lead)(void *),
+                                      void *lead_arg)
 {
-    int i;
+    int i, rc = 0;
     memset(t, 0, sizeof *t);
     t->door = CUXFER_IMPL_TEAM_CLOSED; /* no job yet */
     pthread_mutex_init(&t->mu, NULL);
@@ -5215,21 +5225,29 @@ CUXFER_API void cuxfer_impl_team_start(cuxfer_impl_team *t, int workers)
     pthread_cond_init(&t->cv_start, NULL);
     if (workers > CUXFER_IMPL_TEAM_MAX)
         workers = CUXFER_IMPL_TEAM_MAX;
-    for (i = 0; i < workers; ++i) {
-        if (pthread_create(&t->th[i], NULL, cuxfer_impl_team_worker, t) != 0)
-            break;
-        ++t->n;
+    for (i = 0; rc == 0 && (i < workers || (i == workers && lead)); ++i) {
+        rc = pthread_create(&t->th[i], NULL, i < workers ? cuxfer_impl_team_worker : lead,
+                            i < workers ? (void *)t : lead_arg);
+        if (rc == 0 && i < workers)
+            ++t->n;
+        else if (rc == 0)
+            t->lead = 1;
     }
     /* every worker holds its index before the first job names n */
     pthread_mutex_lock(&t->mu);
     while (t->started < t->n)
         pthread_cond_wait(&t->cv_start, &t->mu);
     pthread_mutex_unlock(&t->mu);
+    return rc;
 }
 
+/* Stop and join every thread.  The owner has told its lead to return,
+ * which it may do only after ending a job: it is joined first. */
 CUXFER_API void cuxfer_impl_team_stop(cuxfer_impl_team *t)
 {
     int i;
+    if (t->lead)
+        pthread_join(t->th[t->n], NULL);
     pthread_mutex_lock(&t->mu);
     __atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->cv_job);
@@ -5242,16 +5260,10 @@ CUXFER_API void cuxfer_impl_team_stop(cuxfer_impl_team *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Run one job on the team and return when all of it is done (the
- * members' writes are visible to the caller then).  One caller at a time. */
-CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
+/* Open a job to the workers and wake them.  One opener at a time, and
+ * only while no job is open. */
+CUXFER_API void cuxfer_impl_team_open(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
 {
-    int i = 0;
-    if (t->n == 0) {
-        size_t next = 0;
-        fn(arg, &next);
-        return;
-    }
     /* the door is closed and empty since the last job: no member reads these */
     t->fn = fn;
     t->arg = arg;
@@ -5261,19 +5273,89 @@ CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn
     __atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->cv_job);
     pthread_mutex_unlock(&t->mu);
-    {
-        size_t *next = &t->next;
-        fn(arg, next); /* returns when every block is taken */
-    }
-    /* close the door, then wait for the members inside to finish their
-     * blocks (workers still asleep are not waited for) */
+}
+
+/* Close the job's door, then wait for the members inside to leave fn
+ * (workers still asleep are not waited for): after this no member reads
+ * the job, and its writes are visible to the closer. */
+CUXFER_API void cuxfer_impl_team_close(cuxfer_impl_team *t)
+{
+    int i = 0;
     (void)__atomic_fetch_or(&t->door, CUXFER_IMPL_TEAM_CLOSED, __ATOMIC_ACQ_REL);
     while (__atomic_load_n(&t->door, __ATOMIC_ACQUIRE) != CUXFER_IMPL_TEAM_CLOSED) {
-        if (++i < CUXFER_IMPL_TEAM_SPIN)
+        if (++i < CUXFER_IMPL_SPIN)
             CUXFER_IMPL_RELAX();
         else
             sched_yield();
     }
+}
+
+/* Run one job on the team, the caller taking blocks too, and return when
+ * all of it is done.  One caller at a time. */
+CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
+{
+    size_t next = 0;
+    if (t->n == 0) {
+        fn(arg, &next);
+        return;
+    }
+    cuxfer_impl_team_open(t, fn, arg);
+    fn(arg, &t->next); /* returns when every block is taken */
+    cuxfer_impl_team_close(t);
+}
+
+/* A member's next block of a job of `total` units cut into blocks of
+ * `block`: units [*from, *to), or 0 when none is left. */
+CUXFER_API int cuxfer_impl_team_take(size_t *next, size_t total, size_t block, size_t *from,
+                                     size_t *to)
+{
+    size_t b = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+    if (b >= (total + block - 1) / block)
+        return 0;
+    *from = b * block;
+    *to = total - *from < block ? total : *from + block;
+    return 1;
+}
+
+/* `rows` rows of `row` bytes from s (pitch sp) to d (pitch dp): the one
+ * row copy of the team's jobs (the planner's scatter and gather, rois's
+ * GATHER both ways).  Constant widths let the compiler turn each row into
+ * a few moves: a memcpy call per 8-byte row would cost more than the
+ * bytes.  With `k` > 0 each store of a row of at most 64 bytes first asks
+ * for the destination line k rows on (a prefetch for writing), except in
+ * the last k rows, whose hint would fall past the job; wider rows are
+ * whole lines, which the hardware prefetches. */
+CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigned char *s, size_t sp,
+                                 size_t row, size_t rows, size_t k)
+{
+    size_t y = 0, far = k * dp, hinted = k && row <= 64 && rows > k ? rows - k : 0;
+#define CUXFER_IMPL_ROWS_CASE(n)                                               \
+    case n:                                                                    \
+        for (; y < hinted; ++y, d += dp, s += sp) {                            \
+            __builtin_prefetch(d + far, 1, 3);                                 \
+            memcpy(d, s, n);                                                   \
+        }                                                                      \
+        for (; y < rows; ++y, d += dp, s += sp)                                \
+            memcpy(d, s, n);                                                   \
+        return;
+    switch (row) {
+        CUXFER_IMPL_ROWS_CASE(1)
+        CUXFER_IMPL_ROWS_CASE(2)
+        CUXFER_IMPL_ROWS_CASE(4)
+        CUXFER_IMPL_ROWS_CASE(8)
+        CUXFER_IMPL_ROWS_CASE(12)
+        CUXFER_IMPL_ROWS_CASE(16)
+        CUXFER_IMPL_ROWS_CASE(24)
+        CUXFER_IMPL_ROWS_CASE(32)
+        CUXFER_IMPL_ROWS_CASE(48)
+        CUXFER_IMPL_ROWS_CASE(64)
+        CUXFER_IMPL_ROWS_CASE(128)
+        CUXFER_IMPL_ROWS_CASE(256)
+    default:
+        for (; y < rows; ++y, d += dp, s += sp)
+            memcpy(d, s, row);
+    }
+#undef CUXFER_IMPL_ROWS_CASE
 }
 
 /* ------------------------------------------------------------------------
@@ -5594,70 +5676,22 @@ typedef struct cuxfer_plan2d {
  * "Behind the constants": the scatter's prefetch distance). */
 #define CUXFER_IMPL_SCATTER_AHEAD 2048
 
-/* Rows [from, to) of a scatter job: dense rows of `row` bytes to dst. */
+/* Rows [from, to) of a scatter job (dense rows of `row` bytes to dst at
+ * dpitch, the destination's lines asked for CUXFER_IMPL_SCATTER_AHEAD
+ * bytes ahead) or of a gather job (rows at spitch to dense rows at dst:
+ * read in address order, which the hardware prefetches). */
 CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, size_t from,
                                          size_t to)
 {
-    size_t y = from;
-    unsigned char *d = j->dst + from * j->dpitch;
-    const unsigned char *s = j->src + from * j->row;
-    /* the rows whose store asks for the line `ahead` bytes on; the last
-     * `k` rows ask for nothing (past the job, perhaps past the buffer) */
-    size_t k = j->dpitch >= CUXFER_IMPL_SCATTER_AHEAD ? 1 : CUXFER_IMPL_SCATTER_AHEAD / j->dpitch;
-    size_t ahead = k * j->dpitch, hinted = to - from > k ? to - k : from;
-    /* Constant sizes let the compiler turn each row into one or two moves:
-     * a memcpy call per 8-byte row would cost more than the bytes. */
-#define CUXFER_IMPL_SCATTER_CASE(n)                                            \
-    case n:                                                                    \
-        for (; y < hinted; ++y, d += j->dpitch, s += n) {                      \
-            __builtin_prefetch(d + ahead, 1, 3);                               \
-            memcpy(d, s, n);                                                   \
-        }                                                                      \
-        for (; y < to; ++y, d += j->dpitch, s += n)                            \
-            memcpy(d, s, n);                                                   \
-        return;
-    switch (j->row) {
-        CUXFER_IMPL_SCATTER_CASE(1)
-        CUXFER_IMPL_SCATTER_CASE(2)
-        CUXFER_IMPL_SCATTER_CASE(4)
-        CUXFER_IMPL_SCATTER_CASE(8)
-        CUXFER_IMPL_SCATTER_CASE(12)
-        CUXFER_IMPL_SCATTER_CASE(16)
-        CUXFER_IMPL_SCATTER_CASE(24)
-        CUXFER_IMPL_SCATTER_CASE(32)
-        CUXFER_IMPL_SCATTER_CASE(64)
-    default: /* wider rows: whole lines, which the hardware prefetches */
-        for (; y < to; ++y, d += j->dpitch, s += j->row)
-            memcpy(d, s, j->row);
-    }
-#undef CUXFER_IMPL_SCATTER_CASE
-}
-
-/* Rows [from, to) of a gather job: rows of `row` bytes at pitch spitch
- * to dense rows at dst (SPAN's gathered share).  Reading needs no hint:
- * the rows are read in address order, which the hardware prefetches. */
-CUXFER_API void cuxfer_impl_gather_rows(const struct cuxfer_impl_scatter *j, size_t from,
-                                        size_t to)
-{
-    size_t y;
-    unsigned char *d = j->dst + from * j->row;
-    const unsigned char *s = j->src + from * j->spitch;
-#define CUXFER_IMPL_GATHER_CASE(n)                                             \
-    case n:                                                                    \
-        for (y = from; y < to; ++y, d += n, s += j->spitch)                    \
-            memcpy(d, s, n);                                                   \
-        return;
-    switch (j->row) {
-        CUXFER_IMPL_GATHER_CASE(8)
-        CUXFER_IMPL_GATHER_CASE(12)
-        CUXFER_IMPL_GATHER_CASE(16)
-        CUXFER_IMPL_GATHER_CASE(24)
-        CUXFER_IMPL_GATHER_CASE(32)
-    default:
-        for (y = from; y < to; ++y, d += j->row, s += j->spitch)
-            memcpy(d, s, j->row);
-    }
-#undef CUXFER_IMPL_GATHER_CASE
+    if (j->spitch)
+        cuxfer_impl_copy_rows(j->dst + from * j->row, j->row, j->src + from * j->spitch, j->spitch,
+                         j->row, to - from, 0);
+    else
+        cuxfer_impl_copy_rows(j->dst + from * j->dpitch, j->dpitch, j->src + from * j->row, j->row,
+                         j->row, to - from,
+                         j->dpitch >= CUXFER_IMPL_SCATTER_AHEAD
+                             ? 1
+                             : CUXFER_IMPL_SCATTER_AHEAD / j->dpitch);
 }
 
 /* A team member's part of a scatter (or gather) job: blocks of rows taken
@@ -5666,18 +5700,9 @@ CUXFER_API void cuxfer_impl_gather_rows(const struct cuxfer_impl_scatter *j, siz
 CUXFER_API void cuxfer_impl_scatter_part(void *arg, size_t *next)
 {
     const struct cuxfer_impl_scatter *j = (const struct cuxfer_impl_scatter *)arg;
-    size_t b, from, to, blocks = (j->rows + j->block - 1) / j->block;
-    for (;;) {
-        b = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
-        if (b >= blocks)
-            return;
-        from = b * j->block;
-        to = j->rows - from < j->block ? j->rows : from + j->block;
-        if (j->spitch)
-            cuxfer_impl_gather_rows(j, from, to);
-        else
-            cuxfer_impl_scatter_rows(j, from, to);
-    }
+    size_t from, to;
+    while (cuxfer_impl_team_take(next, j->rows, j->block, &from, &to))
+        cuxfer_impl_scatter_rows(j, from, to);
 }
 
 /* The host function of PACK, and of SPAN's gathered share: scatter one
@@ -5702,10 +5727,7 @@ CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
         memcpy(j.desc + 16, n, 8);
     }
     if (j.rows < 64) { /* waking the team costs more than the rows */
-        if (j.spitch)
-            cuxfer_impl_gather_rows(&j, 0, j.rows);
-        else
-            cuxfer_impl_scatter_rows(&j, 0, j.rows);
+        cuxfer_impl_scatter_rows(&j, 0, j.rows);
     } else {
         j.block = CUXFER_IMPL_SCATTER_BLOCK / j.row ? CUXFER_IMPL_SCATTER_BLOCK / j.row : 1;
         cuxfer_impl_team_run(&p->team, cuxfer_impl_scatter_part, &j);
@@ -5903,7 +5925,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
         err = cuxfer_impl_stream_create(&p->host, cudaStreamNonBlocking, 0);
     if (err == cudaSuccess) {
         /* CUDA's host-function thread is the team's last part */
-        cuxfer_impl_team_start(&p->team, p->opt.threads - 1);
+        (void)cuxfer_impl_team_start(&p->team, p->opt.threads - 1, NULL, NULL);
         p->team_up = 1;
     }
     if (err == cudaSuccess) {
@@ -7165,7 +7187,7 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
     if (p->opt.direct_tile_bytes == 0)
         p->opt.direct_tile_bytes = p->kernel ? (size_t)256 << 10
                                              : (size_t)16384 * (size_t)p->opt.threads;
-    cuxfer_impl_team_start(&p->team, p->opt.threads - 1);
+    (void)cuxfer_impl_team_start(&p->team, p->opt.threads - 1, NULL, NULL);
     p->team_up = 1;
     return cudaSuccess;
 }
@@ -7220,43 +7242,6 @@ struct cuxfer_impl_rois_job {
     int d2h;
 };
 
-/* rows x rb bytes between a strided host region and packed staging.
- * Constant sizes turn each row into a few moves (a memcpy call per
- * 32-byte row costs more than the bytes). */
-CUXFER_API void cuxfer_impl_rois_rows(unsigned char *h, size_t pitch, unsigned char *st,
-                                      size_t rb, size_t rows, int d2h)
-{
-    size_t y;
-#define CUXFER_IMPL_ROWS_CASE(N)                                               \
-    case N:                                                                    \
-        if (d2h)                                                               \
-            for (y = 0; y < rows; ++y, h += pitch, st += N)                    \
-                memcpy(h, st, N);                                              \
-        else                                                                   \
-            for (y = 0; y < rows; ++y, h += pitch, st += N)                    \
-                memcpy(st, h, N);                                              \
-        return;
-    switch (rb) {
-        CUXFER_IMPL_ROWS_CASE(4)
-        CUXFER_IMPL_ROWS_CASE(8)
-        CUXFER_IMPL_ROWS_CASE(12)
-        CUXFER_IMPL_ROWS_CASE(16)
-        CUXFER_IMPL_ROWS_CASE(24)
-        CUXFER_IMPL_ROWS_CASE(32)
-        CUXFER_IMPL_ROWS_CASE(48)
-        CUXFER_IMPL_ROWS_CASE(64)
-        CUXFER_IMPL_ROWS_CASE(128)
-        CUXFER_IMPL_ROWS_CASE(256)
-    default:
-        for (y = 0; y < rows; ++y, h += pitch, st += rb)
-            if (d2h)
-                memcpy(h, st, rb);
-            else
-                memcpy(st, h, rb);
-    }
-#undef CUXFER_IMPL_ROWS_CASE
-}
-
 /* Move dense bytes [a, b) of the job between the host tiles and the
  * staging; a and b may fall inside a row. */
 CUXFER_API void cuxfer_impl_rois_range(const struct cuxfer_impl_rois_job *j, size_t a, size_t b)
@@ -7298,7 +7283,10 @@ CUXFER_API void cuxfer_impl_rois_range(const struct cuxfer_impl_rois_job *j, siz
         }
         rows = (end - a) / rb;
         if (rows) {
-            cuxfer_impl_rois_rows(h, j->pitch, st, rb, rows, j->d2h);
+            if (j->d2h)
+                cuxfer_impl_copy_rows(h, j->pitch, st, rb, rb, rows, 0);
+            else
+                cuxfer_impl_copy_rows(st, rb, h, j->pitch, rb, rows, 0);
             a += rows * rb;
             st += rows * rb;
             h += rows * j->pitch;
@@ -7324,16 +7312,9 @@ CUXFER_API void cuxfer_impl_rois_range(const struct cuxfer_impl_rois_job *j, siz
 CUXFER_API void cuxfer_impl_rois_part(void *arg, size_t *next)
 {
     const struct cuxfer_impl_rois_job *j = (const struct cuxfer_impl_rois_job *)arg;
-    size_t blk, from;
-    for (;;) {
-        blk = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
-        if (blk >= (j->b - j->a + CUXFER_IMPL_ROIS_BLOCK - 1) / CUXFER_IMPL_ROIS_BLOCK)
-            return;
-        from = j->a + blk * CUXFER_IMPL_ROIS_BLOCK;
-        cuxfer_impl_rois_range(j, from,
-                               j->b - from < CUXFER_IMPL_ROIS_BLOCK ? j->b
-                                                                    : from + CUXFER_IMPL_ROIS_BLOCK);
-    }
+    size_t from, to;
+    while (cuxfer_impl_team_take(next, j->b - j->a, CUXFER_IMPL_ROIS_BLOCK, &from, &to))
+        cuxfer_impl_rois_range(j, j->a + from, j->a + to);
 }
 
 /* GATHER, host to device: per chunk, wait until its slot's previous copy
@@ -7800,8 +7781,6 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
  * CUDA calls on the device current at creation; `after` must be a stream of
  * that device. */
 
-#include <unistd.h> /* sysconf: the default number of worker threads */
-
 #define CUXFER_STAGE_AUTO 0
 #define CUXFER_STAGE_COPY 1
 #define CUXFER_STAGE_REGISTER 2
@@ -7832,7 +7811,6 @@ typedef struct cuxfer_impl_stage_job {
     size_t chunks;                /* ceil(bytes / slot_bytes) */
     size_t last;                  /* bytes of the last chunk */
     unsigned long long pieces;    /* pieces of the whole job, < 2^32 - 1 */
-    unsigned gen;                 /* job number, tags the workers' ticket */
 } cuxfer_impl_stage_job;
 
 /* A stager: pinned slots, a stream, events and threads, all made by
@@ -7850,53 +7828,30 @@ typedef struct cuxfer_stager {
     size_t *filled;            /* per slot: bytes of its chunk copied in/out */
     size_t piece_bytes;        /* what one worker copies at a time */
     size_t pieces_per_chunk;
-    pthread_t coordinator;
-    pthread_t *workers;
-    int workers_started;
-    int coordinator_started;
+    cuxfer_impl_team team;     /* opt.threads workers, the coordinator its lead */
+    int team_up;
     int sync_ready;            /* mu and the condition variables exist */
     int ready;                 /* fully created */
     pthread_mutex_t mu;
     pthread_cond_t coord_cv;   /* wakes the coordinator */
-    pthread_cond_t work_cv;    /* wakes the workers */
+    pthread_cond_t work_cv;    /* wakes the workers waiting for a chunk */
     pthread_cond_t done_cv;    /* wakes the waiters */
     /* Under mu. */
     int busy;                  /* a job is claimed, queued or running */
     int pending;               /* the job waits for the coordinator */
     int quit;                  /* destroy: the coordinator leaves when idle */
-    int workers_quit;          /* the coordinator left: so do the workers */
     int reported;              /* result was returned by wait, query or stage */
     cudaError_t result;        /* of the last finished job */
     cuxfer_impl_stage_job job; /* the last job handed over */
-    cuxfer_impl_stage_job wjob;/* the job the workers copy */
-    unsigned gen;              /* jobs published to the workers */
+    cuxfer_impl_stage_job wjob;/* the job the workers copy (the team's job) */
     char reason[CUXFER_REASON_MAX]; /* why the last job failed */
-    /* Atomics shared by coordinator and workers during a job, aligned to
-     * 8 so that 32-bit x86 (alignment 4 for long long in structs) keeps
-     * them lock-free instead of calling libatomic. */
-    unsigned long long ticket __attribute__((aligned(8)));      /* gen << 32 | next piece */
-    unsigned long long pieces_done __attribute__((aligned(8))); /* pieces finished (or skipped) */
+    /* Atomics shared by coordinator and workers during a job. */
     size_t permit;                  /* chunks the workers may touch: [0, permit) */
     int abort;                      /* the job failed: skip what is left */
 } cuxfer_stager;
 
-/* Spins of a worker on the permit before it sleeps. */
-#define CUXFER_IMPL_STAGER_SPIN 4096
-#define CUXFER_IMPL_TICKET_CLOSED 0xffffffffull
-
-/* Worker threads by default: the online cores, at least 1, at most 16
- * (pageable -> pinned memcpy still gains up to 16 threads: doc/PERF.md,
- * "Behind the constants": the stager's strategy and threads). */
-CUXFER_API int cuxfer_impl_stager_default_threads(void)
-{
-    long n = -1;
-#if defined(_SC_NPROCESSORS_ONLN)
-    n = sysconf(_SC_NPROCESSORS_ONLN);
-#endif
-    if (n < 1)
-        n = 1;
-    return n > 16 ? 16 : (int)n;
-}
+/* Pieces of one job at most (a job's pieces are counted in 32 bits). */
+#define CUXFER_IMPL_STAGE_PIECES_MAX 0xffffffffull
 
 /* Fill in the defaults of opt (NULL: all defaults) and check the result,
  * without any CUDA call: what cuxfer_stager_create will use.  *out is
@@ -7917,7 +7872,7 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
     if (o.slot_bytes == 0)
         o.slot_bytes = (size_t)16 << 20;
     if (o.threads == 0)
-        o.threads = cuxfer_impl_stager_default_threads();
+        o.threads = cuxfer_impl_team_default(0);
     if (o.slots < 1 || o.slots > CUXFER_STAGER_MAX_SLOTS)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_stager_options: slots %d is outside 1..%d", o.slots,
@@ -7988,11 +7943,12 @@ CUXFER_API cudaError_t cuxfer_impl_event_wait(cudaEvent_t e)
 CUXFER_API int cuxfer_impl_stager_permit(cuxfer_stager *st, size_t c)
 {
     int i, go;
-    for (i = 0; i < CUXFER_IMPL_STAGER_SPIN; ++i) {
+    for (i = 0; i < CUXFER_IMPL_SPIN; ++i) {
         if (__atomic_load_n(&st->permit, __ATOMIC_ACQUIRE) > c)
             return 1;
         if (__atomic_load_n(&st->abort, __ATOMIC_ACQUIRE))
             return 0;
+        CUXFER_IMPL_RELAX();
     }
     pthread_mutex_lock(&st->mu);
     while (__atomic_load_n(&st->permit, __ATOMIC_ACQUIRE) <= c &&
@@ -8003,72 +7959,36 @@ CUXFER_API int cuxfer_impl_stager_permit(cuxfer_stager *st, size_t c)
     return go;
 }
 
-/* Claim pieces of the job until none is left, copying each between the
- * pageable buffer and its slot.  A claim is a compare-and-swap on the
- * ticket, which carries the job number: a worker late from an earlier job
- * can never claim a piece of a later one.  While a claimed piece is not
- * done its job cannot end, so the job read at wake-up stays valid. */
-CUXFER_API void cuxfer_impl_stager_pieces(cuxfer_stager *st, const cuxfer_impl_stage_job *job)
+/* A worker's part of a job (the team's job fn): claim pieces from the
+ * team's counter until none is left, copying each between the pageable
+ * buffer and its slot once its chunk may be touched; after an abort the
+ * rest is skipped.  The team's door keeps a worker late from an earlier
+ * job out of a later one, and the coordinator closes it only after every
+ * member left (cuxfer_impl_stager_finish). */
+CUXFER_API void cuxfer_impl_stager_pieces(void *arg, size_t *next)
 {
+    cuxfer_stager *st = (cuxfer_stager *)arg;
+    const cuxfer_impl_stage_job *job = &st->wjob;
     const size_t S = st->opt.slot_bytes, P = st->piece_bytes, ppc = st->pieces_per_chunk;
-    const size_t slots = (size_t)st->opt.slots;
-    for (;;) {
-        unsigned long long t = __atomic_load_n(&st->ticket, __ATOMIC_ACQUIRE), q, done;
-        size_t c, off, len, chunk, si, now = 0;
-        int go, wake;
-        do {
-            if ((t >> 32) != job->gen || (t & CUXFER_IMPL_TICKET_CLOSED) >= job->pieces)
-                return;
-        } while (!__atomic_compare_exchange_n(&st->ticket, &t, t + 1, 0, __ATOMIC_ACQ_REL,
-                                              __ATOMIC_ACQUIRE));
-        q = t & CUXFER_IMPL_TICKET_CLOSED;
-        c = (size_t)(q / ppc);
-        off = (size_t)(q % ppc) * P;
+    size_t q, end, c, off, len, chunk, si;
+    while (cuxfer_impl_team_take(next, (size_t)job->pieces, 1, &q, &end)) {
+        c = q / ppc;
+        off = q % ppc * P;
         chunk = cuxfer_impl_chunk_len(job, c, S);
         len = chunk - off < P ? chunk - off : P;
-        si = c % slots;
-        go = cuxfer_impl_stager_permit(st, c);
-        if (go) {
-            if (job->d2h)
-                memcpy(job->host + c * S + off, st->slot[si] + off, len);
-            else
-                memcpy(st->slot[si] + off, job->host + c * S + off, len);
-            now = __atomic_add_fetch(&st->filled[si], len, __ATOMIC_ACQ_REL);
-        }
-        /* The last touch of the job's state; the coordinator waits for it
-         * before it reports the job (sequentially consistent with its
-         * abort flag, so one of the two sees the other). */
-        done = __atomic_add_fetch(&st->pieces_done, 1ull, __ATOMIC_SEQ_CST);
-        wake = (go && now == chunk) || done == job->pieces ||
-               __atomic_load_n(&st->abort, __ATOMIC_SEQ_CST);
-        if (wake) {
+        si = c % (size_t)st->opt.slots;
+        if (!cuxfer_impl_stager_permit(st, c))
+            return; /* aborted */
+        if (job->d2h)
+            memcpy(job->host + c * S + off, st->slot[si] + off, len);
+        else
+            memcpy(st->slot[si] + off, job->host + c * S + off, len);
+        if (__atomic_add_fetch(&st->filled[si], len, __ATOMIC_ACQ_REL) == chunk) {
             pthread_mutex_lock(&st->mu);
             pthread_cond_broadcast(&st->coord_cv);
             pthread_mutex_unlock(&st->mu);
         }
     }
-}
-
-CUXFER_API void *cuxfer_impl_stager_worker(void *arg)
-{
-    cuxfer_stager *st = (cuxfer_stager *)arg;
-    cuxfer_impl_stage_job job;
-    unsigned seen;
-    pthread_mutex_lock(&st->mu);
-    seen = st->gen;
-    for (;;) {
-        while (st->gen == seen && !st->workers_quit)
-            pthread_cond_wait(&st->work_cv, &st->mu);
-        if (st->gen == seen)
-            break;
-        seen = st->gen;
-        job = st->wjob;
-        pthread_mutex_unlock(&st->mu);
-        cuxfer_impl_stager_pieces(st, &job);
-        pthread_mutex_lock(&st->mu);
-    }
-    pthread_mutex_unlock(&st->mu);
-    return NULL;
 }
 
 /* --- the coordinator ------------------------------------------------------- */
@@ -8080,15 +8000,10 @@ CUXFER_API void cuxfer_impl_stager_publish(cuxfer_stager *st, cuxfer_impl_stage_
     int i;
     for (i = 0; i < st->opt.slots; ++i)
         __atomic_store_n(&st->filled[i], (size_t)0, __ATOMIC_RELAXED);
-    __atomic_store_n(&st->pieces_done, 0ull, __ATOMIC_SEQ_CST);
     __atomic_store_n(&st->abort, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&st->permit, permit, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&st->mu);
-    job->gen = ++st->gen;
-    st->wjob = *job;
-    __atomic_store_n(&st->ticket, (unsigned long long)job->gen << 32, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&st->work_cv);
-    pthread_mutex_unlock(&st->mu);
+    st->wjob = *job; /* the door is closed: no worker reads it */
+    cuxfer_impl_team_open(&st->team, cuxfer_impl_stager_pieces, st);
 }
 
 /* Let the workers touch chunks [0, permit). */
@@ -8113,14 +8028,11 @@ CUXFER_API void cuxfer_impl_stager_await(cuxfer_stager *st, size_t si, size_t le
 
 /* End a piecewise job.  After a failure: stop the workers from starting
  * pieces and wait for every DMA queued so far (they read or write the
- * slots and the caller's device buffer).  Then close the ticket and wait
- * until every claimed piece is finished: after this no thread and no copy
+ * slots and the caller's device buffer).  Then close the team's job and
+ * wait for the workers inside it: after this no thread and no copy
  * engine touches the caller's memory. */
-CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st,
-                                                 const cuxfer_impl_stage_job *job,
-                                                 cudaError_t err)
+CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st, cudaError_t err)
 {
-    unsigned long long claimed;
     cudaError_t e;
     if (err != cudaSuccess) {
         pthread_mutex_lock(&st->mu);
@@ -8136,15 +8048,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st,
             (void)cudaGetLastError();
         }
     }
-    claimed = __atomic_exchange_n(&st->ticket,
-                                  ((unsigned long long)job->gen << 32) | CUXFER_IMPL_TICKET_CLOSED,
-                                  __ATOMIC_SEQ_CST) & CUXFER_IMPL_TICKET_CLOSED;
-    if (claimed > job->pieces)
-        claimed = job->pieces;
-    pthread_mutex_lock(&st->mu);
-    while (__atomic_load_n(&st->pieces_done, __ATOMIC_SEQ_CST) < claimed)
-        pthread_cond_wait(&st->coord_cv, &st->mu);
-    pthread_mutex_unlock(&st->mu);
+    cuxfer_impl_team_close(&st->team);
     return err;
 }
 
@@ -8193,7 +8097,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_sta
         if (completed + slots <= n)
             cuxfer_impl_stager_grant(st, completed + slots);
     }
-    return cuxfer_impl_stager_finish(st, job, err);
+    return cuxfer_impl_stager_finish(st, err);
 }
 
 /* D2H through the slots.  Priorities: when the workers emptied the oldest
@@ -8246,7 +8150,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_sta
         ++ready;
         cuxfer_impl_stager_grant(st, ready);
     }
-    return cuxfer_impl_stager_finish(st, job, err);
+    return cuxfer_impl_stager_finish(st, err);
 }
 
 /* One DMA between the caller's buffer and the device: DIRECT, or REGISTER
@@ -8337,8 +8241,6 @@ CUXFER_API void *cuxfer_impl_stager_main(void *arg)
         st->busy = 0;
         pthread_cond_broadcast(&st->done_cv);
     }
-    st->workers_quit = 1;
-    pthread_cond_broadcast(&st->work_cv);
     pthread_mutex_unlock(&st->mu);
     return NULL;
 }
@@ -8358,18 +8260,11 @@ CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
         return cudaSuccess;
     st->ready = 0;
     pthread_mutex_lock(&st->mu);
-    if (st->coordinator_started) {
-        st->quit = 1;
-        pthread_cond_broadcast(&st->coord_cv);
-    } else {
-        st->workers_quit = 1;
-        pthread_cond_broadcast(&st->work_cv);
-    }
+    st->quit = 1; /* the coordinator ends its job, then returns */
+    pthread_cond_broadcast(&st->coord_cv);
     pthread_mutex_unlock(&st->mu);
-    if (st->coordinator_started)
-        (void)pthread_join(st->coordinator, NULL);
-    for (i = 0; i < st->workers_started; ++i)
-        (void)pthread_join(st->workers[i], NULL);
+    if (st->team_up)
+        cuxfer_impl_team_stop(&st->team);
     if (!st->reported && st->result != cudaSuccess)
         first = st->result;
     if (st->slot || st->slot_event) {
@@ -8400,7 +8295,6 @@ CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
     free(st->slot);
     free(st->slot_event);
     free(st->filled);
-    free(st->workers);
     pthread_mutex_destroy(&st->mu);
     pthread_cond_destroy(&st->coord_cv);
     pthread_cond_destroy(&st->work_cv);
@@ -8420,7 +8314,7 @@ CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stag
     const char *step = "";
     cudaError_t err = cudaSuccess;
     size_t p;
-    int i, rc = 0;
+    int i, rc;
     if (!st)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stager_create: stager is NULL");
     memset(st, 0, sizeof *st);
@@ -8441,12 +8335,10 @@ CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stag
     st->slot = (unsigned char **)calloc((size_t)o.slots, sizeof *st->slot);
     st->slot_event = (cudaEvent_t *)calloc((size_t)o.slots, sizeof *st->slot_event);
     st->filled = (size_t *)calloc((size_t)o.slots, sizeof *st->filled);
-    st->workers = (pthread_t *)calloc((size_t)o.threads, sizeof *st->workers);
-    if (!st->slot || !st->slot_event || !st->filled || !st->workers) {
+    if (!st->slot || !st->slot_event || !st->filled) {
         free(st->slot);
         free(st->slot_event);
         free(st->filled);
-        free(st->workers);
         memset(st, 0, sizeof *st);
         return cuxfer_impl_fail(cudaErrorMemoryAllocation,
                                 "cuxfer_stager_create: out of host memory");
@@ -8481,15 +8373,8 @@ CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stag
         return cuxfer_impl_fail(err, "cuxfer_stager_create: %s: %s (%d slots of %zu bytes)",
                                 step, cudaGetErrorName(err), o.slots, o.slot_bytes);
     }
-    for (i = 0; i < o.threads && rc == 0; ++i) {
-        rc = pthread_create(&st->workers[i], NULL, cuxfer_impl_stager_worker, st);
-        if (rc == 0)
-            st->workers_started = i + 1;
-    }
-    if (rc == 0) {
-        rc = pthread_create(&st->coordinator, NULL, cuxfer_impl_stager_main, st);
-        st->coordinator_started = rc == 0;
-    }
+    rc = cuxfer_impl_team_start(&st->team, o.threads, cuxfer_impl_stager_main, st);
+    st->team_up = 1;
     if (rc != 0) {
         (void)cuxfer_stager_destroy(st);
         return cuxfer_impl_fail(cudaErrorOperatingSystem,
@@ -8637,7 +8522,7 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
     job.last = bytes - (job.chunks - 1) * st->opt.slot_bytes;
     pieces = (unsigned long long)(job.chunks - 1) * st->pieces_per_chunk +
              (job.last + st->piece_bytes - 1) / st->piece_bytes;
-    if (pieces >= CUXFER_IMPL_TICKET_CLOSED)
+    if (pieces >= CUXFER_IMPL_STAGE_PIECES_MAX)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: %zu bytes make %llu pieces of %zu bytes, more than a "
                                 "stager counts; use larger slots", call, bytes, pieces,

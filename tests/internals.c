@@ -620,7 +620,7 @@ static void rois_host_gather(void)
             }
         for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
             cuxfer_impl_team team;
-            cuxfer_impl_team_start(&team, teams[ti] - 1);
+            cuxfer_impl_team_start(&team, teams[ti] - 1, NULL, NULL);
             for (ci = 0; ci < sizeof chunks / sizeof chunks[0]; ++ci) {
                 struct cuxfer_impl_rois_job j;
                 size_t a, len, ch = chunks[ci], total = off[n];
@@ -715,7 +715,7 @@ static void team_door(void)
     int workers, k, bad = 0, jobs = 0;
     for (workers = 0; workers <= 8; ++workers) {
         cuxfer_impl_team team;
-        cuxfer_impl_team_start(&team, workers);
+        cuxfer_impl_team_start(&team, workers, NULL, NULL);
         for (k = 0; k < 3000; ++k) {
             /* two jobs in turn: the last one stays dead while this one runs */
             static struct team_job jj[2];
@@ -771,7 +771,7 @@ static void pack_scatter_on_team(void)
     int ti, bad_rows = 0, bad_gaps = 0, busy_left = 0, runs = 0;
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
         memset(&pl, 0, sizeof pl);
-        cuxfer_impl_team_start(&pl.team, teams[ti] - 1);
+        cuxfer_impl_team_start(&pl.team, teams[ti] - 1, NULL, NULL);
         for (gi = 0; gi < sizeof gaps / sizeof gaps[0]; ++gi)
             for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi)
                 for (hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi) {
@@ -834,7 +834,7 @@ static void gather_on_team(void)
     int ti, bad_rows = 0, bad_tail = 0, bad_src = 0, bad_desc = 0, busy_left = 0, runs = 0;
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
         memset(&pl, 0, sizeof pl);
-        cuxfer_impl_team_start(&pl.team, teams[ti] - 1);
+        cuxfer_impl_team_start(&pl.team, teams[ti] - 1, NULL, NULL);
         for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi)
             for (hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi) {
                 size_t w = widths[wi], h = heights[hi], pitch = w + G_GAP;
