@@ -5368,16 +5368,41 @@ CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigne
  * copy units of 2^ul bytes (the largest of 1..16 that aligns every
  * address of the launch), unit i of the tile being row i / ru, column
  * i % ru (ru = rb >> ul units a row), between host + src + row * pitch and
- * dense + dst + i units, direction d2h.  A tile descriptor is
- * {u64 src, u64 dst, u32 rows, u32 rb}, 24 bytes in mapped staging.  Splitting a tile into parts keeps every warp of the
- * device busy when the tiles are few and large. */
+ * dense + dst + i units, direction d2h.  Tile t's descriptor (a
+ * cuxfer_impl_tile, in mapped pinned memory) is read at pd + t * 24.
+ * Splitting a tile into parts keeps every warp of the device busy when
+ * the tiles are few and large. */
+
+/* A tile of the copy kernel: its first row at byte src of the strided
+ * side, its rows x rb bytes at byte dst of the dense side.  The PTX reads
+ * it as u64 at +0 and +8 and two u32 at +16, tiles 24 bytes apart; the
+ * build stops if the struct ever differs (tests/ptx-assembles.sh checks
+ * that the PTX's stride is this size). */
+typedef struct cuxfer_impl_tile {
+    unsigned long long src, dst;
+    unsigned rows, rb;
+} cuxfer_impl_tile;
+typedef char cuxfer_impl_tile_has_the_ptx_layout[sizeof(cuxfer_impl_tile) == 24 &&
+                                                         offsetof(cuxfer_impl_tile, rows) == 16
+                                                     ? 1
+                                                     : -1];
+
+CUXFER_API void cuxfer_impl_tile_put(cuxfer_impl_tile *t, size_t src, size_t dst, size_t rows,
+                                     size_t rb)
+{
+    t->src = src;
+    t->dst = dst;
+    t->rows = (unsigned)rows; /* < 2^31: callers check */
+    t->rb = (unsigned)rb;
+}
+
 #if CUDART_VERSION >= 12050
-#define CUXFER_IMPL_ROIS_PTX 1
-static const char cuxfer_impl_rois_ptx[] =
+#define CUXFER_IMPL_COPY_PTX 1
+static const char cuxfer_impl_copy_ptx[] =
     ".version 7.0\n"
     ".target sm_52\n"
     ".address_size 64\n"
-    ".visible .entry cuxfer_impl_rois_entry(.param .u64 pd, .param .u32 pn, .param .u32 pparts,\n"
+    ".visible .entry cuxfer_impl_copy_entry(.param .u64 pd, .param .u32 pn, .param .u32 pparts,\n"
     " .param .u64 phost, .param .u64 ppitch, .param .u64 pdense, .param .u32 pd2h, .param .u32 pul)\n"
     "{\n"
     " .reg .pred %p<6>;\n"
@@ -5491,7 +5516,7 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
 {
     *lib = *kernel = NULL;
     *blocks = 0;
-#ifdef CUXFER_IMPL_ROIS_PTX
+#ifdef CUXFER_IMPL_COPY_PTX
     {
         cudaLibrary_t l = NULL;
         cudaKernel_t k = NULL;
@@ -5502,9 +5527,9 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
         if (*err == cudaSuccess)
             *err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
         if (*err == cudaSuccess)
-            *err = cudaLibraryLoadData(&l, cuxfer_impl_rois_ptx, NULL, NULL, 0, NULL, NULL, 0);
+            *err = cudaLibraryLoadData(&l, cuxfer_impl_copy_ptx, NULL, NULL, 0, NULL, NULL, 0);
         if (*err == cudaSuccess)
-            *err = cudaLibraryGetKernel(&k, l, "cuxfer_impl_rois_entry");
+            *err = cudaLibraryGetKernel(&k, l, "cuxfer_impl_copy_entry");
         if (*err == cudaSuccess) {
             /* Load it into this context now.  Under lazy loading (the
              * default since CUDA 12.2) the first launch would load it, and
@@ -5530,6 +5555,50 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
     (void)device;
     *err = cudaSuccess;
     return "the CUDA runtime is older than 12.5 (no cudaLibraryLoadData)";
+#endif
+}
+
+/* One launch of the copy kernel on s over the n tiles whose descriptors
+ * are at desc (their device address): between host (pitch `pitch`) and
+ * dense, packing (d2h 0: host to dense) or unpacking (d2h 1).  `align` is
+ * the OR of every address, offset, pitch and row width of the launch: the
+ * units are the widest of 1..16 bytes that divides it.  Each tile is cut
+ * into parts so that every warp of the grid (one wave: `blocks` blocks)
+ * has work; for one tile of `bytes` bytes (0: not said) no more parts
+ * than 32-unit runs. */
+CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, void *desc,
+                                                 unsigned n, const void *host, size_t pitch,
+                                                 void *dense, unsigned d2h, uintptr_t align,
+                                                 size_t bytes, cudaStream_t s)
+{
+#ifdef CUXFER_IMPL_COPY_PTX
+    unsigned long long pt = pitch;
+    unsigned ul = 0, parts = blocks * 8u > n ? blocks * 8u / n : 1u;
+    size_t grid_blocks;
+    void *args[8];
+    dim3 grid, block;
+    while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
+        ++ul;
+    if (bytes && ((bytes >> ul) + 31) / 32 < parts)
+        parts = (unsigned)(((bytes >> ul) + 31) / 32);
+    grid_blocks = ((size_t)n * parts + 7) / 8;
+    grid.x = grid_blocks < blocks ? (unsigned)grid_blocks : blocks;
+    grid.y = grid.z = 1;
+    block.x = 256;
+    block.y = block.z = 1;
+    args[0] = &desc;
+    args[1] = &n;
+    args[2] = &parts;
+    args[3] = (void *)&host;
+    args[4] = &pt;
+    args[5] = &dense;
+    args[6] = &d2h;
+    args[7] = &ul;
+    return cudaLaunchKernel((const void *)kernel, grid, block, args, 0, s);
+#else
+    (void)kernel, (void)blocks, (void)desc, (void)n, (void)host, (void)pitch, (void)dense;
+    (void)d2h, (void)align, (void)bytes, (void)s;
+    return cudaErrorNotSupported;
 #endif
 }
 
@@ -5596,8 +5665,8 @@ struct cuxfer_impl_scatter {
     size_t dpitch, row, rows;
     size_t spitch;       /* SPAN's gathered share: src rows at this pitch go
                             dense to dst (dpitch unused); 0: a PACK scatter */
-    unsigned char *desc; /* the gather's kernel descriptor, written by the
-                            host function (NULL: none) */
+    cuxfer_impl_tile *desc; /* the gather's kernel descriptor, written by
+                               the host function (NULL: none) */
     size_t block;        /* rows a team member takes at a time */
 };
 
@@ -5644,9 +5713,9 @@ typedef struct cuxfer_plan2d {
     void *klib, *kernel;        /* cudaLibrary_t, cudaKernel_t */
     unsigned kblocks;           /* its grid: one wave of the device */
     void *hstage_dev[2];        /* the staging as the kernel sees it */
-    unsigned char *kdesc;       /* 24-byte tile descriptors (mapped): one per
-                                   record, then one per gather slot */
-    void *kdesc_dev;
+    cuxfer_impl_tile *kdesc;    /* tile descriptors (mapped): one per record,
+                                   then one per gather slot */
+    cuxfer_impl_tile *kdesc_dev;
     /* SPAN's gathered share (with the kernel only): per slot, the gather
      * into staging done (host stream) and the unpacking kernel that read
      * it done (side stream) */
@@ -5718,14 +5787,8 @@ CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
     struct cuxfer_impl_scatter_rec *r = (struct cuxfer_impl_scatter_rec *)arg;
     struct cuxfer_plan2d *p = r->plan;
     struct cuxfer_impl_scatter j = r->job;
-    if (j.desc) {
-        unsigned long long q[2] = {0, 0};
-        unsigned n[2];
-        n[0] = (unsigned)j.rows; /* rows <= a slot's bytes < 2^32 */
-        n[1] = (unsigned)j.row;
-        memcpy(j.desc, q, 16);
-        memcpy(j.desc + 16, n, 8);
-    }
+    if (j.desc) /* rows <= a slot's bytes < 2^31 */
+        cuxfer_impl_tile_put(j.desc, 0, 0, j.rows, j.row);
     if (j.rows < 64) { /* waking the team costs more than the rows */
         cuxfer_impl_scatter_rows(&j, 0, j.rows);
     } else {
@@ -5800,7 +5863,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
         (void)cudaEventDestroy(p->ev_fork);
     if (p->ev_join)
         (void)cudaEventDestroy(p->ev_join);
-#ifdef CUXFER_IMPL_ROIS_PTX
+#ifdef CUXFER_IMPL_COPY_PTX
     if (p->klib)
         (void)cudaLibraryUnload((cudaLibrary_t)p->klib);
     (void)cudaGetLastError(); /* e.g. after cudaDeviceReset */
@@ -5852,9 +5915,9 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
     if (cuxfer_impl_kernel_load(p->device, &p->klib, &p->kernel, &p->kblocks, &err) != NULL)
         return;
     err = cuxfer_host_alloc((void **)&p->kdesc, CUXFER_IMPL_PLAN_RECS + CUXFER_IMPL_PLAN_SLOTS,
-                            24, 0);
+                            sizeof *p->kdesc, 0);
     if (err == cudaSuccess)
-        err = cudaHostGetDevicePointer(&p->kdesc_dev, p->kdesc, 0);
+        err = cudaHostGetDevicePointer((void **)&p->kdesc_dev, p->kdesc, 0);
     for (i = 0; i < 2 && err == cudaSuccess; ++i)
         err = cudaHostGetDevicePointer(&p->hstage_dev[i], p->hstage[i], 0);
     if (err == cudaSuccess)
@@ -5874,7 +5937,7 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
     }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
-#ifdef CUXFER_IMPL_ROIS_PTX
+#ifdef CUXFER_IMPL_COPY_PTX
         (void)cudaLibraryUnload((cudaLibrary_t)p->klib);
 #endif
         (void)cuxfer_host_free(p->kdesc);
@@ -6017,50 +6080,6 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
 
-/* One launch of the copy kernel (section 9b) on s over `rows` rows of
- * `row` bytes: between `pitched` (pitch `pitch`, on the device) and
- * `dense` (pinned staging through its mapping), packing (d2h 0: pitched
- * to dense) or unpacking (d2h 1), with the descriptor at pd (its device
- * address; the caller wrote it or has it written in stream order).  Its
- * grid is one wave of the device at most. */
-CUXFER_API cudaError_t cuxfer_impl_plan_kernel(cuxfer_plan2d *p, void *pd,
-                                               const unsigned char *pitched, size_t pitch,
-                                               size_t row, size_t rows, unsigned char *dense,
-                                               unsigned d2h, cudaStream_t s)
-{
-#ifdef CUXFER_IMPL_ROIS_PTX
-    size_t units;
-    const unsigned char *host = pitched;
-    unsigned long long pt = pitch;
-    unsigned n = 1, parts, ul = 0;
-    uintptr_t align = (uintptr_t)pitched | (uintptr_t)dense | (uintptr_t)pitch | (uintptr_t)row;
-    void *args[8];
-    dim3 grid, block;
-    while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
-        ++ul;
-    units = rows * (row >> ul);
-    parts = (unsigned)((units + 31) / 32 < (size_t)p->kblocks * 8u ? (units + 31) / 32
-                                                                  : (size_t)p->kblocks * 8u);
-    grid.x = (parts + 7) / 8;
-    grid.y = grid.z = 1;
-    block.x = 256;
-    block.y = block.z = 1;
-    args[0] = &pd;
-    args[1] = &n;
-    args[2] = &parts;
-    args[3] = (void *)&host;
-    args[4] = &pt;
-    args[5] = &dense;
-    args[6] = &d2h;
-    args[7] = &ul;
-    return cudaLaunchKernel((const void *)p->kernel, grid, block, args, 0, s);
-#else
-    (void)p, (void)pd, (void)pitched, (void)pitch, (void)row, (void)rows, (void)dense;
-    (void)d2h, (void)s;
-    return cudaErrorNotSupported;
-#endif
-}
-
 /* PACK's packing of one slot with the copy kernel, on s: one launch reads
  * `rows` rows of `row` bytes at src (pitch `pitch`, on the device) and
  * writes them densely into pinned staging through its mapping
@@ -6075,15 +6094,11 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
                                                     unsigned char *stage_dev, cudaStream_t s)
 {
     size_t idx = (size_t)(rec - p->recs);
-    unsigned char *d = p->kdesc + idx * 24;
-    unsigned long long q[2] = {0, 0};
-    unsigned r[2];
-    r[0] = (unsigned)rows; /* rows <= a slot's bytes < 2^32 */
-    r[1] = (unsigned)row;
-    memcpy(d, q, 16);
-    memcpy(d + 16, r, 8);
-    return cuxfer_impl_plan_kernel(p, (unsigned char *)p->kdesc_dev + idx * 24, src, pitch, row,
-                                   rows, stage_dev, 0, s);
+    cuxfer_impl_tile_put(&p->kdesc[idx], 0, 0, rows, row); /* rows <= a slot's bytes */
+    return cuxfer_impl_kernel_launch(p->kernel, p->kblocks, &p->kdesc_dev[idx], 1, src, pitch,
+                                     stage_dev, 0,
+                                     (uintptr_t)src | (uintptr_t)stage_dev | pitch | row,
+                                     rows * row, s);
 }
 
 /* SPAN's gathered share.  The span carries the gaps between rows too, so
@@ -6157,7 +6172,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_vi
         rec->job.dpitch = row;
         rec->job.row = row;
         rec->job.rows = rows;
-        rec->job.desc = p->kdesc + di * 24;
+        rec->job.desc = &p->kdesc[di];
         err = cudaLaunchHostFunc(p->host, cuxfer_impl_plan_scatter, rec);
         if (err != cudaSuccess) {
             __atomic_store_n(&rec->busy, 0, __ATOMIC_RELEASE); /* never queued */
@@ -6166,12 +6181,14 @@ CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_vi
         err = cudaEventRecord(p->ev_gmoved[k], p->host);
         if (err == cudaSuccess)
             err = cudaStreamWaitEvent(p->side, p->ev_gmoved[k], 0);
-        if (err == cudaSuccess)
-            err = cuxfer_impl_plan_kernel(p, (unsigned char *)p->kdesc_dev + di * 24,
-                                          (const unsigned char *)dst->ptr + y * dst->pitch,
-                                          dst->pitch, row, rows,
-                                          (unsigned char *)p->hstage_dev[k % 2] + off, 1,
-                                          p->side);
+        if (err == cudaSuccess) {
+            const unsigned char *to = (const unsigned char *)dst->ptr + y * dst->pitch;
+            unsigned char *from = (unsigned char *)p->hstage_dev[k % 2] + off;
+            err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, &p->kdesc_dev[di], 1, to,
+                                            dst->pitch, from, 1,
+                                            (uintptr_t)to | (uintptr_t)from | dst->pitch | row,
+                                            rows * row, p->side);
+        }
         if (err == cudaSuccess)
             err = cudaEventRecord(p->ev_gfreed[k], p->side);
     }
@@ -7104,7 +7121,7 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
     free(p->xev);
     if (p->ev_probe)
         (void)cudaEventDestroy(p->ev_probe);
-#ifdef CUXFER_IMPL_ROIS_PTX
+#ifdef CUXFER_IMPL_COPY_PTX
     if (p->lib)
         (void)cudaLibraryUnload((cudaLibrary_t)p->lib);
     (void)cudaGetLastError(); /* e.g. after cudaDeviceReset */
@@ -7127,7 +7144,7 @@ CUXFER_API void cuxfer_impl_rois_kernel_load(cuxfer_rois *p)
     for (i = 0; i < CUXFER_ROIS_SLOTS && !p->no_kernel; ++i)
         if ((err = cudaHostGetDevicePointer(&p->stage_dev[i], p->stage[i], 0)) != cudaSuccess) {
             (void)cudaGetLastError();
-#ifdef CUXFER_IMPL_ROIS_PTX
+#ifdef CUXFER_IMPL_COPY_PTX
             (void)cudaLibraryUnload((cudaLibrary_t)p->lib);
 #endif
             p->lib = p->kernel = NULL;
@@ -7418,8 +7435,9 @@ CUXFER_API cudaError_t cuxfer_impl_rois_gather(cuxfer_rois *p, int dir, const cu
  * each, pinned and mapped, made in Relaxed mode and kept until destroy).
  * Waiting instead blocked the caller behind a held stream once more
  * launches were queued than there are staging slots; the extra slots
- * bound what is queued by what the caller asked for (24 bytes a tile). */
-CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, unsigned char **d,
+ * bound what is queued by what the caller asked for (a descriptor a
+ * tile). */
+CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, cuxfer_impl_tile **d,
                                               void **ddev, cudaEvent_t *ev)
 {
     int k = p->kslot, i;
@@ -7428,7 +7446,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, unsi
     cudaError_t err = cuxfer_impl_event_query(p->ev[k]);
     if (err == cudaSuccess) {
         p->kslot = (k + 1) % CUXFER_ROIS_SLOTS;
-        *d = (unsigned char *)p->stage[k];
+        *d = (cuxfer_impl_tile *)p->stage[k];
         *ddev = p->stage_dev[k];
         *ev = p->ev[k];
         return cudaSuccess;
@@ -7472,7 +7490,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, unsi
         }
         p->nx = i + 1;
     }
-    *d = (unsigned char *)p->xstage[i];
+    *d = (cuxfer_impl_tile *)p->xstage[i];
     *ddev = p->xstage_dev[i];
     *ev = p->xev[i];
     return cudaSuccess;
@@ -7490,24 +7508,21 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
                                                unsigned char *hdev, const cuxfer_roi *rois,
                                                size_t n, unsigned char *dense, cudaStream_t s)
 {
-#ifdef CUXFER_IMPL_ROIS_PTX
     /* at most 8192 tiles a launch: the GPU starts on the first while the
      * next descriptors are written */
-    const size_t cap = p->opt.chunk_bytes / 24 < 8192 ? p->opt.chunk_bytes / 24 : 8192,
+    const size_t cap = p->opt.chunk_bytes / sizeof(cuxfer_impl_tile) < 8192
+                           ? p->opt.chunk_bytes / sizeof(cuxfer_impl_tile)
+                           : 8192,
                  lim = 0x7fffffff;
     const uintptr_t base = (uintptr_t)hdev | (uintptr_t)dense | (uintptr_t)host->pitch;
-    unsigned long long pitch = host->pitch;
-    unsigned warps = p->kblocks * 8u;
-    int d2h = dir == CUXFER_ROIS_D2H;
     size_t i = 0, off = 0;
     while (i < n) {
-        unsigned char *d = NULL;
+        cuxfer_impl_tile *d = NULL;
         void *ddev = NULL;
         cudaEvent_t ev = NULL;
         uintptr_t align = base;
-        unsigned ul = 0;
         size_t m = 0;
-        CUXFER_TRY(cuxfer_impl_rois_kslot(p, cap * 24, &d, &ddev, &ev));
+        CUXFER_TRY(cuxfer_impl_rois_kslot(p, cap * sizeof *d, &d, &ddev, &ev));
         for (; i < n && m < cap; ++i) {
             size_t rb = rois[i].width * host->elem_size, rows = rois[i].height;
             size_t src = rois[i].y * host->pitch + rois[i].x * host->elem_size;
@@ -7515,52 +7530,24 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
                 continue;
             if (rows > lim || rb > lim / rows) {
                 unsigned char *h = (unsigned char *)host->ptr + src;
-                CUXFER_TRY(d2h ? cudaMemcpy2DAsync(h, host->pitch, dense + off, rb, rb, rows,
+                CUXFER_TRY(dir == CUXFER_ROIS_D2H
+                               ? cudaMemcpy2DAsync(h, host->pitch, dense + off, rb, rb, rows,
                                                    cudaMemcpyDefault, s)
                                : cudaMemcpy2DAsync(dense + off, rb, h, host->pitch, rb, rows,
                                                    cudaMemcpyDefault, s));
             } else {
-                unsigned long long q[2];
-                unsigned r[2];
-                q[0] = src;
-                q[1] = off;
-                r[0] = (unsigned)rows;
-                r[1] = (unsigned)rb;
-                memcpy(d + m * 24, q, 16);
-                memcpy(d + m * 24 + 16, r, 8);
+                cuxfer_impl_tile_put(&d[m++], src, off, rows, rb);
                 align |= (uintptr_t)src | (uintptr_t)off | (uintptr_t)rb;
-                ++m;
             }
             off += rb * rows;
         }
-        while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
-            ++ul;
-        if (m) {
-            unsigned nm = (unsigned)m, parts = (size_t)warps > m ? warps / nm : 1u;
-            size_t blocks = ((size_t)nm * parts + 7) / 8;
-            dim3 grid, block;
-            void *args[8];
-            grid.x = blocks < p->kblocks ? (unsigned)blocks : p->kblocks;
-            grid.y = grid.z = 1;
-            block.x = 256;
-            block.y = block.z = 1;
-            args[0] = &ddev;
-            args[1] = &nm;
-            args[2] = &parts;
-            args[3] = &hdev;
-            args[4] = &pitch;
-            args[5] = &dense;
-            args[6] = &d2h;
-            args[7] = &ul;
-            CUXFER_TRY(cudaLaunchKernel((const void *)p->kernel, grid, block, args, 0, s));
-        }
+        if (m)
+            CUXFER_TRY(cuxfer_impl_kernel_launch(p->kernel, p->kblocks, ddev, (unsigned)m, hdev,
+                                                 host->pitch, dense, dir == CUXFER_ROIS_D2H,
+                                                 align, 0, s));
         CUXFER_TRY(cudaEventRecord(ev, s));
     }
     return cudaSuccess;
-#else
-    (void)p, (void)dir, (void)host, (void)hdev, (void)rois, (void)n, (void)dense, (void)s;
-    return cudaErrorNotSupported;
-#endif
 }
 
 /* Why GATHER cannot run on stream s now (NULL: it can).  cs is the
