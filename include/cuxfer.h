@@ -3262,68 +3262,85 @@ CUXFER_API void cuxfer_impl_order_event_drop(cudaEvent_t ev)
     cuxfer_impl_relax_end(rx);
 }
 
-/* Record a fresh ordering event (cuxfer_impl_order_event_make) of the
- * signaler's device on `signaler`, leaving that device current (*saved: the
- * device to restore); the caller drops *ev after its waits.
- * The event must live on the signaler's device.  CUDA 12.8 and later tell
- * the device (cudaStreamGetDevice).  Older runtimes cannot: the current
- * device is tried first (the usual case, and always right for the default
- * streams), then every other device, since recording on another device's
- * stream fails with cudaErrorInvalidResourceHandle and changes nothing. */
-CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
-                                        cudaEvent_t *ev, int *saved)
+/* Record *ev on s with the current device being `dev`: an event of that
+ * device, made (Relaxed) when there is none, or remade when *ev_dev says
+ * it was made on another. */
+CUXFER_API cudaError_t cuxfer_impl_record_here(cudaStream_t s, cudaEvent_t *ev, int *ev_dev,
+                                               int dev)
 {
-    int cur = cuxfer_impl_current_device(), dev = cur;
     cudaError_t err;
-    *saved = -1;
-    *ev = NULL;
-    if (cur < 0 || cur >= CUXFER_IMPL_MAX_DEVICES)
-        return cuxfer_impl_fail(cudaErrorInvalidDevice, "%s: no current device", call);
-#if CUDART_VERSION >= 12080
-    dev = cuxfer_impl_stream_device(signaler); /* a query, run Relaxed */
-    if (dev < 0)
-        dev = cur;
-    if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
-        dev = cur;
-#endif
-    err = cuxfer_impl_use_device(dev, saved);
-    if (err == cudaSuccess)
-        err = cuxfer_impl_order_event_make(ev);
-    if (err == cudaSuccess)
-        err = cudaEventRecord(*ev, signaler);
-#if CUDART_VERSION < 12080
-    /* A foreign stream is refused as an invalid handle (or value, by some
-     * runtimes); the first error is the one reported if no device fits. */
-    if (err == cudaErrorInvalidResourceHandle || err == cudaErrorInvalidValue) {
-        cudaError_t first = err, e;
-        int n = 0, i;
-        (void)cudaGetLastError();
+    if (*ev && *ev_dev != dev) {
         cuxfer_impl_order_event_drop(*ev);
         *ev = NULL;
+    }
+    if (!*ev) {
+        if ((err = cuxfer_impl_order_event_make(ev)) != cudaSuccess)
+            return err;
+        *ev_dev = dev;
+    }
+    return cudaEventRecord(*ev, s);
+}
+
+/* Record *ev on s as an event of s's device (cuxfer_impl_record_here),
+ * leaving that device current (*saved: the device to restore).  The one
+ * place that finds a stream's device for an event: CUDA 12.8 and later
+ * tell it (cudaStreamGetDevice); older runtimes cannot, so the current
+ * device is tried first (the usual case, and always right for the
+ * default streams), then every other device, since recording on another
+ * device's stream fails with cudaErrorInvalidResourceHandle (or value, by
+ * some runtimes) and changes nothing.  If no device fits, the first error
+ * is returned and no event of a wrong device is kept. */
+CUXFER_API cudaError_t cuxfer_impl_stream_record(cudaStream_t s, cudaEvent_t *ev, int *ev_dev,
+                                             int *saved)
+{
+    int dev = cuxfer_impl_stream_device(s); /* a query, run Relaxed */
+    cudaError_t err;
+    if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
+        dev = cuxfer_impl_current_device();
+    err = cuxfer_impl_use_device(dev, saved);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_record_here(s, ev, ev_dev, dev);
+#if CUDART_VERSION < 12080
+    if (err == cudaErrorInvalidResourceHandle || err == cudaErrorInvalidValue) {
+        cudaError_t first = err;
+        int n = 0, i;
+        (void)cudaGetLastError();
         if (cudaGetDeviceCount(&n) != cudaSuccess) {
             (void)cudaGetLastError();
             n = 0;
         }
         for (i = 0; i < n && i < CUXFER_IMPL_MAX_DEVICES && err != cudaSuccess; ++i) {
-            if (i == cur)
+            if (i == dev)
                 continue;
-            e = cudaSetDevice(i);
-            if (e == cudaSuccess)
-                e = cuxfer_impl_order_event_make(ev);
-            if (e == cudaSuccess)
-                e = cudaEventRecord(*ev, signaler);
-            if (e == cudaSuccess) {
-                err = cudaSuccess;
-            } else {
+            err = cudaSetDevice(i);
+            if (err == cudaSuccess)
+                err = cuxfer_impl_record_here(s, ev, ev_dev, i);
+            if (err != cudaSuccess)
                 (void)cudaGetLastError();
-                cuxfer_impl_order_event_drop(*ev);
-                *ev = NULL;
-            }
         }
-        if (err != cudaSuccess)
+        if (err != cudaSuccess) {
             err = first;
+            cuxfer_impl_order_event_drop(*ev);
+            *ev = NULL;
+        }
     }
 #endif
+    return err;
+}
+
+/* Record a fresh ordering event of the signaler's device on `signaler`
+ * (cuxfer_impl_stream_record), leaving that device current (*saved: the
+ * device to restore); the caller drops *ev after its waits. */
+CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
+                                        cudaEvent_t *ev, int *saved)
+{
+    int cur = cuxfer_impl_current_device(), ev_dev = -1;
+    cudaError_t err;
+    *saved = -1;
+    *ev = NULL;
+    if (cur < 0 || cur >= CUXFER_IMPL_MAX_DEVICES)
+        return cuxfer_impl_fail(cudaErrorInvalidDevice, "%s: no current device", call);
+    err = cuxfer_impl_stream_record(signaler, ev, &ev_dev, saved);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         cuxfer_impl_order_event_drop(*ev);
@@ -4886,16 +4903,17 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
 }
 
 /* Record the block's event on s, a stream that may still use the block.
- * The event must belong to s's device: it is made there, and remade when
- * the block moves to another device's stream (it is not pending then:
- * acquire handed the block out only after its last event completed).  A
+ * The event must belong to s's device (cuxfer_impl_stream_record): it is made
+ * there, and remade when the block moves to another device's stream (it
+ * is not pending then: acquire handed the block out only after its last
+ * event completed).  A
  * stream being captured is refused: the graph uses the block at every
  * launch, which no event recorded now can tell. */
 CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaStream_t s)
 {
     cuxfer_impl_relax rx;
     cudaError_t err = cudaSuccess;
-    int dev, saved = -1, cap = cuxfer_impl_capturing(s, &err);
+    int saved = -1, cap = cuxfer_impl_capturing(s, &err);
     if (cap < 0)
         return cuxfer_impl_fail(err, "cuxfer_pinned_pool_release: stream %p cannot take an "
                                 "event now: %s; the block stays acquired", (void *)s,
@@ -4906,70 +4924,15 @@ CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaS
                                 "graph uses the block at every launch; the block stays "
                                 "acquired: release it with CUXFER_POOL_IDLE once the graph is "
                                 "destroyed", (void *)s);
-    dev = cuxfer_impl_stream_device(s);
     rx = cuxfer_impl_relax_begin(); /* event bookkeeping: no captured stream */
-    err = cuxfer_impl_use_device(dev, &saved);
-    if (err == cudaSuccess && b->ready && b->ready_dev != dev) {
-        (void)cudaEventDestroy(b->ready);
-        b->ready = NULL;
-    }
-    if (err == cudaSuccess && !b->ready) {
-        err = cuxfer_impl_event_create(&b->ready, cudaEventDisableTiming);
-        if (err == cudaSuccess)
-            b->ready_dev = dev;
-        else
-            b->ready = NULL;
-    }
-    if (err == cudaSuccess)
-        err = cudaEventRecord(b->ready, s);
-#if CUDART_VERSION < 12080
-    /* Before 12.8 the stream's device is unknown, and the current one was
-     * tried.  Another device's stream refuses the event as an invalid
-     * handle (or value), changing nothing: every other device is tried in
-     * turn, with an event of its own; the first error is the one reported
-     * if none fits (as for cuxfer_stream_wait's signaler). */
-    if (err == cudaErrorInvalidResourceHandle || err == cudaErrorInvalidValue) {
-        cudaError_t first = err, e;
-        int n = 0, i, tried = dev;
-        (void)cudaGetLastError();
-        if (cudaGetDeviceCount(&n) != cudaSuccess) {
-            (void)cudaGetLastError();
-            n = 0;
-        }
-        for (i = 0; i < n && err != cudaSuccess; ++i) {
-            if (i == tried)
-                continue;
-            (void)cudaEventDestroy(b->ready);
-            b->ready = NULL;
-            e = cudaSetDevice(i);
-            if (e == cudaSuccess)
-                e = cuxfer_impl_event_create(&b->ready, cudaEventDisableTiming);
-            if (e != cudaSuccess)
-                b->ready = NULL;
-            if (e == cudaSuccess)
-                e = cudaEventRecord(b->ready, s);
-            if (e == cudaSuccess) {
-                err = cudaSuccess;
-                b->ready_dev = dev = i;
-            } else {
-                (void)cudaGetLastError();
-            }
-        }
-        if (err != cudaSuccess) {
-            err = first; /* and no event of a wrong device is kept */
-            if (b->ready)
-                (void)cudaEventDestroy(b->ready);
-            b->ready = NULL;
-        }
-    }
-#endif
+    err = cuxfer_impl_stream_record(s, &b->ready, &b->ready_dev, &saved);
     cuxfer_impl_restore_device(saved);
     cuxfer_impl_relax_end(rx);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         return cuxfer_impl_fail(err, "cuxfer_pinned_pool_release: cannot record an event on "
                                 "stream %p (device %d): %s; the block stays acquired", (void *)s,
-                                dev, cudaGetErrorName(err));
+                                cuxfer_impl_stream_device(s), cudaGetErrorName(err));
     }
     b->pending = 1;
     return cudaSuccess;
@@ -5325,8 +5288,8 @@ CUXFER_API int cuxfer_impl_team_take(size_t *next, size_t total, size_t block, s
  * for the destination line k rows on (a prefetch for writing), except in
  * the last k rows, whose hint would fall past the job; wider rows are
  * whole lines, which the hardware prefetches. */
-CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigned char *s, size_t sp,
-                                 size_t row, size_t rows, size_t k)
+CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigned char *s,
+                                      size_t sp, size_t row, size_t rows, size_t k)
 {
     size_t y = 0, far = k * dp, hinted = k && row <= 64 && rows > k ? rows - k : 0;
 #define CUXFER_IMPL_ROWS_CASE(n)                                               \
@@ -6247,19 +6210,19 @@ CUXFER_API int cuxfer_impl_share_class(size_t row)
     return c;
 }
 
-/* Median of the first n (1..CUXFER_IMPL_SHARE_SAMPLES) of v. */
-CUXFER_API double cuxfer_impl_share_median(const double *v, unsigned n)
+/* The median of v[0..n), n >= 1, sorting v in place (insertion sort: n
+ * is a handful): the planner's learned share and its calibration. */
+CUXFER_API double cuxfer_impl_median(double *v, unsigned n)
 {
-    double t[CUXFER_IMPL_SHARE_SAMPLES], x;
+    double x;
     unsigned i, j;
-    memcpy(t, v, sizeof t);
-    for (i = 1; i < n; ++i) { /* insertion sort of the copy */
-        x = t[i];
-        for (j = i; j > 0 && t[j - 1] > x; --j)
-            t[j] = t[j - 1];
-        t[j] = x;
+    for (i = 1; i < n; ++i) {
+        x = v[i];
+        for (j = i; j > 0 && v[j - 1] > x; --j)
+            v[j] = v[j - 1];
+        v[j] = x;
     }
-    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Read the timing of the last copy with a direct share, if it is done:
@@ -6315,12 +6278,14 @@ CUXFER_API double cuxfer_impl_share(const cuxfer_plan2d *p, size_t row)
     int c = cuxfer_impl_share_class(row);
     unsigned n = p->rate_n[c] < CUXFER_IMPL_SHARE_SAMPLES ? p->rate_n[c]
                                                           : CUXFER_IMPL_SHARE_SAMPLES;
-    double d, q, f;
+    double d, q, f, t[CUXFER_IMPL_SHARE_SAMPLES];
     if (row < CUXFER_IMPL_SHARE_MIN_ROW)
         return 0;
     if (n) {
-        d = cuxfer_impl_share_median(p->rate_d[c], n);
-        q = cuxfer_impl_share_median(p->rate_p[c], n);
+        memcpy(t, p->rate_d[c], sizeof t);
+        d = cuxfer_impl_median(t, n);
+        memcpy(t, p->rate_p[c], sizeof t);
+        q = cuxfer_impl_median(t, n);
     } else {
         d = 0.8e6 * 2 / 3;             /* rows a millisecond */
         q = 25e6 / (double)row;
@@ -6539,8 +6504,9 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
                                              cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1,
                                              double *gbps)
 {
-    float ms[5], t;
-    int r, i, j, saved = p->opt.strategy;
+    double ms[5];
+    float t = 0;
+    int r, saved = p->opt.strategy;
     cudaError_t err = cudaSuccess;
     p->opt.strategy = strategy;
     for (r = -1; r < 5 && err == cudaSuccess; ++r) {
@@ -6553,18 +6519,15 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
         if (err == cudaSuccess)
             err = cuxfer_impl_event_sync(e1);
         if (err == cudaSuccess && r >= 0)
-            err = cudaEventElapsedTime(&ms[r], e0, e1);
+            err = cudaEventElapsedTime(&t, e0, e1);
+        if (err == cudaSuccess && r >= 0)
+            ms[r] = t;
     }
     p->opt.strategy = saved; /* also on failure: the plan is not left forced */
     if (err != cudaSuccess)
         return err;
-    for (i = 1; i < 5; ++i) /* insertion sort, then the median */
-        for (j = i; j > 0 && ms[j - 1] > ms[j]; --j) {
-            t = ms[j];
-            ms[j] = ms[j - 1];
-            ms[j - 1] = t;
-        }
-    *gbps = cuxfer_gbps(src->width * src->elem_size * src->height, ms[2]);
+    *gbps = cuxfer_gbps(src->width * src->elem_size * src->height,
+                        (float)cuxfer_impl_median(ms, 5));
     return cudaSuccess;
 }
 

@@ -938,7 +938,8 @@ static void stager_on_team(void)
                                                                   ? n
                                                                   : (size_t)st.opt.slots);
                         for (c = 0; c < n; ++c) {
-                            size_t k = c % (size_t)st.opt.slots, len = cuxfer_impl_chunk_len(&job, c, S);
+                            size_t k = c % (size_t)st.opt.slots;
+                            size_t len = cuxfer_impl_chunk_len(&job, c, S);
                             cuxfer_impl_stager_await(&st, k, len);
                             __atomic_store_n(&st.filled[k], (size_t)0, __ATOMIC_RELAXED);
                             memcpy(dev + c * S, st.slot[k], len);
@@ -951,7 +952,8 @@ static void stager_on_team(void)
                         memcpy(dev, src, bytes);
                         cuxfer_impl_stager_publish(&st, &job, 0);
                         for (c = 0; c < n; ++c) {
-                            size_t k = c % (size_t)st.opt.slots, len = cuxfer_impl_chunk_len(&job, c, S);
+                            size_t k = c % (size_t)st.opt.slots;
+                            size_t len = cuxfer_impl_chunk_len(&job, c, S);
                             memcpy(st.slot[k], dev + c * S, len);
                             cuxfer_impl_stager_grant(&st, c + 1);
                             cuxfer_impl_stager_await(&st, k, len);
