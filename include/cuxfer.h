@@ -2509,112 +2509,11 @@ CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
                             cudaGetErrorName(err));
 }
 
-/* Copy src to dst (views of equal extents) on stream s, in whichever
- * direction their memory implies (cudaMemcpyDefault).  Row bytes come from
- * the views, never from the caller; both pointers are classified, checked
- * against the views' kinds and put through the pageable guard; when both
- * sides are contiguous the copy is one cudaMemcpyAsync. */
-CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
-                                           const cuxfer_view *src, cudaStream_t s)
-{
-    cuxfer_memkind dk, sk;
-    int ddev = -1, sdev = -1, dev;
-    size_t row;
-    cudaError_t err;
-    CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
-    if (src->width == 0 || src->height == 0)
-        return cudaSuccess;
-    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy2d_async", s));
-    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy2d_async", s));
-    dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
-    sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
-    CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
-    CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, sk));
-    CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy2d_async", dk, sk, cuxfer_pageable_policy()));
-    row = cuxfer_view_row_bytes(src);
-    if (dk == CUXFER_MEMORY_DEVICE && sk == CUXFER_MEMORY_DEVICE && ddev >= 0 && sdev >= 0 &&
-        ddev != sdev) {
-        err = cuxfer_impl_copy2d_peer(dst, ddev, src, sdev, s);
-    } else if ((dst->pitch == row && src->pitch == row) || src->height == 1) {
-        err = cudaMemcpyAsync(dst->ptr, src->ptr, row * src->height, cudaMemcpyDefault, s);
-    } else {
-        dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
-        CUXFER_TRY(cuxfer_impl_max_pitch_check(dst, src, cuxfer_device_max_pitch(dev)));
-        err = cudaMemcpy2DAsync(dst->ptr, dst->pitch, src->ptr, src->pitch, row,
-                                src->height, cudaMemcpyDefault, s);
-    }
-#ifdef CUXFER_DEBUG_SYNC
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(s);
-#endif
-    return err;
-}
-
-/* Checks of cuxfer_copy_async that need no device: non-NULL pointers, no
- * wrap-around, no overlap between the two ranges. */
-CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_t bytes)
-{
-    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
-    if (bytes == 0)
-        return cudaSuccess;
-    if (!dst || !src)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_copy_async: %s is NULL",
-                                dst ? "src" : "dst");
-    if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_copy_async: %zu bytes at %p wrap around the "
-                                "address space", bytes, d > UINTPTR_MAX - bytes ? dst : src);
-    if (d < s + bytes && s < d + bytes)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_copy_async: dst %p and src %p overlap (%zu bytes)",
-                                dst, src, bytes);
-    return cudaSuccess;
-}
-
-/* cudaMemcpyAsync with cuxfer's checks: bytes, not elements, in one
- * argument; direction inferred; the pageable guard applied. */
-CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
-                                         cudaStream_t s)
-{
-    cuxfer_memkind dk, sk;
-    cudaError_t err;
-    if (bytes == 0)
-        return cudaSuccess;
-    CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
-    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy_async", s));
-    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy_async", s));
-    /* A pinned side rules out every misuse: no query of the other side. */
-    dk = cuxfer_impl_lookup(dst, NULL);
-    sk = cuxfer_impl_lookup(src, NULL);
-    if (dk != CUXFER_MEMORY_PINNED && sk != CUXFER_MEMORY_PINNED) {
-        if (sk == CUXFER_MEMORY_UNKNOWN)
-            sk = cuxfer_impl_classify_cached(src, NULL);
-        if (dk == CUXFER_MEMORY_UNKNOWN && sk != CUXFER_MEMORY_PINNED)
-            dk = cuxfer_impl_classify_cached(dst, NULL);
-        CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy_async", dk, sk, cuxfer_pageable_policy()));
-    }
-    err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
-#ifdef CUXFER_DEBUG_SYNC
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(s);
-#endif
-    return err;
-}
-
 /* Copies of at most this many bytes are made from or to pageable memory
  * by cuxfer_copy and cuxfer_copy2d without the pageable guard: for a
  * constant, a flag or a counter CUDA's own staging is right (the copy is
  * latency-bound, pinning would cost more than it saves). */
 #define CUXFER_COPY_SMALL ((size_t)64 << 10)
-
-/* The pageable guard of a synchronous copy: only above CUXFER_COPY_SMALL. */
-CUXFER_API cudaError_t cuxfer_impl_sync_guard(const char *call, cuxfer_memkind dk,
-                                              cuxfer_memkind sk, size_t bytes)
-{
-    if (bytes <= CUXFER_COPY_SMALL)
-        return cudaSuccess;
-    return cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy());
-}
 
 /* A synchronous copy runs on the calling thread's default stream (the
  * legacy one, or the per-thread one in a per-thread build: 0 means what
@@ -2639,13 +2538,119 @@ CUXFER_API cudaError_t cuxfer_impl_sync_ok(const char *call)
     return cudaSuccess;
 }
 
-/* cudaMemcpy with cuxfer's checks: returns when the bytes have arrived.
- * Direction inferred; ordered like cudaMemcpy (after the work of the
- * calling thread's default stream, and so of every blocking stream, outside
- * a per-thread build); the pageable guard only above CUXFER_COPY_SMALL;
- * the default-stream guard never (a synchronous copy overlaps nothing by
- * design). */
-CUXFER_API cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes)
+/* The checks before a copy queues work: on s with the default-stream
+ * guard and the legacy stream's capture rule (async), or on the calling
+ * thread's default stream with cuxfer_impl_sync_ok's refusals and no
+ * default-stream guard (a synchronous copy overlaps nothing by design). */
+CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t s, int sync)
+{
+    if (sync)
+        return cuxfer_impl_sync_ok(call);
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s));
+    return cuxfer_impl_legacy_ok(call, s);
+}
+
+/* A synchronous copy's wait for s and its report: the copy (queued by the
+ * caller) and the wait ran Relaxed (rx); a failure names the bytes (rows
+ * 0: a 1D copy of row bytes). */
+CUXFER_API cudaError_t cuxfer_impl_copy_wait(const char *call, cudaError_t err, cudaStream_t s,
+                                             cuxfer_impl_relax rx, size_t row, size_t rows,
+                                             const void *src, const void *dst)
+{
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+    cuxfer_impl_relax_end(rx);
+    if (err != cudaSuccess && rows == 0)
+        return cuxfer_impl_fail(err, "%s: %zu bytes from %p to %p: %s", call, row, src, dst,
+                                cudaGetErrorName(err));
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "%s: %zux%zu bytes from %p to %p: %s", call, row, rows, src,
+                                dst, cudaGetErrorName(err));
+    return cudaSuccess;
+}
+
+/* cuxfer_copy2d_async (sync 0) and cuxfer_copy2d (sync 1: on stream 0,
+ * then a wait, and the pageable guard only above CUXFER_COPY_SMALL). */
+CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *dst,
+                                          const cuxfer_view *src, cudaStream_t s, int sync)
+{
+    cuxfer_memkind dk, sk;
+    cuxfer_impl_relax rx;
+    int ddev = -1, sdev = -1, dev, peer, flat;
+    size_t row;
+    cudaError_t err;
+    CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
+    if (src->width == 0 || src->height == 0)
+        return cudaSuccess;
+    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
+    memset(&rx, 0, sizeof rx);
+    dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
+    sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
+    CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
+    CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, sk));
+    row = cuxfer_view_row_bytes(src);
+    if (!sync || row * src->height > CUXFER_COPY_SMALL)
+        CUXFER_TRY(cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy()));
+    peer = dk == CUXFER_MEMORY_DEVICE && sk == CUXFER_MEMORY_DEVICE && ddev >= 0 && sdev >= 0 &&
+           ddev != sdev;
+    flat = (dst->pitch == row && src->pitch == row) || src->height == 1;
+    dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
+    if (!peer && !flat)
+        CUXFER_TRY(cuxfer_impl_max_pitch_check(dst, src, cuxfer_device_max_pitch(dev)));
+    if (sync)
+        rx = cuxfer_impl_relax_begin();
+    if (peer)
+        err = cuxfer_impl_copy2d_peer(dst, ddev, src, sdev, s);
+    else if (flat)
+        err = cudaMemcpyAsync(dst->ptr, src->ptr, row * src->height, cudaMemcpyDefault, s);
+    else
+        err = cudaMemcpy2DAsync(dst->ptr, dst->pitch, src->ptr, src->pitch, row,
+                                src->height, cudaMemcpyDefault, s);
+    if (sync)
+        return cuxfer_impl_copy_wait(call, err, s, rx, row, src->height, src->ptr, dst->ptr);
+#ifdef CUXFER_DEBUG_SYNC
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+#endif
+    return err;
+}
+
+/* Copy src to dst (views of equal extents) on stream s, in whichever
+ * direction their memory implies (cudaMemcpyDefault).  Row bytes come from
+ * the views, never from the caller; both pointers are classified, checked
+ * against the views' kinds and put through the pageable guard; when both
+ * sides are contiguous the copy is one cudaMemcpyAsync. */
+CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
+                                           const cuxfer_view *src, cudaStream_t s)
+{
+    return cuxfer_impl_copy2d("cuxfer_copy2d_async", dst, src, s, 0);
+}
+
+/* Checks of cuxfer_copy_async that need no device: non-NULL pointers, no
+ * wrap-around, no overlap between the two ranges. */
+CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_t bytes)
+{
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (bytes == 0)
+        return cudaSuccess;
+    if (!dst || !src)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_copy_async: %s is NULL",
+                                dst ? "src" : "dst");
+    if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_copy_async: %zu bytes at %p wrap around the "
+                                "address space", bytes, d > UINTPTR_MAX - bytes ? dst : src);
+    if (d < s + bytes && s < d + bytes)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_copy_async: dst %p and src %p overlap (%zu bytes)",
+                                dst, src, bytes);
+    return cudaSuccess;
+}
+
+/* cuxfer_copy_async (sync 0) and cuxfer_copy (sync 1: on stream 0, then
+ * a wait, and the pageable guard only above CUXFER_COPY_SMALL). */
+CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void *src,
+                                        size_t bytes, cudaStream_t s, int sync)
 {
     cuxfer_memkind dk, sk;
     cuxfer_impl_relax rx;
@@ -2653,59 +2658,57 @@ CUXFER_API cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes)
     if (bytes == 0)
         return cudaSuccess;
     CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
-    CUXFER_TRY(cuxfer_impl_sync_ok("cuxfer_copy"));
-    if (bytes > CUXFER_COPY_SMALL) {
-        dk = cuxfer_impl_classify_cached(dst, NULL);
-        sk = cuxfer_impl_classify_cached(src, NULL);
-        CUXFER_TRY(cuxfer_impl_sync_guard("cuxfer_copy", dk, sk, bytes));
+    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
+    memset(&rx, 0, sizeof rx);
+    /* A pinned side rules out every misuse: no query of the other side. */
+    dk = cuxfer_impl_lookup(dst, NULL);
+    sk = cuxfer_impl_lookup(src, NULL);
+    if (dk != CUXFER_MEMORY_PINNED && sk != CUXFER_MEMORY_PINNED &&
+        (!sync || bytes > CUXFER_COPY_SMALL)) {
+        if (sk == CUXFER_MEMORY_UNKNOWN)
+            sk = cuxfer_impl_classify_cached(src, NULL);
+        if (dk == CUXFER_MEMORY_UNKNOWN && sk != CUXFER_MEMORY_PINNED)
+            dk = cuxfer_impl_classify_cached(dst, NULL);
+        CUXFER_TRY(cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy()));
     }
-    rx = cuxfer_impl_relax_begin();
-    err = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
-    cuxfer_impl_relax_end(rx);
-    if (err != cudaSuccess)
-        return cuxfer_impl_fail(err, "cuxfer_copy: %zu bytes from %p to %p: %s", bytes, src, dst,
-                                cudaGetErrorName(err));
-    return cudaSuccess;
+    if (sync)
+        rx = cuxfer_impl_relax_begin();
+    err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
+    if (sync)
+        return cuxfer_impl_copy_wait(call, err, s, rx, bytes, 0, src, dst);
+#ifdef CUXFER_DEBUG_SYNC
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+#endif
+    return err;
 }
 
-/* cuxfer_copy2d_async's checks and copy, synchronously and ordered like
- * cuxfer_copy: returns when the bytes have arrived.  Views of two devices'
- * memory go through cuxfer_copy2d_async's peer copy, then a wait. */
+/* cudaMemcpyAsync with cuxfer's checks: bytes, not elements, in one
+ * argument; direction inferred; the pageable guard applied. */
+CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
+                                         cudaStream_t s)
+{
+    return cuxfer_impl_copy("cuxfer_copy_async", dst, src, bytes, s, 0);
+}
+
+/* cudaMemcpy with cuxfer's checks: cuxfer_copy_async on the calling
+ * thread's default stream, then a wait: returns when the bytes have
+ * arrived.  Ordered like cudaMemcpy (after the work of the calling
+ * thread's default stream, and so of every blocking stream, outside a
+ * per-thread build); the pageable guard only above CUXFER_COPY_SMALL; the
+ * default-stream guard never (a synchronous copy overlaps nothing by
+ * design). */
+CUXFER_API cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes)
+{
+    return cuxfer_impl_copy("cuxfer_copy", dst, src, bytes, (cudaStream_t)0, 1);
+}
+
+/* cuxfer_copy2d_async's checks and copy, on the calling thread's default
+ * stream and then a wait, ordered like cuxfer_copy: returns when the
+ * bytes have arrived. */
 CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *src)
 {
-    cuxfer_memkind dk, sk;
-    cuxfer_impl_relax rx;
-    int ddev = -1, sdev = -1, dev;
-    size_t row;
-    cudaError_t err;
-    CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
-    if (src->width == 0 || src->height == 0)
-        return cudaSuccess;
-    CUXFER_TRY(cuxfer_impl_sync_ok("cuxfer_copy2d"));
-    dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
-    sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
-    CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
-    CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, sk));
-    row = cuxfer_view_row_bytes(src);
-    CUXFER_TRY(cuxfer_impl_sync_guard("cuxfer_copy2d", dk, sk, row * src->height));
-    dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
-    if (src->height > 1)
-        CUXFER_TRY(cuxfer_impl_max_pitch_check(dst, src, cuxfer_device_max_pitch(dev)));
-    rx = cuxfer_impl_relax_begin();
-    if (dk == CUXFER_MEMORY_DEVICE && sk == CUXFER_MEMORY_DEVICE && ddev >= 0 && sdev >= 0 &&
-        ddev != sdev) {
-        err = cuxfer_impl_copy2d_peer(dst, ddev, src, sdev, (cudaStream_t)0);
-        if (err == cudaSuccess)
-            err = cudaStreamSynchronize((cudaStream_t)0);
-    } else {
-        err = cudaMemcpy2D(dst->ptr, dst->pitch, src->ptr, src->pitch, row, src->height,
-                           cudaMemcpyDefault);
-    }
-    cuxfer_impl_relax_end(rx);
-    if (err != cudaSuccess)
-        return cuxfer_impl_fail(err, "cuxfer_copy2d: %zux%zu bytes from %p to %p: %s", row,
-                                src->height, src->ptr, dst->ptr, cudaGetErrorName(err));
-    return cudaSuccess;
+    return cuxfer_impl_copy2d("cuxfer_copy2d", dst, src, (cudaStream_t)0, 1);
 }
 
 /* ------------------------------------------------------------------------
