@@ -96,6 +96,8 @@
  *
  * THREADS
  *  Each family's man page says whether it is safe from several host threads.
+ *  The engines (plan2d, rois, stager) share one rule: every call but create
+ *  and destroy is safe from several threads, one at a time per object.
  *  Everything cuxfer keeps between calls is in one block right after
  *  section 1: struct cuxfer_impl_state, one per process, holds the
  *  classification registry and its writers' mutex, the generation that
@@ -5698,6 +5700,7 @@ typedef struct cuxfer_plan2d {
     double rate_d[CUXFER_IMPL_SHARE_CLASSES][CUXFER_IMPL_SHARE_SAMPLES];
     double rate_p[CUXFER_IMPL_SHARE_CLASSES][CUXFER_IMPL_SHARE_SAMPLES];
     unsigned rate_n[CUXFER_IMPL_SHARE_CLASSES];
+    pthread_mutex_t mu;         /* one copy or calibration at a time */
     int ready;
 } cuxfer_plan2d;
 
@@ -5846,6 +5849,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
         (void)cudaStreamDestroy(p->aux);
     if (p->host)
         (void)cudaStreamDestroy(p->host);
+    pthread_mutex_destroy(&p->mu);
     memset(p, 0, sizeof *p);
     cuxfer_impl_kcache_flush();
     return first;
@@ -5933,6 +5937,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
                                         (size_t)8 << 20));
     p->tuning = cuxfer_plan2d_default_tuning();
     p->device = cuxfer_impl_current_device();
+    pthread_mutex_init(&p->mu, NULL);
     p->ready = 1;
     for (i = 0; i < 2 && err == cudaSuccess; ++i) {
         err = cuxfer_impl_dmalloc(&p->dscratch[i], p->opt.chunk_bytes);
@@ -6441,25 +6446,21 @@ CUXFER_API cudaError_t cuxfer_impl_plan_release(cuxfer_plan2d *p, cudaStream_t s
     return cudaSuccess;
 }
 
-/* cuxfer_copy2d_async with a plan: the same checks and guard, then the
- * strategy cuxfer_plan2d_choose picks.  Stream-ordered on s.  One copy at
- * a time per plan: the plan's buffers are reused by the next call only
- * after the previous copy released them (events), but its chunk records
- * are not - do not call it from two threads at once.
- * SPAN and PACK fork the plan's own streams, buffers, events and host
+/* The body of cuxfer_plan2d_copy_async, under the plan's lock: the plan's
+ * buffers are reused by the next copy only after the previous one
+ * released them (events), but its records, forks and learned share are
+ * the enqueueing thread's.  SPAN and PACK fork the plan's own streams, buffers, events and host
  * functions off s.  Captured into a graph they would be replayed against
  * scratch that ordinary copies reuse, with events left holding captured
  * records; so on a stream being captured (any mode) the copy is DIRECT,
  * one cudaMemcpy2DAsync node that replays any number of times and leaves
  * the plan untouched.  A stream of another device than the plan's also
  * goes DIRECT (the plan's streams and events cannot join it). */
-CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_view *dst,
-                                                const cuxfer_view *src, cudaStream_t s)
+CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                             const cuxfer_view *src, cudaStream_t s)
 {
     int strategy, cap;
     cudaError_t err;
-    if (!p || !p->ready)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_copy_async: plan not created");
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
     /* every strategy queues copies on s: the guard of cuxfer_copy2d_async */
     CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_plan2d_copy_async", s));
@@ -6500,6 +6501,21 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
     return err;
 }
 
+/* cuxfer_copy2d_async with a plan: the same checks and guard, then the
+ * strategy cuxfer_plan2d_choose picks.  Stream-ordered on s.  Calls on one
+ * plan from several threads run one at a time (the plan's lock). */
+CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                                const cuxfer_view *src, cudaStream_t s)
+{
+    cudaError_t err;
+    if (!p || !p->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_copy_async: plan not created");
+    pthread_mutex_lock(&p->mu);
+    err = cuxfer_impl_plan_copy(p, dst, src, s);
+    pthread_mutex_unlock(&p->mu);
+    return err;
+}
+
 /* Median GB/s (of ROI bytes) of `reps` runs of one copy; helper of
  * cuxfer_plan2d_calibrate.  strategy 0 = plain cuxfer_copy2d_async. */
 CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
@@ -6515,7 +6531,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
     for (r = -1; r < 5 && err == cudaSuccess; ++r) {
         err = cudaEventRecord(e0, s);
         if (err == cudaSuccess)
-            err = strategy ? cuxfer_plan2d_copy_async(p, dst, src, s)
+            err = strategy ? cuxfer_impl_plan_copy(p, dst, src, s)
                            : cuxfer_copy2d_async(dst, src, s);
         if (err == cudaSuccess)
             err = cudaEventRecord(e1, s);
@@ -6542,12 +6558,12 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
  * rows; more with small chunk_bytes, whose pipeline it runs): run it once
  * at start-up, not per copy.  `report`, when not NULL, is
  * called with each measurement (row bytes, direction 0 = H2D, raw GB/s,
- * planned GB/s). */
-CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
-                                               cuxfer_plan2d_tuning *out,
-                                               void (*report)(size_t row, int d2h, double raw,
-                                                              double planned, void *arg),
-                                               void *arg)
+ * planned GB/s), under the plan's lock: it must not call the plan. */
+CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t s,
+                                                  cuxfer_plan2d_tuning *out,
+                                                  void (*report)(size_t row, int d2h, double raw,
+                                                                 double planned, void *arg),
+                                                  void *arg)
 {
     static const size_t rows_b[] = {1, 2, 4, 8, 16, 32, 64, 128};
     const size_t total = 64u << 20; /* several chunks, so the pipelines fill */
@@ -6558,8 +6574,6 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     size_t i;
     int span_ok = 1, pack_ok = 1, saved = -1;
     cudaError_t err;
-    if (!p || !p->ready)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_calibrate: plan not created");
     if (cuxfer_impl_capturing(s, &err) != 0)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_plan2d_calibrate: stream %p is being captured (or "
@@ -6640,6 +6654,22 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     if (out)
         *out = t;
     return cudaSuccess;
+}
+
+CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
+                                               cuxfer_plan2d_tuning *out,
+                                               void (*report)(size_t row, int d2h, double raw,
+                                                              double planned, void *arg),
+                                               void *arg)
+{
+    cudaError_t err;
+    if (!p || !p->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_calibrate: plan not created");
+    pthread_mutex_lock(&p->mu);
+    err = cuxfer_impl_plan_calibrate(p, s, out, report, arg);
+    pthread_mutex_unlock(&p->mu);
+    return err;
+
 }
 
 /* ------------------------------------------------------------------------
