@@ -5503,8 +5503,9 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
              * default since CUDA 12.2) the first launch would load it, and
              * that launch waits for a stream held by a host function:
              * a copy enqueued behind the caller's own host function
-             * would block until the function returned (H200, CUDA 13.0),
-             * and forever if it waits for the enqueuing thread. */
+             * would block until the function returned, and forever if it
+             * waits for the enqueuing thread (doc/PERF.md, "Behind the
+             * constants": the copy kernel's eager load). */
             struct cudaFuncAttributes fa;
             *err = cudaFuncGetAttributes(&fa, (const void *)k);
         }
@@ -5574,8 +5575,9 @@ CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, 
  * 10. The copy planner: narrow rows at link speed
  * ------------------------------------------------------------------------ */
 
-/* cudaMemcpy2DAsync moves one DMA descriptor per row, so rows of 8 or 16
- * bytes crawl at 5-10 GB/s while the link does 55.  A plan owns scratch
+/* cudaMemcpy2DAsync moves one DMA descriptor per row, so rows of a few
+ * bytes crawl at a fraction of the link (doc/PERF.md, "The kit": the raw
+ * row cases).  A plan owns scratch
  * memory, auxiliary streams and host threads, and moves narrow rows
  * differently:
  *   H2D SPAN: the contiguous span that holds the rows goes over the link
@@ -6073,9 +6075,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
 }
 
 /* SPAN's gathered share.  The span carries the gaps between rows too, so
- * SPAN is bound by the link at half its speed for rows at pitch 2 x row:
- * 2.5x cudaMemcpy2DAsync at 16-byte rows and no more.  The last rows of
- * the copy (this share of them) go
+ * SPAN is bound by the link at half its speed for rows at pitch 2 x row.
+ * The last rows of the copy (this share of them) go
  * another way at the same time: the plan's team gathers them densely into
  * pinned staging on the host, and the copy kernel reads the staging
  * through its mapping and writes the rows in place, so they cross the
@@ -6676,8 +6677,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
  * 10a. Many regions at once: tiles and crops of one host view
  * ------------------------------------------------------------------------ */
 
-/* One cudaMemcpy2DAsync per tile is enqueue-bound at ~2.5 us a tile
- * (65536 tiles of 8x8 RGBA8 move at 0.1 GB/s), and
+/* One cudaMemcpy2DAsync per tile is enqueue-bound, and
  * cudaMemcpy3DBatchAsync (CUDA 12.8+) is no faster: it loops the same way,
  * so cuxfer does not use it (doc/PERF.md, "Many small regions: the raw
  * routes").  A cuxfer_rois plan moves
