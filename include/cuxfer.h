@@ -5527,6 +5527,18 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
 #endif
 }
 
+/* Unload what cuxfer_impl_kernel_load loaded (nothing when it did not),
+ * leaving no error behind (the context may be gone: cudaDeviceReset). */
+CUXFER_API void cuxfer_impl_kernel_unload(void **lib, void **kernel)
+{
+#ifdef CUXFER_IMPL_COPY_PTX
+    if (*lib)
+        (void)cudaLibraryUnload((cudaLibrary_t)*lib);
+    (void)cudaGetLastError();
+#endif
+    *lib = *kernel = NULL;
+}
+
 /* One launch of the copy kernel on s over the n tiles whose descriptors
  * are at desc (their device address): between host (pitch `pitch`) and
  * dense, packing (d2h 0: host to dense) or unpacking (d2h 1).  `align` is
@@ -5834,11 +5846,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
         (void)cudaEventDestroy(p->ev_fork);
     if (p->ev_join)
         (void)cudaEventDestroy(p->ev_join);
-#ifdef CUXFER_IMPL_COPY_PTX
-    if (p->klib)
-        (void)cudaLibraryUnload((cudaLibrary_t)p->klib);
-    (void)cudaGetLastError(); /* e.g. after cudaDeviceReset */
-#endif
+    cuxfer_impl_kernel_unload(&p->klib, &p->kernel);
     (void)cuxfer_host_free(p->kdesc);
     for (i = 0; i < 4; ++i) {
         cudaEvent_t e = i == 0 ? p->ev_side : i == 1 ? p->ev_t0 : i == 2 ? p->ev_td : p->ev_tp;
@@ -5909,12 +5917,9 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
     }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
-#ifdef CUXFER_IMPL_COPY_PTX
-        (void)cudaLibraryUnload((cudaLibrary_t)p->klib);
-#endif
+        cuxfer_impl_kernel_unload(&p->klib, &p->kernel);
         (void)cuxfer_host_free(p->kdesc);
         p->kdesc = NULL;
-        p->klib = p->kernel = NULL;
     }
 }
 
@@ -5993,6 +5998,19 @@ CUXFER_API size_t cuxfer_impl_plan_slot(const cuxfer_plan2d *p)
 {
     size_t half = p->opt.chunk_bytes / 2 / 256 * 256;
     return half < CUXFER_IMPL_PACK_SLOT_MAX ? half : CUXFER_IMPL_PACK_SLOT_MAX;
+}
+
+/* Rows of slot c of a copy (`per` fill a slot, `left` remain), ramping
+ * up: the first slots carry 1/16, 1/8, 1/4, 1/2 of a slot, so the host
+ * threads (PACK's scatter) or the kernel (SPAN's unpacking) start after a
+ * small first step instead of a full one (a full first slot would idle
+ * the host threads ~5% of a 64 MiB copy), then every slot is full. */
+CUXFER_API size_t cuxfer_impl_plan_rows(size_t per, size_t c, size_t left)
+{
+    size_t cap = c < 4 ? per >> (4 - c) : per;
+    if (cap == 0)
+        cap = 1;
+    return left < cap ? left : cap;
 }
 
 /* The strategy AUTO (or the forced one) takes for this copy.  SPAN needs
@@ -6129,10 +6147,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_vi
         int k = (int)(c % CUXFER_IMPL_PLAN_SLOTS);
         size_t off = (size_t)(k / 2) * slot, di = CUXFER_IMPL_PLAN_RECS + (size_t)k;
         /* the first slots small, as PACK's: the kernel starts early */
-        size_t cap = c < 4 ? per >> (4 - c) : per;
-        if (cap == 0)
-            cap = 1;
-        rows = src->height - y < cap ? src->height - y : cap;
+        rows = cuxfer_impl_plan_rows(per, c, src->height - y);
         err = cudaStreamWaitEvent(p->host, p->ev_gfreed[k], 0);
         if (err == cudaSuccess)
             err = cuxfer_impl_plan_rec(p, &rec);
@@ -6326,14 +6341,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_rows(cuxfer_plan2d *p, const cuxfer
         unsigned char *dev = (unsigned char *)p->dscratch[k % 2] + (size_t)(k / 2) * slot;
         unsigned char *stage = (unsigned char *)p->hstage[k % 2] + (size_t)(k / 2) * slot;
         const unsigned char *from = (const unsigned char *)src->ptr + y * src->pitch;
-        /* Ramp up: the first slots carry 1/16, 1/8, 1/4, 1/2 of a slot, so
-         * the scatter starts after a small pack and copy instead of a full
-         * one (a full first slot would idle the host threads ~5% of a
-         * 64 MiB copy), then every slot is full. */
-        size_t cap = c < 4 ? per >> (4 - c) : per;
-        if (cap == 0)
-            cap = 1;
-        rows = height - y < cap ? height - y : cap;
+        rows = cuxfer_impl_plan_rows(per, c, height - y);
         if (kern) {
             CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_freed[k], 0));
             CUXFER_TRY(cuxfer_impl_plan_rec(p, &rec));
@@ -7117,11 +7125,7 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
     free(p->xev);
     if (p->ev_probe)
         (void)cudaEventDestroy(p->ev_probe);
-#ifdef CUXFER_IMPL_COPY_PTX
-    if (p->lib)
-        (void)cudaLibraryUnload((cudaLibrary_t)p->lib);
-    (void)cudaGetLastError(); /* e.g. after cudaDeviceReset */
-#endif
+    cuxfer_impl_kernel_unload(&p->lib, &p->kernel);
     free(p->off);
     free(p->check);
     pthread_mutex_destroy(&p->mu);
@@ -7140,10 +7144,7 @@ CUXFER_API void cuxfer_impl_rois_kernel_load(cuxfer_rois *p)
     for (i = 0; i < CUXFER_ROIS_SLOTS && !p->no_kernel; ++i)
         if ((err = cudaHostGetDevicePointer(&p->stage_dev[i], p->stage[i], 0)) != cudaSuccess) {
             (void)cudaGetLastError();
-#ifdef CUXFER_IMPL_COPY_PTX
-            (void)cudaLibraryUnload((cudaLibrary_t)p->lib);
-#endif
-            p->lib = p->kernel = NULL;
+            cuxfer_impl_kernel_unload(&p->lib, &p->kernel);
             p->no_kernel = "the staging is not mapped into the device (cudaHostGetDevicePointer)";
         }
     if (p->no_kernel)
