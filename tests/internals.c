@@ -677,7 +677,7 @@ static void rois_host_gather(void)
     }
 }
 
-enum { SC_MAXROW = 100, SC_MAXROWS = 40009, SC_GAP = 7, SC_WIDE_GAP = 2041, SC_WIDE_ROWS = 1000 };
+enum { SC_MAXROW = 256, SC_MAXROWS = 40009, SC_GAP = 7, SC_WIDE_GAP = 2041, SC_WIDE_ROWS = 1000 };
 
 /* The thread team's door: a job's blocks are each done exactly once, by
  * whichever members arrive while the job is open, and no member touches a
@@ -757,7 +757,7 @@ static void team_door(void)
  * back free (its busy flag cleared by the host function itself). */
 static void pack_scatter_on_team(void)
 {
-    static const size_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24, 32, 64, 100};
+    static const size_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24, 32, 48, 64, 100, 128, 256};
     static const size_t heights[] = {1, 63, 64, 65, 1000, 5003, SC_MAXROWS};
     static const int teams[] = {1, 2, 3, 16};
     static const size_t gaps[] = {SC_GAP, SC_WIDE_GAP};
@@ -822,7 +822,7 @@ static void pack_scatter_on_team(void)
  * comes back free. */
 static void gather_on_team(void)
 {
-    static const size_t widths[] = {8, 12, 16, 24, 32, 40, 100};
+    static const size_t widths[] = {8, 12, 16, 24, 32, 40, 48, 100, 128, 256};
     static const size_t heights[] = {1, 63, 64, 65, 3001};
     static const int teams[] = {1, 3, 16};
     enum { G_GAP = 9 };
