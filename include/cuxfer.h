@@ -5077,7 +5077,8 @@ typedef struct cuxfer_impl_team {
     int lead;               /* a lead thread runs, th[n] */
     int started;            /* workers that took an index (start-up) */
     int stop;
-    unsigned long long gen; /* job generation, atomic */
+    unsigned gen;           /* job generation, atomic (32 bits: lock-free on
+                               i386; a worker never sleeps through 2^32 jobs) */
     unsigned door;          /* the job's door, atomic: CLOSED | members inside */
     size_t next;            /* the job's block counter, atomic */
     cuxfer_impl_team_fn fn; /* written only while the door is closed and empty */
@@ -5100,8 +5101,7 @@ typedef struct cuxfer_impl_team {
 CUXFER_API void *cuxfer_impl_team_worker(void *a)
 {
     cuxfer_impl_team *t = (cuxfer_impl_team *)a;
-    unsigned long long seen;
-    unsigned d;
+    unsigned seen, d;
     int i;
     pthread_mutex_lock(&t->mu);
     t->started++;
