@@ -5179,9 +5179,9 @@ CUXFER_API cudaError_t cuxfer_impl_team_options(const char *call, int *threads, 
 
 /* Start `workers` threads (0 is a team of the caller alone) and, when
  * `lead` is not NULL, the lead thread lead(lead_arg) after them.  Returns
- * 0, or pthread_create's error: then fewer workers run (the planner and
- * rois work with what they have) and no lead.  The one place cuxfer
- * creates threads. */
+ * 0, or the error that stopped a thread: then fewer workers run (the
+ * planner and rois work with what they have) and no lead.  The one place
+ * cuxfer creates threads. */
 CUXFER_API int cuxfer_impl_team_start(cuxfer_impl_team *t, int workers, void *(*lead)(void *),
                                       void *lead_arg)
 {
