@@ -2662,11 +2662,11 @@ CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void 
     CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
     CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
     memset(&rx, 0, sizeof rx);
-    /* A pinned side rules out every misuse: no query of the other side. */
-    dk = cuxfer_impl_lookup(dst, NULL);
-    sk = cuxfer_impl_lookup(src, NULL);
-    if (dk != CUXFER_MEMORY_PINNED && sk != CUXFER_MEMORY_PINNED &&
-        (!sync || bytes > CUXFER_COPY_SMALL)) {
+    /* A pinned side rules out every misuse: no query of the other side (a
+     * small synchronous copy needs no guard: as if pinned). */
+    dk = sync && bytes <= CUXFER_COPY_SMALL ? CUXFER_MEMORY_PINNED : cuxfer_impl_lookup(dst, NULL);
+    sk = dk == CUXFER_MEMORY_PINNED ? dk : cuxfer_impl_lookup(src, NULL);
+    if (dk != CUXFER_MEMORY_PINNED && sk != CUXFER_MEMORY_PINNED) {
         if (sk == CUXFER_MEMORY_UNKNOWN)
             sk = cuxfer_impl_classify_cached(src, NULL);
         if (dk == CUXFER_MEMORY_UNKNOWN && sk != CUXFER_MEMORY_PINNED)
