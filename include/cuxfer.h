@@ -7222,24 +7222,30 @@ CUXFER_API int cuxfer_rois_choose(const cuxfer_rois *p, size_t n, size_t total)
     return CUXFER_ROIS_DIRECT;
 }
 
+/* One tile by cudaMemcpy2DAsync on s: DIRECT's, and KERNEL's for a tile
+ * too large for the kernel's counts. */
+CUXFER_API cudaError_t cuxfer_impl_rois_tile(int dir, const cuxfer_view *host,
+                                             const cuxfer_roi *r, unsigned char *dense,
+                                             cudaStream_t s)
+{
+    size_t rb = r->width * host->elem_size;
+    unsigned char *h = (unsigned char *)host->ptr + r->y * host->pitch + r->x * host->elem_size;
+    return dir == CUXFER_ROIS_H2D
+               ? cudaMemcpy2DAsync(dense, rb, h, host->pitch, rb, r->height, cudaMemcpyDefault, s)
+               : cudaMemcpy2DAsync(h, host->pitch, dense, rb, rb, r->height, cudaMemcpyDefault, s);
+}
+
 /* DIRECT: one cudaMemcpy2DAsync per non-empty tile. */
 CUXFER_API cudaError_t cuxfer_impl_rois_direct(int dir, const cuxfer_view *host,
                                                const cuxfer_roi *rois, size_t n,
                                                unsigned char *dense, cudaStream_t s)
 {
-    size_t i, off = 0, rb;
+    size_t i, off = 0, bytes;
     for (i = 0; i < n; ++i) {
-        unsigned char *h;
-        rb = rois[i].width * host->elem_size;
-        if (rb == 0 || rois[i].height == 0)
-            continue;
-        h = (unsigned char *)host->ptr + rois[i].y * host->pitch + rois[i].x * host->elem_size;
-        CUXFER_TRY(dir == CUXFER_ROIS_H2D
-                       ? cudaMemcpy2DAsync(dense + off, rb, h, host->pitch, rb, rois[i].height,
-                                           cudaMemcpyDefault, s)
-                       : cudaMemcpy2DAsync(h, host->pitch, dense + off, rb, rb, rois[i].height,
-                                           cudaMemcpyDefault, s));
-        off += rb * rois[i].height;
+        bytes = rois[i].width * host->elem_size * rois[i].height;
+        if (bytes)
+            CUXFER_TRY(cuxfer_impl_rois_tile(dir, host, &rois[i], dense + off, s));
+        off += bytes;
     }
     return cudaSuccess;
 }
@@ -7526,12 +7532,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
             if (rb == 0 || rows == 0)
                 continue;
             if (rows > lim || rb > lim / rows) {
-                unsigned char *h = (unsigned char *)host->ptr + src;
-                CUXFER_TRY(dir == CUXFER_ROIS_D2H
-                               ? cudaMemcpy2DAsync(h, host->pitch, dense + off, rb, rb, rows,
-                                                   cudaMemcpyDefault, s)
-                               : cudaMemcpy2DAsync(dense + off, rb, h, host->pitch, rb, rows,
-                                                   cudaMemcpyDefault, s));
+                CUXFER_TRY(cuxfer_impl_rois_tile(dir, host, &rois[i], dense + off, s));
             } else {
                 cuxfer_impl_tile_put(&d[m++], src, off, rows, rb);
                 align |= (uintptr_t)src | (uintptr_t)off | (uintptr_t)rb;
