@@ -452,28 +452,12 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
  * Process-wide state: everything cuxfer keeps between calls
  * ------------------------------------------------------------------------
  * One struct cuxfer_impl_state per process, found by cuxfer_impl_state_get(),
- * plus one struct cuxfer_impl_thread per thread, found by
- * cuxfer_impl_thread_get().  Nothing else in the header outlives a call.  No
- * configuration macro changes the size or layout of either.
- *
- * How every copy of the header finds the same state.  Each executable or
- * shared object that includes the header carries an ELF note
- * (.note.cuxfer, type CUXFER_IMPL_STATE_LAYOUT) pointing to a hidden
- * pointer slot of its own.  A unit's first call walks the loaded objects
- * (dl_iterate_phdr: the executable first, then libraries in load order)
- * and takes the state from the first slot that holds one; when none does,
- * it makes the state and installs it in the first object's slot with a
- * compare-and-swap, so racing threads agree.  Every object that uses the
- * state also keeps it in its own slot, so it is still found after the
- * object that made it is unloaded.  The state is allocated once (calloc)
- * and never freed.  Weak symbols alone do not reach across objects: a
- * program linked without -rdynamic does not export them, and a library
- * built with -fvisibility=hidden or loaded RTLD_LOCAL keeps its own.
- * Headers with another state layout carry another note type and so keep a
- * separate state.
- *
- * Per-thread data hangs off a pthread key of the process state, so it is
- * also one per thread across every object; it is freed at thread exit. */
+ * plus one struct cuxfer_impl_thread per thread (a pthread key of the
+ * state), found by cuxfer_impl_thread_get().  Nothing else in the header
+ * outlives a call.  No configuration macro changes the size or layout of
+ * either.  How every copy of the header finds the same state (an ELF note
+ * per object pointing at a hidden slot, dl_iterate_phdr, a compare-and-swap)
+ * and why weak symbols would not do: doc/DESIGN.md, section 3. */
 #define CUXFER_IMPL_MAX_DEVICES 64
 #define CUXFER_IMPL_KCACHE 8
 #define CUXFER_IMPL_KCACHE_USES 256u
@@ -634,11 +618,8 @@ CUXFER_API void cuxfer_impl_atfork_prepare(void);
 CUXFER_API void cuxfer_impl_atfork_parent(void);
 CUXFER_API void cuxfer_impl_atfork_child(void);
 
-/* Find the process's state, making it on the first call of the process.
- * A state found is the one in the first slot that holds one; a new state
- * goes into the first object's slot (compare-and-swap, so two threads
- * agree).  Each object then keeps it in its own slot too, so the state is
- * still found when the object that made it is unloaded. */
+/* Find the process's state, making it on the first call of the process
+ * (the block comment above; doc/DESIGN.md, section 3). */
 CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_find(void)
 {
     struct cuxfer_impl_search q = {NULL, NULL};
@@ -705,15 +686,10 @@ CUXFER_API struct cuxfer_impl_thread *cuxfer_impl_thread_get(void)
     return t;
 }
 
-/* fork: the child gets fresh locks and caches.  The first prepare handler
- * to run takes the registry's writer lock, so no writer is half-way when
- * the process is copied (a lock-free reader in the child would otherwise
- * wait forever for an odd sequence count); the last parent handler drops
- * it; the last child handler re-creates the lock, empties the registry
- * and every cache, and forgets the device capabilities.  fork_holds
- * counts the handlers that ran (every
- * unit registers a set).  CUDA itself cannot be used in a fork child (the
- * driver does not support it): a child that needs the GPU must exec. */
+/* fork (doc/DESIGN.md, section 3): the first prepare handler takes the
+ * registry's writer lock, so no writer is half-way when the process is
+ * copied; the last parent handler drops it; the last child handler makes
+ * a fresh lock, empties the registry and caches, forgets the devices. */
 CUXFER_API void cuxfer_impl_atfork_prepare(void)
 {
     struct cuxfer_impl_state *s = cuxfer_impl_state_get();
@@ -817,13 +793,9 @@ CUXFER_API void cuxfer_impl_report(cudaError_t err, const char *expr,
 #define CUXFER_CHECK_LAUNCH() CUXFER_CHECK(cudaGetLastError())
 #endif
 
-/* The end of every call that queues cuxfer's own copies on a stream
- * (cuxfer_copy_async, cuxfer_copy2d_async, cuxfer_ring_submit,
- * cuxfer_plan2d_copy_async, cuxfer_rois_copy_async): err, the call's
- * result, or with CUXFER_DEBUG_SYNC the stream's after waiting for it, so
- * the call returns with its work done and a failure of that work is
- * reported by the call that queued it.  (The stager's stage calls wait for
- * their job instead: the work is on the stager's own stream.)  Per unit. */
+/* The end of every call that queues cuxfer's own work on a stream: err,
+ * or with CUXFER_DEBUG_SYNC the stream's after waiting for it, so a
+ * failure of that work is reported by the call that queued it.  Per unit. */
 CUXFER_API cudaError_t cuxfer_impl_debug_sync(cudaError_t err, cudaStream_t s)
 {
 #ifdef CUXFER_DEBUG_SYNC
@@ -835,14 +807,8 @@ CUXFER_API cudaError_t cuxfer_impl_debug_sync(cudaError_t err, cudaStream_t s)
     return err;
 }
 
-/* Count the CUDA devices, telling apart why there are none.  *count is 0 on
- * any failure.  Returns cudaSuccess with a count >= 1; cudaErrorNoDevice
- * when a driver runs but sees no GPU; cudaErrorInsufficientDriver when no
- * driver is installed (or it is older than the runtime);
- * cudaErrorStubLibrary when only the toolkit's stub libcuda.so was found.
- * The reason says which, in words.  No sticky error is left behind: the
- * runtime's last error is cleared, so a later cudaGetLastError() does not
- * report the probe. */
+/* Count the CUDA devices, telling apart why there are none (man 3
+ * cuxfer_check); leaves no sticky error behind. */
 CUXFER_API cudaError_t cuxfer_device_count(int *count)
 {
     int n = 0, drv = 0;
@@ -912,22 +878,14 @@ CUXFER_API void cuxfer_impl_restore_device(int saved)
         (void)cudaSetDevice(saved);
 }
 
-/* Capture safety: two tools that every call which could meet a capture
- * uses, and the header's only callers of CUDA's capture-status query and
- * capture-mode exchange (cuxfer_impl_capture_graph, for cuxfer_on_done,
- * asks which graph a capture builds).
- *
- * What a stream can take now, cuxfer_impl_stream_state:
- *  UNCAPTURED   work runs when queued;
- *  CAPTURING    work becomes nodes of the graph being captured;
- *  INVALIDATED  a capture that failed, still to be ended: calls treat it
- *               as capturing (what they queue there would be refused);
- *  UNUSABLE     the query failed, with its error: most often
- *               cudaErrorStreamCaptureImplicit, s being the legacy stream
- *               while a blocking stream is captured (any work on it would
- *               invalidate that capture); or a bad handle, no driver.
- * Callers refuse or adapt on state > UNCAPTURED and refuse state < 0
- * (UNUSABLE) with the error. */
+/* Capture safety (doc/DESIGN.md, section 5): cuxfer_impl_stream_state and
+ * the relax pair below are the header's only callers of CUDA's capture
+ * query and capture-mode exchange (with cuxfer_impl_capture_graph).
+ * INVALIDATED is a failed capture still to be ended, treated as capturing;
+ * UNUSABLE is a failed query with its error (most often
+ * cudaErrorStreamCaptureImplicit: the legacy stream while a blocking
+ * stream is captured).  Callers refuse or adapt on state > UNCAPTURED and
+ * refuse state < 0 with the error. */
 enum {
     CUXFER_IMPL_STREAM_UNUSABLE = -1,
     CUXFER_IMPL_STREAM_UNCAPTURED = 0,
@@ -952,16 +910,12 @@ CUXFER_API int cuxfer_impl_stream_state(cudaStream_t s, cudaError_t *err)
                                                  : CUXFER_IMPL_STREAM_INVALIDATED;
 }
 
-/* Stepping outside the capture mode.  While any thread captures a stream
- * in cudaStreamCaptureModeGlobal, a "potentially unsafe" call
- * (cudaEventQuery, cudaStreamQuery, cudaHostAlloc, cudaFreeHost,
- * cudaEventCreate, pointer and device queries...) from any thread not in
- * Relaxed mode invalidates that capture.  cuxfer's bookkeeping calls of
- * this kind touch no captured stream (they query, allocate or free objects
- * no graph uses), so they run between cuxfer_impl_relax_begin and
- * cuxfer_impl_relax_end, the calling thread switched to Relaxed, as
- * PyTorch's caching allocators do.  Never around work queued on a stream
- * that may be capturing. */
+/* Stepping outside the capture mode: while any thread captures in
+ * cudaStreamCaptureModeGlobal, a "potentially unsafe" call (event and
+ * stream queries, allocations, pointer queries) from a thread not in
+ * Relaxed mode invalidates that capture.  cuxfer's bookkeeping calls touch
+ * no captured stream, so they run between relax_begin and relax_end.
+ * Never around work queued on a stream that may be capturing. */
 typedef struct cuxfer_impl_relax {
     enum cudaStreamCaptureMode mode;
     int switched;
@@ -990,13 +944,9 @@ CUXFER_API void cuxfer_impl_relax_end(cuxfer_impl_relax r)
         (void)cuxfer_impl_relax_to(r.mode);
 }
 
-/* Waits and queries on cuxfer's own events and streams, in Relaxed mode:
- * while any thread captures in cudaStreamCaptureModeGlobal, CUDA treats an
- * event query or synchronize from every other thread as unsafe and
- * invalidates that capture.  Relaxed is really safe here: the event or
- * stream is cuxfer's own (or a caller's event that belongs to no capture),
- * never part of the graph being built.  The mode switch is a thread-local
- * exchange in the runtime, far cheaper than the query it wraps. */
+/* Waits and queries on cuxfer's own events and streams (or a caller's
+ * event of no capture), in Relaxed mode: never part of a graph being
+ * built, and the mode switch costs far less than the query. */
 CUXFER_API cudaError_t cuxfer_impl_event_query(cudaEvent_t e)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
@@ -1022,11 +972,7 @@ CUXFER_API cudaError_t cuxfer_impl_stream_sync(cudaStream_t s)
 }
 
 /* Allocation and creation of cuxfer's own memory, events and streams, in
- * Relaxed mode for the same reason: cudaMalloc, cudaFree, cudaEventCreate
- * and cudaStreamCreate are "unsafe" calls that invalidate another thread's
- * Global-mode capture.  They touch nothing a graph under construction uses
- * (tests/composition/foreign-capture runs every family beside such a
- * capture). */
+ * Relaxed mode for the same reason (tests/composition/foreign-capture). */
 CUXFER_API cudaError_t cuxfer_impl_dmalloc(void **p, size_t bytes)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
@@ -1184,24 +1130,14 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
     }
 }
 
-/* Classification for the copy functions, cheap: a cudaPointerGetAttributes
- * costs more than the whole budget of a checked copy (doc/PERF.md, "The
- * link and the raw calls").  Each
- * thread keeps a few ranges it has seen; behind it, a registry holds the
- * exact ranges of memory cuxfer allocated or pinned itself; only pointers
- * neither knows are asked of the driver.  Every cuxfer free, unregister or
- * trim empties all threads' caches.  Both live in the process-wide state
- * (struct cuxfer_impl_state, after section 1). */
-
-/* The registry: the exact ranges cuxfer itself allocated or pinned
- * (cuxfer_host_alloc, cuxfer_host_register, cuxfer_device_alloc,
- * cuxfer_view_alloc_device), so copies of cuxfer's own memory - at any
- * offset into it - are classified without asking the driver.  Bounded;
- * when full, new ranges are simply not registered and copies fall back to
- * queries.  Writers (allocations and frees) serialize on a mutex; readers
- * (every copy whose thread cache misses) take no lock: a sequence counter,
- * odd while a writer works, tells them to scan again, so 8 threads copying
- * at once never contend. */
+/* Classification for the copy functions, cheap (a pointer query costs more
+ * than a checked copy's budget): each thread caches a few ranges; behind
+ * it, the registry holds the exact ranges cuxfer allocated or pinned, at
+ * any offset; only pointers neither knows are asked of the driver.  Every
+ * cuxfer free empties all threads' caches.  The registry is bounded (when
+ * full, copies fall back to queries); writers serialize on a mutex,
+ * readers take no lock and rescan while the sequence count is odd or
+ * changed, so copying threads never contend. */
 
 /* Forget every thread's cached classifications (after a free). */
 CUXFER_API void cuxfer_impl_kcache_flush(void)
@@ -7694,70 +7630,13 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
  * 11. Asynchronous staging of pageable memory: the stager
  * ------------------------------------------------------------------------ */
 
-/* A plain cudaMemcpyAsync from malloc'd memory blocks the caller and runs at
- * a sixth of the link (doc/PERF.md, "The link and the raw calls").  A
- * stager moves
- * pageable memory through a ring of pinned slots instead, from a thread of
- * its own, and returns to the caller at once:
- *
- *     cuxfer_stager st;
- *     CUXFER_CHECK(cuxfer_stager_create(&st, NULL));     // 4 x 16 MiB, one thread per core
- *     CUXFER_CHECK(cuxfer_stage_h2d(&st, dev, buf, n, s)); // after the work queued on s
- *     ... CPU work; do not touch buf or dev ...
- *     CUXFER_CHECK(cuxfer_stager_wait(&st, -1));           // dev holds buf's bytes
- *     CUXFER_CHECK(cuxfer_stager_destroy(&st));
- *
- * How a job runs.  The call validates its arguments, makes the stager's own
- * non-blocking stream wait (on the GPU) for everything already queued on
- * `after`, hands the job to the stager's coordinator thread and returns.
- *  H2D: worker threads memcpy chunk i of the source into pinned slot
- *       i % slots while the copy engine drains earlier slots into the device
- *       (cudaMemcpyAsync on the stager's stream, an event per slot: a slot
- *       is refilled only once its previous DMA has finished).
- *  D2H: the copy engine fills slot i from the device while the workers copy
- *       earlier slots out to the pageable destination.
- * Chunks are cut into pieces that the workers claim one at a time, so no
- * thread waits at a barrier per chunk.  Only the device side waits for
- * `after`: an H2D source is read from the moment of the call, so it must be
- * complete then, and a D2H destination is written only after the DMA that
- * follows `after`'s work.
- *
- * THE CALLER'S DUTY.  From the stage call until cuxfer_stager_wait (or
- * cuxfer_stager_query) returned something other than cudaErrorNotReady, the
- * caller must neither write the source nor read or write the destination,
- * nor free either: worker threads and the copy engine use them until then.
- * After a failed job the same holds until that error was returned: when
- * wait returns, nothing touches the buffers any more, failed or not.
- *
- * Strategies (cuxfer_stager_options.strategy):
- *  CUXFER_STAGE_COPY      the ring of pinned slots described above.
- *  CUXFER_STAGE_REGISTER  page-lock the caller's buffer in place
- *                         (cudaHostRegister), one cudaMemcpyAsync, unregister
- *                         when done; still asynchronous to the caller.  When
- *                         registration fails (pages shared with another
- *                         registration, read-only memory) the job falls back
- *                         to COPY.
- *  CUXFER_STAGE_AUTO      cuxfer's choice, made in cuxfer_impl_stage_pick:
- *                         COPY at every size (cuxfer_impl_stage_pick: why).
- * Whatever the strategy, a host buffer that is already pinned or managed is
- * copied with one cudaMemcpyAsync (reported as CUXFER_STAGE_DIRECT).
- * cuxfer_stager.used says what ran the last job.
- *
- * One job at a time per stager: a stage call while a job runs is refused
- * with cudaErrorNotReady and a reason (not queued), so nothing is allocated
- * per call and the order of jobs is the order of successful calls.  A job
- * that finished but was never waited for does not block the next one,
- * unless it failed: then the next stage call returns that error (once) and
- * starts nothing, so no error is lost.
- *
- * Threads.  Stage, wait and query are safe from several threads on one
- * stager (of concurrent stage calls one wins, the others get
- * cudaErrorNotReady; every waiter gets the job's result).  Create and
- * destroy must not run concurrently with any other call on that stager.
- * Stagers are independent of one another.  The struct must stay where it
- * was created (its threads hold its address).  The stager's threads make
- * CUDA calls on the device current at creation; `after` must be a stream of
- * that device. */
+/* Pageable memory through a ring of pinned slots, from threads of the
+ * stager's own, asynchronously to the caller (man 3 cuxfer_stager: the
+ * strategies, the caller's duty, one job at a time, threads; doc/DESIGN.md
+ * section 7: how a job runs).  Only the device side waits for `after`: an
+ * H2D source is read from the moment of the call.  The struct must stay
+ * where it was created (its threads hold its address); its threads make
+ * CUDA calls on the device current at creation. */
 
 #define CUXFER_STAGE_AUTO 0
 #define CUXFER_STAGE_COPY 1
