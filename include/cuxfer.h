@@ -1291,17 +1291,13 @@ CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
     return CUXFER_MEMORY_UNKNOWN;
 }
 
-/* cuxfer_impl_lookup, else one cudaPointerGetAttributes whose pinned,
- * device or managed answer is cached for this exact pointer for at most
- * CUXFER_IMPL_KCACHE_USES lookups (pageable answers are never cached: a
- * pageable copy is slow anyway).  The cache feeds only the pageable guard
- * and the view-kind check; copies take their direction from
- * cudaMemcpyDefault.  So memory freed behind cuxfer's back and reused at
- * the same address as pageable memory can escape the guard for a bounded
- * number of copies - never be copied wrongly.  The registry has no such
- * bound: its entries go only with cuxfer's own frees (from any unit or
- * plugin, the registry being one per process), so memory cuxfer
- * allocated must be freed with cuxfer's calls. */
+/* cuxfer_impl_lookup, else one pointer query whose non-pageable answer is
+ * cached for this exact pointer for at most CUXFER_IMPL_KCACHE_USES
+ * lookups.  The cache feeds only the guard and the view-kind check (copies
+ * use cudaMemcpyDefault), so memory freed behind cuxfer's back can escape
+ * the guard a bounded number of times, never be copied wrongly.  Registry
+ * entries go only with cuxfer's own frees: free what cuxfer allocated with
+ * cuxfer's calls. */
 CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device)
 {
     struct cuxfer_impl_range r;
@@ -1377,21 +1373,17 @@ CUXFER_API int cuxfer_impl_env_policy_get(int *cache, const char *var)
     return p;
 }
 
-/* The effective pageable policy of the calling translation unit: the
- * environment's CUXFER_PAGEABLE when set and valid, else the
- * CUXFER_PAGEABLE_POLICY this unit was compiled with.  A bad value is
- * reported once and ignored. */
+/* The calling unit's pageable policy: CUXFER_PAGEABLE when valid, else
+ * CUXFER_PAGEABLE_POLICY (man 3 cuxfer_memory_kind). */
 CUXFER_API int cuxfer_pageable_policy(void)
 {
     int p = cuxfer_impl_env_policy_get(&cuxfer_impl_state_get()->env_policy, "CUXFER_PAGEABLE");
     return p > 0 ? p : CUXFER_PAGEABLE_POLICY;
 }
 
-/* The pageable guard.  `call` names the cuxfer function; src_kind and
- * dst_kind classify both sides.  A pageable host side facing device or
- * managed memory is the misuse: under ALLOW nothing happens, under WARN one
- * line per kind of misuse per process goes to CUXFER_LOG, under ERROR the
- * copy is refused with cudaErrorInvalidValue and a reason. */
+/* The pageable guard: a pageable host side facing device or managed
+ * memory is the misuse; WARN logs once per kind per process, ERROR refuses
+ * with a reason. */
 CUXFER_API cudaError_t cuxfer_impl_guard(const char *call,
                                          cuxfer_memkind dst_kind,
                                          cuxfer_memkind src_kind, int policy)
@@ -1459,10 +1451,8 @@ CUXFER_API size_t cuxfer_view_row_bytes(const cuxfer_view *v)
     return v->width * v->elem_size;
 }
 
-/* Validate a view's numbers: element size, row bytes within the pitch,
- * the whole span addressable without wrapping.  Empty views (width or
- * height 0) are valid.  Returns cudaErrorInvalidPitchValue when the row
- * does not fit the pitch, cudaErrorInvalidValue otherwise. */
+/* Validate a view's numbers (man 3 cuxfer_view); a row that does not fit
+ * the pitch is cudaErrorInvalidPitchValue. */
 CUXFER_API cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what)
 {
     size_t row, span;
@@ -1528,12 +1518,8 @@ CUXFER_API cudaError_t cuxfer_impl_view_init(cuxfer_view *v, void *ptr, size_t p
                                  "cuxfer_view_wrap:");
 }
 
-/* A view of memory the caller owns and whose kind the caller states:
- * validated like cuxfer_view_wrap, but never classified, so it makes no
- * CUDA call and works without a device or driver (CPU-side geometry,
- * tests, memory whose kind is already known).  The kind is trusted: a
- * wrong one misleads the copies and the pageable guard.  *v is zeroed
- * first, so a refused view is safe to free; it owns nothing. */
+/* A view whose kind the caller states: validated, never classified, so no
+ * CUDA call (man 3 cuxfer_view).  *v is zeroed first; it owns nothing. */
 CUXFER_API cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
                                         size_t width, size_t height, size_t elem_size,
                                         cuxfer_memkind kind, int device)
@@ -1624,11 +1610,8 @@ CUXFER_API cudaError_t cuxfer_impl_bytes(const char *call, size_t count,
     return cudaSuccess;
 }
 
-/* Pinned host memory for count elements of elem_size bytes: the byte count
- * is computed and overflow-checked here, so "count is bytes, not elements"
- * cannot go wrong.  flags: cudaHostAllocDefault or any of
- * cudaHostAllocPortable, cudaHostAllocMapped, cudaHostAllocWriteCombined.
- * *p is NULL on failure.  Free with cuxfer_host_free. */
+/* Pinned host memory for count elements of elem_size bytes, the product
+ * overflow-checked (man 3 cuxfer_host_alloc).  *p is NULL on failure. */
 CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
                                          size_t elem_size, unsigned flags)
 {
@@ -1679,10 +1662,8 @@ CUXFER_API cudaError_t cuxfer_host_free(void *p)
     return cudaSuccess;
 }
 
-/* Page-lock memory the caller already has (a decoded image, an mmap'd
- * file), any start and length.  flags: cudaHostRegisterDefault or any of
- * Portable, Mapped, IoMemory, ReadOnly; ReadOnly only where the device says
- * cudaDevAttrHostRegisterReadOnlySupported, else cudaErrorNotSupported. */
+/* Page-lock memory the caller already has; ReadOnly only where the device
+ * supports it, else cudaErrorNotSupported (man 3 cuxfer_host_alloc). */
 CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flags)
 {
     unsigned known = cudaHostRegisterPortable | cudaHostRegisterMapped |
@@ -1750,12 +1731,9 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
     return cudaSuccess;
 }
 
-/* Device memory for count elements of elem_size bytes on the current
- * device (cudaMalloc), registered with cuxfer so copies from and to it are
- * classified without a driver query.  Zero bytes and overflow are refused
- * before any CUDA call; a failure names the bytes and, when there is no
- * usable device, why not.  *p is NULL on failure.  Free with
- * cuxfer_device_free (cudaFree would leave a stale registry entry). */
+/* Device memory on the current device, registered so copies classify it
+ * without a query (man 3 cuxfer_host_alloc).  *p is NULL on failure.
+ * Free with cuxfer_device_free: cudaFree would leave a stale entry. */
 CUXFER_API cudaError_t cuxfer_device_alloc(void **p, size_t count, size_t elem_size)
 {
     size_t bytes = 0;
@@ -1797,18 +1775,12 @@ CUXFER_API cudaError_t cuxfer_device_free(void *p)
     return err;
 }
 
-/* Typed allocation: the element size comes from the pointer, so
- *     float *h; int *d;
- *     CUXFER_CHECK(CUXFER_HOST_ALLOC(&h, n, cudaHostAllocDefault));
- *     CUXFER_CHECK(CUXFER_DEVICE_ALLOC(&d, n));
- * needs no cast in C, C++ or CUDA and cannot get "bytes, not elements"
- * wrong.  pp must point to an object pointer: a non-pointer does not
- * compile (**(pp)), nor does a void * target, in C too, where GNU C takes
- * sizeof(void) for 1: the element size is that of a one-element array of
- * the target type, and an array of void is an error (C++ rejects
- * sizeof(void) itself).  The result is stored with memcpy, as
- * every object pointer has void *'s representation on the platforms CUDA
- * supports (POSIX requires it). */
+/* Typed allocation (CUXFER_HOST_ALLOC, CUXFER_DEVICE_ALLOC): the element
+ * size comes from the pointer.  A non-pointer does not compile (**(pp)),
+ * nor does a void * target, in C too: the size is that of a one-element
+ * array of the target type, and an array of void is an error.  The result
+ * is stored with memcpy (every object pointer has void *'s representation
+ * on the platforms CUDA supports). */
 CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t count,
                                                size_t elem_size, unsigned flags, int device)
 {
@@ -1973,10 +1945,8 @@ CUXFER_API struct cudaMemLocation cuxfer_impl_location(int target)
 }
 #endif
 
-/* Migrate a managed range to a device or to the CPU (CUXFER_CPU) ahead of
- * use, on stream s.  Where the device lacks concurrentManagedAccess it does
- * nothing and returns cudaErrorNotSupported with a reason; a pointer that
- * is not managed is cudaErrorInvalidValue.  Neither leaves a sticky error. */
+/* Migrate a managed range to a device or CUXFER_CPU on s
+ * (man 3 cuxfer_managed_alloc); leaves no sticky error. */
 CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
                                        cudaStream_t s)
 {
@@ -2025,10 +1995,8 @@ CUXFER_API cudaError_t cuxfer_advise(const void *p, size_t bytes,
 /* --- Views over memory: wrapped (classified with the CUDA runtime) and
  * allocated (cudaMallocPitch, cudaHostAlloc); the view type is section 4's. */
 
-/* A view of memory the caller owns (pinned, device, managed or pageable):
- * validated, then classified with cudaPointerGetAttributes so copies know
- * the direction and the pageable guard knows what it guards.
- * cuxfer_view_free on it releases nothing. */
+/* A view of memory the caller owns, validated and classified (man 3
+ * cuxfer_view); cuxfer_view_free on it releases nothing. */
 CUXFER_API cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
                                         size_t width, size_t height,
                                         size_t elem_size)
@@ -2164,11 +2132,8 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
     return (size_t)v;
 }
 
-/* Let device `dev` access `peer`'s memory directly (and so copy engines
- * move data between them without the host), once, idempotently and
- * thread-safely.  cudaErrorPeerAccessUnsupported when the hardware cannot;
- * copies between the two then go through host memory (the runtime stages
- * them). */
+/* Enable dev's access to peer's memory once, idempotently, thread-safely
+ * (man 3 cuxfer_copy2d_async). */
 CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
 {
     int can = 0, saved, *known;
@@ -2286,13 +2251,10 @@ CUXFER_API size_t cuxfer_impl_row_past(const struct cuxfer_impl_rows *r, size_t 
     return k > i ? k : i + 1;
 }
 
-/* Byte-exact overlap of two views of the same row bytes (both valid, so
- * no span wraps): 1 and the first clashing rows *ia, *ib when some byte
- * belongs to a row of each.  Rows of one may fall in the other's gaps
- * without overlapping (two sub-views of one image, side by side), so the
- * spans only rule overlap out; equal pitches are decided in O(1), others
- * by a sweep that jumps over the rows that cannot meet, bounded at 2^20
- * steps: 2 when it could not decide (see below). */
+/* Byte-exact overlap of two valid views of the same row bytes: 1 and the
+ * first clashing rows *ia, *ib.  Rows may sit in the other's gaps, so the
+ * spans only rule overlap out; equal pitches are O(1), others a sweep
+ * bounded at 2^20 steps: 2 when it could not decide (see below). */
 CUXFER_API int cuxfer_impl_views_overlap(const cuxfer_view *a, const cuxfer_view *b, size_t *ia,
                                          size_t *ib)
 {
@@ -2355,11 +2317,8 @@ CUXFER_API int cuxfer_impl_views_overlap(const cuxfer_view *a, const cuxfer_view
     return 0;
 }
 
-/* Every check of cuxfer_copy2d_async that needs no device: both views
- * valid, equal extents, no byte in both views (like cuxfer_copy_check:
- * CUDA's copies do not handle overlap), pitches within max_pitch (0 =
- * unchecked) when the copy is really 2D.  Pure arithmetic, so it is
- * tested without a GPU. */
+/* Every check of cuxfer_copy2d_async that needs no device (max_pitch 0:
+ * unchecked), so it is tested without a GPU. */
 CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
                                            const cuxfer_view *src, size_t max_pitch)
 {
@@ -2404,14 +2363,9 @@ CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_vi
                             cuxfer_memkind_name(actual));
 }
 
-/* The default-stream guard, the tutorial's "default stream serialises
- * everything" trap: work queued on the legacy default stream waits for,
- * and holds up, every blocking stream of the device, so an "async" copy
- * there overlaps nothing.  Policy: CUXFER_DEFAULT_STREAM=allow|warn|error
- * in the environment, else CUXFER_DEFAULT_STREAM_POLICY; parsed once per
- * process (env_stream_policy in the process-wide state). */
+/* The default-stream guard (doc/DESIGN.md, section 9): an "async" copy on
+ * the legacy default stream overlaps nothing.  The calling unit's policy. */
 
-/* The effective default-stream policy of the calling translation unit. */
 CUXFER_API int cuxfer_default_stream_policy(void)
 {
     int p = cuxfer_impl_env_policy_get(&cuxfer_impl_state_get()->env_stream_policy,
@@ -2419,10 +2373,8 @@ CUXFER_API int cuxfer_default_stream_policy(void)
     return p > 0 ? p : CUXFER_DEFAULT_STREAM_POLICY;
 }
 
-/* 1 when s is the legacy default stream in the calling unit: 0 means it
- * unless the unit was built per-thread (CUDA_API_PER_THREAD_DEFAULT_STREAM,
- * also set by nvcc --default-stream per-thread), where 0 is the calling
- * thread's own stream.  static inline, so each unit answers for itself. */
+/* 1 when s is the legacy default stream in the calling unit (0 is the
+ * thread's own stream in a per-thread build): each unit answers for itself. */
 CUXFER_API int cuxfer_impl_is_legacy_stream(cudaStream_t s)
 {
 #if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
@@ -2432,13 +2384,10 @@ CUXFER_API int cuxfer_impl_is_legacy_stream(cudaStream_t s)
 #endif
 }
 
-/* Apply the guard to an async call `call` about to queue work on s: under
- * ALLOW nothing, under WARN one line per process, under ERROR
- * cudaErrorInvalidValue with a reason (as the pageable guard).  One compare when s is
- * not the legacy stream.  Every call that queues copies on a caller's
- * stream calls it (copy, copy2d, every strategy of plan2d and rois);
- * timers do not: events on stream 0 are the classic way to time it, and
- * the stager only orders its own stream after `after`. */
+/* Apply the guard to `call` about to queue work on s, as the pageable
+ * guard does.  Every call that queues copies on a caller's stream calls
+ * it; timers do not (events on stream 0 are the classic way to time it),
+ * nor does the stager (it only orders its own stream after `after`). */
 CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s)
 {
     int policy;
@@ -2462,12 +2411,9 @@ CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s
     return cudaSuccess;
 }
 
-/* The legacy default stream (0 outside a per-thread build, or
- * cudaStreamLegacy) while a blocking stream of the device is being
- * captured: work queued on it would be an implicit dependency on the
- * capture, and CUDA would fail it and invalidate the capture.  Refuse it
- * first, with the query's error (cudaErrorStreamCaptureImplicit), so the
- * capture survives.  Other streams cost a pointer compare. */
+/* Refuse the legacy default stream while a blocking stream of the device
+ * is captured (work there would invalidate the capture), with the query's
+ * error, so the capture survives.  Other streams cost a pointer compare. */
 CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
 {
     cudaError_t err;
@@ -2487,14 +2433,10 @@ CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
  * latency-bound, pinning would cost more than it saves). */
 #define CUXFER_COPY_SMALL ((size_t)64 << 10)
 
-/* A synchronous copy runs on the calling thread's default stream (the
- * legacy one, or the per-thread one in a per-thread build: 0 means what
- * it means in the calling unit), as cudaMemcpy does.  Refused first, so a
- * capture survives, while that stream is being captured (a synchronous
- * copy cannot be) or, for the legacy stream, while a blocking stream of
- * the device is (the copy would invalidate that capture).  The copy and
- * its wait run Relaxed, so another thread's Global capture of other
- * streams survives them. */
+/* A synchronous copy runs on the calling thread's default stream, as
+ * cudaMemcpy does; refused first, so a capture survives, while that
+ * stream (or, for the legacy stream, a blocking stream of the device) is
+ * captured.  The copy and its wait run Relaxed. */
 CUXFER_API cudaError_t cuxfer_impl_sync_ok(const char *call)
 {
     cudaError_t err;
@@ -2583,11 +2525,9 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *d
     return cuxfer_impl_debug_sync(err, s);
 }
 
-/* Copy src to dst (views of equal extents) on stream s, in whichever
- * direction their memory implies (cudaMemcpyDefault).  Row bytes come from
- * the views, never from the caller; both pointers are classified, checked
- * against the views' kinds and put through the pageable guard; when both
- * sides are contiguous the copy is one cudaMemcpyAsync. */
+/* Copy src to dst on s (man 3 cuxfer_copy2d_async): both pointers
+ * classified, checked against the views' kinds, guarded; one
+ * cudaMemcpyAsync when both sides are contiguous. */
 CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
                                            const cuxfer_view *src, cudaStream_t s)
 {
@@ -2655,21 +2595,14 @@ CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t byte
     return cuxfer_impl_copy("cuxfer_copy_async", dst, src, bytes, s, 0);
 }
 
-/* cudaMemcpy with cuxfer's checks: cuxfer_copy_async on the calling
- * thread's default stream, then a wait: returns when the bytes have
- * arrived.  Ordered like cudaMemcpy (after the work of the calling
- * thread's default stream, and so of every blocking stream, outside a
- * per-thread build); the pageable guard only above CUXFER_COPY_SMALL; the
- * default-stream guard never (a synchronous copy overlaps nothing by
- * design). */
+/* cudaMemcpy with cuxfer's checks (man 3 cuxfer_copy): the pageable guard
+ * only above CUXFER_COPY_SMALL, the default-stream guard never. */
 CUXFER_API cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes)
 {
     return cuxfer_impl_copy("cuxfer_copy", dst, src, bytes, (cudaStream_t)0, 1);
 }
 
-/* cuxfer_copy2d_async's checks and copy, on the calling thread's default
- * stream and then a wait, ordered like cuxfer_copy: returns when the
- * bytes have arrived. */
+/* cuxfer_copy2d_async's checks, synchronously, ordered like cuxfer_copy. */
 CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *src)
 {
     return cuxfer_impl_copy2d("cuxfer_copy2d", dst, src, (cudaStream_t)0, 1);
@@ -2834,11 +2767,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int d
     return err;
 }
 
-/* Create `count` streams on the current device.  flags: 0 or
- * cudaStreamNonBlocking for non-blocking streams, CUXFER_STREAM_BLOCKING
- * for ordinary ones.  priority is clamped to the device's range
- * (cudaDeviceGetStreamPriorityRange; lower numbers are more urgent) and the
- * value used is left in p->priority. */
+/* Create `count` streams on the current device (man 3
+ * cuxfer_stream_pool); the clamped priority is left in p->priority. */
 CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
                                                  unsigned flags, int priority)
 {
@@ -3150,14 +3080,9 @@ CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
     return cudaSuccess;
 }
 
-/* Milliseconds between start and stop.  It cannot be misread: before the
- * stop event completed it waits (CUXFER_WAIT) or returns cudaErrorNotReady
- * (CUXFER_NOWAIT) and sets *ms to NaN; a timer never stopped is refused.
- * The stop is ordered after the start (cuxfer_timer_stop), so the stop
- * alone says whether the interval is complete.  A CUXFER_NOWAIT poll that
- * is not ready costs one cudaEventQuery between two capture-mode exchanges
- * (cuxfer_impl_event_query) (cudaErrorNotReady is not recorded
- * as the thread's last error: nothing to clear). */
+/* Milliseconds between start and stop (man 3 cuxfer_timer): the stop is
+ * ordered after the start (cuxfer_timer_stop), so the stop alone says
+ * whether the interval is complete; a poll costs one Relaxed query. */
 CUXFER_API cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms)
 {
     cudaError_t err;
@@ -3183,15 +3108,10 @@ CUXFER_API double cuxfer_gbps(size_t bytes, float ms)
     return ms > 0.0f ? (double)bytes / ((double)ms * 1e6) : 0.0;
 }
 
-/* The event that orders two streams lives for one call: made (on the
- * current device) right before the record, destroyed right after the wait
- * (cudaStreamWaitEvent has taken the record by then, and CUDA frees a
- * pending event once it completes).  An event kept per thread and device
- * would never be destroyed when its thread exits, and would dangle after
- * cudaDeviceReset: the runtime can hand the same handle to a new event of
- * the program's, which cuxfer would then re-record (an ABA).  Creating
- * and destroying touch no stream, so they run Relaxed and break no
- * capture. */
+/* The event that orders two streams lives for one call: one kept per
+ * thread and device would outlive its thread and dangle after
+ * cudaDeviceReset (an ABA on a reused handle).  Made and destroyed
+ * Relaxed: they touch no stream. */
 CUXFER_API cudaError_t cuxfer_impl_order_event_make(cudaEvent_t *ev)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
@@ -3231,15 +3151,11 @@ CUXFER_API cudaError_t cuxfer_impl_record_here(cudaStream_t s, cudaEvent_t *ev, 
     return cudaEventRecord(*ev, s);
 }
 
-/* Record *ev on s as an event of s's device (cuxfer_impl_record_here),
- * leaving that device current (*saved: the device to restore).  The one
- * place that finds a stream's device for an event: CUDA 12.8 and later
- * tell it (cudaStreamGetDevice); older runtimes cannot, so the current
- * device is tried first (the usual case, and always right for the
- * default streams), then every other device, since recording on another
- * device's stream fails with cudaErrorInvalidResourceHandle (or value, by
- * some runtimes) and changes nothing.  If no device fits, the first error
- * is returned and no event of a wrong device is kept. */
+/* Record *ev on s as an event of s's device, leaving that device current
+ * (*saved: the one to restore).  The one place that finds a stream's
+ * device for an event: CUDA 12.8 tells it; before, the current device is
+ * tried first, then every other (a record on another device's stream
+ * fails and changes nothing).  No device fits: the first error. */
 CUXFER_API cudaError_t cuxfer_impl_stream_record(cudaStream_t s, cudaEvent_t *ev, int *ev_dev,
                                              int *saved)
 {
