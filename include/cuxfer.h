@@ -3270,13 +3270,9 @@ CUXFER_API cudaError_t cuxfer_impl_wait1(const char *call, cudaStream_t waiter,
 }
 
 /* Make `waiter` wait, on the GPU, for everything queued so far on
- * `signaler` (record + cudaStreamWaitEvent with a timing-free event).  The
- * host does not block.  The streams may be on different devices (before
- * CUDA 12.8 the signaler's device is found by trying: see
- * cuxfer_impl_mark).  Capture-safe: inside a capture it records the fork
- * (signaler capturing, waiter joins) or the join (both capturing) and
- * creates nothing the capture forbids; a capturing waiter and a signaler
- * outside the capture are refused before anything is queued. */
+ * `signaler` (man 3 cuxfer_stream_pool): a timing-free event, any two
+ * devices, capture-safe (fork or join recorded; a capturing waiter and a
+ * signaler outside the capture refused before anything is queued). */
 CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t signaler)
 {
     int cw, cs;
@@ -3287,10 +3283,8 @@ CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t sign
     return cuxfer_impl_wait1("cuxfer_stream_wait", waiter, signaler);
 }
 
-/* Fan-in: `waiter` waits for everything queued so far on each of the n
- * streams (n = 0 is a no-op; a signaler equal to the waiter is skipped).
- * Every stream is checked before anything is queued; if a later step fails,
- * the waits already queued stay (they only add ordering). */
+/* Fan-in: every stream is checked before anything is queued; waits queued
+ * before a later failure stay (they only add ordering). */
 CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStream_t *signalers,
                                               int n)
 {
@@ -3420,11 +3414,9 @@ CUXFER_API cudaError_t cuxfer_event_pool_create(cuxfer_event_pool *p, int count)
     return cudaSuccess;
 }
 
-/* The next event, round robin.  An event comes back after `count` calls:
- * size the pool for the events you keep in flight.  The index itself is
- * kept in 0..count-1 (advanced modulo count), so the cycle has no seam: a
- * free-running counter taken modulo count repeated an event where it
- * wrapped at 2^32 unless count divides 2^32. */
+/* The next event, round robin, back after `count` calls.  The index stays
+ * in 0..count-1: a free-running counter modulo count would repeat an event
+ * where it wraps at 2^32 unless count divides 2^32. */
 CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
 {
     unsigned seen, idx, nxt, n;
@@ -3439,11 +3431,8 @@ CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
     return p->events[idx];
 }
 
-/* Run fn(arg) on a CUDA-internal host thread once everything queued so far
- * on s is done (cudaLaunchHostFunc; capturable into graphs).  fn must make
- * no CUDA call and should return quickly: later work on s waits for it, and
- * all host functions of the process share one thread.  If the stream
- * fails, fn is never called: wait with a cuxfer_latch to learn of it. */
+/* Run fn(arg) once everything queued so far on s is done
+ * (cudaLaunchHostFunc; man 3 cuxfer_on_complete). */
 CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg)
 {
     cudaError_t err;
@@ -3531,16 +3520,10 @@ CUXFER_API cudaError_t cuxfer_impl_on_done_captured(cudaStream_t s, cudaStreamCa
     return cudaSuccess;
 }
 
-/* Call fn(s, status, arg) on a CUDA host thread once everything queued so
- * far on s is done: the cudaStreamAddCallback pattern, and the same
- * callback type.  It runs exactly once per call, also when the stream
- * failed: status is cudaSuccess, or the stream's error (CUDA passes it:
- * cudaStreamAddCallback, unlike cudaLaunchHostFunc, is not skipped after a
- * device error), so a thread waiting for fn's signal never hangs.  Inside
- * a capture it becomes a host node (cudaLaunchHostFunc) that calls fn with
- * cudaSuccess on each launch; CUDA skips host nodes of a launch that
- * failed (learn of that from the launch's stream).  fn must make no CUDA
- * call and return quickly (later work on s waits for it). */
+/* Call fn(s, status, arg) once everything queued so far on s is done, also
+ * when the stream failed (cudaStreamAddCallback is not skipped after a
+ * device error); inside a capture, a host node called with cudaSuccess
+ * (man 3 cuxfer_on_done). */
 CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, void *arg)
 {
     int cap;
@@ -3562,12 +3545,10 @@ CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, v
     return cudaSuccess;
 }
 
-/* 1 when work queued on s would go into a graph capture or break one:
- * s is being captured (or its capture was invalidated and is still to be
- * ended), or s is the legacy stream while a blocking stream is captured
- * (cudaErrorStreamCaptureImplicit).  Built on cuxfer_impl_stream_state,
- * as the kit's own refusals are, so a helper that asks first refuses where
- * the kit does.  Any other failed query: 0. */
+/* 1 when work queued on s would go into a graph capture or break one
+ * (man 3 cuxfer_graph): cuxfer_impl_stream_state > UNCAPTURED or the
+ * implicit-capture error, so a helper that asks first refuses where the
+ * kit does.  Any other failed query: 0. */
 CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
 {
     cudaError_t err;
@@ -3575,16 +3556,12 @@ CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
     return state > 0 || err == cudaErrorStreamCaptureImplicit;
 }
 
-/* Timed waits (latch, stager) use CLOCK_MONOTONIC: a wall-clock step (NTP,
- * settimeofday) neither ends them early nor stretches them.  The condition
- * variables they wait on are made for that clock.  Every unit must agree
- * (a latch made in one unit is waited on in another), whatever feature
- * macros it defined: strict ISO C (gcc -std=c99, no _POSIX_C_SOURCE) hides
- * clock_gettime, CLOCK_MONOTONIC and pthread_condattr_setclock although
- * the C library has them, so there the header declares them under private
- * names bound to the library's symbols (CLOCK_MONOTONIC is 1 on every Linux
- * ABI; a 64-bit time_t on a 32-bit glibc has its own clock_gettime).  Where
- * neither is known the build stops, naming the macro to define. */
+/* Timed waits (latch, stager) use CLOCK_MONOTONIC, and their condition
+ * variables are made for it.  Every unit must agree (a latch made in one is
+ * waited on in another): strict ISO C hides clock_gettime, CLOCK_MONOTONIC
+ * and pthread_condattr_setclock, so there they are declared under private
+ * names bound to the library's symbols (CLOCK_MONOTONIC is 1 on every
+ * Linux ABI; a 64-bit time_t on 32-bit glibc has its own clock_gettime). */
 #if defined(CLOCK_MONOTONIC) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L
 #define CUXFER_IMPL_CLOCK CLOCK_MONOTONIC
 #define cuxfer_impl_clock_gettime clock_gettime
@@ -3650,13 +3627,9 @@ struct cuxfer_latch_watch {
     int used;
 };
 
-/* A producer/consumer hand-off: work queued on a stream signals it (from a
- * host function, without CUDA calls), a CPU thread waits for it.  The wait
- * is timed and falls back to cudaEventQuery on an event of each stream the
- * latch was armed on, so when a stream fails (and CUDA skips the host
- * function) the waiter gets the stream's error instead of hanging.
- * Signals can be declared in advance (cuxfer_latch_expect): a waiter then
- * cannot pass before they fired.  Arm and wait from any threads. */
+/* A producer/consumer hand-off (man 3 cuxfer_on_complete).  The wait is
+ * timed and falls back to a query of an event of each armed stream, so a
+ * failed stream (its host function skipped) returns its error, no hang. */
 struct cuxfer_latch {
     pthread_mutex_t mu;           /* counters and failure; taken by the signal */
     pthread_mutex_t arm_mu;       /* serializes arms (watch table); never taken
@@ -3796,10 +3769,8 @@ CUXFER_API cudaError_t cuxfer_impl_latch_arm_failed(cuxfer_latch *l, cudaStream_
                             cudaGetErrorName(err));
 }
 
-/* Queue a signal on s after the work queued so far.  Outside a capture it
- * takes one signal declared by cuxfer_latch_expect, or adds one to wait
- * for.  Inside a capture it counts nothing (the signal fires once per
- * launch: announce each launch with cuxfer_latch_expect) and the watch
+/* Queue a signal on s: outside a capture it takes one signal declared by
+ * cuxfer_latch_expect or adds one; inside, it counts nothing and the watch
  * event becomes an external event-record node. */
 CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
 {
@@ -3860,11 +3831,8 @@ CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
     return cudaSuccess;
 }
 
-/* Declare n signals in advance: a wait cannot pass until n more signals
- * fired.  The next n arms (outside a capture) take these slots instead of
- * adding signals, so declaring before the producers start makes waiting
- * safe however the threads are scheduled.  After each cuxfer_graph_launch
- * of a graph that captured cuxfer_latch_arm, call it with n = 1. */
+/* Declare n signals in advance: the next n arms (outside a capture) take
+ * these slots instead of adding signals. */
 CUXFER_API cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n)
 {
     unsigned long long k;
@@ -3899,11 +3867,8 @@ CUXFER_API cudaError_t cuxfer_impl_latch_probe(cuxfer_latch *l)
     return cudaSuccess;
 }
 
-/* Wait until every armed or expected signal fired, at most timeout_ms
- * (< 0: no limit).  Returns cudaSuccess; cudaErrorNotReady on timeout; the
- * error of a stream that failed (its host function was skipped); or the
- * error of an arm that failed, from the first failure on until an arm
- * succeeds after a wait reported it. */
+/* Wait until every armed or expected signal fired (man 3
+ * cuxfer_on_complete, RETURN VALUES). */
 CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
 {
     struct timespec until;
@@ -3994,11 +3959,9 @@ struct cuxfer_ring_job {
     size_t d2h_device_offset;
 };
 
-/* N slots used in turn: double buffering when N = 2.  Acquire and submit
- * are safe from several host threads; slots are handed out in order.  The
- * first `depth` slots are used (all of them unless cuxfer_ring_set_depth
- * said fewer).  A free slot is taken with one atomic exchange; only a
- * thread that finds its slot held sleeps on the mutex and condition. */
+/* N slots used in turn (man 3 cuxfer_ring).  A free slot is taken with one
+ * atomic exchange; only a thread that finds its slot held sleeps on the
+ * mutex and condition. */
 struct cuxfer_ring {
     cuxfer_ring_slot *slots;
     int count;               /* slots created: the capacity */
@@ -4061,10 +4024,7 @@ CUXFER_API cudaError_t cuxfer_ring_destroy(cuxfer_ring *r)
     return first;
 }
 
-/* Create `slots` slots on the current device, each with host_bytes of
- * pinned memory, device_bytes of device memory (either may be 0), a
- * non-blocking stream and an event (two timing events with opt->timing).
- * opt may be NULL.  The depth starts at `slots`. */
+/* Create `slots` slots on the current device (man 3 cuxfer_ring). */
 CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host_bytes,
                                           size_t device_bytes,
                                           const cuxfer_ring_options *opt)
@@ -4142,14 +4102,9 @@ CUXFER_API int cuxfer_impl_ring_try_hold(cuxfer_ring_slot *s)
                                        __ATOMIC_SEQ_CST);
 }
 
-/* The next slot, in order, once its previous submission has completed: the
- * CPU can then refill its host buffer (the source of the last upload is no
- * longer being read) and read the results of its last download.  Blocks
- * while another thread holds the slot or the GPU still works on it.  On a
- * failed previous submission returns that error (the slot is still
- * handed out, so the caller can submit or give it back).  *slot is set on
- * every path (NULL on a refusal).  A free slot costs no lock and no device
- * query: a ticket (atomic add), an exchange and cudaEventSynchronize of an
+/* The next slot, in order, once its previous submission has completed
+ * (man 3 cuxfer_ring); *slot is set on every path.  A free slot costs no
+ * lock and no device query: a ticket, an exchange and the sync of an
  * event that is usually complete already. */
 CUXFER_API cudaError_t cuxfer_ring_acquire(cuxfer_ring *r, cuxfer_ring_slot **slot)
 {
@@ -4211,12 +4166,9 @@ CUXFER_API int cuxfer_ring_depth(const cuxfer_ring *r)
     return r && r->slots ? __atomic_load_n(&r->depth, __ATOMIC_ACQUIRE) : 0;
 }
 
-/* Use only slots 0..depth-1 from now on (1 <= depth <= the capacity): one
- * ring serves as single, double or deeper buffering without re-creating
- * it.  Refused (cudaErrorNotPermitted) while a slot is held; not to be
- * called concurrently with acquire.  Hand-out restarts at slot 0; slots
- * beyond the depth keep their last submission, which drain still waits
- * for. */
+/* Use only slots 0..depth-1 from now on (man 3 cuxfer_ring); hand-out
+ * restarts at slot 0; slots beyond keep their last submission, which drain
+ * still waits for. */
 CUXFER_API cudaError_t cuxfer_ring_set_depth(cuxfer_ring *r, int depth)
 {
     int i;
@@ -4235,10 +4187,7 @@ CUXFER_API cudaError_t cuxfer_ring_set_depth(cuxfer_ring *r, int depth)
     return cudaSuccess;
 }
 
-/* Slot i's stream (0 <= i < cuxfer_ring_slots), without acquiring the
- * slot: to make other streams wait for it, or to time around it.  Work
- * queued there directly is ordered with the slot's submissions but not
- * covered by its event.  *s is set on every path (NULL on a refusal). */
+/* Slot i's stream, without acquiring the slot (man 3 cuxfer_ring). */
 CUXFER_API cudaError_t cuxfer_ring_stream(const cuxfer_ring *r, int i, cudaStream_t *s)
 {
     if (s)
@@ -4253,11 +4202,7 @@ CUXFER_API cudaError_t cuxfer_ring_stream(const cuxfer_ring *r, int i, cudaStrea
     return cudaSuccess;
 }
 
-/* Slot i's buffers (0 <= i < cuxfer_ring_slots), without acquiring the
- * slot: to fill inputs before a loop or check outputs after a drain.  Use
- * them only while the slot has nothing in flight (after cuxfer_ring_drain,
- * or between acquire and submit).  Either pointer may be NULL; both are
- * set on every path (NULL on a refusal). */
+/* Slot i's buffers, without acquiring the slot (man 3 cuxfer_ring). */
 CUXFER_API cudaError_t cuxfer_ring_slot_buffers(const cuxfer_ring *r, int i, void **host,
                                                 void **device)
 {
@@ -4313,11 +4258,8 @@ CUXFER_API cudaError_t cuxfer_stream_wait_ring(cudaStream_t s, cuxfer_ring *r)
     return cuxfer_impl_ring_fence(r, s, 0, "cuxfer_stream_wait_ring");
 }
 
-/* Milliseconds the slot's last submission took on the GPU, from before its
- * upload to after its download (timing rings: cuxfer_ring_options.timing).
- * wait: CUXFER_WAIT blocks until it ends, CUXFER_NOWAIT returns
- * cudaErrorNotReady while it runs (one cudaEventQuery).  *ms is set on
- * every path (0 unless timed). */
+/* Milliseconds of the slot's last submission, upload to download (timing
+ * rings; man 3 cuxfer_ring). */
 CUXFER_API cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wait, float *ms)
 {
     cudaError_t err;
@@ -4421,14 +4363,9 @@ struct cuxfer_graph {
     cudaGraphExec_t exec;
 };
 
-/* Start capturing the work queued on s (copies, kernels, host functions,
- * latch signals) instead of running it.  Thread-local capture mode: other
- * threads' CUDA calls are not disturbed.  The legacy default stream cannot
- * be captured.  Stream 0 is the legacy stream, except in a translation unit
- * built with per-thread default streams (nvcc --default-stream per-thread,
- * or CUDA_API_PER_THREAD_DEFAULT_STREAM before the CUDA headers): there 0
- * is that thread's per-thread stream, which can be captured.  The test is
- * made in this expansion of the header, so it follows the caller's unit. */
+/* Start a thread-local capture on s (man 3 cuxfer_graph).  Whether 0 is
+ * the legacy stream (refused) or the per-thread one is decided in this
+ * expansion of the header, so it follows the caller's unit. */
 CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s)
 {
     int cap;
@@ -4476,10 +4413,8 @@ CUXFER_API cudaError_t cuxfer_graph_destroy(cuxfer_graph *g)
     return e1 != cudaSuccess ? e1 : e2;
 }
 
-/* End the capture on s and instantiate it
- * (cudaGraphInstantiateWithFlags: the same call in CUDA 11.4+, 12, 13).
- * On failure *g is left zeroed and the capture is over, also for a NULL g
- * (the capture is ended and its graph dropped, so the stream is usable). */
+/* End the capture on s and instantiate it; on failure *g is zeroed and the
+ * capture is over, also for a NULL g (man 3 cuxfer_graph). */
 CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
 {
     cudaError_t err;
@@ -4677,10 +4612,7 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_create(cuxfer_pinned_pool *p,
     return cudaSuccess;
 }
 
-/* A block of at least `bytes` pinned bytes: a cached block of the same
- * class when one is free and no copy still reads it, else a new one from
- * cudaHostAlloc (after freeing cached blocks if the cap requires).
- * cudaErrorMemoryAllocation, with a reason, when the cap cannot be met. */
+/* A block of at least `bytes` pinned bytes (man 3 cuxfer_pinned_pool). */
 CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t bytes,
                                                   cuxfer_pinned_block *blk)
 {
