@@ -4700,13 +4700,9 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
     return cudaSuccess;
 }
 
-/* Record the block's event on s, a stream that may still use the block.
- * The event must belong to s's device (cuxfer_impl_stream_record): it is made
- * there, and remade when the block moves to another device's stream (it
- * is not pending then: acquire handed the block out only after its last
- * event completed).  A
- * stream being captured is refused: the graph uses the block at every
- * launch, which no event recorded now can tell. */
+/* Record the block's event on s, made on s's device (remade when the
+ * block moves to another device: it is not pending then).  A capturing
+ * stream is refused: the graph uses the block at every launch. */
 CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaStream_t s)
 {
     cuxfer_impl_relax rx;
@@ -4736,14 +4732,9 @@ CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaS
     return cudaSuccess;
 }
 
-/* Give a block back.  in_use_by names the stream of a copy that may still
- * read or write the block - any stream, 0, cudaStreamLegacy and
- * cudaStreamPerThread included, on any device: the block is not handed out
- * again until the work queued so far on that stream completed
- * (event-gated reuse).  Pass CUXFER_POOL_IDLE when nothing on the GPU uses
- * it any more.  *blk is zeroed; when the event cannot be recorded (a
- * stream being captured, a failed context) the release is refused with
- * the error and a reason, *blk stays acquired and nothing waits. */
+/* Give a block back, its reuse gated on the work queued so far on
+ * in_use_by (man 3 cuxfer_pinned_pool).  On a refusal *blk stays acquired
+ * and nothing waits. */
 CUXFER_API cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
                                                   cuxfer_pinned_block *blk,
                                                   cudaStream_t in_use_by)
@@ -4840,24 +4831,13 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 
 #define CUXFER_IMPL_TEAM_MAX 64 /* workers at most (>= every public thread cap) */
 
-/* The one pool of host threads: the planner (section 10), cuxfer_rois
- * (10a) and the stager (11) each own a team.  A team runs one job at a
- * time: fn(arg, next) on every worker that arrives while the job is open
- * (and, through cuxfer_impl_team_run, on the caller).  The work is split
- * into blocks that fn takes one at a time from the team's counter `next`
- * (reset to 0 for each job: cuxfer_impl_team_take), so fn must not assume
- * which members run it, or how often: a worker that wakes late finds no
- * block left, or finds the job closed and skips it.  Closing waits only
- * for members still inside fn, never for a worker to wake up: on a host
- * whose idle cores sleep (a virtual machine's above all) a wake-up can
- * take a whole chunk's time, and a job that waited for every worker ran
- * at half speed whenever the workers had fallen asleep (doc/PERF.md,
- * "Behind the constants": the team's wake-ups).  Workers spin
- * CUXFER_IMPL_SPIN times after a job (the next one follows within
- * microseconds), then sleep on a condition variable.  A team may also
- * start one lead thread that runs its owner's loop instead of jobs (the
- * stager's coordinator, which opens and closes the jobs).  Members only
- * copy memory: no CUDA call. */
+/* The one pool of host threads (doc/DESIGN.md, section 4): the planner,
+ * cuxfer_rois and the stager each own a team.  A team runs one job at a
+ * time; members take blocks from the counter `next` (cuxfer_impl_team_take),
+ * so fn must not assume which members run it, or how often.  Closing waits
+ * only for members inside fn, never for a worker to wake up (doc/PERF.md,
+ * "Behind the constants": the team's wake-ups).  Members only copy
+ * memory: no CUDA call. */
 typedef void (*cuxfer_impl_team_fn)(void *arg, size_t *next);
 
 /* The door of a job: members inside fn in the low bits, and a bit that
@@ -4931,13 +4911,8 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
 }
 
 /* The default number of host threads of every engine: the online cores,
- * at most 16, less `keep`.  The planner keeps two: one for the thread
- * that waits for the copy (spinning in cudaStreamSynchronize by default)
- * and one for CUDA's own threads: a member that shares a core waits out
- * the other thread, and the whole slot waits for it (doc/PERF.md,
- * "Behind the constants": the team's size); rois and the stager keep
- * none (pageable -> pinned memcpy still gains up to 16 threads: the
- * stager's strategy and threads). */
+ * at most 16, less `keep` (doc/DESIGN.md, section 4; doc/PERF.md, "Behind
+ * the constants": the team's size). */
 CUXFER_API int cuxfer_impl_team_default(int keep)
 {
     long cores;
@@ -5079,13 +5054,10 @@ CUXFER_API int cuxfer_impl_team_take(size_t *next, size_t total, size_t block, s
 }
 
 /* `rows` rows of `row` bytes from s (pitch sp) to d (pitch dp): the one
- * row copy of the team's jobs (the planner's scatter and gather, rois's
- * GATHER both ways).  Constant widths let the compiler turn each row into
- * a few moves: a memcpy call per 8-byte row would cost more than the
- * bytes.  With `k` > 0 each store of a row of at most 64 bytes first asks
- * for the destination line k rows on (a prefetch for writing), except in
- * the last k rows, whose hint would fall past the job; wider rows are
- * whole lines, which the hardware prefetches. */
+ * row copy of the team's jobs.  Constant widths become a few moves (a
+ * memcpy call per 8-byte row costs more than the bytes).  With k > 0 each
+ * store of a row of at most 64 bytes first asks for the destination line
+ * k rows on, except in the last k rows. */
 CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigned char *s,
                                       size_t sp, size_t row, size_t rows, size_t k)
 {
@@ -5123,22 +5095,15 @@ CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigne
  * 9b. Private: the copy kernel, PTX loaded without nvcc
  * ------------------------------------------------------------------------ */
 
-/* The copy kernel, PTX text JIT-compiled by the driver for the GPU at hand
- * (PTX ISA 7.0, sm_52 and later).  Its source, in CUDA C terms: each warp
+/* The copy kernel (doc/DESIGN.md, section 6), in CUDA C terms: each warp
  * takes work items (tile t, part q) of n x parts; the lanes of a part
- * copy units of 2^ul bytes (the largest of 1..16 that aligns every
- * address of the launch), unit i of the tile being row i / ru, column
+ * copy units of 2^ul bytes, unit i of the tile being row i / ru, column
  * i % ru (ru = rb >> ul units a row), between host + src + row * pitch and
- * dense + dst + i units, direction d2h.  Tile t's descriptor (a
- * cuxfer_impl_tile, in mapped pinned memory) is read at pd + t * 24.
- * Splitting a tile into parts keeps every warp of the device busy when
- * the tiles are few and large. */
+ * dense + dst + i units, direction d2h.  Tile t's descriptor is read at
+ * pd + t * 24. */
 
-/* A tile of the copy kernel: its first row at byte src of the strided
- * side, its rows x rb bytes at byte dst of the dense side.  The PTX reads
- * it as u64 at +0 and +8 and two u32 at +16, tiles 24 bytes apart; the
- * build stops if the struct ever differs (tests/ptx-assembles.sh checks
- * that the PTX's stride is this size). */
+/* A tile's descriptor: the PTX reads it as u64 at +0 and +8 and two u32 at
+ * +16, tiles 24 bytes apart; the build stops if the struct ever differs. */
 typedef struct cuxfer_impl_tile {
     unsigned long long src, dst;
     unsigned rows, rb;
@@ -5264,14 +5229,9 @@ static const char cuxfer_impl_copy_ptx[] =
     "}\n";
 #endif
 
-/* Load the copy kernel for the current device (which must be `device`):
- * *lib and *kernel (a cudaLibrary_t and a cudaKernel_t), *blocks its grid
- * for one wave of 256-thread blocks.  Returns NULL, or why it cannot load
- * (*err then holds the CUDA error that said so, cudaSuccess where none
- * did): a runtime before 12.5, a device that cannot map host memory, PTX
- * the driver will not JIT.  Private infrastructure shared by the planner's
- * PACK (section 10) and cuxfer_rois's KERNEL (section 10a); each loads its
- * own copy and unloads it with cudaLibraryUnload. */
+/* Load the copy kernel for the current device (which must be `device`),
+ * *blocks its grid for one wave.  Returns NULL, or why it cannot load (*err
+ * the CUDA error that said so, cudaSuccess where none did). */
 CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **kernel,
                                                unsigned *blocks, cudaError_t *err)
 {
@@ -5292,13 +5252,9 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
         if (*err == cudaSuccess)
             *err = cudaLibraryGetKernel(&k, l, "cuxfer_impl_copy_entry");
         if (*err == cudaSuccess) {
-            /* Load it into this context now.  Under lazy loading (the
-             * default since CUDA 12.2) the first launch would load it, and
-             * that launch waits for a stream held by a host function:
-             * a copy enqueued behind the caller's own host function
-             * would block until the function returned (doc/PERF.md, "CUDA
-             * behaviour measured"), and forever if it waits for the
-             * enqueuing thread. */
+            /* Load it into this context now: under lazy loading the first
+             * launch would, waiting for a stream held by a host function
+             * (doc/DESIGN.md, section 6). */
             struct cudaFuncAttributes fa;
             *err = cudaFuncGetAttributes(&fa, (const void *)k);
         }
@@ -5333,12 +5289,9 @@ CUXFER_API void cuxfer_impl_kernel_unload(void **lib, void **kernel)
 }
 
 /* One launch of the copy kernel on s over the n tiles whose descriptors
- * are at desc (their device address): between host (pitch `pitch`) and
- * dense, packing (d2h 0: host to dense) or unpacking (d2h 1).  `align` is
- * the OR of every address, offset, pitch and row width of the launch: the
- * units are the widest of 1..16 bytes that divides it.  Each tile is cut
- * into parts so that every warp of the grid (one wave: `blocks` blocks)
- * has work; for one tile of `bytes` bytes (0: not said) no more parts
+ * are at desc (device address), packing (d2h 0) or unpacking (d2h 1).
+ * `align`: the OR of every address, offset, pitch and row width, for the
+ * unit size; for one tile of `bytes` bytes (0: not said) no more parts
  * than 32-unit runs. */
 CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, void *desc,
                                                  unsigned n, const void *host, size_t pitch,
@@ -5380,26 +5333,10 @@ CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, 
  * 10. The copy planner: narrow rows at link speed
  * ------------------------------------------------------------------------ */
 
-/* cudaMemcpy2DAsync moves one DMA descriptor per row, so rows of a few
- * bytes crawl at a fraction of the link (doc/PERF.md, "The kit": the raw
- * row cases).  A plan owns scratch
- * memory, auxiliary streams and host threads, and moves narrow rows
- * differently:
- *   H2D SPAN: the contiguous span that holds the rows goes over the link
- *     in one 1D copy per chunk, and a device-to-device 2D copy (hundreds of
- *     GB/s) extracts the rows; chunks alternate between two scratch
- *     buffers so the link and the extraction overlap.
- *   D2H PACK: the copy kernel (section 9b, CUDA 12.5+) packs the rows
- *     densely into pinned staging through its mapping - or, without it, a
- *     device-to-device 2D copy and a 1D copy do - and the thread team
- *     (section 9a) scatters them into the strided destination (the gap
- *     bytes between rows are never written); the stages pipeline over
- *     CUXFER_IMPL_PLAN_SLOTS slots, so the host scatter - the slowest
- *     stage - never waits for the link.  Rows of 32 bytes and more also
- *     send a direct share through the copy engine the kernel leaves free.
- *   DIRECT: cudaMemcpy2DAsync, for everything else.
- * Every strategy is stream-ordered on the caller's stream: the call
- * returns at once, later work on the stream sees the data. */
+/* One cudaMemcpy2DAsync is DMA-bound per row (doc/PERF.md, "The kit": the
+ * raw row cases).  SPAN, PACK and DIRECT: man 3 cuxfer_plan2d for what
+ * they do, doc/DESIGN.md section 7 for how.  Every strategy is
+ * stream-ordered on the caller's stream. */
 #define CUXFER_PLAN_AUTO 0
 #define CUXFER_PLAN_DIRECT 1
 #define CUXFER_PLAN_SPAN 2
@@ -5445,10 +5382,8 @@ struct cuxfer_impl_scatter {
     size_t block;        /* rows a team member takes at a time */
 };
 
-/* Rows per block of a team scatter: 16 KiB of dense rows (128 blocks of
- * a full slot for 16 threads), so a member
- * that the scheduler delays holds up only its block, not a fixed share of
- * the chunk (the run-to-run spread comes from such stragglers). */
+/* Rows per block of a team scatter: 16 KiB of dense rows, so a member the
+ * scheduler delays holds up only its block. */
 #define CUXFER_IMPL_SCATTER_BLOCK 16384
 
 /* Host functions run long after they are queued, so each queued scatter
@@ -5512,13 +5447,8 @@ struct cuxfer_plan2d {
 };
 
 /* How far ahead of its stores a scatter of narrow rows asks for the
- * destination's lines (prefetch for writing), in bytes, rounded to whole
- * rows.  A PACK destination is seldom in the cache (its last writer was a
- * DMA or another core), and rows of a few bytes reach a new line every
- * few rows: without the hint each thread waits out one miss after
- * another.  2048 bytes is the distance that measured best (1024 and 4096
- * did no better, prefetchw no better than prefetcht0: doc/PERF.md,
- * "Behind the constants": the scatter's prefetch distance). */
+ * destination's lines, in bytes (doc/PERF.md, "Behind the constants": the
+ * scatter's prefetch distance). */
 #define CUXFER_IMPL_SCATTER_AHEAD 2048
 
 /* Rows [from, to) of a scatter job (dense rows of `row` bytes to dst at
