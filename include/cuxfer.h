@@ -5360,10 +5360,8 @@ struct cuxfer_plan2d_options {
     int strategy;       /* CUXFER_PLAN_AUTO, or force one */
 };
 
-/* When AUTO picks SPAN or PACK: rows of at most this many bytes whose
- * strided pitch is at most max_ratio x the row, in copies of at least
- * min_bytes.  Built-in values were measured on an H200 (PCIe Gen5);
- * cuxfer_plan2d_calibrate measures them on the machine at hand. */
+/* When AUTO picks SPAN or PACK (man 3 cuxfer_plan2d); the built-in values
+ * are the H200's, cuxfer_plan2d_calibrate measures the machine at hand. */
 struct cuxfer_plan2d_tuning {
     size_t span_max_row;
     size_t pack_max_row;
@@ -5386,11 +5384,9 @@ struct cuxfer_impl_scatter {
  * scheduler delays holds up only its block. */
 #define CUXFER_IMPL_SCATTER_BLOCK 16384
 
-/* Host functions run long after they are queued, so each queued scatter
- * gets its own record from a ring; a record is reused only after its host
- * function ran (busy, cleared by the host function itself: no counters
- * that more runs than records - a graph replay - could wrap).  Copies on
- * a stream being captured never use records: they go direct. */
+/* Each queued scatter gets its own record from a ring, reused only after
+ * its host function cleared `busy` (no counters that a graph replay could
+ * wrap).  Copies on a capturing stream use no records: they go direct. */
 #define CUXFER_IMPL_PLAN_RECS 256
 /* PACK's direct share: rates are kept per row width class (32-63,
  * 64-127, 128 and more bytes), the last CUXFER_IMPL_SHARE_SAMPLES of
@@ -5481,13 +5477,10 @@ CUXFER_API void cuxfer_impl_scatter_part(void *arg, size_t *next)
 }
 
 /* The host function of PACK, and of SPAN's gathered share: scatter one
- * staged chunk (or gather one into staging) with the team, this (CUDA's
- * host-function) thread taking the last part.  Host functions of the
- * plan's host stream run one at a time, so the team has one caller.  A
- * gather also writes the descriptor of the kernel that unpacks its chunk:
- * here, in stream order, because that kernel's previous use of the slot
- * is known to be done only now.  It makes no CUDA call; later work on the
- * host stream waits for it. */
+ * staged chunk (or gather one) with the team, this thread taking the last
+ * part.  A gather also writes the descriptor of the kernel that unpacks
+ * its chunk: here, in stream order, because that kernel's previous use of
+ * the slot is known to be done only now.  No CUDA call. */
 CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
 {
     struct cuxfer_impl_scatter_rec *r = (struct cuxfer_impl_scatter_rec *)arg;
@@ -5504,11 +5497,9 @@ CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
     __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
 }
 
-/* The next scatter record, in ring order.  While its previous host
- * function has not run (more than CUXFER_IMPL_PLAN_RECS chunks in flight)
- * wait for it; a failed host stream (whose host functions CUDA skips) ends
- * the wait with its error, an idle one proves the record free.  The
- * stream query runs Relaxed: it must not break another thread's capture. */
+/* The next scatter record, in ring order, waiting while its previous host
+ * function has not run; a failed host stream ends the wait with its error,
+ * an idle one proves the record free.  The query runs Relaxed. */
 CUXFER_API cudaError_t cuxfer_impl_plan_rec(cuxfer_plan2d *p, struct cuxfer_impl_scatter_rec **r)
 {
     struct cuxfer_impl_scatter_rec *x = &p->recs[p->rec_next % CUXFER_IMPL_PLAN_RECS];
@@ -5605,12 +5596,10 @@ CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
     return t;
 }
 
-/* PACK's packing kernel (and the unpacking one of SPAN's gathered share):
- * the copy kernel of section 9b, its descriptors in mapped pinned memory
- * (one per scatter record, then one per slot), the staging's device
- * addresses, the side stream and the events.  Any failure leaves
- * p->kernel NULL: PACK packs with device-to-device cudaMemcpy2DAsync as
- * before CUDA 12.5, and SPAN carries every row in its span. */
+/* PACK's packing kernel (and SPAN's unpacking one): the copy kernel, its
+ * descriptors, the staging's device addresses, the side stream and events.
+ * Any failure leaves p->kernel NULL: PACK packs with cudaMemcpy2DAsync and
+ * SPAN carries every row in its span. */
 CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
 {
     cudaError_t err = cudaSuccess;
@@ -5646,10 +5635,8 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
     }
 }
 
-/* Create a plan on the current device: two device chunk buffers, two
- * pinned staging buffers, two streams, events, the scatter threads and
- * (CUDA 12.5+) the packing kernel - all the scratch it will ever use, so
- * copies allocate nothing. */
+/* Create a plan on the current device with all the scratch it will ever
+ * use (man 3 cuxfer_plan2d), so copies allocate nothing. */
 CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2d_options *opt)
 {
     int i;
@@ -5706,14 +5693,9 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
 }
 
 /* Bytes of one PACK slot: half a chunk buffer, 256-byte aligned, at most
- * CUXFER_IMPL_PACK_SLOT_MAX.  The cap keeps the staging in flight (four
- * slots, 16 MiB) small enough to stay in the host's last-level cache
- * between the DMA that writes it and the scatter that reads it: the
- * scatter is bound by host memory traffic (read-for-ownership and
- * write-back of every destination line), and staging that went out to
- * DRAM and back would add a third to it.  Each slot costs a host function
- * and a wake of the team (tens of microseconds), so slots must not be
- * small either (doc/PERF.md, "Behind the constants": PACK's slot size). */
+ * CUXFER_IMPL_PACK_SLOT_MAX, so the staging in flight stays in the host's
+ * last-level cache between the DMA and the scatter (doc/PERF.md, "Behind
+ * the constants": PACK's slot size). */
 #define CUXFER_IMPL_PACK_SLOT_MAX ((size_t)4 << 20)
 CUXFER_API size_t cuxfer_impl_plan_slot(const cuxfer_plan2d *p)
 {
@@ -5721,11 +5703,9 @@ CUXFER_API size_t cuxfer_impl_plan_slot(const cuxfer_plan2d *p)
     return half < CUXFER_IMPL_PACK_SLOT_MAX ? half : CUXFER_IMPL_PACK_SLOT_MAX;
 }
 
-/* Rows of slot c of a copy (`per` fill a slot, `left` remain), ramping
- * up: the first slots carry 1/16, 1/8, 1/4, 1/2 of a slot, so the host
- * threads (PACK's scatter) or the kernel (SPAN's unpacking) start after a
- * small first step instead of a full one (a full first slot would idle
- * the host threads ~5% of a 64 MiB copy), then every slot is full. */
+/* Rows of slot c of a copy (`per` fill a slot, `left` remain), ramping up
+ * (1/16, 1/8, 1/4, 1/2 of a slot, then full) so the host threads or the
+ * kernel start after a small first step. */
 CUXFER_API size_t cuxfer_impl_plan_rows(size_t per, size_t c, size_t left)
 {
     size_t cap = c < 4 ? per >> (4 - c) : per;
@@ -5792,13 +5772,9 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
 
-/* PACK's packing of one slot with the copy kernel, on s: one launch reads
- * `rows` rows of `row` bytes at src (pitch `pitch`, on the device) and
- * writes them densely into pinned staging through its mapping
- * (stage_dev), so packing and the link are one step that runs on the SMs
- * and leaves the copy engines alone.  The tile descriptor sits in mapped
- * memory under the scatter record `rec`: the record is handed out again
- * only after its host function ran, which is after this launch. */
+/* PACK's packing of one slot with the copy kernel on s, into pinned
+ * staging through its mapping.  The descriptor sits under the scatter
+ * record `rec`, handed out again only after its host function ran. */
 CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
                                                     struct cuxfer_impl_scatter_rec *rec,
                                                     const unsigned char *src, size_t pitch,
@@ -5813,44 +5789,28 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
                                      rows * row, s);
 }
 
-/* SPAN's gathered share.  The span carries the gaps between rows too, so
- * SPAN is bound by the link at half its speed for rows at pitch 2 x row.
- * The last rows of the copy (this share of them) go
- * another way at the same time: the plan's team gathers them densely into
- * pinned staging on the host, and the copy kernel reads the staging
- * through its mapping and writes the rows in place, so they cross the
- * link once, without their gaps.  The host gather must stay ahead of the
- * span part even when the host's memory is slow, which a fixed share of
- * 0.3 does (doc/PERF.md, "Behind the constants": SPAN's
- * gathered share); the link then moves rows at 1 / (2 - 0.3) of its speed
- * instead of 1 / 2.  Rows
- * of at least CUXFER_IMPL_GATHER_MIN_ROW bytes (narrower ones are bound
- * by SPAN's extraction, not by the link), shares of at least
- * CUXFER_IMPL_GATHER_MIN_ROWS rows, only with the kernel, and only where
- * the destination's address, pitch and rows are multiples of 4 bytes: the
- * kernel reads the staging across the link in units of that alignment,
- * and byte or half-word reads would make the share slower than the span
- * it relieves. */
+/* SPAN's gathered share: the last rows of the copy are gathered densely by
+ * the team and unpacked by the kernel, crossing the link without their
+ * gaps (doc/PERF.md, "Behind the constants": SPAN's gathered share).  Only
+ * rows of at least GATHER_MIN_ROW bytes, shares of at least
+ * GATHER_MIN_ROWS rows, with the kernel, and where the destination's
+ * address, pitch and rows are multiples of 4 bytes (narrower reads across
+ * the link would be slower than the span they relieve). */
 #define CUXFER_IMPL_GATHER_SHARE 0.3
 #define CUXFER_IMPL_GATHER_MIN_ROW 8
 #define CUXFER_IMPL_GATHER_MIN_ROWS 1024
 
-/* How many of a SPAN copy's `height` rows of `row` bytes the gathered
- * share takes (the last ones), given that the plan can use its kernel
- * for this copy: CUXFER_IMPL_GATHER_SHARE of them, or none for narrow
- * rows and small shares. */
+/* How many of a SPAN copy's last rows the gathered share takes, given
+ * that the plan can use its kernel for this copy. */
 CUXFER_API size_t cuxfer_impl_gather_share(size_t row, size_t height)
 {
     size_t gat = (size_t)(CUXFER_IMPL_GATHER_SHARE * (double)height);
     return row < CUXFER_IMPL_GATHER_MIN_ROW || gat < CUXFER_IMPL_GATHER_MIN_ROWS ? 0 : gat;
 }
 
-/* The gathered share, rows [y0, src->height): slot by slot (PACK's slots
- * and staging; a slot is reused once the kernel that read it is done,
- * ev_gfreed), the host stream's host function gathers the rows into the
- * slot and writes the kernel's descriptor, then the side stream's kernel
- * unpacks them into dst.  The caller joins the side stream (and drains
- * it and the host stream on failure). */
+/* The gathered share, rows [y0, src->height), slot by slot: the host
+ * function gathers into the slot (reused after ev_gfreed), the side
+ * stream's kernel unpacks into dst.  The caller joins the side stream. */
 CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_view *dst,
                                                const cuxfer_view *src, size_t y0)
 {
@@ -5968,11 +5928,8 @@ CUXFER_API double cuxfer_impl_median(double *v, unsigned n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Read the timing of the last copy with a direct share, if it is done:
- * the rates (rows a millisecond) its direct part and its packed part
- * reached side by side join their class's samples.  A copy still running
- * gives no sample.  The queries run Relaxed: another thread's Global
- * capture must survive them. */
+/* The last direct-share copy's rates (rows a millisecond), once it is
+ * done, join their class's samples.  The queries run Relaxed. */
 CUXFER_API void cuxfer_impl_share_learn(cuxfer_plan2d *p)
 {
     cuxfer_impl_relax rx;
@@ -6001,19 +5958,11 @@ CUXFER_API void cuxfer_impl_share_learn(cuxfer_plan2d *p)
     p->rate_n[c]++;
 }
 
-/* The share of the rows that goes direct, 0 for rows narrower than
- * CUXFER_IMPL_SHARE_MIN_ROW.  The direct part, at the rates of the last
- * copies of this width class, should take 1.3 times as long as the
- * packed part, so that the packed part - the host threads, whose speed
- * varies from run to run with what else the host's memory is doing -
- * finishes first and the copy takes as long as the copy engine, whose
- * speed varies less.  Before any sample: the direct 2D copy's rate on an
- * H200 (0.8 G rows/s, 2/3 of it beside the scatter) against 25 GB/s of
- * scatter.  Narrower rows get no share: the copy engine's narrow writes
- * and the scatter slow each other down through the host's memory, and at
- * 8 and 16 bytes the two together moved less than the packed part alone,
- * at 32 bytes more (doc/PERF.md, "Behind the constants": PACK's direct
- * share). */
+/* The share of the rows that goes direct: at the learned rates the direct
+ * part should take SHARE_SLACK times the packed part's time, so the host
+ * threads, whose speed varies most, finish first.  Before any sample, the
+ * H200's rates; rows under SHARE_MIN_ROW get none (doc/PERF.md, "Behind
+ * the constants": PACK's direct share). */
 #define CUXFER_IMPL_SHARE_SLACK 1.3
 #define CUXFER_IMPL_SHARE_MIN_ROW 32
 CUXFER_API double cuxfer_impl_share(const cuxfer_plan2d *p, size_t row)
@@ -6037,16 +5986,10 @@ CUXFER_API double cuxfer_impl_share(const cuxfer_plan2d *p, size_t row)
     return f < 0.02 ? 0.02 : f > 0.9 ? 0.9 : f;
 }
 
-/* PACK's packed part: rows [0, height) of the copy, slot by slot (slots of
- * cuxfer_impl_plan_slot bytes, device and pinned alike): the rows are
- * packed densely into the slot's pinned staging and the host stream's
- * host function scatters them with the team.  Packing is one launch of
- * the copy kernel on s when the plan has it (CUDA 12.5+, called on the
- * plan's device); otherwise the aux stream packs them on the device with
- * cudaMemcpy2DAsync and s brings them over with cudaMemcpyAsync.  Slot k
- * lies k / 2 slots into buffer k % 2, and is reused once the scatter that
- * last used it is done (ev_freed[k]); with four slots the scatter of one
- * overlaps the packing of the next ones, so the host threads never idle. */
+/* PACK's packed part: rows [0, height), slot by slot: packed into the
+ * slot's staging (the kernel on s, else the aux stream's 2D copy and a 1D
+ * copy on s), scattered by the host function.  Slot k lies k / 2 slots
+ * into buffer k % 2, reused after ev_freed[k]. */
 CUXFER_API cudaError_t cuxfer_impl_plan_pack_rows(cuxfer_plan2d *p, const cuxfer_view *dst,
                                                   const cuxfer_view *src, size_t height,
                                                   int kern, cudaStream_t s)
@@ -6104,13 +6047,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_rows(cuxfer_plan2d *p, const cuxfer
     return cudaSuccess;
 }
 
-/* PACK.  The packing kernel frees the copy engine (packing by
- * cudaMemcpy2DAsync and the dense copy shared it, and took each slot's
- * time to their sum); the copy engine then takes a direct share of the
- * rows, the last ones, by cudaMemcpy2DAsync on the side stream, at the
- * same time, for rows of 32 bytes and more (cuxfer_impl_share says how
- * many); measured in doc/PERF.md, "Behind the constants":
- * PACK's direct share. */
+/* PACK: with the packing kernel the copy engine is free to take a direct
+ * share of the last rows on the side stream (cuxfer_impl_share). */
 CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view *dst,
                                              const cuxfer_view *src, cudaStream_t s)
 {
@@ -6174,16 +6112,10 @@ CUXFER_API cudaError_t cuxfer_impl_plan_release(cuxfer_plan2d *p, cudaStream_t s
     return cudaSuccess;
 }
 
-/* The body of cuxfer_plan2d_copy_async, under the plan's lock: the plan's
- * buffers are reused by the next copy only after the previous one
- * released them (events), but its records, forks and learned share are
- * the enqueueing thread's.  SPAN and PACK fork the plan's own streams, buffers, events and host
- * functions off s.  Captured into a graph they would be replayed against
- * scratch that ordinary copies reuse, with events left holding captured
- * records; so on a stream being captured (any mode) the copy is DIRECT,
- * one cudaMemcpy2DAsync node that replays any number of times and leaves
- * the plan untouched.  A stream of another device than the plan's also
- * goes DIRECT (the plan's streams and events cannot join it). */
+/* The body of cuxfer_plan2d_copy_async, under the plan's lock.  On a
+ * capturing stream the copy is DIRECT: SPAN and PACK replayed from a graph
+ * would reuse scratch that ordinary copies reuse too.  Another device's
+ * stream also goes DIRECT (the plan's streams cannot join it). */
 CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view *dst,
                                              const cuxfer_view *src, cudaStream_t s)
 {
@@ -6274,15 +6206,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
     return cudaSuccess;
 }
 
-/* Measure, on this machine, up to which row width SPAN and PACK beat the
- * direct 2D copy by at least 10% (strided pitch 2 x row, 64 MiB of rows
- * or 2^23 rows, whichever is fewer), and store the result in p->tuning
- * (also in *out when not NULL).  It allocates and frees its own test
- * buffers and takes seconds (mostly the direct copies of the narrowest
- * rows; more with small chunk_bytes, whose pipeline it runs): run it once
- * at start-up, not per copy.  `report`, when not NULL, is
- * called with each measurement (row bytes, direction 0 = H2D, raw GB/s,
- * planned GB/s), under the plan's lock: it must not call the plan. */
+/* Measure up to which row width SPAN and PACK beat the direct 2D copy by
+ * 10% (man 3 cuxfer_plan2d); `report` runs under the plan's lock. */
 CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t s,
                                                   cuxfer_plan2d_tuning *out,
                                                   void (*report)(size_t row, int d2h, double raw,
@@ -6401,29 +6326,10 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
  * ------------------------------------------------------------------------ */
 
 /* One cudaMemcpy2DAsync per tile is enqueue-bound, and
- * cudaMemcpy3DBatchAsync (CUDA 12.8+) is no faster: it loops the same way,
- * so cuxfer does not use it (doc/PERF.md, "Many small regions: the raw
- * routes").  A cuxfer_rois plan moves
- * N regions of one host view to one dense device buffer (and back) with
- * one of three strategies, picked per call:
- *   DIRECT: the loop of cudaMemcpy2DAsync, for large tiles (and on a
- *     stream being captured: graph-safe).
- *   KERNEL (CUDA 12.5+ runtime): one kernel launch per slot of tiles reads
- *     (H2D) or writes (D2H) the host view in place through its mapping in
- *     the device's address space, so the link carries only tile bytes and
- *     nothing waits on the host.  It needs a host view in pinned memory
- *     mapped for the plan's device (cudaHostAlloc, cuxfer_host_alloc,
- *     cudaHostRegister under UVA); the kernel is PTX text in this header,
- *     loaded with the runtime's library API (cudaLibraryLoadData), so no
- *     nvcc is needed.  Stream-ordered like DIRECT.
- *   GATHER: a persistent team of host threads copies the tiles' rows into
- *     pinned staging, and one dense copy per chunk crosses the link; while
- *     chunk k is on the link the team gathers chunk k+1 (H2D); device to
- *     host, chunk k+1 comes down while the team scatters chunk k.  For
- *     pageable host views, and where the kernel is not available.
- * Tile i sits at byte offset off[i] of the dense buffer, the prefix sum of
- * the earlier tiles' bytes (cuxfer_rois_offsets), rows packed: N tiles of
- * equal size form an N x h x w x C batch. */
+ * cudaMemcpy3DBatchAsync is no faster (doc/PERF.md, "Many small regions:
+ * the raw routes").  DIRECT, KERNEL and GATHER: man 3 cuxfer_rois for what
+ * they do, doc/DESIGN.md section 7 for how.  Tile i sits at off[i] of the
+ * dense buffer, the prefix sum of the earlier tiles' bytes. */
 #define CUXFER_ROIS_AUTO 0
 #define CUXFER_ROIS_DIRECT 1
 #define CUXFER_ROIS_GATHER 2
@@ -6641,15 +6547,10 @@ CUXFER_API int cuxfer_impl_rois_lattice(const cuxfer_view *v, const cuxfer_roi *
 }
 
 /* Refuse overlapping destination ROIs.  Sorted by (y, x), the ROIs that
- * start on one row form a group; within a group each ROI is checked
- * against the next, and against each later group that starts inside its
- * rows by one binary search (a group's ROIs, once checked disjoint, are
- * sorted by their right edge too).  O(N log N) for tiles and crops whose
- * rows see a bounded number of other start rows; O(N x G log N) at
- * worst, G the start rows inside one ROI's height.  The sort is a radix
- * sort of packed keys when the coordinates allow (qsort otherwise), and
- * the sweep reads the sorted ROIs in order.  The bounds were checked: no
- * sum here overflows. */
+ * start on one row form a group; each ROI is checked against the next and,
+ * by binary search, against each later group starting inside its rows.
+ * O(N log N) for tiles and crops; the bounds were checked, no sum here
+ * overflows. */
 CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cuxfer_roi *rois,
                                                  size_t n, const char *call, void **scratch,
                                                  size_t *scratch_bytes)
@@ -6744,13 +6645,9 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
     return err;
 }
 
-/* Every check of cuxfer_rois_copy_async that needs no device: the host
- * view valid; the dense view valid, contiguous (pitch = row bytes, or one
- * row), of the same element size and large enough for every tile; each
- * ROI inside the host view; for D2H no two ROIs overlapping (their bytes
- * would be written twice, in no defined order).  Source ROIs of an H2D
- * copy may overlap.  *total (may be NULL) receives the dense bytes.
- * Reasons name the offending ROI's index and values. */
+/* Every check of cuxfer_rois_copy_async that needs no device (man 3
+ * cuxfer_rois); for D2H no two ROIs may overlap.  *total (may be NULL)
+ * receives the dense bytes.  Reasons name the ROI's index and values. */
 CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
                                               const cuxfer_roi *rois, size_t n,
                                               const cuxfer_view *dense, size_t *total,
