@@ -6488,13 +6488,10 @@ CUXFER_API size_t cuxfer_impl_div(size_t v, size_t d, double inv)
 }
 
 /* The common case of the overlap check in O(N): tiles of one size w x h
- * whose corners lie on one lattice of steps w and h (a grid of tiles, any
- * origin).  Two such tiles overlap exactly when their corners share a
- * lattice cell, so a bitmap of cells decides.  Returns 1 when the set is
- * such a lattice without a shared cell (disjoint), 0 when it is not a
- * lattice, has a shared cell (the sort then names the pair), or its
- * bitmap would exceed 8 bytes a ROI: the sort decides.  The ROIs lie
- * inside the view (checked before). */
+ * whose corners lie on one lattice of steps w and h overlap exactly when
+ * they share a lattice cell, so a bitmap decides.  1: such a lattice,
+ * disjoint; 0: not a lattice, a shared cell, or a bitmap over 8 bytes a
+ * ROI: the sort decides (and names the pair). */
 CUXFER_API int cuxfer_impl_rois_lattice(const cuxfer_view *v, const cuxfer_roi *rois, size_t n,
                                         void **scratch, size_t *scratch_bytes)
 {
@@ -6763,11 +6760,8 @@ CUXFER_API void cuxfer_impl_rois_kernel_load(cuxfer_rois *p)
         p->kernel_err = err;
 }
 
-/* Create a plan on the current device: the pinned staging, its events,
- * KERNEL's code and the thread team, all it will ever use apart from an
- * offsets array that grows with the largest N (host malloc).  Nothing is
- * created per call.  A forced KERNEL that cannot load fails here
- * (cudaErrorNotSupported, the reason says why). */
+/* Create a plan on the current device with all it will ever use but the
+ * offsets array, which grows with the largest N (man 3 cuxfer_rois). */
 CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_options *opt)
 {
     cudaError_t err = cudaSuccess;
@@ -6819,12 +6813,8 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
 }
 
 /* The strategy AUTO (or the forced one) takes for n tiles of `total`
- * bytes of a pinned host view: for 16 tiles or more whose mean is below
- * direct_tile_bytes KERNEL where the plan has it, else GATHER; DIRECT
- * otherwise.  It does not look at the stream or the host memory:
- * cuxfer_rois_copy_async steps down from KERNEL to GATHER for a host view
- * the device cannot map (pageable memory), and from either to DIRECT on a
- * stream being captured or of another device. */
+ * bytes of a pinned host view (man 3 cuxfer_rois); the stream and the
+ * host memory are cuxfer_rois_copy_async's to step down for. */
 CUXFER_API int cuxfer_rois_choose(const cuxfer_rois *p, size_t n, size_t total)
 {
     if (p->opt.strategy != CUXFER_ROIS_AUTO)
@@ -7044,14 +7034,10 @@ CUXFER_API cudaError_t cuxfer_impl_rois_gather(cuxfer_rois *p, int dir, const cu
     return cudaSuccess;
 }
 
-/* A descriptor slot for KERNEL's next launch, never waited for on the host:
- * the next staging slot when the launch that last read it completed, else
- * an extra slot whose launch completed, else a new extra slot (bytes
- * each, pinned and mapped, made in Relaxed mode and kept until destroy).
- * Waiting instead blocked the caller behind a held stream once more
- * launches were queued than there are staging slots; the extra slots
- * bound what is queued by what the caller asked for (a descriptor a
- * tile). */
+/* A descriptor slot for KERNEL's next launch, never waited for on the host
+ * (a wait blocked the caller behind a held stream): the next staging slot
+ * when its last launch completed, else a completed extra slot, else a new
+ * one (made Relaxed, kept until destroy). */
 CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, cuxfer_impl_tile **d,
                                               void **ddev, cudaEvent_t *ev)
 {
@@ -7111,14 +7097,9 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, cuxf
     return cudaSuccess;
 }
 
-/* KERNEL: the tiles' descriptors go into descriptor slots
- * (cuxfer_impl_rois_kslot: never a host wait), one launch per slot on
- * s, of at most 8192 tiles.  hdev is the host view's base as the device
- * sees it.  Each launch
- * moves units as wide as every address and row of its tiles allows (16
- * bytes for 8x8 RGBA8 tiles on a grid of 8).  A tile of 2^31 bytes or
- * more is beyond the kernel's 32-bit counts: it goes by cudaMemcpy2DAsync
- * on s, in the same stream order. */
+/* KERNEL: one launch per descriptor slot of at most 8192 tiles on s; hdev
+ * is the host view's base as the device sees it.  A tile of 2^31 bytes or
+ * more (beyond the kernel's 32-bit counts) goes by cudaMemcpy2DAsync on s. */
 CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cuxfer_view *host,
                                                unsigned char *hdev, const cuxfer_roi *rois,
                                                size_t n, unsigned char *dense, cudaStream_t s)
@@ -7171,16 +7152,10 @@ CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p, int cap)
     return NULL;
 }
 
-/* KERNEL or GATHER (want) on stream s, with this thread's capture mode
- * Relaxed: they synchronize the plan's own events, which no capture
- * contains, and look up the host view's device address, and must not
- * invalidate another thread's Global capture.  A probe record first
- * proves that s takes the plan's events.  Returns NULL when the strategy
- * ran (*err: how it went, a failure with its reason), else why it cannot
- * run here, with in *refuse the error a forced strategy returns:
- * cudaErrorStreamCaptureUnsupported (s is captured),
- * cudaErrorInvalidDevice (s or the calling thread is of another device),
- * cudaErrorInvalidValue (KERNEL: a host view the device cannot map). */
+/* KERNEL or GATHER (want) on stream s, Relaxed (the plan's own events, no
+ * capture contains them), after a probe record proves that s takes them.
+ * NULL when the strategy ran (*err: how it went), else why it cannot run
+ * here, with in *refuse the error a forced strategy returns. */
 CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir,
                                                const cuxfer_view *host, const cuxfer_roi *rois,
                                                size_t n, const cuxfer_view *dense, size_t total,
@@ -7275,19 +7250,8 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
     return err;
 }
 
-/* Copy n ROIs of `host` to the dense view (dir CUXFER_ROIS_H2D) or back
- * (CUXFER_ROIS_D2H), tile i at byte off[i] of the dense view (see
- * cuxfer_rois_offsets), on stream s.  Checked by cuxfer_rois_check first.
- * KERNEL and DIRECT are stream-ordered like cudaMemcpy2DAsync; GATHER
- * reads (H2D) the host view during the call, and (D2H) returns only once
- * the host view holds every tile, after the stream's earlier work.  AUTO
- * steps down from KERNEL to GATHER for a host view the device cannot map
- * (a forced KERNEL refuses it: cudaErrorInvalidValue).  On a stream being
- * captured AUTO takes DIRECT and a forced GATHER or KERNEL is refused
- * (cudaErrorStreamCaptureUnsupported); likewise (cudaErrorInvalidDevice)
- * when s is not a stream of the plan's device, or the calling thread's
- * device is another one.  Calls on one plan from several threads run one
- * at a time (the plan's lock). */
+/* Copy n ROIs of `host` to the dense view or back, on s (man 3
+ * cuxfer_rois: strategies, stepping down, capture, threads). */
 CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cuxfer_view *host,
                                               const cuxfer_roi *rois, size_t n,
                                               const cuxfer_view *dense, cudaStream_t s)
@@ -7433,13 +7397,10 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
     return cudaSuccess;
 }
 
-/* The one place that decides how a job runs.  A host side that is already
- * page-locked (or managed) needs no staging: one DMA.  Otherwise AUTO is
- * COPY at every size: register + copy + unregister measured well below
- * the slots' speed, and registering costs more than a one-off copy earns
- * back (doc/PERF.md, "Behind the constants": the
- * stager's strategy and threads).  Change this when measurements say
- * otherwise (bytes is here for that). */
+/* The one place that decides how a job runs: one DMA for a host side
+ * already pinned or managed; else AUTO is COPY at every size (doc/PERF.md,
+ * "Behind the constants": the stager's strategy and threads).  Change
+ * this when measurements say otherwise (bytes is here for that). */
 CUXFER_API int cuxfer_impl_stage_pick(int strategy, cuxfer_memkind host_kind, size_t bytes)
 {
     (void)bytes;
@@ -7491,12 +7452,9 @@ CUXFER_API int cuxfer_impl_stager_permit(cuxfer_stager *st, size_t c)
     return go;
 }
 
-/* A worker's part of a job (the team's job fn): claim pieces from the
- * team's counter until none is left, copying each between the pageable
- * buffer and its slot once its chunk may be touched; after an abort the
- * rest is skipped.  The team's door keeps a worker late from an earlier
- * job out of a later one, and the coordinator closes it only after every
- * member left (cuxfer_impl_stager_finish). */
+/* A worker's part of a job (the team's job fn): claim pieces until none is
+ * left, copying each once its chunk may be touched; after an abort the
+ * rest is skipped. */
 CUXFER_API void cuxfer_impl_stager_pieces(void *arg, size_t *next)
 {
     cuxfer_stager *st = (cuxfer_stager *)arg;
@@ -7779,11 +7737,8 @@ CUXFER_API void *cuxfer_impl_stager_main(void *arg)
 
 /* --- the public calls ------------------------------------------------------ */
 
-/* Wait for the job in flight, stop the threads and free everything; safe
- * on NULL and on a zeroed stager.  Blocks until a running job finished
- * (which needs the work queued on its `after` stream to complete).  Returns
- * the error of a last job that no wait, query or stage call reported, so
- * none is lost; else the first error releasing CUDA resources. */
+/* Wait for the job in flight, stop the threads and free everything (man 3
+ * cuxfer_stager): an unreported last job's error first, so none is lost. */
 CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
 {
     cudaError_t first = cudaSuccess, err;
@@ -7835,11 +7790,8 @@ CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
     return first;
 }
 
-/* Create a stager on the current device: opt->slots pinned slots of
- * opt->slot_bytes, a non-blocking stream, an event per slot, opt->threads
- * worker threads and a coordinator thread.  Everything a job needs is made
- * here; stage calls allocate nothing.  opt may be NULL (defaults).  On
- * failure *st is left zeroed and the reason names the step that failed. */
+/* Create a stager on the current device with everything a job needs (man 3
+ * cuxfer_stager).  On failure *st is zeroed; the reason names the step. */
 CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stager_options *opt)
 {
     cuxfer_stager_options o;
@@ -7961,13 +7913,8 @@ CUXFER_API cudaError_t cuxfer_impl_stager_collect(cuxfer_stager *st, const char 
     return cudaSuccess;
 }
 
-/* Wait until the last job finished, at most timeout_ms (< 0: no limit).
- * cudaSuccess: the data is in place (on the device for H2D, in the
- * pageable buffer for D2H) and the caller owns both buffers again;
- * cudaErrorNotReady (with a reason) on timeout; or the error of the failed
- * copy, with a reason naming the chunk - also then the buffers are free.
- * With no job ever started: cudaSuccess.  The result stays until the next
- * job starts, so any number of threads may wait. */
+/* Wait until the last job finished (man 3 cuxfer_stager).  The result
+ * stays until the next job starts, so any number of threads may wait. */
 CUXFER_API cudaError_t cuxfer_stager_wait(cuxfer_stager *st, long timeout_ms)
 {
     return cuxfer_impl_stager_collect(st, "cuxfer_stager_wait", timeout_ms, 0);
@@ -8119,19 +8066,9 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
 #endif
 }
 
-/* Copy bytes of pageable host memory src_pageable to device memory
- * dst_device, after the work queued so far on `after`; returns before the
- * copy completes (see THE CALLER'S DUTY above: src_pageable must hold its
- * data now and, like dst_device, be left alone until cuxfer_stager_wait
- * returned).  Refused on the CPU, before any CUDA call: a NULL pointer,
- * 0 bytes, a range that wraps, overlapping ranges (cudaErrorInvalidValue);
- * then a dst that is host memory or a src that is device memory
- * (cudaErrorInvalidValue), an `after` being captured
- * (cudaErrorStreamCaptureUnsupported), an `after` that is the legacy stream
- * while a blocking stream is captured (cudaErrorStreamCaptureImplicit: the
- * capture stays valid), a stager busy with a job
- * (cudaErrorNotReady), and an unreported failure of the previous job
- * (its error). */
+/* Copy pageable src_pageable to dst_device after `after`'s work (man 3
+ * cuxfer_stager: the caller's duty, the refusals); bad pointers and sizes
+ * are refused before any CUDA call. */
 CUXFER_API cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
                                         const void *src_pageable, size_t bytes,
                                         cudaStream_t after)
@@ -8140,11 +8077,8 @@ CUXFER_API cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
                              after);
 }
 
-/* Copy bytes of device memory src_device to pageable host memory
- * dst_pageable, after the work queued so far on `after` (which may be what
- * writes src_device); returns before the copy completes.  dst_pageable is
- * complete only when cuxfer_stager_wait returned cudaSuccess.  Refusals as
- * for cuxfer_stage_h2d. */
+/* Copy src_device to pageable dst_pageable after `after`'s work; refusals
+ * as for cuxfer_stage_h2d. */
 CUXFER_API cudaError_t cuxfer_stage_d2h(cuxfer_stager *st, void *dst_pageable,
                                         const void *src_device, size_t bytes,
                                         cudaStream_t after)
