@@ -1021,6 +1021,24 @@ CUXFER_API cudaError_t cuxfer_impl_stream_create(cudaStream_t *s, unsigned flags
     return err;
 }
 
+/* Teardown: destroy what was made, skip what was not (never stream 0). */
+CUXFER_API cudaError_t cuxfer_impl_event_drop(cudaEvent_t e)
+{
+    return e ? cudaEventDestroy(e) : cudaSuccess;
+}
+
+CUXFER_API cudaError_t cuxfer_impl_stream_drop(cudaStream_t s)
+{
+    return s ? cudaStreamDestroy(s) : cudaSuccess;
+}
+
+/* Teardown keeps its first error: err into *first unless one is there. */
+CUXFER_API void cuxfer_impl_keep(cudaError_t *first, cudaError_t err)
+{
+    if (err != cudaSuccess && *first == cudaSuccess)
+        *first = err;
+}
+
 /* A thread of cuxfer's own that calls CUDA (the stager's coordinator; the
  * team's and the stager's workers only copy memory) never captures and
  * touches only cuxfer's own streams and events: it runs Relaxed for good,
@@ -2671,7 +2689,7 @@ CUXFER_API cudaError_t cuxfer_impl_pool_init(cuxfer_stream_pool *p, int count)
  * releases a destroyed stream once its work is done. */
 CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p)
 {
-    cudaError_t first = cudaSuccess, err;
+    cudaError_t first = cudaSuccess;
     int i, saved = -1;
     if (!p || !p->streams)
         return cudaSuccess;
@@ -2681,13 +2699,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p)
                                 p->leases);
     if (p->owns && cuxfer_impl_use_device(p->device, &saved) != cudaSuccess)
         (void)cudaGetLastError();
-    for (i = 0; p->owns && i < p->count; ++i) {
-        if (!p->streams[i])
-            continue;
-        err = cudaStreamDestroy(p->streams[i]);
-        if (err != cudaSuccess && first == cudaSuccess)
-            first = err;
-    }
+    for (i = 0; p->owns && i < p->count; ++i)
+        cuxfer_impl_keep(&first, cuxfer_impl_stream_drop(p->streams[i]));
     if (p->owns)
         cuxfer_impl_restore_device(saved);
     free(p->streams);
@@ -2895,15 +2908,12 @@ CUXFER_API cudaError_t cuxfer_stream_pool_release(cuxfer_stream_pool *p, cudaStr
 /* Wait for every stream of the pool; the first error is returned. */
 CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p)
 {
-    cudaError_t first = cudaSuccess, err;
+    cudaError_t first = cudaSuccess;
     int i;
     if (!p || !p->streams)
         return cudaSuccess;
-    for (i = 0; i < p->count; ++i) {
-        err = cuxfer_impl_stream_sync(p->streams[i]);
-        if (err != cudaSuccess && first == cudaSuccess)
-            first = err;
-    }
+    for (i = 0; i < p->count; ++i)
+        cuxfer_impl_keep(&first, cuxfer_impl_stream_sync(p->streams[i]));
     return first;
 }
 
@@ -3372,17 +3382,12 @@ struct cuxfer_event_pool {
 /* Release the events; safe on a zeroed pool. */
 CUXFER_API cudaError_t cuxfer_event_pool_destroy(cuxfer_event_pool *p)
 {
-    cudaError_t first = cudaSuccess, err;
+    cudaError_t first = cudaSuccess;
     int i;
     if (!p || !p->events)
         return cudaSuccess;
-    for (i = 0; i < p->count; ++i) {
-        if (!p->events[i])
-            continue;
-        err = cudaEventDestroy(p->events[i]);
-        if (err != cudaSuccess && first == cudaSuccess)
-            first = err;
-    }
+    for (i = 0; i < p->count; ++i)
+        cuxfer_impl_keep(&first, cuxfer_impl_event_drop(p->events[i]));
     free(p->events);
     memset(p, 0, sizeof *p);
     return first;
@@ -3651,19 +3656,14 @@ struct cuxfer_latch {
  * (wait first): a host function still queued would touch freed memory. */
 CUXFER_API cudaError_t cuxfer_latch_destroy(cuxfer_latch *l)
 {
-    cudaError_t first = cudaSuccess, err;
+    cudaError_t first = cudaSuccess;
     int i, saved = -1;
     if (!l || !l->ready)
         return cudaSuccess;
     if (cuxfer_impl_use_device(l->device, &saved) != cudaSuccess)
         (void)cudaGetLastError();
-    for (i = 0; i < CUXFER_LATCH_STREAMS; ++i) {
-        if (!l->watch[i].event)
-            continue;
-        err = cudaEventDestroy(l->watch[i].event);
-        if (err != cudaSuccess && first == cudaSuccess)
-            first = err;
-    }
+    for (i = 0; i < CUXFER_LATCH_STREAMS; ++i)
+        cuxfer_impl_keep(&first, cuxfer_impl_event_drop(l->watch[i].event));
     cuxfer_impl_restore_device(saved);
     pthread_mutex_destroy(&l->mu);
     pthread_mutex_destroy(&l->arm_mu);
@@ -3977,16 +3977,14 @@ struct cuxfer_ring {
 /* Wait for every slot's last submission; the first error is returned. */
 CUXFER_API cudaError_t cuxfer_ring_drain(cuxfer_ring *r)
 {
-    cudaError_t first = cudaSuccess, err;
+    cudaError_t first = cudaSuccess;
     int i;
     if (!r || !r->slots)
         return cudaSuccess;
     for (i = 0; i < r->count; ++i) {
         if (!r->slots[i].done)
             continue;
-        err = cuxfer_impl_event_sync(r->slots[i].done);
-        if (err != cudaSuccess && first == cudaSuccess)
-            first = err;
+        cuxfer_impl_keep(&first, cuxfer_impl_event_sync(r->slots[i].done));
     }
     return first;
 }
@@ -4005,12 +4003,9 @@ CUXFER_API cudaError_t cuxfer_ring_destroy(cuxfer_ring *r)
         int saved;
         if (cuxfer_impl_use_device(s->device_id, &saved) != cudaSuccess)
             (void)cudaGetLastError();
-        if (s->done)
-            (void)cudaEventDestroy(s->done);
-        if (s->start)
-            (void)cudaEventDestroy(s->start);
-        if (s->stream)
-            (void)cudaStreamDestroy(s->stream);
+        (void)cuxfer_impl_event_drop(s->done);
+        (void)cuxfer_impl_event_drop(s->start);
+        (void)cuxfer_impl_stream_drop(s->stream);
         (void)cuxfer_device_free(s->device);
         (void)cuxfer_host_free(s->host);
         cuxfer_impl_restore_device(saved);
@@ -4583,8 +4578,7 @@ CUXFER_API void cuxfer_impl_pool_release_cached(cuxfer_pinned_pool *p, size_t ne
             p->stats.reserved -= b->size;
             cuxfer_impl_kcache_flush();
             (void)cudaFreeHost(b->ptr);
-            if (b->ready)
-                (void)cudaEventDestroy(b->ready);
+            (void)cuxfer_impl_event_drop(b->ready);
             free(b);
         }
     }
@@ -4810,8 +4804,7 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
             nx = b->next;
             if (b->pending)
                 (void)cuxfer_impl_event_sync(b->ready);
-            if (b->ready)
-                (void)cudaEventDestroy(b->ready);
+            (void)cuxfer_impl_event_drop(b->ready);
             (void)cudaFreeHost(b->ptr);
             free(b);
         }
@@ -5530,15 +5523,15 @@ CUXFER_API cudaError_t cuxfer_impl_plan_rec(cuxfer_plan2d *p, struct cuxfer_impl
 CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
 {
     int i;
-    cudaError_t first = cudaSuccess, err;
+    cudaError_t first = cudaSuccess;
     if (!p || !p->ready)
         return cudaSuccess;
-    if (p->aux && (err = cuxfer_impl_stream_sync(p->aux)) != cudaSuccess)
-        first = err;
-    if (p->host && (err = cuxfer_impl_stream_sync(p->host)) != cudaSuccess && first == cudaSuccess)
-        first = err;
-    if (p->side && (err = cuxfer_impl_stream_sync(p->side)) != cudaSuccess && first == cudaSuccess)
-        first = err;
+    if (p->aux)
+        cuxfer_impl_keep(&first, cuxfer_impl_stream_sync(p->aux));
+    if (p->host)
+        cuxfer_impl_keep(&first, cuxfer_impl_stream_sync(p->host));
+    if (p->side)
+        cuxfer_impl_keep(&first, cuxfer_impl_stream_sync(p->side));
     if (p->team_up)
         cuxfer_impl_team_stop(&p->team);
     for (i = 0; i < 2; ++i) {
@@ -5547,32 +5540,22 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
         (void)cuxfer_host_free(p->hstage[i]);
     }
     for (i = 0; i < CUXFER_IMPL_PLAN_SLOTS; ++i) {
-        if (p->ev_moved[i])
-            (void)cudaEventDestroy(p->ev_moved[i]);
-        if (p->ev_freed[i])
-            (void)cudaEventDestroy(p->ev_freed[i]);
-        if (p->ev_gmoved[i])
-            (void)cudaEventDestroy(p->ev_gmoved[i]);
-        if (p->ev_gfreed[i])
-            (void)cudaEventDestroy(p->ev_gfreed[i]);
+        (void)cuxfer_impl_event_drop(p->ev_moved[i]);
+        (void)cuxfer_impl_event_drop(p->ev_freed[i]);
+        (void)cuxfer_impl_event_drop(p->ev_gmoved[i]);
+        (void)cuxfer_impl_event_drop(p->ev_gfreed[i]);
     }
-    if (p->ev_fork)
-        (void)cudaEventDestroy(p->ev_fork);
-    if (p->ev_join)
-        (void)cudaEventDestroy(p->ev_join);
+    (void)cuxfer_impl_event_drop(p->ev_fork);
+    (void)cuxfer_impl_event_drop(p->ev_join);
     cuxfer_impl_kernel_unload(&p->klib, &p->kernel);
     (void)cuxfer_host_free(p->kdesc);
     for (i = 0; i < 4; ++i) {
         cudaEvent_t e = i == 0 ? p->ev_side : i == 1 ? p->ev_t0 : i == 2 ? p->ev_td : p->ev_tp;
-        if (e)
-            (void)cudaEventDestroy(e);
+        (void)cuxfer_impl_event_drop(e);
     }
-    if (p->side)
-        (void)cudaStreamDestroy(p->side);
-    if (p->aux)
-        (void)cudaStreamDestroy(p->aux);
-    if (p->host)
-        (void)cudaStreamDestroy(p->host);
+    (void)cuxfer_impl_stream_drop(p->side);
+    (void)cuxfer_impl_stream_drop(p->aux);
+    (void)cuxfer_impl_stream_drop(p->host);
     pthread_mutex_destroy(&p->mu);
     memset(p, 0, sizeof *p);
     cuxfer_impl_kcache_flush();
@@ -6289,10 +6272,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t
         else
             pack_ok = 0;
     }
-    if (e0)
-        (void)cudaEventDestroy(e0);
-    if (e1)
-        (void)cudaEventDestroy(e1);
+    (void)cuxfer_impl_event_drop(e0);
+    (void)cuxfer_impl_event_drop(e1);
     if (d)
         (void)cuxfer_impl_dfree(d);
     (void)cuxfer_host_free(h);
@@ -6709,7 +6690,7 @@ CUXFER_API cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host,
  * copies still reading or filling the staging. */
 CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
 {
-    cudaError_t first = cudaSuccess, err;
+    cudaError_t first = cudaSuccess;
     int i;
     if (!p || !p->ready)
         return cudaSuccess;
@@ -6717,23 +6698,20 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
         cuxfer_impl_team_stop(&p->team);
     for (i = 0; i < CUXFER_ROIS_SLOTS; ++i) {
         if (p->ev[i]) {
-            if ((err = cuxfer_impl_event_sync(p->ev[i])) != cudaSuccess && first == cudaSuccess)
-                first = err;
+            cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->ev[i]));
             (void)cudaEventDestroy(p->ev[i]);
         }
         (void)cuxfer_host_free(p->stage[i]);
     }
     for (i = 0; i < p->nx; ++i) {
-        if ((err = cuxfer_impl_event_sync(p->xev[i])) != cudaSuccess && first == cudaSuccess)
-            first = err;
+        cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->xev[i]));
         (void)cudaEventDestroy(p->xev[i]);
         (void)cuxfer_host_free(p->xstage[i]);
     }
     free(p->xstage);
     free(p->xstage_dev);
     free(p->xev);
-    if (p->ev_probe)
-        (void)cudaEventDestroy(p->ev_probe);
+    (void)cuxfer_impl_event_drop(p->ev_probe);
     cuxfer_impl_kernel_unload(&p->lib, &p->kernel);
     free(p->off);
     free(p->check);
@@ -7741,7 +7719,7 @@ CUXFER_API void *cuxfer_impl_stager_main(void *arg)
  * cuxfer_stager): an unreported last job's error first, so none is lost. */
 CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
 {
-    cudaError_t first = cudaSuccess, err;
+    cudaError_t first = cudaSuccess;
     int i;
     if (!st || !st->sync_ready)
         return cudaSuccess;
@@ -7757,27 +7735,15 @@ CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
     if (st->slot || st->slot_event) {
         cuxfer_impl_kcache_flush();
         for (i = 0; i < st->opt.slots; ++i) {
-            if (st->slot_event && st->slot_event[i]) {
-                err = cudaEventDestroy(st->slot_event[i]);
-                if (err != cudaSuccess && first == cudaSuccess)
-                    first = err;
-            }
-            if (st->slot && st->slot[i]) {
-                err = cudaFreeHost(st->slot[i]);
-                if (err != cudaSuccess && first == cudaSuccess)
-                    first = err;
-            }
+            if (st->slot_event)
+                cuxfer_impl_keep(&first, cuxfer_impl_event_drop(st->slot_event[i]));
+            if (st->slot && st->slot[i])
+                cuxfer_impl_keep(&first, cudaFreeHost(st->slot[i]));
         }
     }
-    if (st->after_event && (err = cudaEventDestroy(st->after_event)) != cudaSuccess &&
-        first == cudaSuccess)
-        first = err;
-    if (st->end_event && (err = cudaEventDestroy(st->end_event)) != cudaSuccess &&
-        first == cudaSuccess)
-        first = err;
-    if (st->stream && (err = cudaStreamDestroy(st->stream)) != cudaSuccess &&
-        first == cudaSuccess)
-        first = err;
+    cuxfer_impl_keep(&first, cuxfer_impl_event_drop(st->after_event));
+    cuxfer_impl_keep(&first, cuxfer_impl_event_drop(st->end_event));
+    cuxfer_impl_keep(&first, cuxfer_impl_stream_drop(st->stream));
     (void)cudaGetLastError();
     free(st->slot);
     free(st->slot_event);
