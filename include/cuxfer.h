@@ -731,17 +731,34 @@ CUXFER_API void cuxfer_clear_reason(void) { cuxfer_impl_thread_get()->reason[0] 
 
 /* Record a reason and return err, so validators read
  * "return cuxfer_impl_fail(cudaErrorInvalidValue, "...", ...)". */
+CUXFER_API cudaError_t cuxfer_impl_vfail(cudaError_t err, const char *fmt, va_list ap)
+{
+    char *r = cuxfer_impl_thread_get()->reason;
+    if (vsnprintf(r, CUXFER_REASON_MAX, fmt, ap) >= CUXFER_REASON_MAX) /* cut: say so */
+        memcpy(r + CUXFER_REASON_MAX - 4, "...", 4);
+    return err;
+}
+
 CUXFER_API CUXFER_IMPL_PRINTF(2, 3) cudaError_t
     cuxfer_impl_fail(cudaError_t err, const char *fmt, ...)
 {
-    char *r = cuxfer_impl_thread_get()->reason;
     va_list ap;
-    int n;
     va_start(ap, fmt);
-    n = vsnprintf(r, CUXFER_REASON_MAX, fmt, ap);
+    err = cuxfer_impl_vfail(err, fmt, ap);
     va_end(ap);
-    if (n >= CUXFER_REASON_MAX) /* cut: say so */
-        memcpy(r + CUXFER_REASON_MAX - 4, "...", 4);
+    return err;
+}
+
+/* A CUDA call failed with err: clear the runtime's last error, so none is
+ * left behind, and fail as cuxfer_impl_fail. */
+CUXFER_API CUXFER_IMPL_PRINTF(2, 3) cudaError_t
+    cuxfer_impl_fail_cuda(cudaError_t err, const char *fmt, ...)
+{
+    va_list ap;
+    (void)cudaGetLastError();
+    va_start(ap, fmt);
+    err = cuxfer_impl_vfail(err, fmt, ap);
+    va_end(ap);
     return err;
 }
 
@@ -1672,11 +1689,9 @@ CUXFER_API cudaError_t cuxfer_host_free(void *p)
     rx = cuxfer_impl_relax_begin(); /* no stream: keep other threads' captures */
     err = cudaFreeHost(p);
     cuxfer_impl_relax_end(rx);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError(); /* nothing left behind */
-        return cuxfer_impl_fail(err, "cuxfer_host_free: cudaFreeHost(%p): %s", p,
-                                cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_host_free: cudaFreeHost(%p): %s", p,
+                                     cudaGetErrorName(err));
     return cudaSuccess;
 }
 
@@ -1718,11 +1733,9 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
         err = cudaHostRegister(p, bytes, flags);
         cuxfer_impl_relax_end(rx);
     }
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_host_register: %p, %zu bytes: %s", p,
-                                bytes, cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_host_register: %p, %zu bytes: %s", p, bytes,
+                                     cudaGetErrorName(err));
     cuxfer_impl_reg_add(p, bytes, CUXFER_MEMORY_PINNED, -1);
     return cudaSuccess;
 }
@@ -1874,11 +1887,9 @@ CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
                                 "cudaMemAttachGlobal nor cudaMemAttachHost", flags);
     CUXFER_TRY(cuxfer_impl_bytes("cuxfer_managed_alloc", count, elem_size, &bytes));
     err = cudaMemGetInfo(&free_b, &total_b);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_managed_alloc: cudaMemGetInfo: %s",
-                                cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_managed_alloc: cudaMemGetInfo: %s",
+                                     cudaGetErrorName(err));
     if (bytes > free_b)
         return cuxfer_impl_fail(cudaErrorMemoryAllocation,
                                 "cuxfer_managed_alloc: %zu bytes requested, only %zu "
@@ -1901,11 +1912,9 @@ CUXFER_API cudaError_t cuxfer_managed_free(void *p)
         return cudaSuccess;
     cuxfer_impl_kcache_flush();
     err = cuxfer_impl_dfree(p);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError(); /* nothing left behind */
-        return cuxfer_impl_fail(err, "cuxfer_managed_free: cudaFree(%p): %s", p,
-                                cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_managed_free: cudaFree(%p): %s", p,
+                                     cudaGetErrorName(err));
     return cudaSuccess;
 }
 
@@ -1983,10 +1992,8 @@ CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
 #else
     err = cudaMemPrefetchAsync(p, bytes, target == CUXFER_CPU ? cudaCpuDeviceId : target, s);
 #endif
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_prefetch: %s", cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_prefetch: %s", cudaGetErrorName(err));
     return cudaSuccess;
 }
 
@@ -2003,10 +2010,8 @@ CUXFER_API cudaError_t cuxfer_advise(const void *p, size_t bytes,
 #else
     err = cudaMemAdvise(p, bytes, advice, target == CUXFER_CPU ? cudaCpuDeviceId : target);
 #endif
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_advise: %s", cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_advise: %s", cudaGetErrorName(err));
     return cudaSuccess;
 }
 
@@ -2056,11 +2061,9 @@ CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
                                 "cuxfer_view_alloc_device: %zux%zu x %zu bytes overflows size_t",
                                 width, height, elem_size);
     err = cuxfer_impl_dmalloc_pitch(&p, &pitch, row, height);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_view_alloc_device: cudaMallocPitch %zu x %zu: %s",
-                                row, height, cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_view_alloc_device: cudaMallocPitch %zu x %zu: %s",
+                                     row, height, cudaGetErrorName(err));
     CUXFER_TRY(cuxfer_impl_view_init(v, p, pitch, width, height, elem_size,
                                      CUXFER_MEMORY_DEVICE, cuxfer_impl_current_device()));
     v->flags = CUXFER_VIEW_OWNS_DEVICE;
@@ -2186,11 +2189,9 @@ CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
         }
     }
     cuxfer_impl_relax_end(rx);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_peer_enable: devices %d and %d: %s", dev, peer,
-                                cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_peer_enable: devices %d and %d: %s", dev, peer,
+                                     cudaGetErrorName(err));
     if (!can) {
         __atomic_store_n(known, 2, __ATOMIC_RELEASE);
         return cuxfer_impl_fail(cudaErrorPeerAccessUnsupported,
@@ -2770,11 +2771,9 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int d
         return cuxfer_impl_fail(cudaErrorInvalidDevice,
                                 "cuxfer_stream_pool_create_on: device %d does not exist", device);
     err = cuxfer_impl_use_device(device, &saved);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError(); /* nothing left behind */
-        return cuxfer_impl_fail(err, "cuxfer_stream_pool_create_on: device %d: %s", device,
-                                cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_stream_pool_create_on: device %d: %s", device,
+                                     cudaGetErrorName(err));
     err = cuxfer_impl_pool_create_here(p, count, flags, priority);
     cuxfer_impl_restore_device(saved);
     return err;
@@ -3081,11 +3080,9 @@ CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
     if (err == cudaSuccess)
         err = cudaEventRecord(t->stop, s);
     cuxfer_impl_restore_device(saved);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_timer_stop: stream %p (timer on device %d): %s",
-                                (void *)s, t->device, cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_timer_stop: stream %p (timer on device %d): %s",
+                                     (void *)s, t->device, cudaGetErrorName(err));
     t->state = 2;
     return cudaSuccess;
 }
@@ -3494,11 +3491,9 @@ CUXFER_API cudaError_t cuxfer_impl_on_done_captured(cudaStream_t s, cudaStreamCa
     cudaGraph_t g;
     cuxfer_impl_relax rx;
     cudaError_t err = cuxfer_impl_capture_graph(s, &g);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_on_done: stream %p: no capture to add to: %s",
-                                (void *)s, cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_on_done: stream %p: no capture to add to: %s",
+                                     (void *)s, cudaGetErrorName(err));
     d = (struct cuxfer_impl_done *)malloc(sizeof *d);
     if (!d)
         return cuxfer_impl_fail(cudaErrorMemoryAllocation, "cuxfer_on_done: out of host memory");
@@ -3517,11 +3512,9 @@ CUXFER_API cudaError_t cuxfer_impl_on_done_captured(cudaStream_t s, cudaStreamCa
     cuxfer_impl_relax_end(rx);
     if (err == cudaSuccess)
         err = cudaLaunchHostFunc(s, cuxfer_impl_done_run, d);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_on_done: stream %p (captured): %s", (void *)s,
-                                cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_on_done: stream %p (captured): %s", (void *)s,
+                                     cudaGetErrorName(err));
     return cudaSuccess;
 }
 
@@ -3542,11 +3535,9 @@ CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, v
     if (cap)
         return cuxfer_impl_on_done_captured(s, fn, arg);
     err = cudaStreamAddCallback(s, fn, arg, 0);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_on_done: stream %p: %s", (void *)s,
-                                cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_on_done: stream %p: %s", (void *)s,
+                                     cudaGetErrorName(err));
     return cudaSuccess;
 }
 
@@ -3713,11 +3704,9 @@ CUXFER_API cudaError_t cuxfer_latch_init_on(cuxfer_latch *l, int device)
         return cuxfer_impl_fail(cudaErrorInvalidDevice,
                                 "cuxfer_latch_init_on: device %d is not a device", device);
     err = cuxfer_impl_use_device(device, &saved);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_latch_init_on: device %d: %s", device,
-                                cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_latch_init_on: device %d: %s", device,
+                                     cudaGetErrorName(err));
     err = cuxfer_latch_init(l);
     cuxfer_impl_restore_device(saved);
     return err;
@@ -4383,11 +4372,9 @@ CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s)
         return cuxfer_impl_fail(cudaErrorIllegalState,
                                 "cuxfer_graph_begin: the stream is already capturing");
     err = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_graph_begin: stream %p: %s", (void *)s,
-                                cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_graph_begin: stream %p: %s", (void *)s,
+                                     cudaGetErrorName(err));
     return cudaSuccess;
 }
 
