@@ -87,22 +87,13 @@
  *  sentence naming the offending values, per thread, like errno: read it
  *  right after the failing call.  Longer than 511 bytes, it ends in "...".
  *
- * THREADS
+ * THREADS (man 3 cuxfer, STREAMS AND THREADS)
  *  Each family's man page says whether it is safe from several host threads.
  *  The engines (plan2d, rois, stager) share one rule: every call but create
  *  and destroy is safe from several threads, one at a time per object.
- *  What cuxfer keeps between calls (the registry and caches that classify
- *  pointers, the parsed CUXFER_PAGEABLE and CUXFER_DEFAULT_STREAM, the
- *  warned-once flags, per-device capabilities; per thread, the reason text
- *  and a classification cache, no CUDA object) is one state per process,
- *  found by every unit, static or shared library and dlopen'ed plugin
- *  (even RTLD_LOCAL, -fvisibility=hidden, or a program linked without
- *  -rdynamic) through an ELF note; the block "Process-wide state" after
- *  section 1 says how.  Objects you create (pools, rings, stagers, ...)
- *  hold their own state.
- *  fork: the child gets fresh locks, an empty registry and empty caches,
- *  so cuxfer's CPU-side calls work in it; CUDA itself is not supported in
- *  a fork child (the driver's rule): a child that needs the GPU must exec.
+ *  What cuxfer keeps between calls is one state per process, found by every
+ *  unit, library and dlopen'ed plugin.  fork: cuxfer's CPU-side calls work
+ *  in the child; CUDA does not (the driver's rule): such a child must exec.
  *
  * API  Every public type and function is declared in the block "The API"
  *  of section 1, grouped by man page.
@@ -773,9 +764,7 @@ CUXFER_API void cuxfer_impl_report(cudaError_t err, const char *expr,
                cudaGetErrorName(err), cudaGetErrorString(err), r[0] ? ": " : "", r);
 }
 
-/* CUXFER_CHECK(expr): evaluate a cudaError_t expression; on failure print
- * file:line, function, the expression, cudaGetErrorName/String and the
- * reason, then run CUXFER_ON_ERROR(err) (default abort()). */
+/* CUXFER_CHECK, CUXFER_TRY, CUXFER_CHECK_LAUNCH: man 3 cuxfer_check. */
 #define CUXFER_CHECK(expr)                                                     \
     do {                                                                       \
         cudaError_t cuxfer_impl_err_;                                          \
@@ -788,8 +777,6 @@ CUXFER_API void cuxfer_impl_report(cudaError_t err, const char *expr,
         }                                                                      \
     } while (0)
 
-/* CUXFER_TRY(expr): in a function returning cudaError_t, return the error
- * of a failing expression to the caller (no printing). */
 #define CUXFER_TRY(expr)                                                       \
     do {                                                                       \
         cudaError_t cuxfer_impl_err_ = (expr);                                 \
@@ -797,9 +784,6 @@ CUXFER_API void cuxfer_impl_report(cudaError_t err, const char *expr,
             return cuxfer_impl_err_;                                           \
     } while (0)
 
-/* CUXFER_CHECK_LAUNCH(): after a kernel launch, check (and clear) the launch
- * error; with CUXFER_DEBUG_SYNC also wait for the kernel, so an execution
- * error is reported at the launch that caused it. */
 #ifdef CUXFER_DEBUG_SYNC
 #define CUXFER_CHECK_LAUNCH()                                                  \
     do {                                                                       \
@@ -877,10 +861,8 @@ CUXFER_API int cuxfer_impl_current_device(void)
     return d;
 }
 
-/* Make dev current for the calls that follow, leaving the previous device
- * in *saved for cuxfer_impl_restore_device.  Objects remember the device
- * they were made on and switch to it (and back) where CUDA requires the
- * current device to match: creating, recording, launching. */
+/* Make dev current, the previous device in *saved: objects switch to
+ * their device where CUDA requires it (creating, recording, launching). */
 CUXFER_API cudaError_t cuxfer_impl_use_device(int dev, int *saved)
 {
     *saved = cuxfer_impl_current_device();
@@ -911,9 +893,7 @@ enum {
 };
 
 /* The state of s; *err is the query's error (cudaSuccess but when
- * UNUSABLE).  The query is safe in every capture mode (it is not one of
- * the "unsafe" calls and changes no capture); a failure is cleared, so it
- * leaves no sticky error. */
+ * UNUSABLE).  Safe in every capture mode; leaves no sticky error. */
 CUXFER_API int cuxfer_impl_stream_state(cudaStream_t s, cudaError_t *err)
 {
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
@@ -1056,16 +1036,12 @@ CUXFER_API void cuxfer_impl_keep(cudaError_t *first, cudaError_t err)
         *first = err;
 }
 
-/* A thread of cuxfer's own that calls CUDA (the stager's coordinator; the
- * team's and the stager's workers only copy memory) never captures and
- * touches only cuxfer's own streams and events: it runs Relaxed for good,
- * so another thread's Global-mode capture never sees it. */
+/* The stager's coordinator touches only cuxfer's own streams and events:
+ * it runs Relaxed for good (doc/DESIGN.md, section 4). */
 CUXFER_API void cuxfer_impl_worker_relaxed(void) { (void)cuxfer_impl_relax_begin(); }
 
-/* The device a stream belongs to: cudaStreamGetDevice where the runtime
- * has it (12.8+), else the calling thread's current device (the special
- * handles 0, cudaStreamLegacy and cudaStreamPerThread always mean the
- * current device's).  -1 when there is none. */
+/* The device of s (12.8+), else the current device (always right for 0,
+ * cudaStreamLegacy and cudaStreamPerThread).  -1 when there is none. */
 CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
 {
 #if CUDART_VERSION >= 12080
@@ -1127,12 +1103,9 @@ CUXFER_API const char *cuxfer_memkind_name(cuxfer_memkind k)
     }
 }
 
-/* Classify p with cudaPointerGetAttributes.  The struct is zeroed first
- * (CUDA 13 added reserved fields), and a failure is cleared from the
- * runtime's last error so the query never leaves a sticky error behind.
- * Before CUDA 11 pageable memory made the query fail with
- * cudaErrorInvalidValue; that answer still means "pageable".  *device, when
- * not NULL, receives the owning device (-1 for host memory). */
+/* Classify p with cudaPointerGetAttributes (zeroed first: CUDA 13 added
+ * fields), leaving no sticky error; before CUDA 11 cudaErrorInvalidValue
+ * meant pageable.  *device, when not NULL: the owner (-1 for host). */
 CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
 {
     struct cudaPointerAttributes a;
@@ -1180,11 +1153,9 @@ CUXFER_API void cuxfer_impl_kcache_flush(void)
     __atomic_add_fetch(&cuxfer_impl_state_get()->kgen, 1u, __ATOMIC_ACQ_REL);
 }
 
-/* Writers bracket their change: odd while it is in progress.  Fields are
- * stored with release (and read with acquire) atomics, so lock-free
- * readers never race and a reader that sees a new field also sees the odd
- * counter; no fences (ThreadSanitizer does not model them).  On x86 all of
- * these are plain moves. */
+/* Writers bracket their change: odd while it is in progress.  Release and
+ * acquire atomics, no fences (ThreadSanitizer does not model them): a
+ * reader that sees a new field also sees the odd counter. */
 CUXFER_API void cuxfer_impl_reg_write_begin(struct cuxfer_impl_state *st)
 {
     __atomic_store_n(&st->reg_seq, st->reg_seq + 1u, __ATOMIC_RELAXED);
@@ -1388,9 +1359,7 @@ CUXFER_API int cuxfer_pageable_policy_parse(const char *s)
 }
 
 /* A policy from the environment variable `var`, parsed once per process
- * into *cache (0 not yet read, -1 unset or invalid, else the policy): a
- * bad value is reported once and ignored.  Shared by the pageable and
- * the default-stream guards. */
+ * into *cache (0 not yet, -1 unset or invalid); a bad value is reported once. */
 CUXFER_API int cuxfer_impl_env_policy_get(int *cache, const char *var)
 {
     int p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
@@ -1460,10 +1429,8 @@ CUXFER_API cudaError_t cuxfer_impl_guard(const char *call,
 #define CUXFER_VIEW_OWNS_DEVICE 1u
 #define CUXFER_VIEW_OWNS_HOST 2u
 
-/* A 2D array in memory: width x height elements of elem_size bytes, rows
- * pitch bytes apart, starting at ptr, living in `kind` memory (on `device`
- * for device and managed memory).  Pitch is in bytes, width and height in
- * elements: the two units the CUDA API mixes are kept apart here. */
+/* A 2D array in memory (man 3 cuxfer_view): pitch in bytes, width and
+ * height in elements, the two units the CUDA API mixes kept apart. */
 struct cuxfer_view {
     void *ptr;
     size_t pitch;     /* bytes from one row to the next, >= width * elem_size */
@@ -1587,9 +1554,7 @@ CUXFER_API void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y)
     return (unsigned char *)v->ptr + y * v->pitch + x * v->elem_size;
 }
 
-/* The ROI of v as a view of its own (same memory, same pitch), checked:
- * x + width <= view width and y + height <= view height, with overflow
- * caught and the values named in the reason.  The sub-view owns nothing. */
+/* The ROI of v as a view of its own, bounds and overflow checked. */
 CUXFER_API cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
                                        cuxfer_view *sub)
 {
@@ -1868,9 +1833,8 @@ CUXFER_API int cuxfer_managed_concurrent(int device)
     return c == 1;
 }
 
-/* Managed memory for count elements.  flags: cudaMemAttachGlobal (0 means
- * that) or cudaMemAttachHost.  Refuses to ask for more than the current
- * device has free: overcommitting managed memory can hang the GPU. */
+/* Managed memory for count elements (man 3 cuxfer_managed_alloc), never
+ * more than the device has free: overcommitting can hang the GPU. */
 CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
                                             size_t elem_size, unsigned flags)
 {
@@ -1997,9 +1961,7 @@ CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
     return cudaSuccess;
 }
 
-/* cudaMemAdvise for a managed range (cudaMemAdviseSetReadMostly,
- * SetPreferredLocation, SetAccessedBy and their Unset forms) with the
- * device or CUXFER_CPU; same capability rule as cuxfer_prefetch. */
+/* cudaMemAdvise for a managed range; the capability rule of cuxfer_prefetch. */
 CUXFER_API cudaError_t cuxfer_advise(const void *p, size_t bytes,
                                      enum cudaMemoryAdvise advice, int target)
 {
@@ -2446,10 +2408,8 @@ CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
                             cudaGetErrorName(err));
 }
 
-/* Copies of at most this many bytes are made from or to pageable memory
- * by cuxfer_copy and cuxfer_copy2d without the pageable guard: for a
- * constant, a flag or a counter CUDA's own staging is right (the copy is
- * latency-bound, pinning would cost more than it saves). */
+/* Pageable copies by cuxfer_copy and cuxfer_copy2d up to this size skip
+ * the pageable guard: CUDA's own staging is right for them. */
 #define CUXFER_COPY_SMALL ((size_t)64 << 10)
 
 /* A synchronous copy runs on the calling thread's default stream, as
@@ -2471,10 +2431,8 @@ CUXFER_API cudaError_t cuxfer_impl_sync_ok(const char *call)
     return cudaSuccess;
 }
 
-/* The checks before a copy queues work: on s with the default-stream
- * guard and the legacy stream's capture rule (async), or on the calling
- * thread's default stream with cuxfer_impl_sync_ok's refusals and no
- * default-stream guard (a synchronous copy overlaps nothing by design). */
+/* The checks before a copy queues work on s (async: the default-stream
+ * guard and the legacy stream's capture rule) or synchronously. */
 CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t s, int sync)
 {
     if (sync)
@@ -2642,10 +2600,8 @@ CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *
 /* The most streams one pool holds. */
 #define CUXFER_STREAM_POOL_MAX 1024
 
-/* A fixed set of streams on one device.  Round robin (cuxfer_stream_pool_next)
- * shares streams; a lease (cuxfer_stream_pool_acquire) is exclusive and the
- * round robin skips leased streams.  All functions but create and destroy
- * are safe from several host threads. */
+/* A fixed set of streams on one device (man 3 cuxfer_stream_pool); round
+ * robin skips leased streams. */
 struct cuxfer_stream_pool {
     cudaStream_t *streams;
     unsigned char *leased; /* 1 while leased; written under mu, read atomically */
@@ -2685,9 +2641,8 @@ CUXFER_API cudaError_t cuxfer_impl_pool_init(cuxfer_stream_pool *p, int count)
     return cudaSuccess;
 }
 
-/* Release a pool; safe on a zeroed pool.  Refuses (cudaErrorNotPermitted)
- * while streams are leased.  Work already queued still completes: CUDA
- * releases a destroyed stream once its work is done. */
+/* Release a pool (man 3 cuxfer_stream_pool); refused while streams are
+ * leased.  CUDA releases a destroyed stream once its work is done. */
 CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p)
 {
     cudaError_t first = cudaSuccess;
@@ -2824,9 +2779,7 @@ CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
     return cudaSuccess;
 }
 
-/* The next stream in round-robin order that is not leased, lock-free.
- * cudaErrorNotReady (with a reason) when every stream is leased: a leased
- * stream is never shared. */
+/* The next stream in round-robin order that is not leased, lock-free. */
 CUXFER_API cudaError_t cuxfer_stream_pool_next(cuxfer_stream_pool *p, cudaStream_t *s)
 {
     int tries, i;
@@ -2846,9 +2799,7 @@ CUXFER_API cudaError_t cuxfer_stream_pool_next(cuxfer_stream_pool *p, cudaStream
                             "cuxfer_stream_pool_next: all %d streams are leased", p->count);
 }
 
-/* Lease a stream for exclusive use until cuxfer_stream_pool_release.  With
- * CUXFER_NOWAIT an exhausted pool returns cudaErrorNotReady; with
- * CUXFER_WAIT the caller blocks until a lease is released. */
+/* Lease a stream for exclusive use until cuxfer_stream_pool_release. */
 CUXFER_API cudaError_t cuxfer_stream_pool_acquire(cuxfer_stream_pool *p, int wait,
                                                   cudaStream_t *s)
 {
@@ -3598,9 +3549,7 @@ CUXFER_API double cuxfer_impl_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The CLOCK_MONOTONIC time ms milliseconds from now, for
- * pthread_cond_timedwait on a condition variable made by
- * cuxfer_impl_cond_init. */
+/* The CLOCK_MONOTONIC time ms milliseconds from now, for timed waits. */
 CUXFER_API void cuxfer_impl_deadline(struct timespec *until, long ms)
 {
     cuxfer_impl_clock_gettime(CUXFER_IMPL_CLOCK, until);
@@ -3690,9 +3639,7 @@ CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
     return cudaSuccess;
 }
 
-/* cuxfer_latch_init on device `device` (the device of the streams it will
- * be armed on), whatever the calling thread's current device; that is
- * restored. */
+/* cuxfer_latch_init on `device`; the current device is restored. */
 CUXFER_API cudaError_t cuxfer_latch_init_on(cuxfer_latch *l, int device)
 {
     int saved = -1;
@@ -3909,9 +3856,7 @@ CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
  * 8. Composites: the transfer ring and graph capture
  * ------------------------------------------------------------------------ */
 
-/* One slot of a ring: a pinned host buffer, a device buffer, a stream and
- * an event marking the end of the slot's last submission (and, in a timing
- * ring, one marking its start, so a cycle can be timed). */
+/* One slot of a ring (man 3 cuxfer_ring). */
 struct cuxfer_ring_slot {
     int index;
     int device_id;           /* where the slot's stream, event and buffer live */
@@ -3935,9 +3880,7 @@ struct cuxfer_ring_options {
     int timing;          /* non-zero: timing events, cuxfer_ring_slot_ms works */
 };
 
-/* What cuxfer_ring_submit queues on the slot's stream, in order; {0} with
- * only the fields you need.  Offsets and sizes are checked against the
- * slot's buffers before anything is queued. */
+/* What cuxfer_ring_submit queues on the slot's stream, in order. */
 struct cuxfer_ring_job {
     size_t h2d_bytes; /* host[0, h2d_bytes) -> device[0, h2d_bytes) first */
     /* then the caller's work, queued on slot->stream (kernels, 2D copies) */
@@ -4282,9 +4225,8 @@ CUXFER_API cudaError_t cuxfer_impl_ring_enter(int slot_dev, int *saved)
     return cudaSetDevice(slot_dev);
 }
 
-/* Queue the job on the slot's stream (upload, the caller's work,
- * download), mark its end with the slot's event and give the slot back to
- * the ring.  Returns before the GPU runs any of it. */
+/* Queue the job on the slot's stream and give the slot back (man 3
+ * cuxfer_ring). */
 CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot,
                                           const cuxfer_ring_job *job)
 {
@@ -4768,9 +4710,8 @@ CUXFER_API cuxfer_pinned_pool_stats cuxfer_pinned_pool_get_stats(cuxfer_pinned_p
     return s;
 }
 
-/* Free every cached block (waiting for copies that still read them) and
- * the pool; safe on a zeroed pool.  Blocks still handed out are refused:
- * cudaErrorNotPermitted, nothing freed. */
+/* Free every cached block and the pool (man 3 cuxfer_pinned_pool); blocks
+ * still handed out are refused, nothing freed. */
 CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 {
     int i;
@@ -4890,9 +4831,8 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
     return NULL;
 }
 
-/* The default number of host threads of every engine: the online cores,
- * at most 16, less `keep` (doc/DESIGN.md, section 4; doc/PERF.md, "Behind
- * the constants": the team's size). */
+/* Every engine's default thread count: online cores, at most 16, less
+ * `keep` (doc/PERF.md, "Behind the constants": the team's size). */
 CUXFER_API int cuxfer_impl_team_default(int keep)
 {
     long cores;
@@ -5684,9 +5624,8 @@ CUXFER_API size_t cuxfer_impl_plan_rows(size_t per, size_t c, size_t left)
     return left < cap ? left : cap;
 }
 
-/* The strategy AUTO (or the forced one) takes for this copy.  SPAN needs
- * host -> device with a strided pinned source; PACK device -> host with a
- * strided pinned destination; anything else is DIRECT. */
+/* The strategy AUTO (or the forced one) takes for this copy (man 3
+ * cuxfer_plan2d). */
 CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *dst,
                                     const cuxfer_view *src)
 {
@@ -6128,8 +6067,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view
 }
 
 /* cuxfer_copy2d_async with a plan: the same checks and guard, then the
- * strategy cuxfer_plan2d_choose picks.  Stream-ordered on s.  Calls on one
- * plan from several threads run one at a time (the plan's lock). */
+ * strategy cuxfer_plan2d_choose picks, under the plan's lock. */
 CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_view *dst,
                                                 const cuxfer_view *src, cudaStream_t s)
 {
@@ -6351,9 +6289,7 @@ struct cuxfer_rois {
     int nx;
 };
 
-/* Tile offsets: off[i] = bytes of tiles 0..i-1 (elem_size bytes per
- * element, rows packed), off[n] = the total.  `off` holds n + 1 entries.
- * cudaErrorInvalidValue when the total overflows size_t. */
+/* Tile offsets: off[i] = bytes of tiles 0..i-1, off[n] the total. */
 CUXFER_API cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n, size_t elem_size,
                                            size_t *off)
 {
@@ -7274,9 +7210,7 @@ typedef struct cuxfer_impl_stage_job {
     unsigned long long pieces;    /* pieces of the whole job, < 2^32 - 1 */
 } cuxfer_impl_stage_job;
 
-/* A stager: pinned slots, a stream, events and threads, all made by
- * cuxfer_stager_create.  Read `opt` (the values in use) and `used`; the
- * rest is private. */
+/* A stager (man 3 cuxfer_stager): read `opt` and `used`; the rest is private. */
 struct cuxfer_stager {
     cuxfer_stager_options opt; /* resolved options */
     int used;                  /* strategy that ran the last finished job */
@@ -7314,9 +7248,7 @@ struct cuxfer_stager {
 /* Pieces of one job at most (a job's pieces are counted in 32 bits). */
 #define CUXFER_IMPL_STAGE_PIECES_MAX 0xffffffffull
 
-/* Fill in the defaults of opt (NULL: all defaults) and check the result,
- * without any CUDA call: what cuxfer_stager_create will use.  *out is
- * written only on success. */
+/* Fill in and check the defaults of opt, without any CUDA call. */
 CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
                                                      const cuxfer_stager_options *opt)
 {
