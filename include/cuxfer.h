@@ -2686,9 +2686,8 @@ CUXFER_API cudaError_t cuxfer_impl_pool_create_here(cuxfer_stream_pool *p, int c
     sflags = (flags & CUXFER_STREAM_BLOCKING) ? cudaStreamDefault : cudaStreamNonBlocking;
     err = cudaDeviceGetStreamPriorityRange(&least, &greatest);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         (void)cuxfer_stream_pool_destroy(p);
-        return cuxfer_impl_fail(err, "cuxfer_stream_pool_create: %s", cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_stream_pool_create: %s", cudaGetErrorName(err));
     }
     if (priority > least)
         priority = least;
@@ -2937,11 +2936,10 @@ CUXFER_API cudaError_t cuxfer_timer_create_with(cuxfer_timer *t, const cuxfer_ti
         err = cuxfer_impl_event_create(&t->stop, evflags);
     cuxfer_impl_restore_device(saved);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         (void)cuxfer_timer_destroy(t);
-        return cuxfer_impl_fail(err, "cuxfer_timer_create: device %d: %s",
-                                (o.flags & CUXFER_TIMER_ON_DEVICE) ? o.device : -1,
-                                cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_timer_create: device %d: %s",
+                                     (o.flags & CUXFER_TIMER_ON_DEVICE) ? o.device : -1,
+                                     cudaGetErrorName(err));
     }
     return cudaSuccess;
 }
@@ -3166,11 +3164,10 @@ CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
         return cuxfer_impl_fail(cudaErrorInvalidDevice, "%s: no current device", call);
     err = cuxfer_impl_stream_record(signaler, ev, &ev_dev, saved);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         cuxfer_impl_order_event_drop(*ev);
         *ev = NULL;
-        return cuxfer_impl_fail(err, "%s: cannot record on signaler stream %p: %s", call,
-                                (void *)signaler, cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "%s: cannot record on signaler stream %p: %s", call,
+                                     (void *)signaler, cudaGetErrorName(err));
     }
     return cudaSuccess;
 }
@@ -3632,9 +3629,8 @@ CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
     cuxfer_impl_cond_init(&l->cv);
     l->ready = 1;
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         (void)cuxfer_latch_destroy(l);
-        return cuxfer_impl_fail(err, "cuxfer_latch_init: %s", cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_latch_init: %s", cudaGetErrorName(err));
     }
     return cudaSuccess;
 }
@@ -4013,10 +4009,9 @@ CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host
         cuxfer_impl_restore_device(saved);
     }
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         (void)cuxfer_ring_destroy(r);
-        return cuxfer_impl_fail(err, "cuxfer_ring_create: slot %d: %s", i - 1,
-                                cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_ring_create: slot %d: %s", i - 1,
+                                     cudaGetErrorName(err));
     }
     return cudaSuccess;
 }
@@ -4366,9 +4361,8 @@ CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
         cuxfer_impl_relax_end(rx);
     }
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         (void)cuxfer_graph_destroy(g);
-        return cuxfer_impl_fail(err, "cuxfer_graph_end: %s", cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_graph_end: %s", cudaGetErrorName(err));
     }
     return cudaSuccess;
 }
@@ -5595,9 +5589,8 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
             p->tuning.pack_max_row = 16; /* copy-engine packing lost at 32 B */
     }
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         (void)cuxfer_plan2d_destroy(p);
-        return cuxfer_impl_fail(err, "cuxfer_plan2d_create: %s", cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_plan2d_create: %s", cudaGetErrorName(err));
     }
     return cudaSuccess;
 }
@@ -6690,9 +6683,8 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
     if (err == cudaSuccess)
         err = cuxfer_impl_event_create(&p->ev_probe, cudaEventDisableTiming);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         (void)cuxfer_rois_destroy(p);
-        return cuxfer_impl_fail(err, "cuxfer_rois_create: %s", cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_rois_create: %s", cudaGetErrorName(err));
     }
     cuxfer_impl_rois_kernel_load(p);
     if (p->no_kernel && p->opt.strategy == CUXFER_ROIS_KERNEL) {
@@ -7737,10 +7729,9 @@ CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stag
     for (i = 0; i < o.slots && err == cudaSuccess; ++i)
         err = cudaHostAlloc((void **)&st->slot[i], o.slot_bytes, cudaHostAllocDefault);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         (void)cuxfer_stager_destroy(st);
-        return cuxfer_impl_fail(err, "cuxfer_stager_create: %s: %s (%d slots of %zu bytes)",
-                                step, cudaGetErrorName(err), o.slots, o.slot_bytes);
+        return cuxfer_impl_fail_cuda(err, "cuxfer_stager_create: %s: %s (%d slots of %zu bytes)",
+                                     step, cudaGetErrorName(err), o.slots, o.slot_bytes);
     }
     rc = cuxfer_impl_team_start(&st->team, o.threads, cuxfer_impl_stager_main, st);
     st->team_up = 1;
@@ -7932,13 +7923,12 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
     if (err == cudaSuccess)
         err = cudaStreamWaitEvent(st->stream, st->after_event, 0);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         pthread_mutex_lock(&st->mu);
         st->busy = 0;
         pthread_cond_broadcast(&st->done_cv);
         pthread_mutex_unlock(&st->mu);
-        return cuxfer_impl_fail(err, "%s: cannot order the stager after stream %p: %s", call,
-                                (void *)after, cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "%s: cannot order the stager after stream %p: %s", call,
+                                     (void *)after, cudaGetErrorName(err));
     }
     pthread_mutex_lock(&st->mu);
     st->pending = 1;
