@@ -502,11 +502,9 @@ struct cuxfer_impl_state {
      * default stream. */
     int warned[2];
     int warned_stream;
-    /* Capability caches, per device, asked of the driver once.
-     * managed_cap: concurrentManagedAccess, 0 unknown, 1 yes, 2 no
-     * (section 5); max_pitch: cudaDevAttrMaxPitch, 0 unknown (section 6);
-     * peer: peer access per ordered pair, 0 not asked, 1 enabled,
-     * 2 impossible (section 6). */
+    /* Per-device capabilities, asked once: managed_cap (concurrentManagedAccess)
+     * 0 unknown, 1 yes, 2 no; max_pitch 0 unknown; peer, per ordered pair,
+     * 0 not asked, 1 enabled, 2 impossible. */
     int managed_cap[CUXFER_IMPL_MAX_DEVICES];
     size_t max_pitch[CUXFER_IMPL_MAX_DEVICES];
     int peer[CUXFER_IMPL_MAX_DEVICES * CUXFER_IMPL_MAX_DEVICES];
@@ -1049,11 +1047,9 @@ CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
     cudaError_t err;
     if (s == (cudaStream_t)0 || s == cudaStreamLegacy || s == cudaStreamPerThread)
         return cuxfer_impl_current_device();
-    /* cudaStreamGetDevice on a capturing stream fails with
-     * cudaErrorStreamCaptureUnsupported AND invalidates the capture, in
-     * every capture mode, Relaxed included (doc/PERF.md, "CUDA behaviour
-     * measured").  A capturing stream is taken to be the current
-     * device's. */
+    /* cudaStreamGetDevice invalidates a capture in every mode (doc/PERF.md,
+     * "CUDA behaviour measured"): a capturing stream is taken to be the
+     * current device's. */
     if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_current_device();
     err = cudaStreamGetDevice(s, &dev);
@@ -2275,11 +2271,9 @@ CUXFER_API int cuxfer_impl_views_overlap(const cuxfer_view *a, const cuxfer_view
     }
     while (i < ra.h && j < rb.h) {
         uintptr_t as = ra.base + i * ra.pitch, bs = rb.base + j * rb.pitch;
-        /* Each step passes at least one row of one view; views whose rows
-         * interleave for more than 2^20 steps (pitches that differ, spans
-         * that cross over a million rows: found by fuzz-view, where the
-         * sweep ran for seconds) are not proven disjoint: answered 2,
-         * refused by the caller, in bounded time. */
+        /* Each step passes at least one row of one view; rows that
+         * interleave for more than 2^20 steps (found by fuzz-view) are not
+         * proven disjoint: answered 2, in bounded time. */
         if (++steps > ((size_t)1 << 20)) {
             *ia = i;
             *ib = j;
@@ -4551,9 +4545,8 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
     rx.mode = cudaStreamCaptureModeRelaxed;
     rx.switched = 0;
     pthread_mutex_lock(&p->mu);
-    /* The queries and allocations below touch no stream; run them Relaxed
-     * so that another thread's Global-mode capture survives them (switched
-     * only when needed: a warm acquire of an idle block makes no CUDA call). */
+    /* The queries and allocations below touch no stream: Relaxed, switched
+     * only when needed (a warm acquire makes no CUDA call). */
 #define CUXFER_IMPL_POOL_RELAX()                                               \
     do {                                                                       \
         if (!relaxed) {                                                        \
@@ -5487,12 +5480,9 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
 CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
 {
     cuxfer_plan2d_tuning t;
-    /* Each strategy only up to the widest row at which it measured
-     * clearly above break-even, so that AUTO is never slower than direct:
-     * SPAN and PACK up to 32-byte rows (PACK 16 for a plan without the
-     * copy kernel: cuxfer_plan2d_create lowers it), at most 4 x row of
-     * pitch, copies of 1 MiB and more (doc/PERF.md, "Behind the
-     * constants": the planner's default tuning). */
+    /* Each strategy only up to the widest row at which it measured clearly
+     * above break-even (doc/PERF.md, "Behind the constants": the planner's
+     * default tuning); PACK 16 without the kernel (create lowers it). */
     t.span_max_row = 32;
     t.pack_max_row = 32;
     t.max_ratio = 4;
@@ -5963,10 +5953,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view
         CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_fork, 0));
     CUXFER_TRY(cudaStreamWaitEvent(p->host, p->ev_fork, 0));
     if (kern) {
-        /* The direct share: the last rows, by the copy engine on the side
-         * stream, which the packing kernel leaves free.  Queued first, so
-         * it starts at once even when the packed part's enqueueing waits
-         * for records. */
+        /* The direct share: the last rows, on the side stream, queued first
+         * so it starts even when the packed part waits for records. */
         cuxfer_impl_share_learn(p);
         direct = (size_t)(cuxfer_impl_share(p, row) * (double)src->height);
         height = src->height - direct;
@@ -6045,10 +6033,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view
     CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, cuxfer_impl_classify_cached(src->ptr, NULL)));
     err = cudaEventRecord(p->ev_fork, s);
     if (err != cudaSuccess) {
-        /* Before 12.8 the way to learn that s is another device's stream
-         * (cudaErrorInvalidResourceHandle).  Nothing was queued, and the
-         * direct copy works on any stream - or fails with the stream's own
-         * error, which it then reports. */
+        /* Before 12.8 how another device's stream shows (invalid handle):
+         * nothing was queued, and the direct copy works on any stream. */
         (void)cudaGetLastError();
         return cuxfer_copy2d_async(dst, src, s);
     }
@@ -6157,10 +6143,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t
     if (err == cudaSuccess)
         memset(h, 0x3c, 2 * total);
     for (i = 0; err == cudaSuccess && i < sizeof rows_b / sizeof rows_b[0]; ++i) {
-        /* at most 2^23 rows: the direct copy of 1-byte rows crawls at
-         * ~0.1 GB/s (doc/PERF.md, "Behind the constants":
-         * calibration's row cap), and at such widths the plan wins by far
-         * more than the 10 % it must show */
+        /* at most 2^23 rows (doc/PERF.md, "Behind the constants":
+         * calibration's row cap) */
         size_t w = rows_b[i], ht = total / w > ((size_t)1 << 23) ? (size_t)1 << 23 : total / w;
         double raw = 0, plan = 0;
         err = cuxfer_impl_view_init(&hv, h, 2 * w, w, ht, 1, CUXFER_MEMORY_PINNED, -1);
