@@ -555,8 +555,7 @@ struct cuxfer_impl_phdr_info {
 extern int cuxfer_impl_dl_iterate_phdr(int (*cb)(struct cuxfer_impl_phdr_info *, size_t, void *),
                                        void *data) __asm__("dl_iterate_phdr");
 
-/* What the search over the loaded objects found: the first object's slot,
- * and the state of the first slot that holds one. */
+/* The search's finds: the first object's slot, the first slot with a state. */
 struct cuxfer_impl_search {
     struct cuxfer_impl_state **first;
     struct cuxfer_impl_state *found;
@@ -607,8 +606,7 @@ CUXFER_API void cuxfer_impl_atfork_prepare(void);
 CUXFER_API void cuxfer_impl_atfork_parent(void);
 CUXFER_API void cuxfer_impl_atfork_child(void);
 
-/* Find the process's state, making it on the first call of the process
- * (the block comment above; doc/DESIGN.md, section 3). */
+/* Find the process's state, making it on the process's first call. */
 CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_find(void)
 {
     struct cuxfer_impl_search q = {NULL, NULL};
@@ -711,8 +709,7 @@ CUXFER_API void cuxfer_impl_atfork_child(void)
  * 2. Errors: CUXFER_CHECK / CUXFER_TRY, the reason text, device probing
  * ------------------------------------------------------------------------ */
 
-/* The sentence explaining this thread's last validation failure, or "" when
- * there is none.  Like errno it is not cleared by successful calls. */
+/* This thread's last reason, or "": like errno, kept by successful calls. */
 CUXFER_API const char *cuxfer_last_reason(void) { return cuxfer_impl_thread_get()->reason; }
 
 /* Forget this thread's reason (CUXFER_CHECK does so before each call). */
@@ -806,8 +803,7 @@ CUXFER_API cudaError_t cuxfer_impl_debug_sync(cudaError_t err, cudaStream_t s)
     return err;
 }
 
-/* Count the CUDA devices, telling apart why there are none (man 3
- * cuxfer_check); leaves no sticky error behind. */
+/* Count the CUDA devices, saying why there are none (man 3 cuxfer_check). */
 CUXFER_API cudaError_t cuxfer_device_count(int *count)
 {
     int n = 0, drv = 0;
@@ -1373,8 +1369,7 @@ CUXFER_API int cuxfer_impl_env_policy_get(int *cache, const char *var)
     return p;
 }
 
-/* The calling unit's pageable policy: CUXFER_PAGEABLE when valid, else
- * CUXFER_PAGEABLE_POLICY (man 3 cuxfer_memory_kind). */
+/* The calling unit's pageable policy (man 3 cuxfer_memory_kind). */
 CUXFER_API int cuxfer_pageable_policy(void)
 {
     int p = cuxfer_impl_env_policy_get(&cuxfer_impl_state_get()->env_policy, "CUXFER_PAGEABLE");
@@ -1449,8 +1444,7 @@ CUXFER_API size_t cuxfer_view_row_bytes(const cuxfer_view *v)
     return v->width * v->elem_size;
 }
 
-/* Validate a view's numbers (man 3 cuxfer_view); a row that does not fit
- * the pitch is cudaErrorInvalidPitchValue. */
+/* Validate a view's numbers (man 3 cuxfer_view). */
 CUXFER_API cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what)
 {
     size_t row, span;
@@ -1606,8 +1600,7 @@ CUXFER_API cudaError_t cuxfer_impl_bytes(const char *call, size_t count,
     return cudaSuccess;
 }
 
-/* Pinned host memory for count elements of elem_size bytes, the product
- * overflow-checked (man 3 cuxfer_host_alloc).  *p is NULL on failure. */
+/* Pinned host memory for count elements (man 3 cuxfer_host_alloc). */
 CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
                                          size_t elem_size, unsigned flags)
 {
@@ -1656,8 +1649,7 @@ CUXFER_API cudaError_t cuxfer_host_free(void *p)
     return cudaSuccess;
 }
 
-/* Page-lock memory the caller already has; ReadOnly only where the device
- * supports it, else cudaErrorNotSupported (man 3 cuxfer_host_alloc). */
+/* Page-lock memory the caller already has (man 3 cuxfer_host_alloc). */
 CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flags)
 {
     unsigned known = cudaHostRegisterPortable | cudaHostRegisterMapped |
@@ -1753,8 +1745,7 @@ CUXFER_API cudaError_t cuxfer_device_alloc(void **p, size_t count, size_t elem_s
                             bytes, cuxfer_impl_current_device(), cudaGetErrorName(err));
 }
 
-/* Free memory from cuxfer_device_alloc (dropping its registry entry and
- * every thread's cached classification); NULL is a no-op. */
+/* Free memory from cuxfer_device_alloc and its registry entry; NULL: no-op. */
 CUXFER_API cudaError_t cuxfer_device_free(void *p)
 {
     cudaError_t err;
@@ -1802,12 +1793,10 @@ CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t 
 #define CUXFER_DEVICE_ALLOC(pp, count)                                         \
     cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), CUXFER_IMPL_ELEM_SIZE(pp), 0u, 1)
 
-/* The target of cuxfer_prefetch and cuxfer_advise meaning host memory
- * (cudaCpuDeviceId). */
+/* The target of cuxfer_prefetch and cuxfer_advise meaning host memory. */
 #define CUXFER_CPU (-1)
 
-/* 1 when the device can prefetch and take advice (concurrentManagedAccess),
- * 0 when not, asked of the driver once per device. */
+/* 1 when the device has concurrentManagedAccess, asked once per device. */
 CUXFER_API int cuxfer_managed_concurrent(int device)
 {
     struct cuxfer_impl_state *st = cuxfer_impl_state_get();
@@ -1932,8 +1921,7 @@ CUXFER_API struct cudaMemLocation cuxfer_impl_location(int target)
 }
 #endif
 
-/* Migrate a managed range to a device or CUXFER_CPU on s
- * (man 3 cuxfer_managed_alloc); leaves no sticky error. */
+/* Migrate a managed range to a device or CUXFER_CPU on s. */
 CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
                                        cudaStream_t s)
 {
@@ -1976,8 +1964,7 @@ CUXFER_API cudaError_t cuxfer_advise(const void *p, size_t bytes,
 /* --- Views over memory: wrapped (classified with the CUDA runtime) and
  * allocated (cudaMallocPitch, cudaHostAlloc); the view type is section 4's. */
 
-/* A view of memory the caller owns, validated and classified (man 3
- * cuxfer_view); cuxfer_view_free on it releases nothing. */
+/* A view of memory the caller owns, validated and classified. */
 CUXFER_API cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
                                         size_t width, size_t height,
                                         size_t elem_size)
@@ -1995,8 +1982,7 @@ CUXFER_API cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
     return cudaSuccess;
 }
 
-/* A pitched device array of width x height elements on the current device
- * (cudaMallocPitch chooses the pitch).  Free with cuxfer_view_free. */
+/* A pitched device array on the current device; free with cuxfer_view_free. */
 CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
                                                 size_t height, size_t elem_size)
 {
@@ -2029,8 +2015,7 @@ CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
     return cudaSuccess;
 }
 
-/* A pinned host array, rows padded to row_align bytes (a power of two;
- * 0 or 1 = tightly packed).  Free with cuxfer_view_free. */
+/* A pinned host array, rows padded to row_align; free with cuxfer_view_free. */
 CUXFER_API cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width, size_t height,
                                               size_t elem_size, size_t row_align)
 {
@@ -2066,8 +2051,7 @@ CUXFER_API cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width, size
     return cudaSuccess;
 }
 
-/* Release what a cuxfer_view_alloc_* allocated and zero the view; safe on
- * NULL, on a zeroed view and on wrapped or sub-views (nothing to free). */
+/* Release what cuxfer_view_alloc_* allocated; safe on any view and NULL. */
 CUXFER_API cudaError_t cuxfer_view_free(cuxfer_view *v)
 {
     cudaError_t err = cudaSuccess;
@@ -2111,8 +2095,7 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
     return (size_t)v;
 }
 
-/* Enable dev's access to peer's memory once, idempotently, thread-safely
- * (man 3 cuxfer_copy2d_async). */
+/* Enable dev's access to peer's memory once, idempotently, thread-safely. */
 CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
 {
     int can = 0, saved, *known;
@@ -2558,16 +2541,14 @@ CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void 
     return cuxfer_impl_debug_sync(err, s);
 }
 
-/* cudaMemcpyAsync with cuxfer's checks: bytes, not elements, in one
- * argument; direction inferred; the pageable guard applied. */
+/* cudaMemcpyAsync with cuxfer's checks (man 3 cuxfer_copy). */
 CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
                                          cudaStream_t s)
 {
     return cuxfer_impl_copy("cuxfer_copy_async", dst, src, bytes, s, 0);
 }
 
-/* cudaMemcpy with cuxfer's checks (man 3 cuxfer_copy): the pageable guard
- * only above CUXFER_COPY_SMALL, the default-stream guard never. */
+/* cudaMemcpy with cuxfer's checks (man 3 cuxfer_copy). */
 CUXFER_API cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes)
 {
     return cuxfer_impl_copy("cuxfer_copy", dst, src, bytes, (cudaStream_t)0, 1);
@@ -2594,8 +2575,7 @@ CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *
 /* The most streams one pool holds. */
 #define CUXFER_STREAM_POOL_MAX 1024
 
-/* A fixed set of streams on one device (man 3 cuxfer_stream_pool); round
- * robin skips leased streams. */
+/* A fixed set of streams on one device (man 3 cuxfer_stream_pool). */
 struct cuxfer_stream_pool {
     cudaStream_t *streams;
     unsigned char *leased; /* 1 while leased; written under mu, read atomically */
@@ -2704,8 +2684,7 @@ CUXFER_API cudaError_t cuxfer_impl_pool_create_here(cuxfer_stream_pool *p, int c
     return cudaSuccess;
 }
 
-/* cuxfer_stream_pool_create on device `device` (one pool per device): the
- * streams are made there and the calling thread's device is restored. */
+/* cuxfer_stream_pool_create on `device`; the current device is restored. */
 CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int device, int count,
                                                     unsigned flags, int priority)
 {
@@ -2727,8 +2706,7 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int d
     return err;
 }
 
-/* Create `count` streams on the current device (man 3
- * cuxfer_stream_pool); the clamped priority is left in p->priority. */
+/* Create `count` streams on the current device (man 3 cuxfer_stream_pool). */
 CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
                                                  unsigned flags, int priority)
 {
@@ -2741,8 +2719,7 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int coun
     return cuxfer_stream_pool_create_on(p, dev, count, flags, priority);
 }
 
-/* A pool over streams the caller created and keeps owning (destroy frees
- * only the pool).  The streams must be on the current device. */
+/* A pool over the caller's streams, of the current device, still theirs. */
 CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
                                                const cudaStream_t *streams, int count)
 {
@@ -2824,8 +2801,7 @@ CUXFER_API cudaError_t cuxfer_stream_pool_acquire(cuxfer_stream_pool *p, int wai
     return cudaSuccess;
 }
 
-/* Return a leased stream.  Work queued on it keeps running; the next
- * holder's work queues behind it. */
+/* Return a leased stream; work queued on it keeps running. */
 CUXFER_API cudaError_t cuxfer_stream_pool_release(cuxfer_stream_pool *p, cudaStream_t s)
 {
     int i;
@@ -2868,8 +2844,7 @@ CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p)
 #define CUXFER_TIMER_BLOCKING_SYNC 0x1u
 #define CUXFER_TIMER_ON_DEVICE 0x2u
 
-/* Options of cuxfer_timer_create_with; {0} (or NULL) means the defaults:
- * spinning waits, the current device. */
+/* Options of cuxfer_timer_create_with; {0} (or NULL) means the defaults. */
 struct cuxfer_timer_options {
     unsigned flags; /* CUXFER_TIMER_BLOCKING_SYNC | CUXFER_TIMER_ON_DEVICE */
     int device;     /* the events' device, with CUXFER_TIMER_ON_DEVICE */
@@ -3232,8 +3207,7 @@ CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t sign
     return cuxfer_impl_wait1("cuxfer_stream_wait", waiter, signaler);
 }
 
-/* Fan-in: every stream is checked before anything is queued; waits queued
- * before a later failure stay (they only add ordering). */
+/* Fan-in, checked before anything is queued (waits queued stay on a failure). */
 CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStream_t *signalers,
                                               int n)
 {
@@ -3292,8 +3266,7 @@ CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n
     return err;
 }
 
-/* Every stream of the pool waits for the work queued so far on s: fence a
- * pool behind a control stream (fan-out), e.g. before timing the pool. */
+/* Fan-out: every stream of the pool waits for the work queued so far on s. */
 CUXFER_API cudaError_t cuxfer_stream_pool_wait(cuxfer_stream_pool *p, cudaStream_t s)
 {
     if (!p || !p->streams)
@@ -3301,8 +3274,7 @@ CUXFER_API cudaError_t cuxfer_stream_pool_wait(cuxfer_stream_pool *p, cudaStream
     return cuxfer_stream_all_wait(p->streams, p->count, s);
 }
 
-/* s waits for the work queued so far on every stream of the pool (fan-in):
- * join a pool back into a control stream. */
+/* Fan-in: s waits for the work queued so far on every stream of the pool. */
 CUXFER_API cudaError_t cuxfer_stream_wait_pool(cudaStream_t s, cuxfer_stream_pool *p)
 {
     if (!p || !p->streams)
@@ -3310,8 +3282,7 @@ CUXFER_API cudaError_t cuxfer_stream_wait_pool(cudaStream_t s, cuxfer_stream_poo
     return cuxfer_stream_wait_all(s, p->streams, p->count);
 }
 
-/* A fixed set of timing-free events handed out round robin (thread-safe):
- * for code that keeps events in flight, such as one per queued frame. */
+/* Timing-free events handed out round robin (man 3 cuxfer_stream_pool). */
 struct cuxfer_event_pool {
     cudaEvent_t *events;
     int count;
@@ -3375,8 +3346,7 @@ CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
     return p->events[idx];
 }
 
-/* Run fn(arg) once everything queued so far on s is done
- * (cudaLaunchHostFunc; man 3 cuxfer_on_complete). */
+/* Run fn(arg) once the work queued so far on s is done (cudaLaunchHostFunc). */
 CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg)
 {
     cudaError_t err;
@@ -3583,8 +3553,7 @@ struct cuxfer_latch {
     cuxfer_latch_watch watch[CUXFER_LATCH_STREAMS];
 };
 
-/* Release a latch; safe on a zeroed one.  Armed signals must have fired
- * (wait first): a host function still queued would touch freed memory. */
+/* Release a latch; armed signals must have fired (wait first). */
 CUXFER_API cudaError_t cuxfer_latch_destroy(cuxfer_latch *l)
 {
     cudaError_t first = cudaSuccess;
@@ -3603,8 +3572,7 @@ CUXFER_API cudaError_t cuxfer_latch_destroy(cuxfer_latch *l)
     return first;
 }
 
-/* Prepare a latch on the current device: its watch events are made here,
- * before any capture, so arming never creates one. */
+/* A latch on the current device, its watch events made before any capture. */
 CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
 {
     cudaError_t err = cudaSuccess;
@@ -3757,8 +3725,7 @@ CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
     return cudaSuccess;
 }
 
-/* Declare n signals in advance: the next n arms (outside a capture) take
- * these slots instead of adding signals. */
+/* Declare n signals in advance: the next n arms outside a capture take them. */
 CUXFER_API cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n)
 {
     unsigned long long k;
@@ -3793,8 +3760,7 @@ CUXFER_API cudaError_t cuxfer_impl_latch_probe(cuxfer_latch *l)
     return cudaSuccess;
 }
 
-/* Wait until every armed or expected signal fired (man 3
- * cuxfer_on_complete, RETURN VALUES). */
+/* Wait until every armed or expected signal fired (man 3 cuxfer_on_complete). */
 CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
 {
     struct timespec until;
@@ -4051,8 +4017,7 @@ CUXFER_API cudaError_t cuxfer_ring_acquire(cuxfer_ring *r, cuxfer_ring_slot **sl
     return err;
 }
 
-/* Hand a slot back without submitting anything.  Takes the lock only when
- * a thread sleeps in acquire. */
+/* Hand a slot back unsubmitted; locks only when a thread sleeps in acquire. */
 CUXFER_API cudaError_t cuxfer_ring_release(cuxfer_ring *r, cuxfer_ring_slot *slot)
 {
     int one = 1;
@@ -4068,15 +4033,13 @@ CUXFER_API cudaError_t cuxfer_ring_release(cuxfer_ring *r, cuxfer_ring_slot *slo
     return cudaSuccess;
 }
 
-/* The number of slots the ring was created with (its capacity); 0 for a
- * NULL or zeroed ring. */
+/* The ring's capacity in slots; 0 for a NULL or zeroed ring. */
 CUXFER_API int cuxfer_ring_slots(const cuxfer_ring *r)
 {
     return r && r->slots ? r->count : 0;
 }
 
-/* The number of slots in use (cuxfer_ring_set_depth); 0 for a NULL or
- * zeroed ring. */
+/* The slots in use (cuxfer_ring_set_depth); 0 for a NULL or zeroed ring. */
 CUXFER_API int cuxfer_ring_depth(const cuxfer_ring *r)
 {
     return r && r->slots ? __atomic_load_n(&r->depth, __ATOMIC_ACQUIRE) : 0;
@@ -4167,15 +4130,13 @@ CUXFER_API cudaError_t cuxfer_ring_wait(cuxfer_ring *r, cudaStream_t s)
     return cuxfer_impl_ring_fence(r, s, 1, "cuxfer_ring_wait");
 }
 
-/* Fan-in: s waits for the work queued so far on every slot's stream (all
- * slots): join the ring back into s, e.g. before stopping a timer on s. */
+/* Fan-in: s waits for the work queued so far on every slot's stream. */
 CUXFER_API cudaError_t cuxfer_stream_wait_ring(cudaStream_t s, cuxfer_ring *r)
 {
     return cuxfer_impl_ring_fence(r, s, 0, "cuxfer_stream_wait_ring");
 }
 
-/* Milliseconds of the slot's last submission, upload to download (timing
- * rings; man 3 cuxfer_ring). */
+/* Milliseconds of the slot's last submission (timing rings). */
 CUXFER_API cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wait, float *ms)
 {
     cudaError_t err;
@@ -4214,8 +4175,7 @@ CUXFER_API cudaError_t cuxfer_impl_ring_enter(int slot_dev, int *saved)
     return cudaSetDevice(slot_dev);
 }
 
-/* Queue the job on the slot's stream and give the slot back (man 3
- * cuxfer_ring). */
+/* Queue the job on the slot's stream and give the slot back. */
 CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot,
                                           const cuxfer_ring_job *job)
 {
@@ -4326,8 +4286,7 @@ CUXFER_API cudaError_t cuxfer_graph_destroy(cuxfer_graph *g)
     return e1 != cudaSuccess ? e1 : e2;
 }
 
-/* End the capture on s and instantiate it; on failure *g is zeroed and the
- * capture is over, also for a NULL g (man 3 cuxfer_graph). */
+/* End the capture on s and instantiate it (man 3 cuxfer_graph). */
 CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
 {
     cudaError_t err;
@@ -4463,8 +4422,7 @@ CUXFER_API int cuxfer_impl_pool_class(size_t n, size_t *class_size)
     return 64 + (k - 6) * 8 + (int)(c / step - 8);
 }
 
-/* The bytes a request of n reserves: exact below 64, else rounded up to a
- * class at most 12.5% above n. */
+/* The bytes a request of n reserves: its class, at most 12.5% above n. */
 CUXFER_API size_t cuxfer_pinned_pool_class_size(size_t n)
 {
     size_t c = 0;
@@ -4697,8 +4655,7 @@ CUXFER_API cuxfer_pinned_pool_stats cuxfer_pinned_pool_get_stats(cuxfer_pinned_p
     return s;
 }
 
-/* Free every cached block and the pool (man 3 cuxfer_pinned_pool); blocks
- * still handed out are refused, nothing freed. */
+/* Free every cached block and the pool (man 3 cuxfer_pinned_pool). */
 CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 {
     int i;
@@ -5432,8 +5389,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_rec(cuxfer_plan2d *p, struct cuxfer_impl
     return cudaSuccess;
 }
 
-/* Release everything; safe on a zeroed plan.  Waits for the plan's
- * streams, so copies in flight finish first. */
+/* Release everything, after the plan's streams; safe on a zeroed plan. */
 CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
 {
     int i;
@@ -5529,8 +5485,7 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
     }
 }
 
-/* Create a plan on the current device with all the scratch it will ever
- * use (man 3 cuxfer_plan2d), so copies allocate nothing. */
+/* A plan on the current device with all the scratch its copies will use. */
 CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2d_options *opt)
 {
     int i;
@@ -5607,8 +5562,7 @@ CUXFER_API size_t cuxfer_impl_plan_rows(size_t per, size_t c, size_t left)
     return left < cap ? left : cap;
 }
 
-/* The strategy AUTO (or the forced one) takes for this copy (man 3
- * cuxfer_plan2d). */
+/* The strategy AUTO (or the forced one) takes for this copy. */
 CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *dst,
                                     const cuxfer_view *src)
 {
@@ -5753,8 +5707,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_vi
     return err;
 }
 
-/* The rows of this SPAN copy that the gathered share takes (0: none):
- * with the kernel, on the plan's device, into 4-byte aligned rows. */
+/* This SPAN copy's gathered rows (0: none): kernel, plan's device, 4-byte rows. */
 CUXFER_API size_t cuxfer_impl_plan_gathered(const cuxfer_plan2d *p, const cuxfer_view *dst,
                                             const cuxfer_view *src)
 {
@@ -5795,8 +5748,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view
     return err;
 }
 
-/* The row width class of PACK's direct share (CUXFER_IMPL_SHARE_CLASSES):
- * 0 for rows up to 63 bytes, 1 up to 127, 2 beyond. */
+/* PACK's direct-share width class: 0 up to 63-byte rows, 1 to 127, 2 beyond. */
 CUXFER_API int cuxfer_impl_share_class(size_t row)
 {
     int c = 0;
@@ -6045,8 +5997,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view
     return cuxfer_impl_debug_sync(err, s);
 }
 
-/* cuxfer_copy2d_async with a plan: the same checks and guard, then the
- * strategy cuxfer_plan2d_choose picks, under the plan's lock. */
+/* cuxfer_copy2d_async with a plan, under the plan's lock. */
 CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_view *dst,
                                                 const cuxfer_view *src, cudaStream_t s)
 {
@@ -6059,8 +6010,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
     return err;
 }
 
-/* Median GB/s (of ROI bytes) of `reps` runs of one copy; helper of
- * cuxfer_plan2d_calibrate.  strategy 0 = plain cuxfer_copy2d_async. */
+/* Median GB/s of `reps` runs of one copy (strategy 0: cuxfer_copy2d_async). */
 CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
                                              const cuxfer_view *dst, const cuxfer_view *src,
                                              cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1,
@@ -6586,8 +6536,7 @@ CUXFER_API cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host,
     return err;
 }
 
-/* Release everything; safe on NULL and on a zeroed plan.  Waits for the
- * copies still reading or filling the staging. */
+/* Release everything, after the staging's copies; safe on NULL and zeroed. */
 CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
 {
     cudaError_t first = cudaSuccess;
@@ -6806,8 +6755,7 @@ CUXFER_API void cuxfer_impl_rois_range(const struct cuxfer_impl_rois_job *j, siz
  * delays, or that wakes late, holds up one block at most. */
 #define CUXFER_IMPL_ROIS_BLOCK 65536
 
-/* A team member's part of a chunk: blocks of its bytes [a, b) taken one at
- * a time from the team's counter until none is left. */
+/* A team member's part of a chunk: blocks of [a, b) from the team's counter. */
 CUXFER_API void cuxfer_impl_rois_part(void *arg, size_t *next)
 {
     const struct cuxfer_impl_rois_job *j = (const struct cuxfer_impl_rois_job *)arg;
@@ -7127,8 +7075,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
     return err;
 }
 
-/* Copy n ROIs of `host` to the dense view or back, on s (man 3
- * cuxfer_rois: strategies, stepping down, capture, threads). */
+/* Copy n ROIs of `host` to the dense view or back, on s (man 3 cuxfer_rois). */
 CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cuxfer_view *host,
                                               const cuxfer_roi *rois, size_t n,
                                               const cuxfer_view *dense, cudaStream_t s)
@@ -7651,8 +7598,8 @@ CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
     return first;
 }
 
-/* Create a stager on the current device with everything a job needs (man 3
- * cuxfer_stager).  On failure *st is zeroed; the reason names the step. */
+/* A stager on the current device with all its jobs need (man 3
+ * cuxfer_stager); on failure *st is zeroed, the reason names the step. */
 CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stager_options *opt)
 {
     cuxfer_stager_options o;
@@ -7773,15 +7720,13 @@ CUXFER_API cudaError_t cuxfer_impl_stager_collect(cuxfer_stager *st, const char 
     return cudaSuccess;
 }
 
-/* Wait until the last job finished (man 3 cuxfer_stager).  The result
- * stays until the next job starts, so any number of threads may wait. */
+/* Wait until the last job finished (man 3 cuxfer_stager). */
 CUXFER_API cudaError_t cuxfer_stager_wait(cuxfer_stager *st, long timeout_ms)
 {
     return cuxfer_impl_stager_collect(st, "cuxfer_stager_wait", timeout_ms, 0);
 }
 
-/* cuxfer_stager_wait without waiting: cudaErrorNotReady while the job runs
- * (no reason set: cheap to poll), else its result. */
+/* cuxfer_stager_wait without waiting (no reason set: cheap to poll). */
 CUXFER_API cudaError_t cuxfer_stager_query(cuxfer_stager *st)
 {
     return cuxfer_impl_stager_collect(st, "cuxfer_stager_query", 0, 1);
@@ -7800,14 +7745,11 @@ CUXFER_API cudaError_t cuxfer_impl_stage_check(const char *call, int d2h, const 
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %s is NULL", call, d2h ? dn : hn);
     if (bytes == 0)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: bytes is 0: nothing to stage", call);
-    if (h > UINTPTR_MAX - bytes)
+    if (h > UINTPTR_MAX - bytes || d > UINTPTR_MAX - bytes)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: %s %p + %zu bytes wraps around the address space", call,
-                                hn, host, bytes);
-    if (d > UINTPTR_MAX - bytes)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "%s: %s %p + %zu bytes wraps around the address space", call,
-                                dn, dev, bytes);
+                                h > UINTPTR_MAX - bytes ? hn : dn,
+                                h > UINTPTR_MAX - bytes ? host : dev, bytes);
     if (h < d + bytes && d < h + bytes)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: %s %p and %s %p overlap (%zu bytes)", call, hn, host, dn,
@@ -7936,8 +7878,7 @@ CUXFER_API cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
                              after);
 }
 
-/* Copy src_device to pageable dst_pageable after `after`'s work; refusals
- * as for cuxfer_stage_h2d. */
+/* Copy src_device to pageable dst_pageable; refusals as cuxfer_stage_h2d's. */
 CUXFER_API cudaError_t cuxfer_stage_d2h(cuxfer_stager *st, void *dst_pageable,
                                         const void *src_device, size_t bytes,
                                         cudaStream_t after)
