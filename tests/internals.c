@@ -983,8 +983,6 @@ static void pack_direct_share(void)
 
 int main(void)
 {
-    int n = 0;
-    const char *req = getenv("CUXFER_REQUIRE_GPU");
     cudaStream_t s;
     plan(0);
     guard_env();
@@ -1009,12 +1007,8 @@ int main(void)
     pack_direct_share();
     strict_c99_clock();
 
-    if (cuxfer_device_count(&n) != cudaSuccess || n < 1) {
-        if (req && atoi(req) > 0)
-            bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req, cuxfer_last_reason());
-        skip(1, "the GPU part: no CUDA device: %s", cuxfer_last_reason());
+    if (!gpu_present(1))
         done_testing();
-    }
     GPU_MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     guard_on_gpu(s);
     managed_without_capability(s);

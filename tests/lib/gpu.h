@@ -63,6 +63,23 @@ static TAP_UNUSED int gpu_require(int need)
     skip_all("needs %d GPUs", need);
 }
 
+/* For a test with a CPU part that has run: 1 when a device is there for
+ * the GPU part.  Without one, 0 after `nskip` skipped points (0: the
+ * caller says what it skips), or Bail out! when CUXFER_REQUIRE_GPU asks
+ * for a device; cuxfer_last_reason() still says why there is none. */
+static TAP_UNUSED int gpu_present(int nskip)
+{
+    int n = 0;
+    const char *req = getenv("CUXFER_REQUIRE_GPU");
+    if (cuxfer_device_count(&n) == cudaSuccess && n > 0)
+        return 1;
+    if (req && atoi(req) > 0)
+        bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req, cuxfer_last_reason());
+    if (nskip > 0)
+        skip(nskip, "no CUDA device: %s", cuxfer_last_reason());
+    return 0;
+}
+
 /* GPU_OK(expr, name): a CUDA call is a test point; on failure name the
  * error, so every return code is checked and visible. */
 #define GPU_OK(expr, ...)                                                      \
