@@ -1,16 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The second unit of config-across-units, built with every configuration
  * macro set differently from the first. */
-#include <stdio.h>
-static int unit_b_logged;
-#define CUXFER_API static __attribute__((unused))
-#define CUXFER_LOG(...) ((void)++unit_b_logged, (void)snprintf(NULL, 0, __VA_ARGS__))
-#define CUXFER_ASSERT(c) ((void)0)
-#define CUXFER_ON_ERROR(err) ((void)(err))
-#define CUXFER_DEBUG_SYNC 1
-#define CUXFER_PAGEABLE_POLICY CUXFER_PAGEABLE_ERROR
-#define CUXFER_DEFAULT_STREAM_POLICY CUXFER_PAGEABLE_ALLOW
-#define CUXFER_REASON_MAX 512
+#include "unit-b-config.h"
 #include <cuxfer.h>
 
 size_t unit_b_stager_size(void);

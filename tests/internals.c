@@ -26,16 +26,7 @@
 /* Unit b (tests/internals-b.c includes this file): every configuration
  * value set otherwise than in the main unit, as config-unit-b.c did, to
  * check that units built with different values share one state. */
-#include <stdio.h>
-static int unit_b_logged;
-#define CUXFER_API static __attribute__((unused))
-#define CUXFER_LOG(...) ((void)++unit_b_logged, (void)snprintf(NULL, 0, __VA_ARGS__))
-#define CUXFER_ASSERT(c) ((void)0)
-#define CUXFER_ON_ERROR(err) ((void)(err))
-#define CUXFER_DEBUG_SYNC 1
-#define CUXFER_PAGEABLE_POLICY CUXFER_PAGEABLE_ERROR
-#define CUXFER_DEFAULT_STREAM_POLICY CUXFER_PAGEABLE_ALLOW
-#define CUXFER_REASON_MAX 512
+#include "unit-b-config.h"
 #include <cuxfer.h>
 
 void *unit_b_state(void);
@@ -82,6 +73,7 @@ int unit_b_lookup(const void *p) { return (int)cuxfer_impl_lookup(p, NULL); }
 #include <unistd.h>
 
 #include "gpu.h"
+#include "fork-children.h"
 
 extern int setenv(const char *, const char *, int);
 extern int unsetenv(const char *);
@@ -476,33 +468,18 @@ static int fk_child(void)
 static void fork_registry(void)
 {
     pthread_t t[FK_THREADS];
-    int i, clean = 0, hung = 0, wrong = 0;
-    fflush(stdout);
+    fork_tally tally;
+    int i;
     for (i = 0; i < FK_THREADS; ++i)
         if (pthread_create(&t[i], NULL, fk_hammer, fk_ranges[i]) != 0)
             bail("pthread_create");
-    for (i = 0; i < FK_FORKS; ++i) {
-        int status = 0;
-        pid_t pid = fork();
-        if (pid < 0)
-            bail("fork");
-        if (pid == 0)
-            _exit(fk_child());
-        if (waitpid(pid, &status, 0) != pid)
-            bail("waitpid");
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            ++clean;
-        else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-            ++hung;
-        else
-            ++wrong;
-    }
+    tally = fork_children(FK_FORKS, fk_child);
     __atomic_store_n(&fk_stop, 1, __ATOMIC_RELEASE);
     for (i = 0; i < FK_THREADS; ++i)
         pthread_join(t[i], NULL);
-    is_int(0, hung, "fork: no child hung in the registry (of %d forks)", FK_FORKS);
-    is_int(0, wrong, "fork: every child found an empty, working registry");
-    is_int(FK_FORKS, clean, "fork: every child exited 0");
+    is_int(0, tally.hung, "fork: no child hung in the registry (of %d forks)", FK_FORKS);
+    is_int(0, tally.wrong, "fork: every child found an empty, working registry");
+    is_int(FK_FORKS, tally.clean, "fork: every child exited 0");
 }
 
 /* Two units built with different configuration values share one state
