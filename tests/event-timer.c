@@ -114,10 +114,7 @@ static void test_timer_held(void)
     r.t = &t;
     r.ms = 1.0f;
     r.err = cudaErrorUnknown;
-    if (pthread_create(&th, NULL, read_waiting, &r) != 0)
-        bail("pthread_create failed");
-    sleep_ms(100);
-    ok(!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE),
+    ok(start_blocked(&th, read_waiting, &r, &r.done, 100),
        "CUXFER_WAIT blocks while the stream is held (100 ms)");
     gate_open(&g);
     if (!ok(wait_flag(&r.done, 10000), "CUXFER_WAIT returns once the stream runs (10 s bound)"))
@@ -294,8 +291,7 @@ static void test_event_pool(void)
     for (i = 0; i < 4; ++i) {
         memset(&tk[i], 0, sizeof tk[i]);
         tk[i].p = &p;
-        if (pthread_create(&th[i], NULL, take_events, &tk[i]) != 0)
-            bail("pthread_create failed");
+        start_thread(&th[i], take_events, &tk[i]);
     }
     for (i = 0; i < 4; ++i) {
         int k;
@@ -345,10 +341,7 @@ static void timer_two_streams(int hold_start)
     r.t = &t;
     r.ms = 1.0f;
     r.err = cudaErrorUnknown;
-    if (pthread_create(&th, NULL, read_waiting, &r) != 0)
-        bail("pthread_create failed");
-    sleep_ms(100);
-    ok(!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE), "%s: CUXFER_WAIT blocks (100 ms)", which);
+    ok(start_blocked(&th, read_waiting, &r, &r.done, 100), "%s: CUXFER_WAIT blocks (100 ms)", which);
     gate_open(&g);
     if (!ok(wait_flag(&r.done, 10000), "%s: CUXFER_WAIT returns (10 s bound)", which))
         bail("cuxfer_timer_ms(CUXFER_WAIT) never returned");

@@ -193,8 +193,7 @@ static void test_many_waiters(void)
         w[i].l = &l;
         w[i].released = &released;
         w[i].err = cudaErrorUnknown;
-        if (pthread_create(&th[i], NULL, wait_latch, &w[i]) != 0)
-            bail("pthread_create failed");
+        start_thread(&th[i], wait_latch, &w[i]);
     }
     sleep_ms(150);
     for (i = 0; i < W; ++i)
@@ -367,9 +366,8 @@ static void test_producer_consumer(void)
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.cv, NULL);
     t0 = now_ms();
-    if (pthread_create(&tp, NULL, producer, &h) != 0 ||
-        pthread_create(&tc, NULL, consumer, &h) != 0)
-        bail("pthread_create failed");
+    start_thread(&tp, producer, &h);
+    start_thread(&tc, consumer, &h);
     both = 0;
     while (now_ms() - t0 < 30000.0) {
         if (__atomic_load_n(&h.producer_done, __ATOMIC_ACQUIRE) &&
@@ -591,8 +589,7 @@ static void test_expect_before_arm(void)
     GPU_OK(cuxfer_latch_expect(&l, EXP_N), "declare %d signals before any arm", EXP_N);
     err = cuxfer_latch_wait(&l, 50);
     is_int(cudaErrorNotReady, err, "a wait before any arm does not pass (50 ms)");
-    if (pthread_create(&th, NULL, arm_late, &p) != 0)
-        bail("pthread_create failed");
+    start_thread(&th, arm_late, &p);
     t0 = now_ms();
     err = cuxfer_latch_wait(&l, 10000);
     el = now_ms() - t0;

@@ -251,8 +251,7 @@ static void held(const char *name, const cuxfer_stager_options *o, int d2h)
         w[i].st = &st;
         w[i].released = &released;
         w[i].err = cudaErrorUnknown;
-        if (pthread_create(&th[i], NULL, wait_thread, &w[i]) != 0)
-            bail("pthread_create failed");
+        start_thread(&th[i], wait_thread, &w[i]);
     }
     sleep_ms(100);
     for (i = 0; i < W; ++i)
@@ -408,8 +407,7 @@ static void destroy_in_flight(void)
     memset(out, 0xA5, 64 * MIB);
     GPU_MUST(gate_hold(&g, after));
     GPU_OK(cuxfer_stage_d2h(&st, out, dev, 64 * MIB, after), "D2H behind a held `after`");
-    if (pthread_create(&th, NULL, open_later, &g) != 0)
-        bail("pthread_create failed");
+    start_thread(&th, open_later, &g);
     t0 = now_ms();
     GPU_OK(cuxfer_stager_destroy(&st), "destroy while `after` is held");
     el = now_ms() - t0;
