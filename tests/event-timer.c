@@ -160,9 +160,7 @@ static void test_stream_wait(void)
     int ran;
     cudaError_t err;
 
-    GPU_MUST(cudaMallocHost((void **)&src, BYTES));
-    GPU_MUST(cudaMallocHost((void **)&dst, BYTES));
-    GPU_MUST(cudaMalloc((void **)&d, BYTES));
+    copy_bufs_alloc(&src, &dst, &d, BYTES);
     fill_pattern(src, BYTES, 11);
     GPU_MUST(cudaMemset(d, 0x5A, BYTES));
     GPU_MUST(cudaDeviceSynchronize());
@@ -222,9 +220,7 @@ static void test_stream_wait(void)
 
     GPU_MUST(cudaStreamDestroy(a));
     GPU_MUST(cudaStreamDestroy(b));
-    GPU_MUST(cudaFree(d));
-    GPU_MUST(cudaFreeHost(src));
-    GPU_MUST(cudaFreeHost(dst));
+    copy_bufs_free(src, dst, d);
 }
 
 struct taker {

@@ -61,9 +61,7 @@ static void test_on_complete(void)
     cudaError_t err;
     int i;
 
-    GPU_MUST(cudaMallocHost((void **)&src, BYTES));
-    GPU_MUST(cudaMallocHost((void **)&dst, BYTES));
-    GPU_MUST(cudaMalloc((void **)&d, BYTES));
+    copy_bufs_alloc(&src, &dst, &d, BYTES);
     fill_pattern(src, BYTES, 21);
     memset(dst, 0xA5, BYTES);
     memset(&sn, 0, sizeof sn);
@@ -91,9 +89,7 @@ static void test_on_complete(void)
     GPU_OK(cudaStreamSynchronize(s), "stream completes");
 
     GPU_MUST(cudaStreamDestroy(s));
-    GPU_MUST(cudaFree(d));
-    GPU_MUST(cudaFreeHost(src));
-    GPU_MUST(cudaFreeHost(dst));
+    copy_bufs_free(src, dst, d);
 }
 
 /* --- latch basics and timeouts -------------------------------------------- */
@@ -414,9 +410,7 @@ static void test_graph_capture(void)
     cudaError_t err;
     int r;
 
-    GPU_MUST(cudaMallocHost((void **)&src, BYTES));
-    GPU_MUST(cudaMallocHost((void **)&dst, BYTES));
-    GPU_MUST(cudaMalloc((void **)&d, BYTES));
+    copy_bufs_alloc(&src, &dst, &d, BYTES);
     GPU_MUST(cuxfer_latch_init(&l));
     memset(&g, 0, sizeof g);
 
@@ -459,9 +453,7 @@ static void test_graph_capture(void)
     GPU_OK(cuxfer_graph_destroy(&g), "destroy the graph");
     GPU_OK(cuxfer_latch_destroy(&l), "destroy the latch");
     GPU_MUST(cudaStreamDestroy(s));
-    GPU_MUST(cudaFree(d));
-    GPU_MUST(cudaFreeHost(src));
-    GPU_MUST(cudaFreeHost(dst));
+    copy_bufs_free(src, dst, d);
 }
 
 /* --- a failed arm does not poison the latch -------------------------------- */

@@ -99,6 +99,23 @@ static TAP_UNUSED int gpu_present(int nskip)
                  cudaGetErrorName(gpu_err_), cuxfer_last_reason());            \
     } while (0)
 
+/* The buffers of a round trip: pinned *src and *dst and device *dev, n
+ * bytes each (setup: bails on failure); copy_bufs_free frees the three. */
+static TAP_UNUSED void copy_bufs_alloc(unsigned char **src, unsigned char **dst,
+                                       unsigned char **dev, size_t n)
+{
+    GPU_MUST(cudaMallocHost((void **)src, n));
+    GPU_MUST(cudaMallocHost((void **)dst, n));
+    GPU_MUST(cudaMalloc((void **)dev, n));
+}
+
+static TAP_UNUSED void copy_bufs_free(unsigned char *src, unsigned char *dst, unsigned char *dev)
+{
+    GPU_MUST(cudaFree(dev));
+    GPU_MUST(cudaFreeHost(src));
+    GPU_MUST(cudaFreeHost(dst));
+}
+
 /* Fill with a pattern that depends on the byte's index and a seed, so a
  * shifted or transposed copy never matches by accident. */
 static TAP_UNUSED void fill_pattern(void *p, size_t n, unsigned seed)
