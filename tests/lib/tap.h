@@ -101,18 +101,27 @@ static TAP_UNUSED TAP_PRINTF(3, 4) int is_int(long long want, long long got,
     return pass;
 }
 
+/* The point of a string check: on failure, the two strings (NULL shown as
+ * "(null)") in the diagnostic format `how`. */
+static TAP_UNUSED int tap_strings(int pass, const char *how, const char *a, const char *b,
+                                  const char *fmt, va_list ap)
+{
+    tap_vresult(pass, fmt, ap);
+    if (!pass)
+        diag(how, a ? a : "(null)", b ? b : "(null)");
+    return pass;
+}
+
 static TAP_UNUSED TAP_PRINTF(3, 4) int is_string(const char *want,
                                                 const char *got,
                                                 const char *fmt, ...)
 {
     va_list ap;
-    int pass = want && got && strcmp(want, got) == 0;
+    int pass;
     va_start(ap, fmt);
-    tap_vresult(pass, fmt, ap);
+    pass = tap_strings(want && got && strcmp(want, got) == 0,
+                       "  wanted: \"%s\"\n#      got: \"%s\"", want, got, fmt, ap);
     va_end(ap);
-    if (!pass)
-        diag("  wanted: \"%s\"\n#      got: \"%s\"", want ? want : "(null)",
-             got ? got : "(null)");
     return pass;
 }
 
@@ -122,13 +131,11 @@ static TAP_UNUSED TAP_PRINTF(3, 4) int contains(const char *hay,
                                                const char *fmt, ...)
 {
     va_list ap;
-    int pass = hay && needle && strstr(hay, needle) != NULL;
+    int pass;
     va_start(ap, fmt);
-    tap_vresult(pass, fmt, ap);
+    pass = tap_strings(hay && needle && strstr(hay, needle) != NULL,
+                       "  \"%s\"\n#   does not contain \"%s\"", hay, needle, fmt, ap);
     va_end(ap);
-    if (!pass)
-        diag("  \"%s\"\n#   does not contain \"%s\"", hay ? hay : "(null)",
-             needle ? needle : "(null)");
     return pass;
 }
 
