@@ -599,15 +599,9 @@ static void rois_host_gather(void)
             cuxfer_impl_team team;
             cuxfer_impl_team_start(&team, teams[ti] - 1);
             for (ci = 0; ci < sizeof chunks / sizeof chunks[0]; ++ci) {
-                struct cuxfer_impl_rois_job j;
+                struct cuxfer_impl_rois_job j = {.base = img, .pitch = PITCH, .elem = E,
+                                                 .rois = rois, .off = off, .n = n};
                 size_t a, len, ch = chunks[ci], total = off[n];
-                memset(&j, 0, sizeof j);
-                j.base = img;
-                j.pitch = PITCH;
-                j.elem = E;
-                j.rois = rois;
-                j.off = off;
-                j.n = n;
                 memset(dense, 0x5a, sizeof dense);
                 for (a = 0; a < total; a += len) { /* gather, chunk by chunk */
                     len = total - a < ch ? total - a : ch;
@@ -732,6 +726,30 @@ static void team_door(void)
  * Every row must match
  * byte for byte, no gap byte may be written, and each record must come
  * back free (its busy flag cleared by the host function itself). */
+/* One run of the planner's host function on pl's team, through record
+ * number `run`, as the planner queues it: h rows of w bytes from src
+ * (spitch apart; 0: dense, a PACK scatter) to dst (dpitch apart; a gather
+ * writes them dense), desc the gather's descriptor (NULL: none).  1 if the
+ * host function left the record busy. */
+static int run_scatter_rec(cuxfer_plan2d *pl, int run, unsigned char *dst,
+                           const unsigned char *src, size_t spitch, size_t dpitch, size_t w,
+                           size_t h, unsigned char *desc)
+{
+    struct cuxfer_impl_scatter_rec *rec = &pl->recs[run % CUXFER_IMPL_PLAN_RECS];
+    memset(&rec->job, 0, sizeof rec->job);
+    rec->plan = pl;
+    rec->job.dst = dst;
+    rec->job.src = src;
+    rec->job.spitch = spitch;
+    rec->job.dpitch = dpitch;
+    rec->job.row = w;
+    rec->job.rows = h;
+    rec->job.desc = desc;
+    __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
+    cuxfer_impl_plan_scatter(rec);
+    return __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+}
+
 static void pack_scatter_on_team(void)
 {
     static const size_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24, 32, 64, 100};
@@ -743,7 +761,6 @@ static void pack_scatter_on_team(void)
                 ? (SC_MAXROW + SC_WIDE_GAP) * SC_WIDE_ROWS
                 : (SC_MAXROW + SC_GAP) * SC_MAXROWS];
     static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
-    struct cuxfer_impl_scatter_rec *rec;
     size_t wi, hi, gi, i, y, x;
     int ti, bad_rows = 0, bad_gaps = 0, busy_left = 0, runs = 0;
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
@@ -755,19 +772,10 @@ static void pack_scatter_on_team(void)
                     size_t w = widths[wi], h = heights[hi], pitch = w + gaps[gi];
                     if (gaps[gi] == SC_WIDE_GAP && h > SC_WIDE_ROWS)
                         continue;
-                    rec = &pl.recs[runs % CUXFER_IMPL_PLAN_RECS];
                     for (i = 0; i < w * h; ++i)
                         stage[i] = (unsigned char)(i * 37u + w + (size_t)ti);
                     memset(dst, 0x5a, pitch * h);
-                    rec->plan = &pl;
-                    rec->job.dst = dst;
-                    rec->job.src = stage;
-                    rec->job.dpitch = pitch;
-                    rec->job.row = w;
-                    rec->job.rows = h;
-                    __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
-                    cuxfer_impl_plan_scatter(rec);
-                    busy_left += __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+                    busy_left += run_scatter_rec(&pl, runs, dst, stage, 0, pitch, w, h, NULL);
                     for (y = 0; y < h; ++y) {
                         if (memcmp(dst + y * pitch, stage + y * w, w) != 0) {
                             if (!bad_rows++)
@@ -806,7 +814,6 @@ static void gather_on_team(void)
     static unsigned char src[(SC_MAXROW + G_GAP) * SC_MAXROWS], stage[SC_MAXROW * SC_MAXROWS + 64];
     static unsigned char desc[24 + 8];
     static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
-    struct cuxfer_impl_scatter_rec *rec;
     size_t wi, hi, i;
     int ti, bad_rows = 0, bad_tail = 0, bad_src = 0, bad_desc = 0, busy_left = 0, runs = 0;
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
@@ -821,19 +828,7 @@ static void gather_on_team(void)
                     src[i] = (unsigned char)(i * 29u + w + (size_t)ti);
                 memset(stage, 0x5a, w * h + 64);
                 memset(desc, 0x5a, sizeof desc);
-                rec = &pl.recs[runs % CUXFER_IMPL_PLAN_RECS];
-                memset(&rec->job, 0, sizeof rec->job);
-                rec->plan = &pl;
-                rec->job.dst = stage;
-                rec->job.src = src;
-                rec->job.spitch = pitch;
-                rec->job.dpitch = w;
-                rec->job.row = w;
-                rec->job.rows = h;
-                rec->job.desc = desc;
-                __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
-                cuxfer_impl_plan_scatter(rec);
-                busy_left += __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+                busy_left += run_scatter_rec(&pl, runs, stage, src, pitch, w, w, h, desc);
                 for (i = 0; i < h; ++i)
                     if (memcmp(stage + i * w, src + i * pitch, w) != 0 && !bad_rows++)
                         diag("gather, team %d, %zu-byte rows x %zu: row %zu differs", teams[ti], w,

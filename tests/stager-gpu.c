@@ -94,12 +94,8 @@ static void check_d2h(cuxfer_stager *st, const char *name, size_t n, size_t hoff
 
 static cuxfer_stager_options opts(int slots, size_t slot_bytes, int threads, int strategy)
 {
-    cuxfer_stager_options o;
-    memset(&o, 0, sizeof o);
-    o.slots = slots;
-    o.slot_bytes = slot_bytes;
-    o.threads = threads;
-    o.strategy = strategy;
+    cuxfer_stager_options o = {.slots = slots, .slot_bytes = slot_bytes, .threads = threads,
+                               .strategy = strategy};
     return o;
 }
 

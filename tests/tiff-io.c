@@ -180,17 +180,11 @@ static void decodes(const char *name, unsigned page, const spec *s,
 
 static spec base(uint32_t w, uint32_t h, uint16_t spp, uint16_t bps)
 {
-    spec s;
-    memset(&s, 0, sizeof s);
-    s.w = w;
-    s.h = h;
-    s.spp = spp;
-    s.bps = bps;
-    s.fmt = bps == 32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT;
-    s.photo = spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
-    s.planar = PLANARCONFIG_CONTIG;
-    s.compression = COMPRESSION_NONE;
-    s.seed = spp * 10u + bps;
+    spec s = {.w = w, .h = h, .spp = spp, .bps = bps,
+              .fmt = bps == 32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT,
+              .photo = spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK,
+              .planar = PLANARCONFIG_CONTIG, .compression = COMPRESSION_NONE,
+              .seed = spp * 10u + bps};
     return s;
 }
 
