@@ -60,20 +60,13 @@ static int child(void)
 
 int main(void)
 {
-    pthread_t t[THREADS];
-    int i, n = 0;
+    int n = 0;
     fork_tally tally;
     plan(3);
     have_gpu = cuxfer_device_count(&n) == cudaSuccess && n > 0;
     if (!have_gpu)
         diag("no CUDA device: the threads only read and write reasons (%s)", cuxfer_last_reason());
-    for (i = 0; i < THREADS; ++i)
-        if (pthread_create(&t[i], NULL, hammer, ranges[i]) != 0)
-            bail("pthread_create");
-    tally = fork_children(FORKS, child);
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    for (i = 0; i < THREADS; ++i)
-        pthread_join(t[i], NULL);
+    tally = fork_children(FORKS, child, THREADS, hammer, ranges[0], sizeof ranges[0], &stop);
     is_int(0, tally.hung, "no child hung in cuxfer (of %d forks)", FORKS);
     is_int(0, tally.wrong, "every child's own cuxfer calls worked");
     is_int(FORKS, tally.clean, "every child exited 0");

@@ -78,15 +78,22 @@ int unit_b_lookup(const void *p) { return (int)cuxfer_impl_lookup(p, NULL); }
 extern int setenv(const char *, const char *, int);
 extern int unsetenv(const char *);
 
+/* Set the variable `name` (unset it for NULL), make the header forget the
+ * value it parsed (*parsed) and ask for the policy again (policy()). */
+static int env_reparse(const char *name, const char *value, int *parsed, int (*policy)(void))
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+    *parsed = 0;
+    return policy();
+}
+
 /* Set CUXFER_PAGEABLE and make the header read it again. */
 static int env_policy(const char *value)
 {
-    if (value)
-        setenv("CUXFER_PAGEABLE", value, 1);
-    else
-        unsetenv("CUXFER_PAGEABLE");
-    cuxfer_impl_env_policy = 0; /* forget the parsed value */
-    return cuxfer_pageable_policy();
+    return env_reparse("CUXFER_PAGEABLE", value, &cuxfer_impl_env_policy, cuxfer_pageable_policy);
 }
 
 /* A fresh policy for the GPU part: parsed again, nothing warned yet. */
@@ -326,12 +333,8 @@ static void managed_without_capability(cudaStream_t s)
  * and which streams the guard takes for the legacy one in this unit. */
 static int env_stream_policy(const char *value)
 {
-    if (value)
-        setenv("CUXFER_DEFAULT_STREAM", value, 1);
-    else
-        unsetenv("CUXFER_DEFAULT_STREAM");
-    cuxfer_impl_env_stream_policy = 0; /* forget the parsed value */
-    return cuxfer_default_stream_policy();
+    return env_reparse("CUXFER_DEFAULT_STREAM", value, &cuxfer_impl_env_stream_policy,
+                       cuxfer_default_stream_policy);
 }
 
 static void stream_guard_env(void)
@@ -467,16 +470,8 @@ static int fk_child(void)
 
 static void fork_registry(void)
 {
-    pthread_t t[FK_THREADS];
-    fork_tally tally;
-    int i;
-    for (i = 0; i < FK_THREADS; ++i)
-        if (pthread_create(&t[i], NULL, fk_hammer, fk_ranges[i]) != 0)
-            bail("pthread_create");
-    tally = fork_children(FK_FORKS, fk_child);
-    __atomic_store_n(&fk_stop, 1, __ATOMIC_RELEASE);
-    for (i = 0; i < FK_THREADS; ++i)
-        pthread_join(t[i], NULL);
+    fork_tally tally = fork_children(FK_FORKS, fk_child, FK_THREADS, fk_hammer, fk_ranges[0],
+                                     sizeof fk_ranges[0], &fk_stop);
     is_int(0, tally.hung, "fork: no child hung in the registry (of %d forks)", FK_FORKS);
     is_int(0, tally.wrong, "fork: every child found an empty, working registry");
     is_int(FK_FORKS, tally.clean, "fork: every child exited 0");

@@ -101,43 +101,31 @@ static TAP_UNUSED TAP_PRINTF(3, 4) int is_int(long long want, long long got,
     return pass;
 }
 
-/* The point of a string check: on failure, the two strings (NULL shown as
- * "(null)") in the diagnostic format `how`. */
-static TAP_UNUSED int tap_strings(int pass, const char *how, const char *a, const char *b,
-                                  const char *fmt, va_list ap)
+/* is_string(want, got, name...): the strings are equal.
+ * contains(hay, needle, name...): hay holds needle as a substring.
+ * On failure both name the two strings (NULL shown as "(null)"). */
+enum { TAP_STR_EQUAL, TAP_STR_CONTAINS };
+
+static TAP_UNUSED TAP_PRINTF(4, 5) int tap_strcheck(int how, const char *a, const char *b,
+                                                     const char *fmt, ...)
 {
+    va_list ap;
+    int pass = a && b && (how == TAP_STR_EQUAL ? strcmp(a, b) == 0 : strstr(a, b) != NULL);
+    va_start(ap, fmt);
     tap_vresult(pass, fmt, ap);
-    if (!pass)
-        diag(how, a ? a : "(null)", b ? b : "(null)");
-    return pass;
-}
-
-static TAP_UNUSED TAP_PRINTF(3, 4) int is_string(const char *want,
-                                                const char *got,
-                                                const char *fmt, ...)
-{
-    va_list ap;
-    int pass;
-    va_start(ap, fmt);
-    pass = tap_strings(want && got && strcmp(want, got) == 0,
-                       "  wanted: \"%s\"\n#      got: \"%s\"", want, got, fmt, ap);
     va_end(ap);
+    if (pass)
+        return pass;
+    a = a ? a : "(null)";
+    b = b ? b : "(null)";
+    if (how == TAP_STR_EQUAL)
+        diag("  wanted: \"%s\"\n#      got: \"%s\"", a, b);
+    else
+        diag("  \"%s\"\n#   does not contain \"%s\"", a, b);
     return pass;
 }
-
-/* contains(hay, needle, name...): hay holds needle as a substring. */
-static TAP_UNUSED TAP_PRINTF(3, 4) int contains(const char *hay,
-                                               const char *needle,
-                                               const char *fmt, ...)
-{
-    va_list ap;
-    int pass;
-    va_start(ap, fmt);
-    pass = tap_strings(hay && needle && strstr(hay, needle) != NULL,
-                       "  \"%s\"\n#   does not contain \"%s\"", hay, needle, fmt, ap);
-    va_end(ap);
-    return pass;
-}
+#define is_string(want, got, ...) tap_strcheck(TAP_STR_EQUAL, want, got, __VA_ARGS__)
+#define contains(hay, needle, ...) tap_strcheck(TAP_STR_CONTAINS, hay, needle, __VA_ARGS__)
 
 static TAP_UNUSED TAP_PRINTF(2, 3) void skip(int n, const char *fmt, ...)
 {
