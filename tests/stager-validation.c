@@ -131,38 +131,50 @@ static void create_destroy(void)
     is_int(cudaSuccess, cuxfer_stager_destroy(&st), "destroy after that is safe");
 }
 
+/* cuxfer_stage_d2h or cuxfer_stage_h2d, on stream 0. */
+static cudaError_t stage(int d2h, cuxfer_stager *st, void *dst, const void *src, size_t n)
+{
+    return d2h ? cuxfer_stage_d2h(st, dst, src, n, (cudaStream_t)0)
+               : cuxfer_stage_h2d(st, dst, src, n, (cudaStream_t)0);
+}
+
+static const struct bad_arg {
+    int d2h, null_stager;
+    void *dst;
+    const void *src;
+    size_t bytes;
+    const char *what, *reason; /* reason NULL: not checked */
+} bad_args[] = {
+    {0, 1, other, host, 16, "h2d with a NULL stager refused", "cuxfer_stage_h2d: stager is NULL"},
+    {1, 1, host, other, 16, "d2h with a NULL stager refused", "cuxfer_stage_d2h: stager is NULL"},
+    {0, 0, NULL, host, 16, "h2d: NULL dst_device refused", "cuxfer_stage_h2d: dst_device is NULL"},
+    {0, 0, other, NULL, 16, "h2d: NULL src_pageable refused",
+     "cuxfer_stage_h2d: src_pageable is NULL"},
+    {1, 0, NULL, other, 16, "d2h: NULL dst_pageable refused",
+     "cuxfer_stage_d2h: dst_pageable is NULL"},
+    {1, 0, host, NULL, 16, "d2h: NULL src_device refused", "cuxfer_stage_d2h: src_device is NULL"},
+    {0, 0, other, host, 0, "h2d: 0 bytes refused", "cuxfer_stage_h2d: bytes is 0: nothing to stage"},
+    {1, 0, host, other, 0, "d2h: 0 bytes refused", NULL},
+};
+
 static void stage_arguments(void)
 {
     cuxfer_stager st;
     void *wrap = (void *)(UINTPTR_MAX - 10);
+    size_t i;
 
     memset(&st, 0, sizeof st);
-    is_int(cudaErrorInvalidValue, cuxfer_stage_h2d(NULL, other, host, 16, (cudaStream_t)0),
-           "h2d with a NULL stager refused");
-    is_string("cuxfer_stage_h2d: stager is NULL", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_d2h(NULL, host, other, 16, (cudaStream_t)0),
-           "d2h with a NULL stager refused");
-    is_string("cuxfer_stage_d2h: stager is NULL", cuxfer_last_reason(), "reason");
-
-    /* Argument checks come before the stager's state: a zeroed stager
-     * still reports the bad argument. */
-    is_int(cudaErrorInvalidValue, cuxfer_stage_h2d(&st, NULL, host, 16, (cudaStream_t)0),
-           "h2d: NULL dst_device refused");
-    is_string("cuxfer_stage_h2d: dst_device is NULL", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_h2d(&st, other, NULL, 16, (cudaStream_t)0),
-           "h2d: NULL src_pageable refused");
-    is_string("cuxfer_stage_h2d: src_pageable is NULL", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_d2h(&st, NULL, other, 16, (cudaStream_t)0),
-           "d2h: NULL dst_pageable refused");
-    is_string("cuxfer_stage_d2h: dst_pageable is NULL", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_d2h(&st, host, NULL, 16, (cudaStream_t)0),
-           "d2h: NULL src_device refused");
-    is_string("cuxfer_stage_d2h: src_device is NULL", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_h2d(&st, other, host, 0, (cudaStream_t)0),
-           "h2d: 0 bytes refused");
-    is_string("cuxfer_stage_h2d: bytes is 0: nothing to stage", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_d2h(&st, host, other, 0, (cudaStream_t)0),
-           "d2h: 0 bytes refused");
+    /* A NULL stager, then NULL arguments and 0 bytes: argument checks come
+     * before the stager's state, so a zeroed stager still reports the bad
+     * argument. */
+    for (i = 0; i < sizeof bad_args / sizeof bad_args[0]; ++i) {
+        const struct bad_arg *c = &bad_args[i];
+        is_int(cudaErrorInvalidValue, stage(c->d2h, c->null_stager ? NULL : &st, c->dst, c->src,
+                                            c->bytes),
+               "%s", c->what);
+        if (c->reason)
+            is_string(c->reason, cuxfer_last_reason(), "reason");
+    }
     is_int(cudaErrorInvalidValue, cuxfer_stage_h2d(&st, other, wrap, 11, (cudaStream_t)0),
            "h2d: a source range that wraps refused");
     contains(cuxfer_last_reason(), "cuxfer_stage_h2d: src_pageable", "reason names the source");
