@@ -450,14 +450,23 @@ static void test_formats(void)
 {
     image_header in;
     char can[64];
-    is_int(IMAGE_PGM, image_format_for_path("a/b.pgm"), ".pgm is pgm");
-    is_int(IMAGE_PPM, image_format_for_path("b.PPM"), ".PPM is ppm");
-    is_int(IMAGE_PAM, image_format_for_path("/x.y/b.pam"), ".pam is pam");
-    is_int(IMAGE_RAW, image_format_for_path("b.raw"), ".raw is raw");
-    is_int(0, image_format_for_path("b.dat"), "unknown extension: 0");
-    is_int(0, image_format_for_path("dir.pgm/b"), "no extension: 0");
-    is_int(0, image_format_for_path(".pgm"), "a dot file has no extension");
-    is_int(0, image_format_for_path("-"), "standard output: 0");
+    static const struct {
+        const char *path;
+        int format;
+        const char *what;
+    } by_path[] = {
+        {"a/b.pgm", IMAGE_PGM, ".pgm is pgm"},
+        {"b.PPM", IMAGE_PPM, ".PPM is ppm"},
+        {"/x.y/b.pam", IMAGE_PAM, ".pam is pam"},
+        {"b.raw", IMAGE_RAW, ".raw is raw"},
+        {"b.dat", 0, "unknown extension: 0"},
+        {"dir.pgm/b", 0, "no extension: 0"},
+        {".pgm", 0, "a dot file has no extension"},
+        {"-", 0, "standard output: 0"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof by_path / sizeof by_path[0]; ++i)
+        is_int(by_path[i].format, image_format_for_path(by_path[i].path), "%s", by_path[i].what);
     memset(&in, 0, sizeof in);
     in.channels = 3;
     in.bytes = 1;

@@ -310,23 +310,31 @@ static void forged(const char *name, const spec *s)
     TIFFClose(t);
 }
 
+/* Well-formed 8x8 files in layouts the reader refuses, and why. */
+static const struct {
+    const char *name;
+    uint16_t spp, bps, fmt, photo;
+    const char *why;
+} refused_layouts[] = {
+    {"int16.tif", 1, 16, SAMPLEFORMAT_INT, PHOTOMETRIC_MINISBLACK,
+     "16-bit samples of sample format 2"},
+    {"white.tif", 1, 8, SAMPLEFORMAT_UINT, PHOTOMETRIC_MINISWHITE, "photometric interpretation 0"},
+    {"five.tif", 5, 8, SAMPLEFORMAT_UINT, PHOTOMETRIC_MINISBLACK, "5 samples a pixel"},
+};
+
 static void refusals(void)
 {
-    spec s = base(8, 8, 1, 8);
-    size_t n;
+    spec s;
+    size_t n, i;
     unsigned char *b;
-    s.bps = 16;
-    s.fmt = SAMPLEFORMAT_INT;
-    libtiff_write("int16.tif", "w", &s, 1);
-    refused("int16.tif", 0, "16-bit samples of sample format 2");
-    s = base(8, 8, 1, 8);
-    s.photo = PHOTOMETRIC_MINISWHITE;
-    libtiff_write("white.tif", "w", &s, 1);
-    refused("white.tif", 0, "photometric interpretation 0");
-    s = base(8, 8, 5, 8);
-    s.photo = PHOTOMETRIC_MINISBLACK;
-    libtiff_write("five.tif", "w", &s, 1);
-    refused("five.tif", 0, "5 samples a pixel");
+    for (i = 0; i < sizeof refused_layouts / sizeof refused_layouts[0]; ++i) {
+        s = base(8, 8, refused_layouts[i].spp, 8);
+        s.bps = refused_layouts[i].bps;
+        s.fmt = refused_layouts[i].fmt;
+        s.photo = refused_layouts[i].photo;
+        libtiff_write(refused_layouts[i].name, "w", &s, 1);
+        refused(refused_layouts[i].name, 0, refused_layouts[i].why);
+    }
     s = base(16, 16, 3, 8);
     s.compression = COMPRESSION_ADOBE_DEFLATE;
     libtiff_write("good.tif", "w", &s, 1);
