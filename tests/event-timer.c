@@ -72,6 +72,7 @@ struct reader {
     float ms;
     cudaError_t err;
     int done;
+    pthread_t th;
 };
 
 static void *read_waiting(void *arg)
@@ -82,6 +83,17 @@ static void *read_waiting(void *arg)
     return NULL;
 }
 
+/* Start r->th reading t with CUXFER_WAIT: 1 if it is still blocked after
+ * 100 ms. */
+static int reader_blocks(struct reader *r, cuxfer_timer *t)
+{
+    memset(r, 0, sizeof *r);
+    r->t = t;
+    r->ms = 1.0f;
+    r->err = cudaErrorUnknown;
+    return start_blocked(&r->th, read_waiting, r, &r->done, 100);
+}
+
 static void test_timer_held(void)
 {
     enum { BYTES = 64 << 20 };
@@ -89,7 +101,6 @@ static void test_timer_held(void)
     cudaStream_t s = make_stream();
     unsigned char *h = NULL, *d = NULL;
     struct reader r;
-    pthread_t th;
     gate g;
     float ms;
     cudaError_t err;
@@ -110,16 +121,12 @@ static void test_timer_held(void)
     ok(isnan(ms), "and *ms is NaN, never a garbage number");
     is_int(cudaSuccess, cudaGetLastError(), "no error is left behind for cudaGetLastError");
 
-    memset(&r, 0, sizeof r);
-    r.t = &t;
-    r.ms = 1.0f;
-    r.err = cudaErrorUnknown;
-    ok(start_blocked(&th, read_waiting, &r, &r.done, 100),
+    ok(reader_blocks(&r, &t),
        "CUXFER_WAIT blocks while the stream is held (100 ms)");
     gate_open(&g);
     if (!ok(wait_flag(&r.done, 10000), "CUXFER_WAIT returns once the stream runs (10 s bound)"))
         bail("cuxfer_timer_ms(CUXFER_WAIT) never returned");
-    pthread_join(th, NULL);
+    pthread_join(r.th, NULL);
     is_int(cudaSuccess, r.err, "CUXFER_WAIT succeeds");
     ok(r.ms > 0.0f && !isnan(r.ms), "the waited time is positive (%g ms)", (double)r.ms);
     is_int(0, g.timed_out, "the gate was opened by the test, not by its time limit");
@@ -314,7 +321,6 @@ static void timer_two_streams(int hold_start)
     cudaStream_t a = make_stream(), b = make_stream();
     unsigned char *h = NULL, *d = NULL;
     struct reader r;
-    pthread_t th;
     gate g;
     float ms;
     cudaError_t err;
@@ -333,15 +339,11 @@ static void timer_two_streams(int hold_start)
     err = cuxfer_timer_ms(&t, CUXFER_NOWAIT, &ms);
     is_int(cudaErrorNotReady, err, "%s: CUXFER_NOWAIT gives cudaErrorNotReady", which);
     ok(isnan(ms), "%s: and NaN", which);
-    memset(&r, 0, sizeof r);
-    r.t = &t;
-    r.ms = 1.0f;
-    r.err = cudaErrorUnknown;
-    ok(start_blocked(&th, read_waiting, &r, &r.done, 100), "%s: CUXFER_WAIT blocks (100 ms)", which);
+    ok(reader_blocks(&r, &t), "%s: CUXFER_WAIT blocks (100 ms)", which);
     gate_open(&g);
     if (!ok(wait_flag(&r.done, 10000), "%s: CUXFER_WAIT returns (10 s bound)", which))
         bail("cuxfer_timer_ms(CUXFER_WAIT) never returned");
-    pthread_join(th, NULL);
+    pthread_join(r.th, NULL);
     is_int(cudaSuccess, r.err, "%s: CUXFER_WAIT succeeds, never cudaErrorNotReady (%s)", which,
            cudaGetErrorName(r.err));
     ok(!isnan(r.ms) && r.ms >= 0.0f, "%s: a time >= 0 ms, never NaN or negative (%g)", which,
