@@ -140,10 +140,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_dim(v[2], 0, text), check_dim(v[3], 0, text);
         }
         break;
-    case 1:
-        rc = geom_parse_size(text, &v[0], &v[1], err, errsz);
+    case 1: /* a size (each at least 1), and a point (each at least 0) */
+    case 3:
+        rc = (which == 1 ? geom_parse_size : geom_parse_point)(text, &v[0], &v[1], err, errsz);
         if (rc == 0)
-            check_dim(v[0], 1, text), check_dim(v[1], 1, text);
+            check_dim(v[0], which == 1, text), check_dim(v[1], which == 1, text);
         break;
     case 2:
         rc = geom_parse_shape(text, &v[0], &v[1], &v[2], err, errsz);
@@ -151,11 +152,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_dim(v[0], 1, text), check_dim(v[1], 1, text);
             check_dim(v[2], 1, text);
         }
-        break;
-    case 3:
-        rc = geom_parse_point(text, &v[0], &v[1], err, errsz);
-        if (rc == 0)
-            check_dim(v[0], 0, text), check_dim(v[1], 0, text);
         break;
     case 4:
         rc = geom_parse_uint(text, umin, umax, "--fuzz", &uval, err, errsz);
