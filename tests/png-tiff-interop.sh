@@ -69,22 +69,28 @@ fi
 have pamstack && pamstack "$G8" "$G8" >"$T/ga.pam" 2>/dev/null && GA8="$T/ga.pam"
 
 # ---- PNG made by netpbm, decoded by png-io ----------------------------------
-png_decode() { # DESC SOURCE CONVERTER [ARGS]
-    d=$1 src=$2 conv=$3
-    shift 3
-    if [ $png = no ]; then skip_one "$d: PNG not compiled in"; return; fi
+# decode png|tiff DESC SOURCE CONVERTER [ARGS]: CONVERTER (netpbm's, or
+# tiffcp) makes the file from SOURCE; the codec must decode SOURCE's pixels.
+decode() {
+    case $1 in
+    png) built=$png ext=png name=PNG ;;
+    *) built=$tiff ext=tif name=TIFF ;;
+    esac
+    d=$2 src=$3 conv=$4
+    shift 4
+    if [ "$built" = no ]; then skip_one "$d: $name not compiled in"; return; fi
     if [ -z "$src" ]; then skip_one "$d: no source (netpbm tools missing)"; return; fi
-    make_with "$d" "$T/made.png" "$conv" "$@" "$src" || return
-    same "$d: pixels equal the source" "$T/made.png" "$src"
+    make_with "$d" "$T/made.$ext" "$conv" "$@" "$src" || return
+    same "$d: pixels equal the source" "$T/made.$ext" "$src"
 }
-png_decode "PNG gray8 (pnmtopng)" "$G8" pnmtopng
-png_decode "PNG gray16 (pnmtopng)" "$G16" pnmtopng
-png_decode "PNG rgb8 (pnmtopng)" "$RGB8" pnmtopng
-png_decode "PNG rgb16 (pnmtopng)" "$RGB16" pnmtopng
-png_decode "PNG rgba8 (pamtopng)" "$RGBA8" pamtopng
-png_decode "PNG rgb8 interlaced (pnmtopng -interlace)" "$RGB8" pnmtopng -interlace
-png_decode "PNG gray16 interlaced (pnmtopng -interlace)" "$G16" pnmtopng -interlace
-png_decode "PNG rgba8 interlaced (pamtopng -interlace)" "$RGBA8" pamtopng -interlace
+decode png "PNG gray8 (pnmtopng)" "$G8" pnmtopng
+decode png "PNG gray16 (pnmtopng)" "$G16" pnmtopng
+decode png "PNG rgb8 (pnmtopng)" "$RGB8" pnmtopng
+decode png "PNG rgb16 (pnmtopng)" "$RGB16" pnmtopng
+decode png "PNG rgba8 (pamtopng)" "$RGBA8" pamtopng
+decode png "PNG rgb8 interlaced (pnmtopng -interlace)" "$RGB8" pnmtopng -interlace
+decode png "PNG gray16 interlaced (pnmtopng -interlace)" "$G16" pnmtopng -interlace
+decode png "PNG rgba8 interlaced (pamtopng -interlace)" "$RGBA8" pamtopng -interlace
 
 # Palette and 1-bit: the PNG must really be one (colour type 3, bit depth 1).
 png_kind() { od -An -tu1 -j24 -N2 "$1" | tr -s ' ' | sed 's/^ //'; }
@@ -132,20 +138,12 @@ png_encode "png-io gray+alpha8" "$GA8" -alphapam
 png_encode "png-io rgba8" "$RGBA8" -alphapam
 
 # ---- TIFF made by netpbm and tiffcp, decoded by tiff-io ----------------------
-tiff_decode() { # DESC SOURCE CONVERTER [ARGS]
-    d=$1 src=$2 conv=$3
-    shift 3
-    if [ $tiff = no ]; then skip_one "$d: TIFF not compiled in"; return; fi
-    if [ -z "$src" ]; then skip_one "$d: no source"; return; fi
-    make_with "$d" "$T/made.tif" "$conv" "$@" "$src" || return
-    same "$d: pixels equal the source" "$T/made.tif" "$src"
-}
-tiff_decode "TIFF gray8 (pnmtotiff)" "$G8" pnmtotiff
-tiff_decode "TIFF gray16 (pnmtotiff)" "$G16" pnmtotiff
-tiff_decode "TIFF rgb8 LZW (pnmtotiff -lzw)" "$RGB8" pnmtotiff -lzw
-tiff_decode "TIFF rgb16 deflate (pnmtotiff -flate)" "$RGB16" pnmtotiff -flate
-tiff_decode "TIFF rgb8 one row a strip (pnmtotiff -rowsperstrip 1)" "$RGB8" pnmtotiff -rowsperstrip 1
-tiff_decode "TIFF rgba8 (pamtotiff)" "$RGBA8" pamtotiff
+decode tiff "TIFF gray8 (pnmtotiff)" "$G8" pnmtotiff
+decode tiff "TIFF gray16 (pnmtotiff)" "$G16" pnmtotiff
+decode tiff "TIFF rgb8 LZW (pnmtotiff -lzw)" "$RGB8" pnmtotiff -lzw
+decode tiff "TIFF rgb16 deflate (pnmtotiff -flate)" "$RGB16" pnmtotiff -flate
+decode tiff "TIFF rgb8 one row a strip (pnmtotiff -rowsperstrip 1)" "$RGB8" pnmtotiff -rowsperstrip 1
+decode tiff "TIFF rgba8 (pamtotiff)" "$RGBA8" pamtotiff
 
 # tiffcp rewrites a netpbm-made TIFF in other layouts.
 tiffcp_case() { # DESC SOURCE-TIFF EXPECTED PAGE TIFFCP-ARGS...
