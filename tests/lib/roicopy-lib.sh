@@ -90,15 +90,25 @@ expect_error() {
 
 # ---- for the GPU tests ----------------------------------------------------
 
+# crop_args_of CROP-ARGS -- ROICOPY-ARGS: crop_args is the words before
+# --, and `shift "$crop_shift"` leaves ROICOPY-ARGS.
+crop_args_of() {
+    crop_args= crop_shift=1
+    while [ "$1" != -- ]; do
+        crop_args="$crop_args $1"
+        crop_shift=$((crop_shift + 1))
+        shift
+    done
+}
+
 # same DESCRIPTION CROP-ARGS -- ROICOPY-ARGS: roicopy (with --verify) and
 # imgcrop, each on its own output, must succeed and agree byte for byte.
 # CROP-ARGS are [--raw S --depth D] [--format F] INPUT ROI.
 same() {
     desc=$1
     shift
-    crop_args=
-    while [ "$1" != -- ]; do crop_args="$crop_args $1"; shift; done
-    shift
+    crop_args_of "$@"
+    shift "$crop_shift"
     # the output's extension is the input's (roicopy refuses an unknown one)
     # (or the --format asked for)
     ext=raw
