@@ -267,13 +267,17 @@ static int wait_until(struct handoff *h, int (*pred)(struct handoff *, int), int
 static int buffer_free(struct handoff *h, int f) { return h->consumed >= f - 1; }
 static int frame_queued(struct handoff *h, int f) { return h->queued > f; }
 
-static void give_up(struct handoff *h)
+/* Set *field (queued, consumed or stop) to v under h->mu and wake the
+ * other side. */
+static void publish(struct handoff *h, int *field, int v)
 {
     pthread_mutex_lock(&h->mu);
-    h->stop = 1;
+    *field = v;
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
 }
+
+static void give_up(struct handoff *h) { publish(h, &h->stop, 1); }
 
 static void *producer(void *arg)
 {
@@ -294,12 +298,8 @@ static void *producer(void *arg)
             err = cudaMemcpyAsync(h->dst[b], h->dev[b], n, cudaMemcpyDeviceToHost, h->s);
         if (err == cudaSuccess)
             err = cuxfer_latch_arm(&h->latch, h->s);
-        if (err == cudaSuccess) {
-            pthread_mutex_lock(&h->mu);
-            h->queued = f + 1;
-            pthread_cond_broadcast(&h->cv);
-            pthread_mutex_unlock(&h->mu);
-        }
+        if (err == cudaSuccess)
+            publish(h, &h->queued, f + 1);
     }
     h->producer_err = err;
     if (err != cudaSuccess)
@@ -331,10 +331,7 @@ static void *consumer(void *arg)
             if (h->bad_frames++ < 3)
                 diag("  frame %d (%zu bytes) differs", f, n);
         }
-        pthread_mutex_lock(&h->mu);
-        h->consumed = f + 1;
-        pthread_cond_broadcast(&h->cv);
-        pthread_mutex_unlock(&h->mu);
+        publish(h, &h->consumed, f + 1);
     }
     h->consumer_err = err;
     if (err != cudaSuccess)
