@@ -27,9 +27,7 @@ static void test_timer_refusals(void)
     float ms;
     cudaError_t err;
 
-    memset(&t, 0, sizeof t);
-    GPU_OK(cuxfer_timer_destroy(&t), "destroy of a zeroed timer is safe");
-    GPU_OK(cuxfer_timer_destroy(NULL), "destroy of NULL is safe");
+    DESTROY_IS_SAFE(t, cuxfer_timer_destroy, "timer");
     err = cuxfer_timer_start(&t, s);
     is_int(cudaErrorInvalidValue, err, "start on a timer never created refused");
 

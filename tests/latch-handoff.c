@@ -103,9 +103,7 @@ static void test_latch_basics(void)
     cudaError_t err;
     int i;
 
-    memset(&l, 0, sizeof l);
-    GPU_OK(cuxfer_latch_destroy(&l), "destroy of a zeroed latch is safe");
-    GPU_OK(cuxfer_latch_destroy(NULL), "destroy of NULL is safe");
+    DESTROY_IS_SAFE(l, cuxfer_latch_destroy, "latch");
     err = cuxfer_latch_arm(&l, s);
     is_int(cudaErrorInvalidValue, err, "arm of a latch never initialized refused");
     err = cuxfer_latch_wait(&l, 0);

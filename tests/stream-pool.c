@@ -92,9 +92,7 @@ static void test_create(void)
     is_int(cudaErrorInvalidValue, err, "count CUXFER_STREAM_POOL_MAX + 1 refused");
     GPU_OK(cuxfer_stream_pool_destroy(&p), "destroy after a refused count is safe");
 
-    memset(&p, 0, sizeof p);
-    GPU_OK(cuxfer_stream_pool_destroy(&p), "destroy of a zeroed pool is safe");
-    GPU_OK(cuxfer_stream_pool_destroy(NULL), "destroy of NULL is safe");
+    DESTROY_IS_SAFE(p, cuxfer_stream_pool_destroy, "pool");
     GPU_OK(cuxfer_stream_pool_sync(&p), "sync of a zeroed pool is a no-op");
 }
 

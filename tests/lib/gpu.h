@@ -99,6 +99,29 @@ static TAP_UNUSED int gpu_present(int nskip)
                  cudaGetErrorName(gpu_err_), cuxfer_last_reason());            \
     } while (0)
 
+/* DESTROY_IS_SAFE(obj, destroy, what): what every _destroy of the kit
+ * promises - on a zeroed object (obj is zeroed first) and on NULL it
+ * succeeds; two points. */
+#define DESTROY_IS_SAFE(obj, destroy, what)                                    \
+    do {                                                                       \
+        memset(&(obj), 0, sizeof(obj));                                        \
+        GPU_OK(destroy(&(obj)), "destroy of a zeroed " what " is safe");       \
+        GPU_OK(destroy(NULL), "destroy of NULL is safe");                      \
+    } while (0)
+
+/* Setup: *p made with options chunk_bytes, strategy and threads (0: the
+ * defaults), the rest zero. */
+static TAP_UNUSED void plan_create(cuxfer_plan2d *p, size_t chunk_bytes, int strategy,
+                                   int threads)
+{
+    cuxfer_plan2d_options o;
+    memset(&o, 0, sizeof o);
+    o.chunk_bytes = chunk_bytes;
+    o.strategy = strategy;
+    o.threads = threads;
+    GPU_MUST(cuxfer_plan2d_create(p, &o));
+}
+
 /* The buffers of a round trip: pinned *src and *dst and device *dev, n
  * bytes each (setup: bails on failure); copy_bufs_free frees the three. */
 static TAP_UNUSED void copy_bufs_alloc(unsigned char **src, unsigned char **dst,
