@@ -49,10 +49,8 @@ int main(void)
             int good;
             {
                 void *hb = NULL, *bb = NULL;
-                GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
-                GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
-                GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
-                GPU_MUST(cuxfer_view_wrap(&back, bb, hp, w, h, 1));
+                pinned_view(&hb, &src, w, h, hp);
+                pinned_view(&bb, &back, w, h, hp);
             }
             fill_pattern(src.ptr, hp * h, (unsigned)(w + 17 * (size_t)si));
             GPU_MUST(cuxfer_view_alloc_device(&dev, w, h, 1));

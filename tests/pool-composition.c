@@ -203,10 +203,8 @@ static void two_devices(void)
         cuxfer_view src, dv1, back;
         void *hb = NULL, *bb = NULL;
         plan_create(&p, 16 * 1024, CUXFER_PLAN_SPAN, 0); /* on device 0 */
-        GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
-        GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
-        GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
-        GPU_MUST(cuxfer_view_wrap(&back, bb, hp, w, h, 1));
+        pinned_view(&hb, &src, w, h, hp);
+        pinned_view(&bb, &back, w, h, hp);
         GPU_MUST(cudaSetDevice(1));
         GPU_MUST(cuxfer_view_alloc_device(&dv1, w, h, 1));
         GPU_MUST(cudaSetDevice(0));
@@ -280,10 +278,8 @@ static void planner_on_default_streams(void)
     int k;
     plan_create(&up, 16 * 1024, CUXFER_PLAN_SPAN, 0);
     plan_create(&down, 16 * 1024, CUXFER_PLAN_PACK, 0);
-    GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
-    GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
-    GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
-    GPU_MUST(cuxfer_view_wrap(&back, bb, hp, w, h, 1));
+    pinned_view(&hb, &src, w, h, hp);
+    pinned_view(&bb, &back, w, h, hp);
     GPU_MUST(cuxfer_view_alloc_device(&dev, w, h, 1));
     for (k = 0; k < 3; ++k) {
         cudaStream_t s = streams[k];
@@ -492,10 +488,8 @@ static void planner_in_graphs(void)
         cuxfer_view host, dev, ref;
         void *hb = NULL, *rb = NULL;
         plan_create(&p, 16 * 1024, strategy, 4);
-        GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
-        GPU_MUST(cuxfer_host_alloc(&rb, hp * h, 1, 0));
-        GPU_MUST(cuxfer_view_wrap(&host, hb, hp, w, h, 1));
-        GPU_MUST(cuxfer_view_wrap(&ref, rb, hp, w, h, 1));
+        pinned_view(&hb, &host, w, h, hp);
+        pinned_view(&rb, &ref, w, h, hp);
         GPU_MUST(cuxfer_view_alloc_device(&dev, w, h, 1));
         ok(cuxfer_plan2d_choose(&p, si == 0 ? &dev : &host, si == 0 ? &host : &dev) == strategy,
            "%s: the plan would use %s", sn, sn);

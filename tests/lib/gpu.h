@@ -122,6 +122,14 @@ static TAP_UNUSED void plan_create(cuxfer_plan2d *p, size_t chunk_bytes, int str
     GPU_MUST(cuxfer_plan2d_create(p, &o));
 }
 
+/* Setup: *p, pinned, h rows at the given pitch, and *v its view of w-byte
+ * rows. */
+static TAP_UNUSED void pinned_view(void **p, cuxfer_view *v, size_t w, size_t h, size_t pitch)
+{
+    GPU_MUST(cuxfer_host_alloc(p, pitch * h, 1, 0));
+    GPU_MUST(cuxfer_view_wrap(v, *p, pitch, w, h, 1));
+}
+
 /* The buffers of a round trip: pinned *src and *dst and device *dev, n
  * bytes each (setup: bails on failure); copy_bufs_free frees the three. */
 static TAP_UNUSED void copy_bufs_alloc(unsigned char **src, unsigned char **dst,

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * views.h - views and ROIs filled in field by field, as the validation
+ * views.h - views and ROIs filled in by hand, as the validation
  * tests need them: view_of builds a view without cuxfer_view_wrap's
  * checks (kind unknown, device -1), so that a test can hand cuxfer a view
- * that wrap would refuse and see the call under test refuse it.
+ * that wrap would refuse and see the call under test refuse it.  C99 (the
+ * validation tests are C).
  */
 #ifndef CUXFER_TESTS_VIEWS_H
 #define CUXFER_TESTS_VIEWS_H
-
-#include <string.h>
 
 #include "tap.h"
 #include <cuxfer.h>
@@ -16,24 +15,14 @@
 static TAP_UNUSED cuxfer_view view_of(void *p, size_t w, size_t h, size_t elem,
                                       size_t pitch)
 {
-    cuxfer_view v;
-    memset(&v, 0, sizeof v);
-    v.ptr = p;
-    v.width = w;
-    v.height = h;
-    v.elem_size = elem;
-    v.pitch = pitch;
-    v.device = -1;
+    cuxfer_view v = {.ptr = p, .pitch = pitch, .width = w, .height = h, .elem_size = elem,
+                     .device = -1};
     return v;
 }
 
 static TAP_UNUSED cuxfer_roi roi_of(size_t x, size_t y, size_t w, size_t h)
 {
-    cuxfer_roi r;
-    r.x = x;
-    r.y = y;
-    r.width = w;
-    r.height = h;
+    cuxfer_roi r = {x, y, w, h};
     return r;
 }
 
