@@ -134,6 +134,33 @@ same() {
     fi
 }
 
+# make_frames N SEED: $T/frames/f0.ppm .. f(N-1).ppm, 67x45 RGB samples of
+# seeds SEED.., and the empty folders $T/ring (outputs) and $T/ref (CPU
+# crops) for ring_matches.
+make_frames() {
+    mkdir "$T/frames" "$T/ring" "$T/ref" || return 1
+    mf_i=0
+    while [ $mf_i -lt "$1" ]; do
+        "$MKSAMPLES" image ppm 67x45x3 255 $(($2 + mf_i)) "$T/frames/f$mf_i.ppm"
+        mf_i=$((mf_i + 1))
+    done
+}
+
+# ring_matches N ROI FORMAT-EXT: every frame's output in $T/ring equals
+# its CPU crop (imgcrop --format FORMAT-EXT), and there are N outputs;
+# $bad counts the mismatches.
+ring_matches() {
+    n=$1 roi=$2 ext=$3
+    bad=0
+    for f in "$T"/frames/*.ppm; do
+        b=$(basename "$f" .ppm)
+        [ -f "$T/ring/$b.$ext" ] || continue
+        "$IMGCROP" --format "$ext" "$f" "$roi" "$T/ref/$b.$ext" || bad=$((bad + 1))
+        cmp -s "$T/ring/$b.$ext" "$T/ref/$b.$ext" || bad=$((bad + 1))
+    done
+    [ $bad -eq 0 ] && [ "$(ls "$T/ring" | wc -l)" -eq "$n" ]
+}
+
 # Deterministic pseudo-random ROIs inside W x H: "WxH+X+Y" lines.
 random_rois() {
     awk -v W="$1" -v H="$2" -v n="$3" -v seed="$4" 'BEGIN {
