@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # .ci/cuda-matrix.sh - the header against the CUDA runtimes 11.8, 12.x and
 # 13.x, taken from NVIDIA's wheels on PyPI (no toolkit install needed):
-# tests/header-compile.c compiles and .ci/cuda-matrix-probe.c compiles,
+# tests/header/compile.c compiles and .ci/cuda-matrix-probe.c compiles,
 # links against that version's libcudart and runs (reporting no device
 # cleanly on a machine without a GPU), with gcc and clang, as C99 and as
 # C++11, under -Wall -Wextra -Werror -pedantic.  The probe calls the
@@ -82,11 +82,11 @@ for v in $CUDA_MATRIX; do
             continue
         fi
         # shellcheck disable=SC2086
-        if $comp -std=$std $warn $inc -x $lang -c "$top/tests/header-compile.c" \
+        if $comp -std=$std $warn $inc -x $lang -c "$top/tests/header/compile.c" \
             -o "$work/hc.o" >"$work/log" 2>&1; then
-            result ok "$label: tests/header-compile.c compiles"
+            result ok "$label: tests/header/compile.c compiles"
         else
-            result "not ok" "$label: tests/header-compile.c compiles" "$work/log"
+            result "not ok" "$label: tests/header/compile.c compiles" "$work/log"
         fi
         # shellcheck disable=SC2086
         if $comp -std=$std $warn $inc -x $lang "$top/.ci/cuda-matrix-probe.c" \

@@ -126,11 +126,11 @@ run_one() {
         return
     fi
     result ok "CUDA $v: the library, tools and C tests build"
-    got=$(env -u LD_LIBRARY_PATH ldd "$build/tests/gpu-smoke" 2>/dev/null |
+    got=$(env -u LD_LIBRARY_PATH ldd "$build/tests/devices/gpu-smoke" 2>/dev/null |
         sed -n 's/.*libcudart[^ ]* => \([^ ]*\).*/\1/p')
     case $got in
-    "$root/lib/"*) result ok "CUDA $v: tests/gpu-smoke loads $got" ;;
-    *) echo "tests/gpu-smoke loads libcudart from '$got'" >"$log.ldd"
+    "$root/lib/"*) result ok "CUDA $v: tests/devices/gpu-smoke loads $got" ;;
+    *) echo "tests/devices/gpu-smoke loads libcudart from '$got'" >"$log.ldd"
        result "not ok" "CUDA $v: the tests load this runtime's libcudart" "$log.ldd" ;;
     esac
     # shellcheck disable=SC2086
@@ -143,7 +143,7 @@ run_one() {
         result "not ok" "CUDA $v: make check with CUXFER_REQUIRE_GPU=$CUXFER_REQUIRE_GPU" "$log"
     fi
     # Every failing test point, whatever make said.
-    for f in "$build"/tests/*.log; do
+    for f in "$build"/tests/*.log "$build"/tests/*/*.log; do
         [ -f "$f" ] || continue
         grep -hE '^(not ok|Bail out)' "$f" | sed "s|^|# CUDA $v ${f#"$build"/}: |"
     done

@@ -55,7 +55,9 @@ for phase in $phases; do
             make -j$jobs && make -j$jobs check TESTS=" || exit 1 ;;
     suite)
         run_phase suite make -j"$jobs" check
-        cp tests/*.log "$out/tests/" 2>/dev/null
+        for f in tests/*.log tests/*/*.log; do
+            [ -f "$f" ] && mkdir -p "$out/${f%/*}" && cp "$f" "$out/$f"
+        done
         grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' "$out/suite.log" | tee -a "$out/summary.txt"
         grep -E '^(FAIL|ERROR)' "$out/suite.log" | head -40 | tee -a "$out/summary.txt"
         pack ;;
@@ -64,7 +66,7 @@ for phase in $phases; do
         grep -E '^(ok|not ok)' "$out/runtimes.log" | tee -a "$out/summary.txt"
         pack ;;
     sanitize)
-        run_phase sanitize make check-sanitizer SANITIZER_TESTS='tests/composition-foreign-capture tests/pool-composition tests/stream-wait-capture tests/rois-roundtrip'
+        run_phase sanitize make check-sanitizer SANITIZER_TESTS='tests/composition/foreign-capture tests/composition/pool-planner tests/streams/stream-wait-capture tests/rois/roundtrip'
         grep -E '^(PASS|FAIL|SKIP)' "$out/sanitize.log" | tail -20 | tee -a "$out/summary.txt"
         pack ;;
     bench)

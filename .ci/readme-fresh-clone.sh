@@ -4,7 +4,7 @@
 # in order, in a fresh clone, as a new user would paste them into one
 # shell: bootstrap, build and test, install into $HOME/cuxfer, build the
 # first program, then roicopy's examples.  Slow (it builds the whole tree
-# twice), so it is not part of `make check`; tests/readme-commands.sh
+# twice), so it is not part of `make check`; tests/docs/readme-commands.sh
 # checks the same blocks there without building.
 #
 #   sh .ci/readme-fresh-clone.sh [REPO]     (default: this checkout)
@@ -30,7 +30,7 @@ git clone -q "$src" "$tmp/clone" || { say "git clone $src failed"; exit 1; }
 cd "$tmp/clone" || exit 1
 say "cloned $(git rev-parse --short HEAD) into $tmp/clone"
 mkdir "$tmp/blocks" "$tmp/home"
-sh tests/readme-commands.sh --extract "$tmp/blocks" README.md || exit 1
+sh tests/docs/readme-commands.sh --extract "$tmp/blocks" README.md || exit 1
 for c in "$tmp"/blocks/*.c; do
     grep -q '^int main' "$c" && cp "$c" hello.c
 done

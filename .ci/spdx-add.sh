@@ -10,7 +10,7 @@
 #
 # What counts is decided by kind() below, from the path (and the shebang):
 # LICENSE, samples/, the fuzz corpus and regressions, dictionaries, images
-# and prose (README.md, NEWS, HACKING) do not.  tests/spdx-headers.sh checks
+# and prose (README.md, NEWS, HACKING) do not.  tests/build/spdx-headers.sh checks
 # the result with --list.  The line goes on line 1, or line 2 after a
 # shebang or zsh's `#compdef`.
 set -eu

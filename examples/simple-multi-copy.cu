@@ -50,8 +50,17 @@ static float processWithStreams(cuxfer_ring *ring, cuxfer_timer *t, int streams_
     CUXFER_CHECK(cuxfer_ring_wait(ring, 0));
     for (int i = 0; i < NREPS; ++i) {
         CUXFER_CHECK(cuxfer_ring_acquire(ring, &slot)); /* the slot's last cycle is done */
+        /* as in the sample, each frame's input goes up one frame ahead:
+         * frame 0's is on the device already, and the last frame's upload
+         * is of the frame after it */
+        job.h2d_bytes = i ? memsize : 0;
         CUXFER_CHECK(cuxfer_ring_submit(ring, slot, &job));
     }
+    CUXFER_CHECK(cuxfer_ring_acquire(ring, &slot));
+    job.h2d_bytes = memsize;
+    job.work = NULL;
+    job.d2h_bytes = 0;
+    CUXFER_CHECK(cuxfer_ring_submit(ring, slot, &job));
     CUXFER_CHECK(cuxfer_stream_wait_ring(0, ring));
     CUXFER_CHECK(cuxfer_timer_stop(t, 0));
     CUXFER_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));

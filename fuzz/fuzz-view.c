@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * hardening work's to change) is listed with its input in
  * fuzz/regressions/KNOWN-BUGS, and steered around under
  * #ifdef FUZZ_AVOID_KNOWN_BUGS (fuzz/run-fuzzers.sh defines it) so that
- * CI fuzzing keeps looking for new bugs; tests/fuzz-regressions.sh builds
+ * CI fuzzing keeps looking for new bugs; tests/fuzz/regressions.sh builds
  * without it and replays the input as a TODO test.  The four found so far
  * (cuxfer_pinned_pool_class_size above 2^63, cuxfer_view_sub offsets that
  * wrapped) are fixed: their inputs are plain regression tests now. */
@@ -229,7 +229,7 @@ static void do_copy2d(const cuxfer_view *d, const cuxfer_view *s,
         fail("copy2d accepted a pitch above the maximum");
     if (d->width && d->height) {
         /* accepted, so no row shares a byte: spot-check the first and the
-         * last rows of both (tests/composition-rules checks it exactly) */
+         * last rows of both (tests/composition/rules checks it exactly) */
         size_t w = d->width * d->elem_size, last = d->height - 1;
         uintptr_t d0 = (uintptr_t)d->ptr, s0 = (uintptr_t)s->ptr;
         uintptr_t dl = d0 + last * d->pitch, sl = s0 + last * s->pitch;

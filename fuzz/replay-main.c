@@ -3,7 +3,7 @@
  * replay-main.c - a main() for fuzz targets where clang's libFuzzer runtime
  * is absent: calls LLVMFuzzerTestOneInput once on each FILE, and on every
  * file of each DIRECTORY argument (not recursive).  A crash or abort in the
- * target ends the run with that signal; tests/fuzz-regressions.sh reports
+ * target ends the run with that signal; tests/fuzz/regressions.sh reports
  * it.  Built with the project's CFLAGS, so under .ci/sanitize.sh the
  * replay runs with ASan and UBSan too.  `--sanitized` exits 0 when built
  * with AddressSanitizer (a proxy for "the sanitizers are on": .ci/sanitize.sh

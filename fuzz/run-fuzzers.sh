@@ -4,7 +4,7 @@
 # run it for a bounded time from a copy of its committed seed corpus.  Any
 # crash, leak, UB report or broken invariant fails the run; the input that
 # did it is kept (its path and a hex dump are printed) so that it can be
-# added to fuzz/regressions/TARGET/, where tests/fuzz-regressions.sh
+# added to fuzz/regressions/TARGET/, where tests/fuzz/regressions.sh
 # replays it in every `make check`.
 #
 # Nothing is written into the source tree: binaries, the working corpus

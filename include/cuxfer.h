@@ -116,7 +116,7 @@
  *  so cuxfer's CPU-side calls work in it; CUDA itself is not supported in
  *  a fork child (the driver's rule): a child that needs the GPU must exec.
  *
- * SYNOPSIS (tests/header-synopsis.sh --write regenerates it)
+ * SYNOPSIS (tests/header/synopsis.sh --write regenerates it)
  *  man 3 cuxfer
  *    CUXFER_VERSION_MAJOR  CUXFER_VERSION_MINOR  CUXFER_VERSION_PATCH
  *    CUXFER_VERSION_STRING  CUXFER_VERSION_NUMBER
@@ -963,7 +963,7 @@ CUXFER_API cudaError_t cuxfer_impl_stream_sync(cudaStream_t s)
  * Relaxed mode for the same reason: cudaMalloc, cudaFree, cudaEventCreate
  * and cudaStreamCreate are "unsafe" calls that invalidate another thread's
  * Global-mode capture.  They touch nothing a graph under construction uses
- * (tests/composition-foreign-capture runs every family beside such a
+ * (tests/composition/foreign-capture runs every family beside such a
  * capture). */
 CUXFER_API cudaError_t cuxfer_impl_dmalloc(void **p, size_t bytes)
 {
@@ -6683,7 +6683,7 @@ typedef struct cuxfer_rois_options {
                                  included (default: online CPUs, at most 16) */
     int strategy;             /* CUXFER_ROIS_AUTO, or force one */
     size_t direct_tile_bytes; /* AUTO takes DIRECT when the mean tile has at
-                                 least this many bytes (default 256 KiB with
+                                 least this many bytes (default 1 MiB with
                                  KERNEL, 16 KiB x threads without: where
                                  the loop runs near the link and the other
                                  strategies would not win) */
@@ -7163,7 +7163,7 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
                                 err != cudaSuccess ? ")" : "");
     }
     if (p->opt.direct_tile_bytes == 0)
-        p->opt.direct_tile_bytes = p->kernel ? (size_t)256 << 10
+        p->opt.direct_tile_bytes = p->kernel ? (size_t)1 << 20
                                              : (size_t)16384 * (size_t)p->opt.threads;
     cuxfer_impl_team_start(&p->team, p->opt.threads - 1);
     p->team_up = 1;

@@ -6,7 +6,7 @@
  * waits across devices, host buffers, and roicopy's regions as
  * cuxfer_roi.
  *
- * They call nothing of roicopy's but frames.c (tests/tools-no-cycle.sh).
+ * They call nothing of roicopy's but frames.c (tests/roicopy/tools-no-cycle.sh).
  */
 #ifndef ROICOPY_DEVICES_H
 #define ROICOPY_DEVICES_H

@@ -8,7 +8,7 @@
  * These services call nothing of roicopy's own: roicopy.c (command line
  * and plan), roicopy-gpu.c, roicopy-ring.c and roicopy-tiles.c (the
  * copies), report.c and timing.c call them, never the other way round
- * (tests/tools-no-cycle.sh).
+ * (tests/roicopy/tools-no-cycle.sh).
  */
 #ifndef ROICOPY_FRAMES_H
 #define ROICOPY_FRAMES_H

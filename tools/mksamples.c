@@ -5,7 +5,7 @@
  *
  *   mksamples DIR
  *       writes the bundled set into DIR, byte for byte what samples/ holds
- *       (tests/samples-reproducible.sh checks it);
+ *       (tests/roicopy/samples-reproducible.sh checks it);
  *   mksamples image FORMAT WxHxC MAXVAL|float SEED PATH
  *       writes one image of pseudo-random content: FORMAT pgm|ppm|pam|raw,
  *       MAXVAL 1..65535 (raw: 255 or 65535, host byte order) or "float"

@@ -68,7 +68,7 @@ int image_mkstemp_tracked(const char *tmpl, const char **name, int *slot);
 void image_temp_release(int slot);
 
 /* Test hook: called with the temporary file's name once it exists, before
- * anything is written to it (tests/image-io.c raises signals there). */
+ * anything is written to it (tests/roicopy/image-io.c raises signals there). */
 extern void (*image_test_write_hook)(const char *tmp);
 
 #endif

@@ -8,7 +8,7 @@
  * an error is reported the same with or without a GPU.
  *
  * The files by role, each calling only those below it (no two call each
- * other; tests/tools-no-cycle.sh checks the objects):
+ * other; tests/roicopy/tools-no-cycle.sh checks the objects):
  *   roicopy.c         command line, validation, the plan
  *   roicopy-gpu.c     the copies of one input (bands), the dispatch
  *   roicopy-ring.c    the copies of a batch (the transfer ring)

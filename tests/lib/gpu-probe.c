@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The GPU gate of the shell tests (tests/roicopy-gpu.sh,
- * tests/roicopy-multi-gpu.sh): `gpu-probe [N]` prints nothing and exits 0
+/* The GPU gate of the shell tests (tests/roicopy/gpu.sh,
+ * tests/roicopy/multi-gpu.sh): `gpu-probe [N]` prints nothing and exits 0
  * when at least N devices (default 1) are there; prints "1..0 # SKIP no
  * CUDA device: <reason>" or "1..0 # SKIP needs N GPUs" and exits 0 when
  * not; bails (non-zero) when CUXFER_REQUIRE_GPU asks for devices that are

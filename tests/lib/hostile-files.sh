@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# hostile-files.sh - sourced by tests/roicopy-hostile*.sh: byte-exact
+# hostile-files.sh - sourced by tests/roicopy/hostile*.sh: byte-exact
 # hostile inputs written with printf alone (no tool can refuse to make
 # them): little-endian TIFFs of one strip with any compression and any
 # claimed size, netpbm files of any maxval and tuple type; and the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The CPU reference for tests/roicopy-gpu.sh: crop an image on the CPU and
+/* The CPU reference for tests/roicopy/gpu.sh: crop an image on the CPU and
  * write it with roicopy's writer, so the GPU's output can be compared with
  * it byte for byte.
  *   imgcrop [--raw WxHxC --depth D] [--format F] INPUT WxH+X+Y OUTPUT */

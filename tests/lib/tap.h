@@ -6,10 +6,19 @@
  * cannot run (no GPU) calls skip_all(), which prints "1..0 # SKIP reason"
  * and exits 0: any non-zero exit is an ERROR for tap-driver.sh.
  * Modelled on c-tap-harness's basic.h, much smaller.
+ *
+ * TAP_ONLY=PATTERN in the environment runs one case for debugging: only
+ * the test points whose name matches PATTERN (a shell glob, fnmatch(3),
+ * matched anywhere in the name) are reported; every other one prints
+ * "ok N # SKIP not selected: NAME" and cannot fail.  The numbering and
+ * the plan stay as they are, so "not ok 12" is still point 12.
+ *     TAP_ONLY='PACK' tests/planner/strategy-choice
+ *     TAP_ONLY='pitch 16*SPAN' make check TESTS=tests/planner/strategy-choice
  */
 #ifndef CUXFER_TESTS_TAP_H
 #define CUXFER_TESTS_TAP_H
 
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,15 +76,33 @@ static TAP_UNUSED TAP_PRINTF(1, 2) void diag(const char *fmt, ...)
     fflush(stdout);
 }
 
-static TAP_UNUSED void tap_vresult(int pass, const char *fmt, va_list ap)
+/* Is the test point called name selected by TAP_ONLY (see the top)? */
+static TAP_UNUSED int tap_selected(const char *name)
 {
+    const char *pat = getenv("TAP_ONLY");
+    char glob[512];
+    if (!pat || !*pat)
+        return 1;
+    snprintf(glob, sizeof glob, "*%s*", pat);
+    return fnmatch(glob, name, 0) == 0;
+}
+
+/* One test point; returns 1 when it is a reported failure (to explain). */
+static TAP_UNUSED int tap_vresult(int pass, const char *fmt, va_list ap)
+{
+    char name[1024];
+    vsnprintf(name, sizeof name, fmt, ap);
     ++tap_count;
+    if (!tap_selected(name)) {
+        printf("ok %d # SKIP not selected: %s\n", tap_count, name);
+        fflush(stdout);
+        return 0;
+    }
     if (!pass)
         ++tap_failed;
-    printf("%s %d - ", pass ? "ok" : "not ok", tap_count);
-    vprintf(fmt, ap);
-    printf("\n");
+    printf("%s %d - %s\n", pass ? "ok" : "not ok", tap_count, name);
     fflush(stdout);
+    return !pass;
 }
 
 /* ok(cond, name...): one test point; returns cond so callers can chain. */
@@ -92,29 +119,31 @@ static TAP_UNUSED TAP_PRINTF(3, 4) int is_int(long long want, long long got,
                                              const char *fmt, ...)
 {
     va_list ap;
-    int pass = want == got;
+    int pass = want == got, explain;
     va_start(ap, fmt);
-    tap_vresult(pass, fmt, ap);
+    explain = tap_vresult(pass, fmt, ap);
     va_end(ap);
-    if (!pass)
+    if (explain)
         diag("  wanted: %lld\n#      got: %lld", want, got);
     return pass;
 }
 
 /* is_string(want, got, name...): the strings are equal.
  * contains(hay, needle, name...): hay holds needle as a substring.
- * On failure both name the two strings (NULL shown as "(null)"). */
+ * On a reported failure both name the two strings (NULL shown as
+ * "(null)"). */
 enum { TAP_STR_EQUAL, TAP_STR_CONTAINS };
 
 static TAP_UNUSED TAP_PRINTF(4, 5) int tap_strcheck(int how, const char *a, const char *b,
                                                      const char *fmt, ...)
 {
     va_list ap;
-    int pass = a && b && (how == TAP_STR_EQUAL ? strcmp(a, b) == 0 : strstr(a, b) != NULL);
+    int pass = a && b && (how == TAP_STR_EQUAL ? strcmp(a, b) == 0 : strstr(a, b) != NULL),
+        explain;
     va_start(ap, fmt);
-    tap_vresult(pass, fmt, ap);
+    explain = tap_vresult(pass, fmt, ap);
     va_end(ap);
-    if (pass)
+    if (!explain)
         return pass;
     a = a ? a : "(null)";
     b = b ? b : "(null)";

@@ -24,7 +24,7 @@ trap 'rm -rf "$work"' EXIT
 
 # name|cpu or gpu|sed script (applied to a copy of the header; '#' delimits;
 # @I@ stands for the header's private prefix, which tests name only in
-# tests/internals.c: tests/public-names-only.sh)
+# tests/state/internals.c: tests/header/public-names-only.sh)
 mutants='roi-bounds-off-by-one|cpu|s#if (end > v->width)$#if (end > v->width + 1)#
 view-pitch-check-off-by-one|cpu|s#^    if (row > v->pitch)$#    if (row > v->pitch + 1)#
 elem-size-check-removed|cpu|s#if (v->elem_size < 1 || v->elem_size > CUXFER_ELEM_MAX)#if (v->elem_size < 1)#

@@ -34,7 +34,7 @@ static soak_thread T[SOAK_MAX_THREADS];
 static int stop_all;            /* a failure or the time: every worker stops */
 static pthread_mutex_t fail_mu = PTHREAD_MUTEX_INITIALIZER;
 static int failed_thread = -1;  /* the first failure's thread */
-static char fail_text[2048];
+static char fail_text[8192];
 static char fail_op[64];        /* its operation (the shrinker keeps it failing) */
 static long *replay_steps;      /* --replay: the steps to run */
 static long replay_n;
@@ -103,7 +103,7 @@ void soak_say(soak_thread *t, const char *fmt, ...)
 int soak_fail(soak_thread *t, const char *fmt, ...)
 {
     va_list ap;
-    char msg[1024];
+    char msg[6144];
     va_start(ap, fmt);
     (void)vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
@@ -144,14 +144,22 @@ int soak_expect(soak_thread *t, cudaError_t want, cudaError_t got)
 int soak_compare(soak_thread *t, const unsigned char *got, const unsigned char *want, size_t n,
                  const char *what)
 {
-    size_t i, bad = 0, first = 0;
+    size_t i, bad = 0, first = 0, last = 0;
+    char g8[40] = "", w8[40] = "";
     for (i = 0; i < n; ++i)
-        if (got[i] != want[i] && !bad++)
-            first = i;
+        if (got[i] != want[i]) {
+            if (!bad++)
+                first = i;
+            last = i;
+        }
     if (!bad)
         return 0;
-    return soak_fail(t, "%s: %zu of %zu bytes differ, first at %zu (got 0x%02x, want 0x%02x)",
-                     what, bad, n, first, got[first], want[first]);
+    for (i = first; i < n && i < first + 8; ++i) {
+        (void)snprintf(g8 + strlen(g8), sizeof g8 - strlen(g8), " %02x", got[i]);
+        (void)snprintf(w8 + strlen(w8), sizeof w8 - strlen(w8), " %02x", want[i]);
+    }
+    return soak_fail(t, "%s: %zu of %zu bytes differ, from %zu to %zu (got%s, want%s)", what, bad,
+                     n, first, last, g8, w8);
 }
 
 /* ---- leak counters ------------------------------------------------------ */
@@ -170,6 +178,24 @@ static int count_dir(const char *path)
 }
 
 static void record_failure(void);
+
+/* What every thread is doing now, one line each (a call that waited
+ * too long says what the others were in). */
+void soak_snapshot(char *buf, size_t n)
+{
+    int k;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (k = 0; k < soak_opt.threads && used + 1 < n; ++k) {
+        int w = snprintf(buf + used, n - used, "\n#     thread %d: step %ld, op %s, %s: %.200s", k,
+                         T[k].step, T[k].op ? T[k].op : "-",
+                         __atomic_load_n(&T[k].t0, __ATOMIC_ACQUIRE) > 0 ? "running" : "idle",
+                         T[k].call);
+        if (w < 0)
+            break;
+        used += (size_t)w < n - used ? (size_t)w : n - used - 1;
+    }
+}
 
 /* ---- the watchdog ------------------------------------------------------- */
 static int watchdog_quit;

@@ -63,6 +63,7 @@ int soak_expect(soak_thread *t, cudaError_t want, cudaError_t got);
 int soak_compare(soak_thread *t, const unsigned char *got, const unsigned char *want, size_t n,
                  const char *what);
 double soak_now_ms(void);
+void soak_snapshot(char *buf, size_t n); /* every thread's current call */
 
 /* model.c: the oracle's arithmetic */
 cudaError_t model_view_check(const cuxfer_view *v);

@@ -1,0 +1,64 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Every compiler present builds and links a consumer of a staged install
+# (make install DESTDIR=...) with nothing but `pkg-config --cflags --libs
+# cuxfer`: gcc (C99), g++ (C++11), clang and clang++ when present, and nvcc
+# on a .cu with a kernel when present.  Each binary then runs: without a GPU
+# it prints the version and exits 0; with one, the nvcc consumer checks a
+# kernel round trip.  Absent compilers are skipped, each on its own line.
+: "${top_srcdir:=.}" "${top_builddir:=.}" "${PKG_CONFIG:=pkg-config}" "${MAKE:=make}"
+: "${prefix:=/usr/local}" "${CC:=cc}" "${CXX:=c++}"
+echo "1..12"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-consumers.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -z "$2" ] || sed 's/^/# /' "$2"; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
+
+if $MAKE -C "$top_builddir" install-includeHEADERS install-pkgconfigDATA \
+    DESTDIR="$tmp/stage" >"$tmp/log" 2>&1; then
+    ok "staged install into DESTDIR"
+else
+    notok "staged install into DESTDIR" "$tmp/log"
+fi
+PKG_CONFIG_PATH=$(find "$tmp/stage" -name cuxfer.pc -exec dirname {} \; | head -n 1)
+export PKG_CONFIG_PATH
+flags=$($PKG_CONFIG --define-variable=prefix="$tmp/stage$prefix" \
+    --cflags --libs cuxfer 2>"$tmp/log")
+# The flags nvcc rejects must not be there (issue: nvcc fails on -pthread,
+# then on -Wl,-rpath).
+case " $flags " in
+*" -pthread "*|*" -Wl,"*) notok "flags every compiler accepts: $flags" ;;
+"  ") notok "pkg-config --cflags --libs cuxfer" "$tmp/log" ;;
+*) ok "flags every compiler accepts: $flags" ;;
+esac
+
+# build LABEL COMPILER LANGFLAGS SOURCE: build, then run it.
+build() {
+    label=$1 cc=$2 lang=$3 src=$4
+    if [ -z "$cc" ] || ! command -v "${cc%% *}" >/dev/null 2>&1; then
+        skip "$label: no compiler (${cc:-unset})"; skip "$label: not built"; return
+    fi
+    # shellcheck disable=SC2086
+    if $cc $lang -o "$tmp/$label" "$src" $flags >"$tmp/$label.log" 2>&1; then
+        ok "$label: $cc $lang builds and links"
+    else
+        notok "$label: $cc $lang builds and links" "$tmp/$label.log"; skip "$label: not built"
+        return
+    fi
+    if "$tmp/$label" >"$tmp/$label.run" 2>&1 &&
+        grep -q "^cuxfer $PACKAGE_VERSION" "$tmp/$label.run"; then
+        ok "$label runs: $(head -n 1 "$tmp/$label.run")"
+    else
+        notok "$label runs" "$tmp/$label.run"
+    fi
+}
+w='-Wall -Wextra -Werror -pedantic'
+c_src=$top_srcdir/tests/build/pkgconfig-consumer.c
+build gcc "$CC" "-std=c99 $w" "$c_src"
+build gxx "$CXX" "-std=c++11 $w -x c++" "$c_src"
+build clang "${CLANG:-}" "-std=c99 $w" "$c_src"
+build clangxx "${CLANGXX:-}" "-std=c++11 $w -x c++" "$c_src"
+build nvcc "${NVCC:-}" "-std=c++17 -Werror all-warnings" "$top_srcdir/tests/build/consumer.cu"
+[ "$n" -eq 12 ] || echo "not ok 99 - planned 12, ran $n"

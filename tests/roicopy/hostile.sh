@@ -1,0 +1,290 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# roicopy under hostile and careless use, on the CPU (no GPU needed; the
+# copies themselves are in hostile-gpu.sh):
+#  - an OUTPUT naming a descriptor (/dev/stdout, /dev/fd/N, a link to it)
+#    is written into it, never renamed over; the plan says so;
+#  - signals ignored at start (nohup, background jobs) stay ignored;
+#  - --page, --raw and -0 are checked with --tiles too, and --page is cut;
+#  - forged TIFF sizes are refused for every compression before anything
+#    is allocated; a PackBits run across rows decodes as tifftopnm does;
+#  - corrupt PNG chunks and TIFF strips past the end are found by --dry-run;
+#  - a failed write to standard output is exit 4;
+#  - netpbm maxvals are rescaled into PNG/TIFF as pamdepth/pnmtopng do,
+#    and kept netpbm to netpbm; tuple types PNG/TIFF would misread are
+#    refused;
+#  - --files-from is capped; misleading messages name the real problem;
+#  - roicopy(1) renders without stray markup.
+# The write path is driven through tests/roicopy/codec-tool (the same
+# image_write_atomic and codecs roicopy calls).  netpbm's tools are the
+# oracle where present; their cases skip without them.
+. "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
+. "${top_srcdir:-.}/tests/lib/hostile-files.sh"
+CODEC_TOOL="$top_builddir/tests/roicopy/codec-tool"
+G="$SAMPLES/gray-97x61.pgm"
+
+# ---- 1: descriptors as OUTPUT ---------------------------------------------
+env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$G" /dev/stdout >"$T/plan" 2>"$T/err"
+check "--dry-run G /dev/stdout plans a write into descriptor 1, not a replacement" \
+    grep -q "^output:   /dev/stdout (pgm, written into descriptor 1 (standard output), never replaced)" "$T/plan"
+env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run --json "$G" /dev/fd/1 >"$T/plan" 2>"$T/err"
+check "--dry-run --json: /dev/fd/1 is written \"into its descriptor\"" \
+    grep -q '"written": "into its descriptor"' "$T/plan"
+ln -s /dev/stdout "$T/link.pgm"
+env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$G" "$T/link.pgm" >"$T/plan" 2>"$T/err"
+check "a link to /dev/stdout is a descriptor too" grep -q "written into descriptor 1" "$T/plan"
+expect_error 4 "/dev/fd/9: names descriptor 9, which is not open" \
+    "/dev/fd/9 with descriptor 9 closed is refused" -- --dry-run "$G" /dev/fd/9
+env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run --tiles 48x30 --stack /dev/fd/1 "$G" >"$T/plan" 2>"$T/err"
+check "--stack /dev/fd/1 is written into its descriptor" \
+    grep -q "^stack:   /dev/fd/1 (4 pgm images, written into its descriptor, never replaced)" "$T/plan"
+# The write itself (image_write_atomic, as roicopy calls it after the GPU).
+rm -f "$T/link.pgm"
+ln -s /dev/stdout "$T/link.pam"
+"$CODEC_TOOL" convert "$G" "$T/link.pam" >"$T/via-link" 2>"$T/err"
+"$CODEC_TOOL" convert "$G" "$T/direct.pam" 2>>"$T/err"
+check "an output linked to /dev/stdout: the bytes go to standard output, the link stays" \
+    eval '[ -L "$T/link.pam" ] && cmp -s "$T/via-link" "$T/direct.pam"'
+"$CODEC_TOOL" convert "$G" /dev/stdout >"$T/via-dev" 2>"$T/err"
+check "/dev/stdout redirected to a file: written into it" cmp -s "$T/via-dev" "$T/direct.pam"
+"$CODEC_TOOL" convert "$G" /dev/fd/7 7>"$T/via-fd7" 2>"$T/err"
+check "/dev/fd/7: written into descriptor 7" cmp -s "$T/via-fd7" "$T/direct.pam"
+rm -f "$T/link.pam" "$T/via-"* "$T/direct.pam"
+
+# ---- 2: ignored signals stay ignored --------------------------------------
+# roicopy blocks reading --files-from from a FIFO; a signal its parent
+# ignored must not end it.  (Opening the FIFO for writing returns once
+# roicopy has opened it, after its handlers are installed.)
+ignored_signal() {
+    sig=$1
+    rm -f "$T/names"
+    mkfifo "$T/names" || { skip_one "SIG$sig: no mkfifo"; return; }
+    (trap '' "$sig"; exec "$ROICOPY" --dry-run --files-from "$T/names" -o "$OUT") \
+        >"$T/stdout" 2>"$T/err" &
+    pid=$!
+    exec 8>"$T/names"
+    kill -s "$sig" "$pid" 2>/dev/null
+    sleep 1
+    # In a subshell: with roicopy dead, SIGPIPE ends only that.
+    (printf '%s\n' "$G" >&8) 2>/dev/null
+    exec 8>&-
+    wait "$pid"
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q "^input:    $G" "$T/stdout"; then
+        pass "SIG$sig ignored at start stays ignored (the batch finishes)"
+    else
+        fail "SIG$sig ignored at start: exit $rc"
+        diag_file "$T/err"
+    fi
+}
+ignored_signal HUP
+ignored_signal INT
+# And one that is not ignored still removes nothing and ends the run.
+rm -f "$T/names"
+mkfifo "$T/names"
+"$ROICOPY" --dry-run --files-from "$T/names" -o "$OUT" >/dev/null 2>&1 &
+pid=$!
+exec 8>"$T/names"
+kill -s TERM "$pid"
+wait "$pid" 2>/dev/null
+rc=$?
+exec 8>&-
+check "SIGTERM not ignored still ends the run (exit $rc)" test "$rc" -eq 143
+
+# ---- 3: --page and the option checks with --tiles --------------------------
+expect_error 3 "no page 1: a netpbm file has one page" "--tiles --page 1 of a PGM is cut from page 1, which is not there" -- \
+    --dry-run --tiles 10x10 --page 1 "$G" -o "$OUT"
+expect_error 2 "--page 1: raw inputs have one page" "--tiles --page 1 --raw" -- \
+    --dry-run --tiles 9x11 --page 1 --raw 45x33x3 "$SAMPLES/rgb-45x33x3.raw" -o "$OUT"
+expect_error 2 "-0 needs --files-from" "--tiles -0 without --files-from" -- \
+    --dry-run --tiles 10x10 -0 "$G" -o "$OUT"
+expect_error 2 "--depth needs --raw" "--roi twice --depth without --raw" -- \
+    --dry-run --roi 4x4 --roi 5x5 --depth 16 "$G" --stack "$OUT/s.pgm"
+if has tiff && have pnmtotiff && have tiffcp; then
+    pnmtotiff "$SAMPLES/rgb-80x60.ppm" >"$T/p0.tif" 2>/dev/null
+    pnmtotiff "$G" >"$T/p1.tif" 2>/dev/null
+    tiffcp "$T/p0.tif" "$T/p1.tif" "$T/p0.tif" "$T/three.tif" 2>/dev/null
+    env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run --tiles 10x10 --page 1 "$T/three.tif" -o "$OUT" >"$T/plan" 2>"$T/err"
+    check "--tiles --page 1 of a 3-page TIFF cuts page 1 (97x61 gray)" \
+        grep -q "^input:   $T/three.tif (tiff, 97x61, 1 byte a pixel)" "$T/plan"
+    expect_error 3 "no page 7: the file has 3 pages" "--tiles --page 7 of a 3-page TIFF" -- \
+        --dry-run --tiles 10x10 --page 7 "$T/three.tif" -o "$OUT"
+else
+    skip_one "--tiles --page of a TIFF: no libtiff, pnmtotiff or tiffcp"
+    skip_one "--tiles --page 7: no libtiff, pnmtotiff or tiffcp"
+fi
+
+# ---- 4: forged TIFF sizes, every compression ------------------------------
+if has tiff; then
+    for comp in 5:LZW 32773:PackBits 8:deflate 1:none; do
+        { tiff_head 1000000 1000000 32 3 "${comp%%:*}" 1000000 16
+          b 128 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1; } >"$T/forged.tif"
+        expect_error 3 "cannot hold 1000000x1000000 pixels of 4 bytes: truncated or forged" \
+            "a 150-byte ${comp#*:} TIFF claiming 1000000x1000000 float is refused before any allocation" -- \
+            --dry-run "$T/forged.tif" "$OUT/new.tif"
+    done
+else
+    skip_one "forged TIFF sizes: built without TIFF support"
+fi
+
+# ---- 5 and 6: corrupt pixel data; PackBits across rows ---------------------
+if has png; then
+    "$CODEC_TOOL" convert "$SAMPLES/rgb-80x60.ppm" "$T/good.png"
+    size=$(wc -c <"$T/good.png")
+    # An IDAT byte flipped (its CRC no longer matches).
+    cp "$T/good.png" "$T/badcrc.png"
+    printf '\377' | dd of="$T/badcrc.png" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+    expect_error 3 "chunk IDAT at byte 33: CRC error" "--dry-run finds an IDAT CRC error" -- \
+        --dry-run "$T/badcrc.png" "$OUT/new.png"
+    head -c $((size - 12)) "$T/good.png" >"$T/noiend.png"
+    expect_error 3 "before its IEND chunk" "--dry-run finds a PNG without IEND" -- \
+        --dry-run "$T/noiend.png" "$OUT/new.png"
+    head -c $((size / 2)) "$T/good.png" >"$T/half.png"
+    expect_error 3 "truncated: chunk IDAT at byte 33 claims" "--dry-run finds a short IDAT" -- \
+        --dry-run "$T/half.png" "$OUT/new.png"
+    expect_error 3 "$T/half.png: truncated" "--dry-run -k: the bad frame is reported, the good ones planned" -- \
+        --dry-run "$T/half.png" "$T/good.png" -o "$OUT"
+else
+    skip_one "PNG chunk checks: built without PNG support"
+fi
+if has tiff; then
+    { tiff_head 4 2 8 1 1 2 8; b 1 2 3 4; } >"$T/shortstrip.tif"
+    expect_error 3 "strip 0 (8 bytes at byte 134) lies past the end of the file (138 bytes)" \
+        "--dry-run finds a TIFF strip past the end" -- --dry-run "$T/shortstrip.tif" "$OUT/new.pgm"
+    packbits_across_rows "$T/pb.tif"
+    printf 'P5\n4 2\n255\n' >"$T/pb-want.pgm"
+    b 10 10 10 20 20 20 30 30 >>"$T/pb-want.pgm"
+    "$CODEC_TOOL" cmp "$T/pb.tif" "$T/pb-want.pgm" >"$T/err" 2>&1
+    check "a PackBits run across a row boundary decodes to the right pixels" test $? -eq 0
+    if have tifftopnm; then
+        tifftopnm "$T/pb.tif" >"$T/pb-netpbm.pgm" 2>/dev/null
+        "$CODEC_TOOL" cmp "$T/pb.tif" "$T/pb-netpbm.pgm" >"$T/err" 2>&1
+        check "... the pixels tifftopnm decodes" test $? -eq 0
+    else
+        skip_one "PackBits vs tifftopnm: no tifftopnm"
+    fi
+else
+    skip_one "TIFF strip extents: built without TIFF support"
+    skip_one "PackBits across rows: built without TIFF support"
+    skip_one "PackBits vs tifftopnm: built without TIFF support"
+fi
+
+# ---- 7: failed writes to standard output ------------------------------------
+if [ -w /dev/full ]; then
+    for args in "--help" "--version" "--dry-run $G $OUT/new.pgm" \
+        "--dry-run --json $G $OUT/new.pgm" "--dry-run --tiles 10x10 $G -o $OUT"; do
+        # shellcheck disable=SC2086
+        "$ROICOPY" $args >/dev/full 2>"$T/err"
+        rc=$?
+        if [ $rc -eq 4 ] && grep -q "^roicopy: standard output: No space left on device" "$T/err"; then
+            pass "roicopy $args >/dev/full: exit 4, says so"
+        else
+            fail "roicopy $args >/dev/full: exit $rc"
+            diag_file "$T/err"
+        fi
+    done
+else
+    skip_one "no /dev/full"
+fi
+
+# ---- 8: maxval into PNG/TIFF -------------------------------------------------
+# rescaled FILE MAXVAL DEPTH: the reference: every sample v of FILE to
+# round(v * FULL / MAXVAL) (pamdepth's rounding), as a PAM of MAXVAL FULL.
+printf 'P5\n8 1\n15\n' >"$T/g15.pgm"
+b 0 1 7 8 14 15 3 9 >>"$T/g15.pgm"
+pam_file "$T/bw.pam" 1 1 GRAYSCALE 0 1 1 0
+printf 'P5\n3 1\n1023\n' >"$T/g1023.pgm"
+b 0 0 1 255 3 255 >>"$T/g1023.pgm"
+printf 'P5\n8 1\n255\n' >"$T/g15-want.pgm"
+b 0 17 119 136 238 255 51 153 >>"$T/g15-want.pgm"
+printf 'P5\n4 1\n255\n' >"$T/bw-want.pgm"
+b 0 255 255 0 >>"$T/bw-want.pgm"
+printf 'P5\n3 1\n65535\n' >"$T/g1023-want.pgm"
+b 0 0 127 223 255 255 >>"$T/g1023-want.pgm"
+for ext in png tif; do
+    case $ext in png) f=png; tool=pngtopam ;; tif) f=tiff; tool="tifftopnm -byrow" ;; esac
+    if ! has $f; then
+        skip_one "maxval into $ext: not built"
+        continue
+    fi
+    for src in g15.pgm bw.pam g1023.pgm; do
+        stem=${src%.*}
+        "$CODEC_TOOL" convert "$T/$src" "$T/$stem.$ext" 2>"$T/err"
+        "$CODEC_TOOL" cmp "$T/$stem.$ext" "$T/$stem-want.pgm" >>"$T/err" 2>&1
+        check "$src into .$ext: samples rescaled to the full 8/16 bits" test $? -eq 0
+        if have ${tool%% *} && have pamdepth; then
+            full=255
+            [ "$stem" = g1023 ] && full=65535
+            $tool "$T/$stem.$ext" 2>/dev/null | pamdepth $full >"$T/theirs.pam" 2>/dev/null
+            pamdepth $full "$T/$src" >"$T/depth.pam" 2>/dev/null
+            "$CODEC_TOOL" cmp "$T/theirs.pam" "$T/depth.pam" >"$T/err" 2>&1
+            check "$src into .$ext, read by $tool: what pamdepth $full gives" test $? -eq 0
+        else
+            skip_one "$src into .$ext vs $tool and pamdepth: not installed"
+        fi
+    done
+done
+if has png && have pnmtopng && have pngtopam && have pamdepth; then
+    pnmtopng "$T/g15.pgm" 2>/dev/null | pngtopam 2>/dev/null | pamdepth 255 >"$T/theirs.pam" 2>/dev/null
+    "$CODEC_TOOL" cmp "$T/g15.png" "$T/theirs.pam" >"$T/err" 2>&1
+    check "g15.pgm into .png: the pixels of pnmtopng's PNG" test $? -eq 0
+else
+    skip_one "maxval vs pnmtopng: not installed"
+fi
+"$CODEC_TOOL" convert "$T/g15.pgm" "$T/g15-copy.pgm" 2>"$T/err"
+check "netpbm to netpbm keeps maxval 15 and the samples" cmp -s "$T/g15.pgm" "$T/g15-copy.pgm"
+env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$T/g15.pgm" "$OUT/new.pgm" >"$T/plan" 2>"$T/err"
+check "the plan keeps maxval 15 into a PGM" grep -q "maxval 15)" "$T/plan"
+
+# ---- 9: what PNG/TIFF cannot represent ----------------------------------------
+pam_file "$T/cmyk.pam" 4 255 CMYK 1 2 3 4
+pam_file "$T/gray3.pam" 3 255 GRAYSCALE 1 2 3
+pam_file "$T/rgb4.pam" 4 255 RGB 1 2 3 4
+for ext in png tif; do
+    case $ext in png) f=png ;; *) f=tiff ;; esac
+    if ! has $f; then
+        skip_one "CMYK PAM into .$ext: built without $f"
+        skip_one "3-channel GRAYSCALE PAM into .$ext: built without $f"
+        skip_one "RGB PAM of DEPTH 4 into .$ext: built without $f"
+        continue
+    fi
+    expect_error 2 "cannot represent tuple type \"CMYK\" with 4 channels: its channels would be read as RGB_ALPHA; pam or raw can hold it" \
+        "CMYK PAM into .$ext is refused" -- --dry-run "$T/cmyk.pam" "$OUT/new.$ext"
+    expect_error 2 "cannot represent tuple type \"GRAYSCALE\" with 3 channels" \
+        "3-channel GRAYSCALE PAM into .$ext is refused" -- --dry-run "$T/gray3.pam" "$OUT/new.$ext"
+    expect_error 2 "cannot represent tuple type \"RGB\" with 4 channels" \
+        "RGB PAM of DEPTH 4 into .$ext is refused" -- --dry-run "$T/rgb4.pam" "$OUT/new.$ext"
+done
+env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$T/cmyk.pam" "$OUT/new.pam" >"$T/plan" 2>"$T/err"
+check "CMYK PAM into a PAM keeps its tuple type" grep -q "^output:   $OUT/new.pam (pam, CMYK)" "$T/plan"
+
+# ---- 11: --files-from limits ----------------------------------------------------
+expect_error 3 "/dev/zero: --files-from: line 1 is 4096 bytes or longer, longer than a path can be (a NUL-separated list needs -0)" \
+    "--files-from /dev/zero stops at the first overlong line" -- --dry-run --files-from /dev/zero -o "$OUT"
+expect_error 3 "/dev/zero: --files-from: more than 1048576 names; split the list" \
+    "-0 --files-from /dev/zero stops at the list's limit" -- --dry-run -0 --files-from /dev/zero -o "$OUT"
+
+# ---- 12: messages that name the real problem --------------------------------------
+expect_error 2 "option --dev is ambiguous: --device, --devices" "--dev is ambiguous" -- --dev 0 "$G" "$OUT/new.pgm"
+expect_error 2 "several --roi need -o DIR or --stack FILE" "--roi twice with INPUT OUTPUT" -- \
+    --roi 4x4 --roi 5x5 "$G" "$OUT/new.pgm"
+expect_error 2 "--tiles needs -o DIR or --stack FILE" "--tiles without -o or --stack" -- --tiles 4x4 "$G"
+expect_error 2 "not png (from the extension): write PNG or TIFF tiles with -o DIR" \
+    "--stack s.png names PNG, not raw" -- --tiles 8x8 --stack "$OUT/s.png" "$G"
+expect_error 2 "not raw (from --format): raw images have no header to split on" \
+    "--stack with --format raw" -- --tiles 8x8 --format raw --stack "$OUT/s.x" "$G"
+
+# ---- 13: roicopy(1) renders cleanly ---------------------------------------------------
+if have mandoc; then
+    mandoc -Tutf8 "$top_srcdir/man/roicopy.1" 2>/dev/null | col -b >"$T/page"
+    check "roicopy(1): no stray '-(' or '..'" eval '! grep -nE -- "-\(|[a-z]\.\.It|all\.\." "$T/page" >"$T/err"'
+    check "roicopy(1): ROICOPY_PREFETCH_MB is an item of its own" \
+        grep -qE '^ +ROICOPY_PREFETCH_MB$' "$T/page"
+    check "roicopy(1): the headerless 16-bit example is under its heading" \
+        eval 'grep -A1 "Read a headerless 16-bit" "$T/page" | grep -q -- "--raw 1024x768x2"'
+    check "roicopy(1): the SLURM example has its own heading" \
+        eval 'grep -A1 "A batch over four machines" "$T/page" | grep -q "find in"'
+else
+    skip_one "roicopy(1) rendering: no mandoc"
+fi
+finish

@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# -o DIR that does not exist is made (as mkdir -p, with the umask) once
+# every input and output has been checked: --dry-run says so (the plan's
+# mkdir: line, "mkdir" in --json) and makes nothing; a run that fails its
+# checks makes nothing; a DIR that cannot be made (under a file, under a
+# directory this user cannot write) is an output error (exit 4).  The same
+# for the tiles of -o DIR.  That the run makes it is in gpu.sh.
+. "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
+
+G="$SAMPLES/gray-97x61.pgm"
+NEW="$T/new/deep"
+
+dry() {
+    env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$@" >"$T/plan" 2>"$T/err"
+}
+if dry "$G" -o "$NEW" && [ ! -s "$T/err" ] &&
+    grep -qF "mkdir:    $NEW (does not exist: made, as mkdir -p, before the copy)" "$T/plan" &&
+    grep -qF "output:   $NEW/gray-97x61.pgm (pgm)" "$T/plan"; then
+    pass "--dry-run -o a missing DIR: the plan says it is made"
+else
+    fail "--dry-run -o a missing DIR"; diag_file "$T/plan"; diag_file "$T/err"
+fi
+[ -e "$T/new" ] && fail "--dry-run made $T/new" || pass "--dry-run makes nothing"
+if dry "$G" -o "$OUT" && ! grep -q '^mkdir:' "$T/plan"; then
+    pass "-o an existing DIR: no mkdir: line"
+else
+    fail "-o an existing DIR: no mkdir: line"; diag_file "$T/plan"
+fi
+if dry --json "$G" -o "$NEW" && grep -qF "\"mkdir\": \"$NEW\"" "$T/plan" &&
+    dry --json "$G" -o "$OUT" && grep -qF '"mkdir": null' "$T/plan"; then
+    pass "--dry-run --json: \"mkdir\" names the DIR to make, else null"
+else
+    fail "--dry-run --json mkdir"; diag_file "$T/plan"
+fi
+if dry --tiles 16x16 "$G" -o "$NEW" &&
+    grep -qF "output:  $NEW (18 pgm files; does not exist: made, as mkdir -p, before the copy)" "$T/plan" &&
+    dry --tiles 16x16 --json "$G" -o "$NEW" && grep -qF '"mkdir":true' "$T/plan" &&
+    [ ! -e "$T/new" ]; then
+    pass "--tiles -o a missing DIR: the plan says it is made; nothing made"
+else
+    fail "--tiles -o a missing DIR"; diag_file "$T/plan"; diag_file "$T/err"
+fi
+cp "$G" "$T/a.pgm"
+mkdir "$T/sub"
+cp "$G" "$T/sub/a.pgm"
+expect_error 4 "$NEW/a.pgm: written twice" "two inputs of one name into a missing DIR" \
+    -- "$T/a.pgm" "$T/sub/a.pgm" -o "$NEW"
+[ -e "$T/new" ] && fail "a failed check made $T/new" || pass "a failed check makes nothing"
+printf 'P5\n4 4\n255\n' >"$T/short.pgm"
+expect_error 3 "$T/short.pgm:" "a bad input with -o a missing DIR" -- "$T/short.pgm" -o "$NEW"
+[ -e "$T/new" ] && fail "a bad input made $T/new" || pass "a bad input makes nothing"
+printf 'a file\n' >"$T/file"
+expect_error 4 "roicopy: $T/file/sub: Not a directory" "-o DIR under a file" \
+    -- "$G" -o "$T/file/sub"
+expect_error 4 "roicopy: $T/file: -o needs a directory, this is a regular file" \
+    "-o a file" -- "$G" -o "$T/file"
+mkdir "$T/ro" && chmod 555 "$T/ro"
+if ( : >"$T/ro/probe" ) 2>/dev/null; then
+    rm -f "$T/ro/probe"
+    skip_one "read-only directory: this user writes anywhere (root)"
+else
+    expect_error 4 "roicopy: $T/ro/x/y: cannot be made: directory $T/ro is not writable" \
+        "-o DIR under a read-only directory" -- "$G" -o "$T/ro/x/y"
+fi
+chmod 755 "$T/ro"
+finish
