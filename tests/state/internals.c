@@ -23,6 +23,20 @@
  * prefetch and advice on a device whose capability query says
  * concurrentManagedAccess = 0 (from fault-injection.c), and the exact
  * registry range of cuxfer_device_alloc (from typed-alloc.c). */
+/* The second unit's functions: unit b defines them, the main unit calls
+ * them. */
+#include <pthread.h> /* struct timespec, in the strict C99 unit too */
+#include <stddef.h>
+void *unit_b_state(void);
+void unit_b_fail(const char *s);
+int unit_b_lookup(const void *p);
+size_t unit_b_stager_size(void);
+size_t unit_b_options_size(void);
+const char *unit_b_reason(void);
+int unit_b_policy(void);
+void unit_b_deadline(struct timespec *t, long ms);
+int unit_b_timedwait_ms(long ms, double *took_ms);
+
 #ifdef INTERNALS_UNIT_B
 /* Unit b (tests/state/internals-b.c includes this file): every configuration
  * value set otherwise than in the main unit, to check that units built
@@ -38,17 +52,6 @@ static int unit_b_logged;
 #define CUXFER_DEFAULT_STREAM_POLICY CUXFER_PAGEABLE_ALLOW
 #define CUXFER_REASON_MAX 512
 #include <cuxfer.h>
-
-void *unit_b_state(void);
-void unit_b_fail(const char *s);
-int unit_b_lookup(const void *p);
-size_t unit_b_stager_size(void);
-size_t unit_b_options_size(void);
-const char *unit_b_reason(void);
-int unit_b_policy(void);
-
-void unit_b_deadline(struct timespec *t, long ms);
-int unit_b_timedwait_ms(long ms, double *took_ms);
 
 void unit_b_deadline(struct timespec *t, long ms) { cuxfer_impl_deadline(t, ms); }
 /* A timed wait of ms on a condition variable nobody signals, as the
@@ -500,15 +503,6 @@ static void fork_registry(void)
  * one size; this unit caches a classification, then unit b writes a
  * reason longer than the buffer: the cache must survive; the pageable
  * policy's default is per unit by design. */
-void *unit_b_state(void);
-void unit_b_fail(const char *s);
-int unit_b_lookup(const void *p);
-size_t unit_b_stager_size(void);
-size_t unit_b_options_size(void);
-const char *unit_b_reason(void);
-int unit_b_policy(void);
-void unit_b_deadline(struct timespec *t, long ms);
-int unit_b_timedwait_ms(long ms, double *took_ms);
 
 /* Unit b is strict ISO C99 (no _POSIX_C_SOURCE): its timed waits still
  * run on CLOCK_MONOTONIC to the millisecond, as this POSIX unit's do (they
