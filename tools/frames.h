@@ -57,6 +57,10 @@ typedef struct roicopy_plan {
     size_t canvas_w, canvas_h;  /* in pixels */
     int streams;                /* bands (one input) or ring slots */
     int streams_given;
+    int threads;                /* a batch: threads reading, and threads
+                                   writing (--threads) */
+    int io_only;                /* ROICOPY_IO_ONLY: a batch's crops on the
+                                   CPU, no GPU (to time the file I/O) */
     int pageable, verify, repeat, timing, json, device, quiet;
     int progress;               /* draw a progress bar on stderr */
     /* --skip-existing: the outputs that existed, not made again (their

@@ -390,6 +390,11 @@ static const image_codec_ops *span_reader(const image_header *h, size_t y0,
                : NULL;
 }
 
+int image_can_read_span(const image_header *h)
+{
+    return span_reader(h, 0, h->height) != NULL;
+}
+
 int image_read_rows(const char *path, const image_header *h, size_t y0,
                     size_t nrows, void *dst, size_t dst_pitch, char *err,
                     size_t errsz)

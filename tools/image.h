@@ -169,6 +169,10 @@ int image_read_rows(const char *path, const image_header *h, size_t y0,
                     size_t nrows, void *dst, size_t dst_pitch, char *err,
                     size_t errsz);
 
+/* 1 when h's format reads rows alone (image_read_span): netpbm and raw;
+ * 0 for PNG and TIFF. */
+int image_can_read_span(const image_header *h);
+
 /* The same rows of a netpbm or raw file, row y0 at dst (a buffer of
  * nrows rows); -1 for PNG and TIFF, which are decoded whole. */
 int image_read_span(const char *path, const image_header *h, size_t y0,

@@ -598,6 +598,10 @@ static int write_rows(FILE *f, const image_header *h, const void *pixels,
     int swap = h->bytes == 2 && h->big_endian != file_big_endian(h);
     unsigned char *row = NULL;
     size_t y, i;
+    /* Rows back to back: one write of them all, not one a row (a batch
+     * writes thousands of rows a frame on every thread). */
+    if (!swap && pitch == h->row_bytes)
+        return fwrite(src, 1, h->total_bytes, f) != h->total_bytes ? -1 : 0;
     if (swap && !(row = (unsigned char *)malloc(h->row_bytes)))
         return -1;
     for (y = 0; y < h->height; ++y) {

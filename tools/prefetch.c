@@ -1,144 +1,258 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * prefetch.c - frames read ahead while the CUDA context starts, then
- * page-locked so that the ring's copies use them in place (prefetch.h).
+ * prefetch.c - frames of a batch read ahead, in order, on a pool of
+ * threads into reused buffers (prefetch.h).
+ *
+ * Why a pool of its own: the outputs are fsynced, and an fsync waits for
+ * the disk.  The writing threads (roicopy-ring.c) spend most of their time
+ * there, so reading on the same threads would leave the reads waiting
+ * behind the writes; here the next frames are read while the writes wait,
+ * and before the first write, while the CUDA context starts.
  */
 #include "prefetch.h"
 
-#include <cuxfer.h>
-
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static size_t prefetch_cap(void)
+static size_t round_page(size_t n) { return (n + 4095) / 4096 * 4096; }
+
+/* What frame f's read leaves in its buffer: only the ROI's rows where the
+ * format reads rows alone, else the whole image. */
+static size_t in_bytes(const roicopy_frame *f)
 {
-    const char *e = getenv("ROICOPY_PREFETCH_MB");
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    size_t cap = (size_t)1 << 30; /* well under a second from an SSD */
-    if (e && *e)
-        return (size_t)strtoul(e, NULL, 10) << 20;
-    if (pages > 0 && psz > 0 && (size_t)pages / 4 < cap / (size_t)psz)
-        cap = (size_t)pages / 4 * (size_t)psz;
-    return cap;
+    return image_can_read_span(&f->in) ? f->roi.height * f->in.row_bytes
+                                       : f->in.total_bytes;
 }
 
+/* The largest input and output of the batch: every buffer can hold any
+ * frame. */
+static void frame_sizes(const roicopy_plan *p, size_t *in, size_t *out)
+{
+    size_t i;
+    *in = *out = 0;
+    for (i = 0; i < p->nframes; ++i) {
+        const roicopy_frame *f = &p->frames[i];
+        if (in_bytes(f) > *in)
+            *in = in_bytes(f);
+        if (f->out.total_bytes > *out)
+            *out = f->out.total_bytes;
+    }
+    *in = round_page(*in);
+    *out = round_page(*out);
+}
+
+static size_t quarter_of_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || psz <= 0)
+        return (size_t)1 << 30;
+    return (size_t)pages / 4 * (size_t)psz;
+}
+
+int roicopy_batch_threads(const roicopy_plan *p)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t in, out, per, mem = quarter_of_memory();
+    int t = cpus < 4 ? 4 : cpus > 64 ? 64 : (int)cpus;
+    if ((size_t)t > p->nframes)
+        t = p->nframes > 0 ? (int)p->nframes : 1;
+    frame_sizes(p, &in, &out);
+    per = in + out;
+    /* Two buffers a thread: one being written, one read ahead. */
+    if (per > 0 && (size_t)t * 2 * per > mem)
+        t = mem / (2 * per) > 0 ? (int)(mem / (2 * per)) : 1;
+    return t;
+}
+
+/* Megabytes of buffers: ROICOPY_PREFETCH_MB, else a quarter of the
+ * memory, at most 1024 (well under a second of reading from an SSD). */
+static size_t prefetch_cap(int *hold)
+{
+    const char *e = getenv("ROICOPY_PREFETCH_MB");
+    size_t cap = (size_t)1 << 30, mem = quarter_of_memory();
+    *hold = 0;
+    if (e && *e) {
+        cap = (size_t)strtoul(e, NULL, 10) << 20;
+        *hold = cap == 0;
+        return cap;
+    }
+    return mem < cap ? mem : cap;
+}
+
+static void read_one(prefetch_set *ps, size_t i, unsigned char *buf)
+{
+    const roicopy_frame *f = &ps->p->frames[i];
+    prefetched *q = &ps->pf[i];
+    int rc;
+    q->in = buf;
+    q->out = buf + ps->out_offset;
+    q->err[0] = '\0';
+    if (image_can_read_span(&f->in)) {
+        rc = image_read_span(f->input, &f->in, f->roi.y, f->roi.height, buf,
+                             f->in.row_bytes, q->err, sizeof q->err);
+        q->crop = buf + f->roi.x * f->in.pixel_bytes;
+    } else {
+        rc = image_read_pixels(f->input, &f->in, buf, f->in.row_bytes,
+                               q->err, sizeof q->err);
+        q->crop = buf + f->roi.y * f->in.row_bytes +
+                  f->roi.x * f->in.pixel_bytes;
+    }
+    pthread_mutex_lock(&ps->mu);
+    q->state = rc ? PF_FAILED : PF_READ;
+    pthread_cond_broadcast(&ps->cv);
+    pthread_mutex_unlock(&ps->mu);
+}
+
+/* A reading thread: the next frame into the next free buffer, in frame
+ * order, until every frame is read or the set is stopped. */
 static void *prefetch_main(void *arg)
 {
     prefetch_set *ps = (prefetch_set *)arg;
-    const roicopy_plan *p = ps->p;
+    pthread_mutex_lock(&ps->mu);
     for (;;) {
-        size_t i = __atomic_fetch_add(&ps->next, 1, __ATOMIC_SEQ_CST);
-        const roicopy_frame *f;
-        prefetched *q;
-        if (i >= p->nframes)
+        size_t i;
+        int b;
+        while (!ps->stop && ps->next < ps->p->nframes &&
+               (!ps->go || ps->nfree == 0))
+            pthread_cond_wait(&ps->cv, &ps->mu);
+        if (ps->stop || ps->next >= ps->p->nframes)
             break;
-        q = &ps->pf[i];
-        if (!q->in_bytes)
-            continue;
-        f = &p->frames[i];
-        if (posix_memalign((void **)&q->in, 4096, q->in_bytes) != 0 ||
-            posix_memalign((void **)&q->out, 4096, q->out_bytes) != 0) {
-            free(q->in); /* not read ahead: the ring reads it */
-            q->in = q->out = NULL;
-            continue;
-        }
-        memset(q->out, 0, q->out_bytes); /* touched now, not while locking */
-        if (image_read_span(f->input, &f->in, f->roi.y, f->roi.height, q->in,
-                            f->in.row_bytes, q->err, sizeof q->err) != 0)
-            q->read_failed = 1;
+        i = ps->next++;
+        b = ps->free_bufs[--ps->nfree];
+        ps->pf[i].buffer = b;
+        ps->pf[i].state = PF_READING;
+        pthread_mutex_unlock(&ps->mu);
+        read_one(ps, i, ps->bufs[b]);
+        pthread_mutex_lock(&ps->mu);
     }
+    pthread_mutex_unlock(&ps->mu);
     return NULL;
+}
+
+/* Up to n buffers; fewer when memory runs out (any number works, one
+ * frame at a time at worst: a buffer is held only by a frame that was
+ * read, and frames are read and taken in order).  -1 for none. */
+static int alloc_buffers(prefetch_set *ps, int n, size_t bytes)
+{
+    int i;
+    ps->bufs = (unsigned char **)calloc((size_t)n, sizeof *ps->bufs);
+    ps->free_bufs = (int *)calloc((size_t)n, sizeof *ps->free_bufs);
+    if (!ps->bufs || !ps->free_bufs)
+        return -1;
+    for (i = 0; i < n; ++i) {
+        if (posix_memalign((void **)&ps->bufs[i], 4096, bytes) != 0) {
+            ps->bufs[i] = NULL;
+            break;
+        }
+        ps->nbufs = i + 1;
+    }
+    for (i = ps->nbufs - 1; i >= 0; --i) /* buffer 0 first */
+        ps->free_bufs[ps->nfree++] = i;
+    return ps->nbufs > 0 ? 0 : -1;
 }
 
 prefetch_set *roicopy_prefetch_start(const roicopy_plan *p)
 {
-    size_t i, total = 0, cap = prefetch_cap(), n = 0;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    prefetch_set *ps;
-    int t;
-    if (p->nframes < 2 || p->pageable || cap == 0)
-        return NULL;
-    ps = (prefetch_set *)calloc(1, sizeof *ps);
-    if (!ps || !(ps->pf = (prefetched *)calloc(p->nframes, sizeof *ps->pf))) {
-        free(ps);
-        return NULL;
-    }
+    size_t in = 0, out = 0, per = 0, cap, want;
+    int hold, lo = 2 * p->threads, t;
+    prefetch_set *ps = (prefetch_set *)calloc(1, sizeof *ps);
+    if (!ps)
+        goto oom;
     ps->p = p;
-    for (i = 0; i < p->nframes; ++i) {
-        const roicopy_frame *f = &p->frames[i];
-        size_t in = f->roi.height * f->in.row_bytes, out = f->out.total_bytes;
-        if (f->in.format == IMAGE_PNG || f->in.format == IMAGE_TIFF ||
-            total + in + out > cap)
-            continue;
-        ps->pf[i].in_bytes = in;
-        ps->pf[i].out_bytes = out;
-        total += in + out;
-        ++n;
-    }
-    for (t = 0; t < 8 && (size_t)t < n && (cpus <= 0 || t < cpus); ++t)
-        if (pthread_create(&ps->threads[t], NULL, prefetch_main, ps) == 0)
+    pthread_mutex_init(&ps->mu, NULL);
+    pthread_cond_init(&ps->cv, NULL);
+    frame_sizes(p, &in, &out);
+    per = in + out;
+    cap = prefetch_cap(&hold);
+    want = per ? cap / per : p->nframes;
+    if (want < (size_t)lo)
+        want = (size_t)lo;
+    if (want > p->nframes)
+        want = p->nframes;
+    ps->in_bytes = in;
+    ps->out_offset = in;
+    ps->go = !hold;
+    ps->pf = (prefetched *)calloc(p->nframes ? p->nframes : 1, sizeof *ps->pf);
+    ps->threads = (pthread_t *)calloc((size_t)p->threads, sizeof *ps->threads);
+    if (!ps->pf || !ps->threads || alloc_buffers(ps, (int)want, per) != 0)
+        goto oom;
+    for (t = 0; t < p->threads; ++t)
+        if (pthread_create(&ps->threads[ps->nthreads], NULL, prefetch_main,
+                           ps) == 0)
             ++ps->nthreads;
-    if (n && ps->nthreads == 0)
-        (void)prefetch_main(ps); /* no thread: read them here */
-    return ps;
-}
-
-void roicopy_prefetch_join(prefetch_set *ps)
-{
-    int t;
-    if (!ps)
-        return;
-    for (t = 0; t < ps->nthreads; ++t)
-        (void)pthread_join(ps->threads[t], NULL);
-    ps->nthreads = 0;
-}
-
-void roicopy_prefetch_register(prefetch_set *ps)
-{
-    size_t i;
-    if (!ps)
-        return;
-    for (i = 0; i < ps->p->nframes; ++i) {
-        prefetched *q = &ps->pf[i];
-        if (!q->in || q->read_failed)
-            continue;
-        if (cuxfer_host_register(q->in, q->in_bytes,
-                                 cudaHostRegisterPortable) != cudaSuccess) {
-            (void)cudaGetLastError();
-            continue;
-        }
-        if (cuxfer_host_register(q->out, q->out_bytes,
-                                 cudaHostRegisterPortable) != cudaSuccess) {
-            (void)cudaGetLastError();
-            (void)cuxfer_host_unregister(q->in);
-            continue;
-        }
-        q->registered = 1;
+    if (ps->nthreads == 0) {
+        roicopy_prefetch_free(ps);
+        (void)roicopy_fail(RC_INPUT, p->frames[0].input,
+                           "cannot start a reading thread");
+        return NULL;
     }
+    return ps;
+oom:
+    roicopy_prefetch_free(ps);
+    (void)roicopy_fail(RC_INPUT, p->frames[0].input, "out of memory for "
+                       "a frame's buffer (%lu bytes)", (unsigned long)per);
+    return NULL;
+}
+
+void roicopy_prefetch_go(prefetch_set *ps)
+{
+    if (!ps)
+        return;
+    pthread_mutex_lock(&ps->mu);
+    ps->go = 1;
+    pthread_cond_broadcast(&ps->cv);
+    pthread_mutex_unlock(&ps->mu);
+}
+
+const prefetched *roicopy_prefetch_take(prefetch_set *ps, size_t i)
+{
+    const prefetched *q;
+    pthread_mutex_lock(&ps->mu);
+    while (!ps->stop && ps->pf[i].state != PF_READ &&
+           ps->pf[i].state != PF_FAILED)
+        pthread_cond_wait(&ps->cv, &ps->mu);
+    q = ps->stop ? NULL : &ps->pf[i];
+    pthread_mutex_unlock(&ps->mu);
+    return q;
+}
+
+void roicopy_prefetch_done(prefetch_set *ps, size_t i)
+{
+    pthread_mutex_lock(&ps->mu);
+    if (ps->pf[i].state == PF_READ || ps->pf[i].state == PF_FAILED) {
+        ps->free_bufs[ps->nfree++] = ps->pf[i].buffer;
+        ps->pf[i].state = PF_WAITING;
+        pthread_cond_broadcast(&ps->cv);
+    }
+    pthread_mutex_unlock(&ps->mu);
+}
+
+void roicopy_prefetch_stop(prefetch_set *ps)
+{
+    if (!ps)
+        return;
+    pthread_mutex_lock(&ps->mu);
+    ps->stop = 1;
+    pthread_cond_broadcast(&ps->cv);
+    pthread_mutex_unlock(&ps->mu);
 }
 
 void roicopy_prefetch_free(prefetch_set *ps)
 {
-    size_t i;
+    int t;
     if (!ps)
         return;
-    roicopy_prefetch_join(ps);
-    for (i = 0; i < ps->p->nframes; ++i) {
-        prefetched *q = &ps->pf[i];
-        if (q->registered) {
-            (void)cuxfer_host_unregister(q->in);
-            (void)cuxfer_host_unregister(q->out);
-        }
-        free(q->in);
-        free(q->out);
-    }
+    roicopy_prefetch_stop(ps);
+    for (t = 0; t < ps->nthreads; ++t)
+        (void)pthread_join(ps->threads[t], NULL);
+    for (t = 0; ps->bufs && t < ps->nbufs; ++t)
+        free(ps->bufs[t]);
+    free(ps->bufs);
+    free(ps->free_bufs);
+    free(ps->threads);
     free(ps->pf);
+    pthread_mutex_destroy(&ps->mu);
+    pthread_cond_destroy(&ps->cv);
     free(ps);
-}
-
-const prefetched *roicopy_prefetched(const prefetch_set *ps, size_t i)
-{
-    return ps && ps->pf[i].registered ? &ps->pf[i] : NULL;
 }

@@ -173,8 +173,10 @@ void roicopy_report_plan(const roicopy_plan *p)
     int ring = p->nframes > 1 && !p->pageable;
     printf("host:     %s\n", p->pageable ? "pageable (malloc)" : "pinned");
     if (ring)
-        printf("pipeline: %lu frames through a ring of %d slots\n",
-               (unsigned long)p->nframes, p->streams);
+        printf("pipeline: %lu frames through a ring of %d slots, %d "
+               "thread%s reading ahead and %d copying and writing\n",
+               (unsigned long)p->nframes, p->streams, p->threads,
+               p->threads == 1 ? "" : "s", p->threads);
     else if (p->nframes > 1)
         printf("pipeline: %lu frames, one at a time (--pageable: the ring "
                "needs pinned memory)\n", (unsigned long)p->nframes);
@@ -263,10 +265,11 @@ void roicopy_report_plan_json(const roicopy_plan *p)
     size_t i;
     int ring = p->nframes > 1 && !p->pageable;
     printf("{\"dry_run\": true, \"host\": \"%s\", \"pipeline\": \"%s\", "
-           "\"slots\": %d, \"repeat\": %d, \"devices\": [",
+           "\"slots\": %d, \"threads\": %d, \"repeat\": %d, "
+           "\"devices\": [",
            p->pageable ? "pageable" : "pinned",
            ring ? "ring" : p->nframes > 1 ? "one at a time" : "bands",
-           ring ? p->streams : 0, p->repeat);
+           ring ? p->streams : 0, ring ? p->threads : 0, p->repeat);
     for (i = 0; i < (size_t)p->ndevices; ++i)
         printf("%s%d", i ? ", " : "", p->devices[i]);
     printf("],\n  \"mkdir\": ");

@@ -10,9 +10,11 @@
  *             -> cuxfer_copy2d_async back into a host view of the ROI.
  *             With --streams N the ROI is cut into N bands, each band's two
  *             copies on its own pool stream.
- * Several:    the transfer ring (roicopy-ring.c); a slot holds one input
- *             image and its ROI, so frame i+1's upload and read overlap
- *             frame i's download.  With --pageable, one at a time here.
+ * Several:    reads, the transfer ring and writes as a pipeline
+ *             (roicopy-ring.c, prefetch.c); a slot holds one frame's ROI,
+ *             so frame i+1's upload overlaps frame i's download, and other
+ *             frames are read and written meanwhile.  With --pageable, one
+ *             at a time here.
  *
  * Several devices (--devices): band i, or ring slot i, lives on device
  * devices[i % ndevices].  Each device has its own stream pool, device
@@ -29,7 +31,6 @@
 #include <string.h>
 
 #include "devices.h"
-#include "prefetch.h"
 #include "report.h"
 #include "roicopy.h"
 
@@ -416,21 +417,16 @@ static int run_each(const roicopy_plan *p)
 
 int roicopy_gpu_run(const roicopy_plan *p)
 {
-    /* Read ahead while the context (started on a helper thread by
-     * roicopy.c) comes up. */
-    prefetch_set *ps = roicopy_prefetch_start(p);
     int rc;
+    /* A batch reads while the context (started on a helper thread by
+     * roicopy.c) comes up: roicopy-ring.c waits for it itself. */
+    if (p->nframes > 1 && !p->pageable)
+        return roicopy_ring_run(p);
     roicopy_gpu_prestart_join();
     rc = roicopy_setup_devices(p);
-    roicopy_prefetch_join(ps);
     if (rc == RC_OK && p->nframes == 1)
         rc = run_single(p, &p->frames[0]);
-    else if (rc == RC_OK && p->pageable)
+    else if (rc == RC_OK)
         rc = run_each(p);
-    else if (rc == RC_OK) {
-        roicopy_prefetch_register(ps);
-        rc = roicopy_ring_run(p, ps);
-    }
-    roicopy_prefetch_free(ps);
     return rc;
 }

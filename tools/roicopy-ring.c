@@ -3,12 +3,25 @@
  * roicopy-ring.c - several inputs through the transfer ring, written, like
  * roicopy-gpu.c, against the public API of cuxfer.h only.
  *
- * A slot holds one input image (or uses the frame's own read-ahead
- * buffers, prefetch.c) and its ROI, so frame i+1's upload and read overlap
- * frame i's download.  I/O threads each take the next frame with the next
- * slot: write the frame the slot held, read their own, submit its two 2D
- * copies (frame_work).  Slot i lives on device devices[i % ndevices];
- * devices[0] is the home device, with the span timer of --timing.
+ * A batch is a pipeline of three stages, each kept busy on its own:
+ *   read   prefetch.c's threads read the frames, in order, into reused
+ *          buffers, from the start (while the CUDA context starts);
+ *   copy   a ring slot per frame in flight (--streams): the ROI is cropped
+ *          into the slot's pinned memory, goes up and comes back down,
+ *          and is copied out of the slot into the frame's buffer;
+ *   write  the thread that copied the frame then verifies and writes it
+ *          (temporary file, fsync, rename) while other threads copy the
+ *          next frames (--threads of them).
+ * The slots are the only pinned memory, allocated once: nothing is
+ * page-locked per frame, and the time a slot is held is two memory copies
+ * of the ROI and the GPU's, not a file's read or write.  Frames take their
+ * slots in order, so frame i goes to slot i % count, which lives on device
+ * devices[i % ndevices]; devices[0] is the home device, with the span timer
+ * of --timing.
+ *
+ * ROICOPY_IO_ONLY replaces the copy stage by a crop on the CPU and makes
+ * no CUDA call: the same reads and writes, timed without the GPU
+ * (tools/roicopy-bench).
  *
  * Every CUDA return code is checked; a failure is exit status 5 with
  * "roicopy: FILE: CUDA: <error name>: <reason>".
@@ -18,7 +31,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "devices.h"
 #include "prefetch.h"
@@ -28,11 +40,11 @@
 
 /* ---- several inputs: the transfer ring ----------------------------------- */
 
-/* Where things are in a ring slot: the input image at host offset 0 (rows
- * packed), the ROI's download at out_offset; on the device a view of its
- * own (cudaMallocPitch: the device's pitch, not a guess) big enough for
- * the largest ROI (or canvas), in bytes, that each frame sees in its own
- * elements. */
+/* Where things are in a ring slot: the ROI's pixels, packed, at host
+ * offset 0 and the ROI's download at out_offset; on the device a view of
+ * its own (cudaMallocPitch: the device's pitch, not a guess) big enough
+ * for the largest ROI (or canvas), in bytes, that each frame sees in its
+ * own elements. */
 typedef struct ring_layout {
     size_t out_offset, host_bytes;
     size_t dev_row_bytes, dev_rows;
@@ -41,19 +53,23 @@ typedef struct ring_layout {
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-static ring_layout plan_ring(const roicopy_plan *p, const prefetch_set *ps)
+/* The ROI's bytes in a row, packed. */
+static size_t roi_row_bytes(const roicopy_frame *f)
+{
+    return f->roi.width * f->in.pixel_bytes;
+}
+
+static ring_layout plan_ring(const roicopy_plan *p)
 {
     ring_layout l;
-    size_t i, img = 0, out = 0, row = 0, rows = 0;
+    size_t i, in = 0, out = 0, row = 0, rows = 0;
     for (i = 0; i < p->nframes; ++i) {
         const roicopy_frame *f = &p->frames[i];
         size_t w = p->place ? p->canvas_w : f->roi.width;
         size_t h = p->place ? p->canvas_h : f->roi.height;
-        /* a frame in its own buffers */
-        int own = roicopy_prefetched(ps, i) != NULL;
-        if (!own && f->in.total_bytes > img)
-            img = f->in.total_bytes;
-        if (!own && f->out.total_bytes > out)
+        if (roi_row_bytes(f) * f->roi.height > in)
+            in = roi_row_bytes(f) * f->roi.height;
+        if (f->out.total_bytes > out)
             out = f->out.total_bytes;
         if (w * f->in.pixel_bytes > row)
             row = w * f->in.pixel_bytes;
@@ -61,10 +77,8 @@ static ring_layout plan_ring(const roicopy_plan *p, const prefetch_set *ps)
             rows = h;
     }
     /* Page-aligned output area: the download lands on its own pages. */
-    l.out_offset = round_up(img, 4096);
-    l.host_bytes = l.out_offset + out;
-    if (l.host_bytes == 0) /* every frame in its own buffers */
-        l.host_bytes = 4096;
+    l.out_offset = round_up(in, 4096);
+    l.host_bytes = l.out_offset + (out ? out : 1);
     l.dev_row_bytes = row;
     l.dev_rows = rows;
     l.dev = NULL;
@@ -77,11 +91,10 @@ typedef struct frame_job {
     const roicopy_frame *f;
     const ring_layout *l;
     cuxfer_timer *span; /* started here: the first frame, when timing */
-    const prefetched *pf; /* the frame's own locked buffers, or NULL */
 } frame_job;
 
-/* Views of one frame inside a slot: the ROI in the input image, its place
- * on the device and the download area. */
+/* Views of one frame inside a slot: the ROI (packed in the slot), its
+ * place on the device and the download area. */
 static cudaError_t slot_views(const cuxfer_ring_slot *s, const frame_job *j,
                               cuxfer_view *src, cuxfer_view *dev,
                               cuxfer_view *out)
@@ -91,26 +104,17 @@ static cudaError_t slot_views(const cuxfer_ring_slot *s, const frame_job *j,
     size_t dw = (j->p->place ? j->p->canvas_w : f->roi.width) * epp;
     size_t dh = j->p->place ? j->p->canvas_h : f->roi.height;
     const cuxfer_view *sd = &j->l->dev[s->index];
-    cuxfer_view img, whole;
-    cuxfer_roi roi = roicopy_roi(&f->roi, epp);
+    cuxfer_view whole;
     cuxfer_roi at = roicopy_device_roi(j->p, f);
-    if (j->pf) { /* the ROI's rows only, read ahead */
-        roi.y = 0;
-        CUXFER_TRY(cuxfer_view_wrap(&img, j->pf->in, f->in.row_bytes,
-                                    f->in.width * epp, f->roi.height, e));
-    } else {
-        CUXFER_TRY(cuxfer_view_wrap(&img, s->host, f->in.row_bytes,
-                                    f->in.width * epp, f->in.height, e));
-    }
-    CUXFER_TRY(cuxfer_view_sub(&img, roi, src));
+    CUXFER_TRY(cuxfer_view_wrap(src, s->host, roi_row_bytes(f),
+                                f->roi.width * epp, f->roi.height, e));
     /* The slot's device memory in this frame's elements, with its pitch. */
     CUXFER_TRY(cuxfer_view_init(&whole, sd->ptr, sd->pitch, dw, dh, e,
                                 CUXFER_MEMORY_DEVICE, sd->device));
     CUXFER_TRY(cuxfer_view_sub(&whole, at, dev));
-    return cuxfer_view_wrap(out, j->pf ? j->pf->out
-                                       : (unsigned char *)s->host +
-                                             j->l->out_offset,
-                            f->out.row_bytes, roi.width, roi.height, e);
+    return cuxfer_view_wrap(out, (unsigned char *)s->host + j->l->out_offset,
+                            f->out.row_bytes, f->roi.width * epp,
+                            f->roi.height, e);
 }
 
 /* The ring's work: both 2D copies of the frame on the slot's stream. */
@@ -125,141 +129,190 @@ static cudaError_t frame_work(const cuxfer_ring_slot *s, void *arg)
     return cuxfer_copy2d_async(&out, &dev, s->stream);
 }
 
+/* A worker's answer when another one failed first: nothing more to say. */
+#define RC_STOPPED (-1)
+
 typedef struct ring_run {
     cuxfer_ring ring;
     int home;     /* devices[0]: slot 0's device, the span timer's */
+    int cpu;      /* ROICOPY_IO_ONLY: no ring, crops on the CPU */
     ring_layout l;
-    long *held;   /* frame each slot holds, -1 for none */
     long *last;   /* frame last submitted to each slot, for replays */
-    size_t done;  /* frames written */
+    /* Held from a slot's fill until its download is copied out: the
+     * ring frees a slot at submission, and the next frame in it must not
+     * land in its download area before that copy. */
+    pthread_mutex_t *slot_mu;
+    int nslot_mu;
     cuxfer_timer span; /* first frame's start .. last frame's end */
     ring_times times;  /* --timing, --json: span, link, replays */
-    /* The I/O threads (run_ring): each takes the next frame together with
-     * the next slot (under `order`, so frame i goes to slot i % count),
-     * writes the frame the slot held, reads its own and submits it, while
-     * the others do the same with theirs. */
-    pthread_mutex_t order; /* the next frame and the ring's next ticket */
-    pthread_mutex_t lock;  /* done, progress and the worst status */
+    /* The workers (ring_threads) take frames in order; each then takes
+     * its turn (frame i's turn after frame i-1's) to acquire a slot. */
+    pthread_mutex_t lock;  /* next, done, skipped, status, progress */
+    pthread_mutex_t turn_mu;
+    pthread_cond_t turn_cv;
+    size_t turn;           /* the frame whose turn it is */
+    int spanned;           /* the span timer was handed to a frame */
     size_t next;           /* the next frame to take */
+    size_t done;           /* frames written or skipped */
     int status;            /* the first failure; stops taking frames */
     size_t skipped;        /* -k: frames that could not be read */
-    const prefetch_set *ps; /* frames read ahead, or NULL */
+    prefetch_set *ps;      /* the read side */
 } ring_run;
 
-/* Verify and write frame k, complete on the GPU: from its own buffers, or
- * from slot s. */
-static int finish_frame(const roicopy_plan *p, const ring_run *rr, size_t k,
-                        const cuxfer_ring_slot *s)
+static int failed(ring_run *rr)
 {
-    const roicopy_frame *f = &p->frames[k];
-    const prefetched *q = roicopy_prefetched(rr->ps, k);
-    if (q)
-        return roicopy_finish_frame_at(p, f, q->in + f->roi.x *
-                                                        f->in.pixel_bytes,
-                                       f->in.row_bytes, q->out,
-                                       f->out.row_bytes);
-    return roicopy_finish_frame(p, f, s->host, f->in.row_bytes,
-                                (unsigned char *)s->host + rr->l.out_offset,
-                                f->out.row_bytes);
+    return __atomic_load_n(&rr->status, __ATOMIC_ACQUIRE) != RC_OK;
 }
 
-/* A slot whose submission completed: verify and write the frame it held. */
-static int finish_slot(const roicopy_plan *p, ring_run *rr,
-                       const cuxfer_ring_slot *s)
-{
-    long k = rr->held[s->index];
-    int rc;
-    if (k < 0)
-        return RC_OK;
-    rr->held[s->index] = -1;
-    rc = finish_frame(p, rr, (size_t)k, s);
-    pthread_mutex_lock(&rr->lock);
-    roicopy_progress(p, ++rr->done);
-    pthread_mutex_unlock(&rr->lock);
-    return rc;
-}
-
-/* Slot s was acquired for frame i (its previous frame is then complete):
- * write that frame, read frame i into the slot and submit its copies. */
-static int ring_fill(const roicopy_plan *p, ring_run *rr, size_t i,
-                     cuxfer_ring_slot *s)
-{
-    const roicopy_frame *f = &p->frames[i];
-    const prefetched *q = rr->ps ? &rr->ps->pf[i] : NULL;
-    long k = rr->held[s->index];
-    int own_k = k >= 0 && roicopy_prefetched(rr->ps, (size_t)k) != NULL;
-    cuxfer_ring_job job;
-    frame_job fj;
-    int rc = RC_OK;
-    /* The slot's last frame is complete.  Written now when its bytes live
-     * in the slot; after this frame's submission when in its own. */
-    if (!own_k && (rc = finish_slot(p, rr, s)) != RC_OK)
-        goto failed;
-    if (q && q->in && q->read_failed) {
-        rc = roicopy_fail(RC_INPUT, f->input, "%s", q->err);
-        goto unread;
-    }
-    if (q && q->in && !q->registered) /* read ahead, but not locked */
-        memcpy((unsigned char *)s->host + f->roi.y * f->in.row_bytes, q->in,
-               q->in_bytes);
-    else if (!(q && q->registered) &&
-             (rc = roicopy_read_frame(f, s->host, f->in.row_bytes)) != RC_OK)
-        goto unread;
-    fj.p = p;
-    fj.f = f;
-    fj.l = &rr->l;
-    fj.pf = roicopy_prefetched(rr->ps, i);
-    fj.span = (p->timing || p->json) && i == 0 ? &rr->span : NULL;
-    memset(&job, 0, sizeof job);
-    job.work = frame_work;
-    job.arg = &fj;
-    rr->held[s->index] = (long)i;
-    rr->last[s->index] = (long)i;
-    GPU_TRY(f->input, cuxfer_ring_submit(&rr->ring, s, &job));
-    if (own_k) { /* the slot is not ours any more; frame k's buffers are */
-        rc = finish_frame(p, rr, (size_t)k, s);
-        pthread_mutex_lock(&rr->lock);
-        roicopy_progress(p, ++rr->done);
-        pthread_mutex_unlock(&rr->lock);
-    }
-done:
-    return rc;
-unread:
-    /* -k: the frame is reported (above) and skipped; the slot goes back
-     * unused (a frame it still holds in its own buffers is written
-     * later), and the ring goes on with the next frame. */
-    if (rc == RC_INPUT && p->keep_going) {
-        (void)cuxfer_ring_release(&rr->ring, s);
-        pthread_mutex_lock(&rr->lock);
-        ++rr->skipped;
-        roicopy_progress(p, ++rr->done);
-        pthread_mutex_unlock(&rr->lock);
-        return RC_OK;
-    }
-failed:
-    (void)cuxfer_ring_release(&rr->ring, s);
-    return rc;
-}
-
-static int finish_all(const roicopy_plan *p, ring_run *rr)
-{
-    size_t k;
-    int i, rc = RC_OK;
-    /* In frame order: the oldest held frame first. */
-    for (k = 0; k < p->nframes && rc == RC_OK; ++k)
-        for (i = 0; i < rr->ring.count; ++i)
-            if (rr->held[i] == (long)k)
-                rc = finish_slot(p, rr, &rr->ring.slots[i]);
-    return rc;
-}
-
-/* Record a failure: the first one is kept and no new frame is taken. */
+/* Record a failure: the first one is kept, no new frame is taken, and
+ * every thread waiting for a read or a turn gives up. */
 static void ring_failed(ring_run *rr, int rc)
 {
     pthread_mutex_lock(&rr->lock);
     if (rr->status == RC_OK)
-        rr->status = rc;
+        __atomic_store_n(&rr->status, rc, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&rr->lock);
+    pthread_mutex_lock(&rr->turn_mu);
+    pthread_cond_broadcast(&rr->turn_cv);
+    pthread_mutex_unlock(&rr->turn_mu);
+    roicopy_prefetch_stop(rr->ps);
+}
+
+/* One more frame done (written or skipped). */
+static void frame_done(const roicopy_plan *p, ring_run *rr, int skipped)
+{
+    pthread_mutex_lock(&rr->lock);
+    rr->skipped += (size_t)skipped;
+    roicopy_progress(p, ++rr->done);
+    pthread_mutex_unlock(&rr->lock);
+}
+
+/* Frame i's turn: acquire the next slot of the ring (so frame i gets slot
+ * i % count).  0 when another worker failed first: no slot, no turn.
+ * *first (when not NULL) is set for the first frame copied on the home
+ * device, which starts the span timer. */
+static int take_turn(ring_run *rr, size_t i, cuxfer_ring_slot **s,
+                     cudaError_t *err, int *first)
+{
+    *s = NULL;
+    pthread_mutex_lock(&rr->turn_mu);
+    while (rr->turn != i && !failed(rr))
+        pthread_cond_wait(&rr->turn_cv, &rr->turn_mu);
+    if (failed(rr)) {
+        pthread_mutex_unlock(&rr->turn_mu);
+        return 0;
+    }
+    cuxfer_clear_reason();
+    *err = cuxfer_ring_acquire(&rr->ring, s);
+    if (first) { /* the timer's device: a slot on the home device */
+        *first = !rr->spanned && *s && (*s)->device_id == rr->home;
+        rr->spanned |= *first;
+    }
+    rr->turn = i + 1;
+    pthread_cond_broadcast(&rr->turn_cv);
+    pthread_mutex_unlock(&rr->turn_mu);
+    return 1;
+}
+
+/* Give back a slot this thread acquired and did not submit. */
+static void give_back(ring_run *rr, cuxfer_ring_slot *s)
+{
+    if (s)
+        (void)cuxfer_ring_release(&rr->ring, s);
+}
+
+/* Frame i through the GPU: its ROI into its slot, up, down, and out of
+ * the slot into q->out. */
+static int copy_gpu(const roicopy_plan *p, ring_run *rr, size_t i,
+                    const prefetched *q)
+{
+    const roicopy_frame *f = &p->frames[i];
+    cuxfer_ring_slot *s = NULL;
+    pthread_mutex_t *mu;
+    cuxfer_ring_job job;
+    frame_job fj;
+    cudaError_t err = cudaSuccess;
+    unsigned long long uses;
+    int first = 0;
+    if (!take_turn(rr, i, &s, &err, &first))
+        return RC_STOPPED;
+    if (err != cudaSuccess) {
+        give_back(rr, s);
+        return roicopy_cuda_fail(f->input, err);
+    }
+    mu = &rr->slot_mu[s->index];
+    pthread_mutex_lock(mu);
+    rr->last[s->index] = (long)i;
+    image_crop(s->host, roi_row_bytes(f), q->crop, f->in.row_bytes, 0, 0,
+               f->roi.width, f->roi.height, f->in.pixel_bytes);
+    fj.p = p;
+    fj.f = f;
+    fj.l = &rr->l;
+    fj.span = (p->timing || p->json) && first ? &rr->span : NULL;
+    memset(&job, 0, sizeof job);
+    job.work = frame_work;
+    job.arg = &fj;
+    cuxfer_clear_reason();
+    uses = s->uses;
+    err = cuxfer_ring_submit(&rr->ring, s, &job);
+    /* Refused before anything was queued, the slot is still ours; once
+     * queued it was released, and may be another thread's already (which
+     * waits for mu before it queues, so uses is stable here). */
+    if (s->uses == uses)
+        give_back(rr, s);
+    if (err == cudaSuccess) {
+        cuxfer_clear_reason();
+        err = cudaEventSynchronize(s->done);
+    }
+    if (err == cudaSuccess)
+        memcpy(q->out, (unsigned char *)s->host + rr->l.out_offset,
+               f->out.total_bytes);
+    pthread_mutex_unlock(mu);
+    return err == cudaSuccess ? RC_OK : roicopy_cuda_fail(f->input, err);
+}
+
+/* Frame i could not be read.  It still takes its turn (and gives the slot
+ * straight back): with -k the frames after it keep their slots. */
+static int skip_frame(ring_run *rr, size_t i, const char *input)
+{
+    cuxfer_ring_slot *s = NULL;
+    cudaError_t err = cudaSuccess;
+    if (rr->cpu)
+        return RC_OK;
+    if (!take_turn(rr, i, &s, &err, NULL))
+        return RC_STOPPED;
+    give_back(rr, s);
+    return err == cudaSuccess ? RC_OK : roicopy_cuda_fail(input, err);
+}
+
+/* Frame i, read: copied (through the GPU, or cropped on the CPU with
+ * ROICOPY_IO_ONLY), verified and written.  A frame that could not be read
+ * is told now, in its turn: skipped with -k, else the end of the run. */
+static int frame_one(const roicopy_plan *p, ring_run *rr, size_t i,
+                     const prefetched *q)
+{
+    const roicopy_frame *f = &p->frames[i];
+    int rc;
+    if (q->state == PF_FAILED) {
+        /* After the turn: every frame before this one is then written. */
+        if ((rc = skip_frame(rr, i, f->input)) != RC_OK)
+            return rc;
+        rc = roicopy_fail(RC_INPUT, f->input, "%s", q->err);
+        if (!p->keep_going)
+            return rc;
+        frame_done(p, rr, 1);
+        return RC_OK;
+    }
+    if (rr->cpu)
+        image_crop(q->out, f->out.row_bytes, q->crop, f->in.row_bytes, 0, 0,
+                   f->roi.width, f->roi.height, f->in.pixel_bytes);
+    else if ((rc = copy_gpu(p, rr, i, q)) != RC_OK)
+        return rc;
+    rc = roicopy_finish_frame_at(p, f, q->crop, f->in.row_bytes, q->out,
+                                 f->out.row_bytes);
+    if (rc == RC_OK)
+        frame_done(p, rr, 0);
+    return rc;
 }
 
 typedef struct ring_worker {
@@ -269,64 +322,46 @@ typedef struct ring_worker {
     int started;
 } ring_worker;
 
-/* One I/O thread of the ring: frames until none is left or one failed. */
+/* One worker: frames, in order, until none is left or one failed. */
 static void *ring_worker_main(void *arg)
 {
     ring_worker *w = (ring_worker *)arg;
     const roicopy_plan *p = w->p;
     ring_run *rr = w->rr;
-    const char *file = p->frames[0].input;
     int rc = RC_OK;
     /* The current device is per thread: the home device, as on the main
      * thread (the span timer lives there). */
-    GPU_TRY(file, cudaSetDevice(rr->home));
-    for (;;) {
-        cuxfer_ring_slot *s = NULL;
-        cudaError_t err;
+    if (!rr->cpu) {
+        cudaError_t err = cudaSetDevice(rr->home);
+        if (err != cudaSuccess)
+            rc = roicopy_cuda_fail(p->frames[0].input, err);
+    }
+    while (rc == RC_OK) {
+        const prefetched *q;
         size_t i;
         int stop;
-        pthread_mutex_lock(&rr->order);
         pthread_mutex_lock(&rr->lock);
         stop = rr->status != RC_OK || rr->next >= p->nframes;
         i = rr->next++;
         pthread_mutex_unlock(&rr->lock);
-        if (stop) {
-            pthread_mutex_unlock(&rr->order);
+        if (stop)
             break;
-        }
-        cuxfer_clear_reason();
-        err = cuxfer_ring_acquire(&rr->ring, &s);
-        pthread_mutex_unlock(&rr->order);
-        if (err != cudaSuccess) {
-            rc = roicopy_cuda_fail(p->frames[i].input, err);
-            if (s) /* handed out all the same: give it back, or the next
-                      thread waiting for this slot would wait forever */
-                (void)cuxfer_ring_release(&rr->ring, s);
-            goto done;
-        }
-        if ((rc = ring_fill(p, rr, i, s)) != RC_OK)
-            goto done;
+        if (!(q = roicopy_prefetch_take(rr->ps, i)))
+            break; /* stopped: another worker failed */
+        rc = frame_one(p, rr, i, q);
+        roicopy_prefetch_done(rr->ps, i);
     }
-done:
-    if (rc != RC_OK)
+    if (rc != RC_OK && rc != RC_STOPPED)
         ring_failed(rr, rc);
     return NULL;
 }
 
-/* Run the I/O threads, one per slot (at least 8 with frames read ahead),
- * and wait for them; RC_OK or the
- * first failure (the main thread does the frames itself when a thread
- * cannot start). */
+/* Run p->threads workers and wait for them; RC_OK or the first failure
+ * (the main thread does the frames itself when no thread can start). */
 static int ring_threads(const roicopy_plan *p, ring_run *rr)
 {
-    int n = rr->ring.count, i;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    ring_worker *w;
-    /* Frames in their own buffers free their slot at submission, so more
-     * threads than slots can write at once. */
-    if (rr->ps && n < 8)
-        n = cpus > 0 && cpus < 8 ? (n > cpus ? n : (int)cpus) : 8;
-    w = (ring_worker *)calloc(n > 0 ? (size_t)n : 1, sizeof *w);
+    int n = p->threads > 0 ? p->threads : 1, i, any = 0;
+    ring_worker *w = (ring_worker *)calloc((size_t)n, sizeof *w);
     if (!w)
         return roicopy_fail(RC_CUDA, p->frames[0].input, "out of memory");
     for (i = 0; i < n; ++i) {
@@ -334,11 +369,10 @@ static int ring_threads(const roicopy_plan *p, ring_run *rr)
         w[i].rr = rr;
         w[i].started = pthread_create(&w[i].thread, NULL, ring_worker_main,
                                       &w[i]) == 0;
+        any |= w[i].started;
     }
-    if (!w[0].started) {
-        ring_worker self = w[0];
-        (void)ring_worker_main(&self);
-    }
+    if (!any)
+        (void)ring_worker_main(&w[0]);
     for (i = 0; i < n; ++i)
         if (w[i].started)
             (void)pthread_join(w[i].thread, NULL);
@@ -346,58 +380,13 @@ static int ring_threads(const roicopy_plan *p, ring_run *rr)
     return rr->status;
 }
 
-typedef struct finish_job {
-    const roicopy_plan *p;
-    ring_run *rr;
-    cuxfer_ring_slot *s;
-    pthread_t thread;
-    int started, rc;
-} finish_job;
-
-static void *finish_main(void *arg)
-{
-    finish_job *j = (finish_job *)arg;
-    j->rc = finish_slot(j->p, j->rr, j->s);
-    return NULL;
-}
-
-/* After the drain: the frames still in the slots, written on a thread
- * each (each fsyncs its own file). */
-static int finish_all_threads(const roicopy_plan *p, ring_run *rr)
-{
-    int n = rr->ring.count, i, rc = RC_OK;
-    finish_job *j = (finish_job *)calloc(n > 0 ? (size_t)n : 1, sizeof *j);
-    if (!j)
-        return finish_all(p, rr);
-    for (i = 0; i < n; ++i) {
-        j[i].p = p;
-        j[i].rr = rr;
-        j[i].s = &rr->ring.slots[i];
-        j[i].rc = RC_OK;
-        if (rr->held[i] >= 0)
-            j[i].started = pthread_create(&j[i].thread, NULL, finish_main,
-                                          &j[i]) == 0;
-    }
-    for (i = 0; i < n; ++i) {
-        if (j[i].started)
-            (void)pthread_join(j[i].thread, NULL);
-        else if (rr->held[i] >= 0)
-            (void)finish_main(&j[i]);
-        if (j[i].rc != RC_OK && rc == RC_OK)
-            rc = j[i].rc;
-    }
-    free(j);
-    return rc;
-}
-
 /* Every output is on disk before exit 0: each file was fsynced before its
  * rename; the directories, once each, here. */
-static int sync_output_dirs(const roicopy_plan *p)
+static int sync_output_dirs(void)
 {
     char err[IMAGE_ERR_MAX] = "";
     if (image_sync_dirs(err, sizeof err) != 0)
         return roicopy_fail(RC_OUTPUT, NULL, "%s", err);
-    (void)p;
     return RC_OK;
 }
 
@@ -426,7 +415,8 @@ static void slot_memory_free(ring_run *rr, int n)
         (void)cudaSetDevice(rr->l.dev[i].device);
         (void)cuxfer_view_free(&rr->l.dev[i]);
     }
-    (void)cudaSetDevice(rr->home);
+    if (rr->l.dev)
+        (void)cudaSetDevice(rr->home);
     free(rr->l.dev);
 }
 
@@ -448,7 +438,6 @@ static int replays(const roicopy_plan *p, ring_run *rr)
         fj[k].p = p;
         fj[k].f = &p->frames[k];
         fj[k].l = &rr->l;
-        fj[k].pf = roicopy_prefetched(rr->ps, k);
         fj[k].span = NULL;
         jobs[k].work = frame_work;
         jobs[k].arg = &fj[k];
@@ -461,76 +450,112 @@ static int replays(const roicopy_plan *p, ring_run *rr)
     return rc;
 }
 
-int roicopy_ring_run(const roicopy_plan *p, const prefetch_set *ps)
+/* The GPU side, while the first frames are read: the devices, the link
+ * measurement of --timing, the ring, its device memory, the span timer. */
+static int ring_setup(const roicopy_plan *p, ring_run *rr)
 {
     const char *file = p->frames[0].input;
-    int timed = p->timing || p->json, rc = RC_OK, i;
+    int rc, i;
     size_t k;
-    double t0;
     cuxfer_ring_options opt;
-    ring_run rr;
-    memset(&rr, 0, sizeof rr);
+    roicopy_gpu_prestart_join();
+    if ((rc = roicopy_setup_devices(p)) != RC_OK)
+        return rc;
     memset(&opt, 0, sizeof opt);
     opt.devices = p->devices; /* slot i on devices[i % ndevices] */
     opt.ndevices = p->ndevices;
-    rr.home = p->devices[0];
-    rr.ps = ps;
-    rr.l = plan_ring(p, ps);
-    pthread_mutex_init(&rr.order, NULL);
-    pthread_mutex_init(&rr.lock, NULL);
-    image_defer_dir_sync(1);
-    rr.held = (long *)malloc((size_t)p->streams * sizeof *rr.held);
-    rr.last = (long *)malloc((size_t)p->streams * sizeof *rr.last);
-    rr.l.dev = (cuxfer_view *)calloc((size_t)p->streams, sizeof *rr.l.dev);
-    if (!rr.held || !rr.last || !rr.l.dev) {
-        rc = roicopy_fail(RC_CUDA, file, "out of memory");
-        goto done;
+    rr->last = (long *)malloc((size_t)p->streams * sizeof *rr->last);
+    rr->slot_mu = (pthread_mutex_t *)malloc((size_t)p->streams *
+                                            sizeof *rr->slot_mu);
+    rr->l.dev = (cuxfer_view *)calloc((size_t)p->streams, sizeof *rr->l.dev);
+    if (!rr->last || !rr->slot_mu || !rr->l.dev)
+        return roicopy_fail(RC_CUDA, file, "out of memory");
+    for (i = 0; i < p->streams; ++i) {
+        rr->last[i] = -1;
+        pthread_mutex_init(&rr->slot_mu[i], NULL);
     }
-    for (i = 0; i < p->streams; ++i)
-        rr.held[i] = rr.last[i] = -1;
+    rr->nslot_mu = p->streams;
     for (k = 0; k < p->nframes; ++k)
-        if (p->frames[k].out.total_bytes > rr.times.link_bytes)
-            rr.times.link_bytes = p->frames[k].out.total_bytes;
-    if (timed && (rc = roicopy_measure_bidir(p, rr.times.link_bytes,
-                                             &rr.times.bidir_ms)) != RC_OK)
-        goto done;
-    GPU_TRY(file, cuxfer_ring_create(&rr.ring, p->streams, rr.l.host_bytes, 0,
-                                     &opt));
-    GPU_TRY(file, slot_memory(&rr));
-    if (timed)
-        GPU_TRY(file, cuxfer_timer_create(&rr.span));
-    t0 = roicopy_now_ms();
-    rc = ring_threads(p, &rr);
-    if (rc != RC_OK) {
-        (void)cuxfer_ring_drain(&rr.ring); /* the error is already told */
-        goto done;
-    }
-    if (timed)
-        GPU_TRY(file, roicopy_stop_span(&rr.ring, &rr.span, rr.home));
-    GPU_TRY(file, cuxfer_ring_drain(&rr.ring));
-    rc = finish_all_threads(p, &rr);
-    if (rc == RC_OK)
-        rc = sync_output_dirs(p);
-    rr.times.wall_ms = roicopy_now_ms() - t0;
-    if (rc == RC_OK && timed)
-        GPU_TRY(file, cuxfer_timer_ms(&rr.span, CUXFER_WAIT,
-                                      &rr.times.span_ms));
-    if (rc == RC_OK)
-        rc = replays(p, &rr);
-    if (rc == RC_OK && timed)
-        roicopy_report_ring(p, &rr.times);
-    if (rc == RC_OK)
-        rc = roicopy_report_skipped(p, rr.skipped);
+        if (p->frames[k].out.total_bytes > rr->times.link_bytes)
+            rr->times.link_bytes = p->frames[k].out.total_bytes;
+    if ((p->timing || p->json) &&
+        (rc = roicopy_measure_bidir(p, rr->times.link_bytes,
+                                    &rr->times.bidir_ms)) != RC_OK)
+        return rc;
+    GPU_TRY(file, cuxfer_ring_create(&rr->ring, p->streams, rr->l.host_bytes,
+                                     0, &opt));
+    GPU_TRY(file, slot_memory(rr));
+    if (p->timing || p->json)
+        GPU_TRY(file, cuxfer_timer_create(&rr->span));
 done:
+    return rc;
+}
+
+/* After the workers: the span, the drain, the directories, the replays
+ * and the report. */
+static int ring_finish(const roicopy_plan *p, ring_run *rr, double t0)
+{
+    const char *file = p->frames[0].input;
+    int timed = !rr->cpu && (p->timing || p->json), rc = RC_OK;
+    if (timed)
+        GPU_TRY(file, roicopy_stop_span(&rr->ring, &rr->span, rr->home));
+    if (!rr->cpu)
+        GPU_TRY(file, cuxfer_ring_drain(&rr->ring));
+    if ((rc = sync_output_dirs()) != RC_OK)
+        goto done;
+    rr->times.wall_ms = roicopy_now_ms() - t0;
+    if (timed)
+        GPU_TRY(file, cuxfer_timer_ms(&rr->span, CUXFER_WAIT,
+                                      &rr->times.span_ms));
+    if (!rr->cpu && (rc = replays(p, rr)) != RC_OK)
+        goto done;
+    if (timed)
+        roicopy_report_ring(p, &rr->times);
+    rc = roicopy_report_skipped(p, rr->skipped);
+done:
+    return rc;
+}
+
+int roicopy_ring_run(const roicopy_plan *p)
+{
+    int rc = RC_OK, i;
+    double t0;
+    ring_run rr;
+    memset(&rr, 0, sizeof rr);
+    rr.home = p->devices[0];
+    rr.cpu = p->io_only;
+    rr.l = plan_ring(p);
+    pthread_mutex_init(&rr.lock, NULL);
+    pthread_mutex_init(&rr.turn_mu, NULL);
+    pthread_cond_init(&rr.turn_cv, NULL);
+    image_defer_dir_sync(1);
+    /* Reading starts now, while the context comes up (started on a
+     * helper thread by roicopy.c). */
+    rr.ps = roicopy_prefetch_start(p);
+    if (!rr.ps)
+        rc = RC_INPUT;
+    else if (!rr.cpu)
+        rc = ring_setup(p, &rr);
+    if (rc == RC_OK) {
+        roicopy_prefetch_go(rr.ps);
+        t0 = roicopy_now_ms();
+        rc = ring_threads(p, &rr);
+        if (rc == RC_OK)
+            rc = ring_finish(p, &rr, t0);
+    }
+    roicopy_prefetch_free(rr.ps);
     (void)cuxfer_timer_destroy(&rr.span);
     (void)cuxfer_ring_destroy(&rr.ring);
     slot_memory_free(&rr, p->streams);
-    free(rr.held);
     free(rr.last);
+    for (i = 0; i < rr.nslot_mu; ++i)
+        pthread_mutex_destroy(&rr.slot_mu[i]);
+    free(rr.slot_mu);
     if (rc != RC_OK) /* what was written is still made durable */
         (void)image_sync_dirs(NULL, 0);
     image_defer_dir_sync(0);
-    pthread_mutex_destroy(&rr.order);
     pthread_mutex_destroy(&rr.lock);
+    pthread_mutex_destroy(&rr.turn_mu);
+    pthread_cond_destroy(&rr.turn_cv);
     return rc;
 }

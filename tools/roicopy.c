@@ -16,6 +16,7 @@
 #include "checks.h"
 #include "devices.h"
 #include "formats.h"
+#include "prefetch.h"
 #include "report.h"
 
 #include <errno.h>
@@ -36,6 +37,8 @@
 #endif
 
 #define MAX_STREAMS 64
+/* output.c tracks 128 temporary files at once, one a writing thread */
+#define MAX_THREADS 128
 #define DEFAULT_RING_SLOTS 3
 #define MAX_DEVICE_INDEX 1023
 
@@ -45,7 +48,8 @@ typedef struct options {
     int roi_given;
     int place_given, canvas_given;
     size_t place_x, place_y, canvas_w, canvas_h;
-    unsigned long streams, repeat, device;
+    unsigned long streams, repeat, device, threads;
+    int threads_given;
     int streams_given, pageable, verify, timing, json, dry_run, quiet;
     int keep_going;
     int device_given, devices_given;
@@ -102,6 +106,8 @@ static void usage(FILE *f)
         "  --canvas WxH       ...of this size (both or neither)\n"
         "  --streams N        cut the ROI into N bands on N streams (1..64);\n"
         "                     with several inputs: frames in flight (ring slots)\n"
+        "  --threads N        several inputs: N threads read ahead and N copy\n"
+        "                     and write (1..128; default: the CPUs, 4..64)\n"
         "  --pageable         malloc'd host buffers instead of pinned ones\n"
         "  --verify           compare every output with a CPU crop\n"
         "  --repeat K         copy K times, for --timing (several inputs:\n"
@@ -150,7 +156,7 @@ enum {
     OPT_DRY_RUN,
     OPT_FORMAT, OPT_RAW, OPT_DEPTH,
     OPT_TILES, OPT_STACK,
-    OPT_PAGE, OPT_FILES_FROM, OPT_SKIP_EXISTING
+    OPT_PAGE, OPT_FILES_FROM, OPT_SKIP_EXISTING, OPT_THREADS
 };
 
 static const struct option long_options[] = {
@@ -158,6 +164,7 @@ static const struct option long_options[] = {
     {"place", required_argument, NULL, OPT_PLACE},
     {"canvas", required_argument, NULL, OPT_CANVAS},
     {"streams", required_argument, NULL, OPT_STREAMS},
+    {"threads", required_argument, NULL, OPT_THREADS},
     {"pageable", no_argument, NULL, OPT_PAGEABLE},
     {"verify", no_argument, NULL, OPT_VERIFY},
     {"repeat", required_argument, NULL, OPT_REPEAT},
@@ -263,6 +270,9 @@ static int value_option(int opt, const char *arg, options *o)
     case OPT_STREAMS:
         o->streams_given = 1;
         return number_option("--streams", arg, 1, MAX_STREAMS, &o->streams);
+    case OPT_THREADS:
+        o->threads_given = 1;
+        return number_option("--threads", arg, 1, MAX_THREADS, &o->threads);
     case OPT_REPEAT:
         return number_option("--repeat", arg, 1, 1000000, &o->repeat);
     case OPT_DEVICE:
@@ -928,6 +938,13 @@ static void fill_devices(const options *o, roicopy_plan *p)
     }
 }
 
+/* ROICOPY_IO_ONLY=1: a batch without the GPU (roicopy-ring.c). */
+static int io_only(void)
+{
+    const char *e = getenv("ROICOPY_IO_ONLY");
+    return e && *e == '1';
+}
+
 static void fill_plan(const options *o, roicopy_plan *p)
 {
     p->place = o->place_given;
@@ -941,6 +958,9 @@ static void fill_plan(const options *o, roicopy_plan *p)
     if (p->nframes > 1 && p->streams < 2)
         p->streams = 2; /* a ring of one slot cannot overlap anything */
     p->pageable = o->pageable;
+    p->threads = o->threads_given ? (int)o->threads
+                                  : roicopy_batch_threads(p);
+    p->io_only = io_only();
     p->verify = o->verify;
     p->repeat = (int)o->repeat;
     p->timing = o->timing;
@@ -970,6 +990,7 @@ static int run_tiles(const options *o)
     int rc;
     const char *bad = o->place_given || o->canvas_given ? "--place/--canvas"
                       : o->streams_given                 ? "--streams"
+                      : o->threads_given                 ? "--threads"
                       : o->devices_given                 ? "--devices"
                       : o->repeat != 1                   ? "--repeat"
                       : o->timing                        ? "--timing"
@@ -1035,6 +1056,8 @@ static void start_cuda_early(const options *o)
 {
     int devs[ROICOPY_MAX_DEVICES];
     size_t i, n = o->devices_given ? o->ndevices : 1;
+    if (io_only() && o->outdir && o->nargs > 1 && !o->pageable)
+        return; /* a batch without the GPU */
     for (i = 0; i < n; ++i)
         devs[i] = o->devices_given ? (int)o->devices[i] : (int)o->device;
     roicopy_gpu_prestart(devs, (int)n);

@@ -14,7 +14,7 @@
  *   roicopy-ring.c    the copies of a batch (the transfer ring)
  *   roicopy-tiles.c   many regions of one input (--tiles, --roi, --stack)
  *   timing.c          what --timing measures beside the copies
- *   prefetch.c        frames of a batch read ahead
+ *   prefetch.c        a batch's reads, ahead, into reused buffers
  *   devices.c         CUDA services: failures, devices, host buffers, ROIs
  *   report.c          what is printed: the --dry-run plan, times, JSON
  *   checks.c          regions and output paths, checked before any copy
@@ -33,7 +33,6 @@
 #include "frames.h"
 #include "geometry.h"
 #include "image.h"
-#include "prefetch.h"
 
 /* ---- one input or a batch (roicopy-gpu.c) -------------------------------- */
 
@@ -42,11 +41,11 @@ int roicopy_gpu_run(const roicopy_plan *p);
 
 /* ---- a batch through the transfer ring (roicopy-ring.c) ------------------ */
 
-/* Copy every frame of the plan (pinned host memory) through a ring of
- * p->streams slots, with the frames of ps read ahead (NULL: none);
- * roicopy_gpu_run() calls it once the devices are set up.  An exit
- * status. */
-int roicopy_ring_run(const roicopy_plan *p, const prefetch_set *ps);
+/* Copy every frame of the plan through a ring of p->streams slots, with
+ * p->threads threads reading ahead (prefetch.c) and p->threads copying and
+ * writing; roicopy_gpu_run() calls it, and it waits for the CUDA context
+ * itself.  An exit status. */
+int roicopy_ring_run(const roicopy_plan *p);
 
 /* ---- many regions of one input (roicopy-tiles.c) ------------------------ */
 

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # tools/roicopy-bench --self-test: the benchmark parses its options, its CPU
 # runs work (the single-threaded crop writes the ROI's pixels, the I/O
-# floor the right sizes) and it prints the table of targets; the roicopy
-# and CUDA rows skip cleanly without a GPU (and, with one, roicopy's files
-# must equal the CPU crop's); --help describes every option.  Needs python3
+# floor the right sizes, roicopy-io - roicopy without the GPU - the CPU
+# crop's files) and it prints the table of targets; the roicopy and CUDA
+# rows skip cleanly without a GPU (and, with one, roicopy's files must
+# equal the CPU crop's); --help describes every option.  Needs python3
 # (numpy optional).
 : "${top_srcdir:=.}"
 : "${top_builddir:=.}"
@@ -33,10 +34,12 @@ done <"$T/checks"
 for row in "cpu-crop, 1 thread" "io-floor" "roicopy, 3 frames" \
     "bare CUDA context start" "roicopy, one tiny file" \
     "roicopy speed-up over cpu-crop" "roicopy throughput / io-floor" \
+    "roicopy-io, no GPU" "  after the CUDA start" \
+    "roicopy / (CUDA start + io-floor)" "roicopy-io throughput / io-floor" \
     "tiny file / bare CUDA start"; do
     if grep -q "^$row" "$T/out"; then pass "table row: $row"; else fail "table row: $row"; fi
 done
-if grep -E '^(cpu-crop|io-floor)' "$T/out" | grep -q skip; then
+if grep -E '^(cpu-crop|io-floor|roicopy-io)' "$T/out" | grep -q skip; then
     fail "a CPU run skipped"
 else
     pass "the CPU runs ran"

@@ -112,6 +112,31 @@ if "$ROICOPY" --verify --quiet --streams 3 --roi 50x30+9+7 --format pam "$T"/fra
 else
     fail "40-frame pipeline failed"; diag_file "$T/err"
 fi
+# The pipeline's threads against its slots: one thread, more threads than
+# slots, more slots than threads, buffers for two frames a thread
+# (ROICOPY_PREFETCH_MB=1: reused at once); every output poisoned first.
+for args in "--threads 1 --streams 2" "--threads 16 --streams 3" \
+    "--threads 5 --streams 7" "--threads 40 --streams 64"; do
+    for f in "$T"/frames/*.ppm; do
+        printf 'poison' >"$T/ring/$(basename "$f" .ppm).pam"
+    done
+    # shellcheck disable=SC2086
+    if ROICOPY_PREFETCH_MB=1 "$ROICOPY" --quiet $args --roi 50x30+9+7 --format pam \
+        "$T"/frames/*.ppm -o "$T/ring" 2>"$T/err"; then
+        bad=0
+        for f in "$T"/frames/*.ppm; do
+            b=$(basename "$f" .ppm)
+            cmp -s "$T/ring/$b.pam" "$T/ref/$b.pam" || bad=$((bad + 1))
+        done
+        if [ $bad -eq 0 ] && [ "$(ls -A "$T/ring" | wc -l)" -eq 40 ]; then
+            pass "40 frames, $args, two buffers a thread: all match"
+        else
+            fail "40 frames, $args: $bad mismatches"
+        fi
+    else
+        fail "40 frames, $args failed"; diag_file "$T/err"
+    fi
+done
 rm -f "$T"/ring/*
 if "$ROICOPY" --quiet --pageable --roi 50x30+9+7 "$T"/frames/f1*.ppm -o "$T/ring" 2>"$T/err" &&
     [ "$(ls "$T/ring" | wc -l)" -eq 11 ]; then
