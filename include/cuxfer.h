@@ -59,8 +59,11 @@
  *  CUXFER_ON_ERROR(err)   what CUXFER_CHECK does after printing  (abort())
  *  CUXFER_LOG(...)        printf-style sink of all messages  (fprintf(stderr, ...))
  *  CUXFER_ASSERT(c)       internal invariants               (assert(c))
- *  CUXFER_DEBUG_SYNC      defined: CUXFER_CHECK_LAUNCH and cuxfer's own copies
- *                         synchronize, to isolate ordering bugs
+ *  CUXFER_DEBUG_SYNC      defined: CUXFER_CHECK_LAUNCH synchronizes the device,
+ *                         and every call that queues cuxfer's own copies
+ *                         (the copies, ring submit, plan2d, rois, the
+ *                         stager) returns with them done, to isolate
+ *                         ordering bugs
  *  CUXFER_PAGEABLE_POLICY default pageable-guard policy of the unit
  *                         (CUXFER_PAGEABLE_WARN); the environment variable
  *                         CUXFER_PAGEABLE=allow|warn|error overrides it
@@ -74,18 +77,8 @@
  *                         with the NUL); defining another value stops the build
  *  None of these changes the size or layout of anything shared between
  *  translation units or of any public struct, so units built with
- *  different values work together.
- *  Two tuning knobs of the copy planner (section 10) exist for measuring
- *  it (doc/PERF.md, "Behind the constants"); they are not a
- *  stable interface and no test or tool sets them:
- *  CUXFER_IMPL_PACK_SLOT_MAX  bytes of one PACK pipeline slot at most
- *                         (4 MiB; the slot is also at most half of
- *                         chunk_bytes).  It changes no struct, but it cuts a
- *                         plan's scratch into slots: every unit that uses
- *                         one cuxfer_plan2d must agree on it
- *  CUXFER_IMPL_GATHER_SHARE   the share of a SPAN copy's rows gathered on
- *                         the host instead (0.3; a fraction below 1, 0 turns
- *                         the share off).  Read per call: units may differ
+ *  different values work together.  Nothing else is a setting: the
+ *  planner's constants are fixed (doc/PERF.md, "Behind the constants").
  *
  * ERRORS
  *  Functions return cudaError_t.  Bad arguments are caught on the CPU before
@@ -96,244 +89,21 @@
  *
  * THREADS
  *  Each family's man page says whether it is safe from several host threads.
- *  Everything cuxfer keeps between calls is in one block right after
- *  section 1: struct cuxfer_impl_state, one per process, holds the
- *  classification registry and its writers' mutex, the generation that
- *  flushes every thread's classification cache, the parsed CUXFER_PAGEABLE
- *  and CUXFER_DEFAULT_STREAM policies, the warned-once flags (pageable
- *  source, pageable destination, default stream), and the per-device
- *  capability caches (concurrent managed access, maximum pitch, the 64x64
- *  peer-access table); struct cuxfer_impl_thread, one per thread, holds
- *  the reason text and the classification cache (no events: the ordering
- *  event of cuxfer_stream_wait lives for one call).  Objects you create
- *  (pools, rings, stagers, ...)
- *  hold their own state.  Every unit, static library, shared library and
- *  dlopen'ed plugin (even RTLD_LOCAL, -fvisibility=hidden, or a program
- *  linked without -rdynamic) finds the same state, through an ELF note
- *  that marks each object including cuxfer.h; unloading the object that
- *  made it loses nothing.  Headers of another state layout keep their own.
+ *  What cuxfer keeps between calls (the registry and caches that classify
+ *  pointers, the parsed CUXFER_PAGEABLE and CUXFER_DEFAULT_STREAM, the
+ *  warned-once flags, per-device capabilities; per thread, the reason text
+ *  and a classification cache, no CUDA object) is one state per process,
+ *  found by every unit, static or shared library and dlopen'ed plugin
+ *  (even RTLD_LOCAL, -fvisibility=hidden, or a program linked without
+ *  -rdynamic) through an ELF note; the block "Process-wide state" after
+ *  section 1 says how.  Objects you create (pools, rings, stagers, ...)
+ *  hold their own state.
  *  fork: the child gets fresh locks, an empty registry and empty caches,
  *  so cuxfer's CPU-side calls work in it; CUDA itself is not supported in
  *  a fork child (the driver's rule): a child that needs the GPU must exec.
  *
- * SYNOPSIS (tests/header/synopsis.sh --write regenerates it)
- *  man 3 cuxfer
- *    CUXFER_VERSION_MAJOR  CUXFER_VERSION_MINOR  CUXFER_VERSION_PATCH
- *    CUXFER_VERSION_STRING  CUXFER_VERSION_NUMBER
- *  man 3 cuxfer_check
- *    const char *cuxfer_last_reason(void);
- *    void cuxfer_clear_reason(void);
- *    cudaError_t cuxfer_device_count(int *count);
- *    CUXFER_CHECK(expr)  CUXFER_TRY(expr)  CUXFER_CHECK_LAUNCH()
- *  man 3 cuxfer_memory_kind
- *    cuxfer_memkind cuxfer_memory_kind(const void *p);
- *    const char *cuxfer_memkind_name(cuxfer_memkind k);
- *    int cuxfer_host_is_pinned(const void *p);
- *    int cuxfer_pageable_policy(void);
- *    int cuxfer_pageable_policy_parse(const char *s);
- *    cuxfer_memkind  CUXFER_MEMORY_UNKNOWN  CUXFER_MEMORY_PAGEABLE
- *    CUXFER_MEMORY_PINNED  CUXFER_MEMORY_DEVICE  CUXFER_MEMORY_MANAGED
- *    CUXFER_PAGEABLE_ALLOW  CUXFER_PAGEABLE_WARN  CUXFER_PAGEABLE_ERROR
- *  man 3 cuxfer_view
- *    cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
- *            size_t height, size_t elem_size);
- *    cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width,
- *            size_t height, size_t elem_size, size_t row_align);
- *    cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
- *            size_t width, size_t height, size_t elem_size);
- *    cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
- *            size_t width, size_t height, size_t elem_size,
- *            cuxfer_memkind kind, int device);
- *    cudaError_t cuxfer_view_free(cuxfer_view *v);
- *    void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y);
- *    cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi,
- *            cuxfer_view *sub);
- *    cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what);
- *    size_t cuxfer_view_row_bytes(const cuxfer_view *v);
- *    cuxfer_view  cuxfer_roi  CUXFER_ELEM_MAX  CUXFER_VIEW_OWNS_DEVICE
- *    CUXFER_VIEW_OWNS_HOST
- *  man 3 cuxfer_host_alloc
- *    cudaError_t cuxfer_host_alloc(void **p, size_t count, size_t elem_size,
- *            unsigned flags);
- *    cudaError_t cuxfer_host_free(void *p);
- *    cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flags);
- *    cudaError_t cuxfer_host_unregister(void *p);
- *    cudaError_t cuxfer_device_alloc(void **p, size_t count,
- *            size_t elem_size);
- *    cudaError_t cuxfer_device_free(void *p);
- *    CUXFER_HOST_ALLOC(pp, count, flags)  CUXFER_DEVICE_ALLOC(pp, count)
- *  man 3 cuxfer_managed_alloc
- *    cudaError_t cuxfer_managed_alloc(void **p, size_t count,
- *            size_t elem_size, unsigned flags);
- *    cudaError_t cuxfer_managed_free(void *p);
- *    cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
- *            cudaStream_t s);
- *    cudaError_t cuxfer_advise(const void *p, size_t bytes,
- *            enum cudaMemoryAdvise advice, int target);
- *    int cuxfer_managed_concurrent(int device);
- *    CUXFER_CPU
- *  man 3 cuxfer_copy2d_async
- *    cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
- *            const cuxfer_view *src, cudaStream_t s);
- *    cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
- *            cudaStream_t s);
- *    cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
- *            const cuxfer_view *src, size_t max_pitch);
- *    cudaError_t cuxfer_copy_check(const void *dst, const void *src,
- *            size_t bytes);
- *    size_t cuxfer_device_max_pitch(int dev);
- *    cudaError_t cuxfer_peer_enable(int dev, int peer);
- *    int cuxfer_default_stream_policy(void);
- *  man 3 cuxfer_copy
- *    cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes);
- *    cudaError_t cuxfer_copy2d(const cuxfer_view *dst,
- *            const cuxfer_view *src);
- *    CUXFER_COPY_SMALL
- *  man 3 cuxfer_stream_pool
- *    cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
- *            unsigned flags, int priority);
- *    cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p,
- *            int device, int count, unsigned flags, int priority);
- *    cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
- *            const cudaStream_t *streams, int count);
- *    cudaError_t cuxfer_stream_pool_next(cuxfer_stream_pool *p,
- *            cudaStream_t *s);
- *    cudaError_t cuxfer_stream_pool_acquire(cuxfer_stream_pool *p, int wait,
- *            cudaStream_t *s);
- *    cudaError_t cuxfer_stream_pool_release(cuxfer_stream_pool *p,
- *            cudaStream_t s);
- *    cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p);
- *    cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p);
- *    cuxfer_stream_pool  CUXFER_STREAM_BLOCKING  CUXFER_STREAM_POOL_MAX
- *    CUXFER_WAIT  CUXFER_NOWAIT
- *  man 3 cuxfer_timer
- *    cudaError_t cuxfer_timer_create(cuxfer_timer *t);
- *    cudaError_t cuxfer_timer_create_with(cuxfer_timer *t,
- *            const cuxfer_timer_options *opt);
- *    cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s);
- *    cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s);
- *    cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms);
- *    cudaError_t cuxfer_timer_destroy(cuxfer_timer *t);
- *    double cuxfer_gbps(size_t bytes, float ms);
- *    cudaError_t cuxfer_stream_wait(cudaStream_t waiter,
- *            cudaStream_t signaler);
- *    cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter,
- *            const cudaStream_t *signalers, int n);
- *    cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n,
- *            cudaStream_t signaler);
- *    cudaError_t cuxfer_stream_pool_wait(cuxfer_stream_pool *p,
- *            cudaStream_t s);
- *    cudaError_t cuxfer_stream_wait_pool(cudaStream_t s,
- *            cuxfer_stream_pool *p);
- *    cudaError_t cuxfer_event_pool_create(cuxfer_event_pool *p, int count);
- *    cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p);
- *    cudaError_t cuxfer_event_pool_destroy(cuxfer_event_pool *p);
- *    cuxfer_timer  cuxfer_timer_options  CUXFER_TIMER_BLOCKING_SYNC
- *    CUXFER_TIMER_ON_DEVICE  cuxfer_event_pool
- *  man 3 cuxfer_on_complete
- *    cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *),
- *            void *arg);
- *    int cuxfer_stream_is_capturing(cudaStream_t s);
- *    cudaError_t cuxfer_latch_init(cuxfer_latch *l);
- *    cudaError_t cuxfer_latch_init_on(cuxfer_latch *l, int device);
- *    cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s);
- *    cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms);
- *    cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n);
- *    cudaError_t cuxfer_latch_destroy(cuxfer_latch *l);
- *    cuxfer_latch  cuxfer_latch_watch  CUXFER_LATCH_STREAMS
- *  man 3 cuxfer_on_done
- *    cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn,
- *            void *arg);
- *  man 3 cuxfer_ring
- *    cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots,
- *            size_t host_bytes, size_t device_bytes,
- *            const cuxfer_ring_options *opt);
- *    cudaError_t cuxfer_ring_acquire(cuxfer_ring *r,
- *            cuxfer_ring_slot **slot);
- *    cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot,
- *            const cuxfer_ring_job *job);
- *    cudaError_t cuxfer_ring_release(cuxfer_ring *r, cuxfer_ring_slot *slot);
- *    cudaError_t cuxfer_ring_drain(cuxfer_ring *r);
- *    cudaError_t cuxfer_ring_destroy(cuxfer_ring *r);
- *    int cuxfer_ring_slots(const cuxfer_ring *r);
- *    int cuxfer_ring_depth(const cuxfer_ring *r);
- *    cudaError_t cuxfer_ring_set_depth(cuxfer_ring *r, int depth);
- *    cudaError_t cuxfer_ring_stream(const cuxfer_ring *r, int i,
- *            cudaStream_t *s);
- *    cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wait,
- *            float *ms);
- *    cudaError_t cuxfer_ring_slot_buffers(const cuxfer_ring *r, int i,
- *            void **host, void **device);
- *    cudaError_t cuxfer_ring_wait(cuxfer_ring *r, cudaStream_t s);
- *    cudaError_t cuxfer_stream_wait_ring(cudaStream_t s, cuxfer_ring *r);
- *    cuxfer_ring  cuxfer_ring_slot  cuxfer_ring_options  cuxfer_ring_job
- *  man 3 cuxfer_graph
- *    cudaError_t cuxfer_graph_begin(cudaStream_t s);
- *    cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s);
- *    cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s);
- *    cudaError_t cuxfer_graph_destroy(cuxfer_graph *g);
- *    cuxfer_graph
- *  man 3 cuxfer_pinned_pool
- *    cudaError_t cuxfer_pinned_pool_create(cuxfer_pinned_pool *p,
- *            const cuxfer_pinned_pool_options *opt);
- *    cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p,
- *            size_t bytes, cuxfer_pinned_block *blk);
- *    cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
- *            cuxfer_pinned_block *blk, cudaStream_t in_use_by);
- *    cudaError_t cuxfer_pinned_pool_trim(cuxfer_pinned_pool *p);
- *    cuxfer_pinned_pool_stats cuxfer_pinned_pool_get_stats(cuxfer_pinned_pool *p);
- *    size_t cuxfer_pinned_pool_class_size(size_t n);
- *    cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p);
- *    cuxfer_pinned_pool  cuxfer_pinned_block  cuxfer_pinned_pool_options
- *    cuxfer_pinned_pool_stats  CUXFER_POOL_IDLE
- *  man 3 cuxfer_plan2d
- *    cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p,
- *            const cuxfer_plan2d_options *opt);
- *    cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p,
- *            const cuxfer_view *dst, const cuxfer_view *src, cudaStream_t s);
- *    int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *dst,
- *            const cuxfer_view *src);
- *    cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void);
- *    cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
- *            cuxfer_plan2d_tuning *out, void (*report)(size_t row, int d2h,
- *            double raw, double planned, void *arg), void *arg);
- *    cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p);
- *    cuxfer_plan2d  cuxfer_plan2d_options  cuxfer_plan2d_tuning
- *    CUXFER_PLAN_AUTO  CUXFER_PLAN_DIRECT  CUXFER_PLAN_SPAN  CUXFER_PLAN_PACK
- *    CUXFER_PLAN_MAX_THREADS
- *  man 3 cuxfer_rois
- *    cudaError_t cuxfer_rois_create(cuxfer_rois *p,
- *            const cuxfer_rois_options *opt);
- *    cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir,
- *            const cuxfer_view *host, const cuxfer_roi *rois, size_t n,
- *            const cuxfer_view *dense, cudaStream_t s);
- *    cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host,
- *            const cuxfer_roi *rois, size_t n, const cuxfer_view *dense,
- *            size_t *total);
- *    int cuxfer_rois_choose(const cuxfer_rois *p, size_t n, size_t total);
- *    cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n,
- *            size_t elem_size, size_t *off);
- *    cudaError_t cuxfer_rois_destroy(cuxfer_rois *p);
- *    cuxfer_rois  cuxfer_rois_options  CUXFER_ROIS_AUTO  CUXFER_ROIS_DIRECT
- *    CUXFER_ROIS_GATHER  CUXFER_ROIS_KERNEL  CUXFER_ROIS_H2D  CUXFER_ROIS_D2H
- *    CUXFER_ROIS_SLOTS  CUXFER_ROIS_MAX_THREADS
- *  man 3 cuxfer_stager
- *    cudaError_t cuxfer_stager_create(cuxfer_stager *st,
- *            const cuxfer_stager_options *opt);
- *    cudaError_t cuxfer_stager_destroy(cuxfer_stager *st);
- *    cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
- *            const void *src_pageable, size_t bytes, cudaStream_t after);
- *    cudaError_t cuxfer_stage_d2h(cuxfer_stager *st, void *dst_pageable,
- *            const void *src_device, size_t bytes, cudaStream_t after);
- *    cudaError_t cuxfer_stager_wait(cuxfer_stager *st, long timeout_ms);
- *    cudaError_t cuxfer_stager_query(cuxfer_stager *st);
- *    cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
- *            const cuxfer_stager_options *opt);
- *    cuxfer_stager  cuxfer_stager_options  CUXFER_STAGE_AUTO
- *    CUXFER_STAGE_COPY  CUXFER_STAGE_REGISTER  CUXFER_STAGE_DIRECT
- *    CUXFER_STAGER_MAX_SLOTS  CUXFER_STAGER_MAX_THREADS
- *    CUXFER_STAGER_MIN_SLOT_BYTES  CUXFER_STAGER_MAX_SLOT_BYTES
- * (end of synopsis)
+ * API  Every public type and function is declared in the block "The API"
+ *  of section 1, grouped by man page.
  *
  * LICENCE  MIT.  See man 3 cuxfer for the overview and a page per family.
  */
@@ -435,6 +205,246 @@ extern "C" {
 CUXFER_API CUXFER_IMPL_UNUSED void cuxfer_impl_CUXFER_API_must_be_static(void) {}
 static void cuxfer_impl_CUXFER_API_must_be_static(void);
 #pragma GCC diagnostic pop
+
+/* ------------------------------------------------------------------------
+ * The API: every public type and function, by man page
+ * ------------------------------------------------------------------------
+ * Declared once here, grouped as the man pages are (man 3 cuxfer lists
+ * them), and defined in the numbered sections below.  The compiler holds
+ * the two together: a definition that differs from its declaration does
+ * not compile, and a function declared here but defined nowhere is a
+ * warning (-Wall).  Each group's comment names the page's macros and
+ * constants.  tests/header/api.sh checks that every public function, type,
+ * macro and constant of the header is named here, under a page that lists
+ * it, and nothing else. */
+
+/* man 3 cuxfer; also CUXFER_VERSION_MAJOR, CUXFER_VERSION_MINOR, CUXFER_VERSION_PATCH,
+ * CUXFER_VERSION_STRING, CUXFER_VERSION_NUMBER */
+
+/* man 3 cuxfer_check; also CUXFER_CHECK(expr), CUXFER_TRY(expr), CUXFER_CHECK_LAUNCH() */
+CUXFER_API const char *cuxfer_last_reason(void);
+CUXFER_API void cuxfer_clear_reason(void);
+CUXFER_API cudaError_t cuxfer_device_count(int *count);
+
+/* man 3 cuxfer_memory_kind; also CUXFER_MEMORY_UNKNOWN, CUXFER_MEMORY_PAGEABLE,
+ * CUXFER_MEMORY_PINNED, CUXFER_MEMORY_DEVICE, CUXFER_MEMORY_MANAGED, CUXFER_PAGEABLE_ALLOW,
+ * CUXFER_PAGEABLE_WARN, CUXFER_PAGEABLE_ERROR */
+/* Where a pointer's memory lives.  UNKNOWN means the runtime could not say
+ * (no driver, or a failed query): cuxfer treats it as "not pageable" and
+ * lets CUDA judge the copy. */
+typedef enum cuxfer_memkind {
+    CUXFER_MEMORY_UNKNOWN = 0,
+    CUXFER_MEMORY_PAGEABLE = 1, /* malloc/new/stack: async copies block */
+    CUXFER_MEMORY_PINNED = 2,   /* cudaHostAlloc or cudaHostRegister */
+    CUXFER_MEMORY_DEVICE = 3,   /* cudaMalloc, cudaMallocPitch */
+    CUXFER_MEMORY_MANAGED = 4   /* cudaMallocManaged */
+} cuxfer_memkind;
+CUXFER_API cuxfer_memkind cuxfer_memory_kind(const void *p);
+CUXFER_API const char *cuxfer_memkind_name(cuxfer_memkind k);
+CUXFER_API int cuxfer_host_is_pinned(const void *p);
+CUXFER_API int cuxfer_pageable_policy(void);
+CUXFER_API int cuxfer_pageable_policy_parse(const char *s);
+
+/* man 3 cuxfer_view; also CUXFER_ELEM_MAX, CUXFER_VIEW_OWNS_DEVICE, CUXFER_VIEW_OWNS_HOST */
+typedef struct cuxfer_view cuxfer_view;
+typedef struct cuxfer_roi cuxfer_roi;
+CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width, size_t height,
+                                                size_t elem_size);
+CUXFER_API cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width, size_t height,
+                                              size_t elem_size, size_t row_align);
+CUXFER_API cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch, size_t width,
+                                        size_t height, size_t elem_size);
+CUXFER_API cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch, size_t width,
+                                        size_t height, size_t elem_size, cuxfer_memkind kind,
+                                        int device);
+CUXFER_API cudaError_t cuxfer_view_free(cuxfer_view *v);
+CUXFER_API void *cuxfer_view_at(const cuxfer_view *v, size_t x, size_t y);
+CUXFER_API cudaError_t cuxfer_view_sub(const cuxfer_view *v, cuxfer_roi roi, cuxfer_view *sub);
+CUXFER_API cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what);
+CUXFER_API size_t cuxfer_view_row_bytes(const cuxfer_view *v);
+
+/* man 3 cuxfer_host_alloc; also CUXFER_HOST_ALLOC(pp, count, flags),
+ * CUXFER_DEVICE_ALLOC(pp, count) */
+CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count, size_t elem_size, unsigned flags);
+CUXFER_API cudaError_t cuxfer_host_free(void *p);
+CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flags);
+CUXFER_API cudaError_t cuxfer_host_unregister(void *p);
+CUXFER_API cudaError_t cuxfer_device_alloc(void **p, size_t count, size_t elem_size);
+CUXFER_API cudaError_t cuxfer_device_free(void *p);
+
+/* man 3 cuxfer_managed_alloc; also CUXFER_CPU */
+CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count, size_t elem_size,
+                                            unsigned flags);
+CUXFER_API cudaError_t cuxfer_managed_free(void *p);
+CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_advise(const void *p, size_t bytes, enum cudaMemoryAdvise advice,
+                                     int target);
+CUXFER_API int cuxfer_managed_concurrent(int device);
+
+/* man 3 cuxfer_copy2d_async */
+CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst, const cuxfer_view *src,
+                                           cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst, const cuxfer_view *src,
+                                           size_t max_pitch);
+CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_t bytes);
+CUXFER_API size_t cuxfer_device_max_pitch(int dev);
+CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer);
+CUXFER_API int cuxfer_default_stream_policy(void);
+
+/* man 3 cuxfer_copy; also CUXFER_COPY_SMALL */
+CUXFER_API cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes);
+CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *src);
+
+/* man 3 cuxfer_stream_pool; also CUXFER_STREAM_BLOCKING, CUXFER_STREAM_POOL_MAX, CUXFER_WAIT,
+ * CUXFER_NOWAIT */
+typedef struct cuxfer_stream_pool cuxfer_stream_pool;
+CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count, unsigned flags,
+                                                 int priority);
+CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int device, int count,
+                                                    unsigned flags, int priority);
+CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p, const cudaStream_t *streams,
+                                               int count);
+CUXFER_API cudaError_t cuxfer_stream_pool_next(cuxfer_stream_pool *p, cudaStream_t *s);
+CUXFER_API cudaError_t cuxfer_stream_pool_acquire(cuxfer_stream_pool *p, int wait, cudaStream_t *s);
+CUXFER_API cudaError_t cuxfer_stream_pool_release(cuxfer_stream_pool *p, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p);
+CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p);
+
+/* man 3 cuxfer_timer; also CUXFER_TIMER_BLOCKING_SYNC, CUXFER_TIMER_ON_DEVICE */
+typedef struct cuxfer_timer cuxfer_timer;
+typedef struct cuxfer_timer_options cuxfer_timer_options;
+typedef struct cuxfer_event_pool cuxfer_event_pool;
+CUXFER_API cudaError_t cuxfer_timer_create(cuxfer_timer *t);
+CUXFER_API cudaError_t cuxfer_timer_create_with(cuxfer_timer *t, const cuxfer_timer_options *opt);
+CUXFER_API cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms);
+CUXFER_API cudaError_t cuxfer_timer_destroy(cuxfer_timer *t);
+CUXFER_API double cuxfer_gbps(size_t bytes, float ms);
+CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t signaler);
+CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStream_t *signalers,
+                                              int n);
+CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n,
+                                              cudaStream_t signaler);
+CUXFER_API cudaError_t cuxfer_stream_pool_wait(cuxfer_stream_pool *p, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_stream_wait_pool(cudaStream_t s, cuxfer_stream_pool *p);
+CUXFER_API cudaError_t cuxfer_event_pool_create(cuxfer_event_pool *p, int count);
+CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p);
+CUXFER_API cudaError_t cuxfer_event_pool_destroy(cuxfer_event_pool *p);
+
+/* man 3 cuxfer_on_complete; also CUXFER_LATCH_STREAMS */
+typedef struct cuxfer_latch cuxfer_latch;
+typedef struct cuxfer_latch_watch cuxfer_latch_watch;
+CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg);
+CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l);
+CUXFER_API cudaError_t cuxfer_latch_init_on(cuxfer_latch *l, int device);
+CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms);
+CUXFER_API cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n);
+CUXFER_API cudaError_t cuxfer_latch_destroy(cuxfer_latch *l);
+
+/* man 3 cuxfer_on_done */
+CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, void *arg);
+
+/* man 3 cuxfer_ring */
+typedef struct cuxfer_ring cuxfer_ring;
+typedef struct cuxfer_ring_slot cuxfer_ring_slot;
+typedef struct cuxfer_ring_options cuxfer_ring_options;
+typedef struct cuxfer_ring_job cuxfer_ring_job;
+CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host_bytes,
+                                          size_t device_bytes, const cuxfer_ring_options *opt);
+CUXFER_API cudaError_t cuxfer_ring_acquire(cuxfer_ring *r, cuxfer_ring_slot **slot);
+CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot,
+                                          const cuxfer_ring_job *job);
+CUXFER_API cudaError_t cuxfer_ring_release(cuxfer_ring *r, cuxfer_ring_slot *slot);
+CUXFER_API cudaError_t cuxfer_ring_drain(cuxfer_ring *r);
+CUXFER_API cudaError_t cuxfer_ring_destroy(cuxfer_ring *r);
+CUXFER_API int cuxfer_ring_slots(const cuxfer_ring *r);
+CUXFER_API int cuxfer_ring_depth(const cuxfer_ring *r);
+CUXFER_API cudaError_t cuxfer_ring_set_depth(cuxfer_ring *r, int depth);
+CUXFER_API cudaError_t cuxfer_ring_stream(const cuxfer_ring *r, int i, cudaStream_t *s);
+CUXFER_API cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wait, float *ms);
+CUXFER_API cudaError_t cuxfer_ring_slot_buffers(const cuxfer_ring *r, int i, void **host,
+                                                void **device);
+CUXFER_API cudaError_t cuxfer_ring_wait(cuxfer_ring *r, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_stream_wait_ring(cudaStream_t s, cuxfer_ring *r);
+
+/* man 3 cuxfer_graph */
+typedef struct cuxfer_graph cuxfer_graph;
+CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_graph_destroy(cuxfer_graph *g);
+
+/* man 3 cuxfer_pinned_pool; also CUXFER_POOL_IDLE */
+typedef struct cuxfer_pinned_pool cuxfer_pinned_pool;
+typedef struct cuxfer_pinned_block cuxfer_pinned_block;
+typedef struct cuxfer_pinned_pool_options cuxfer_pinned_pool_options;
+typedef struct cuxfer_pinned_pool_stats cuxfer_pinned_pool_stats;
+CUXFER_API cudaError_t cuxfer_pinned_pool_create(cuxfer_pinned_pool *p,
+                                                 const cuxfer_pinned_pool_options *opt);
+CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t bytes,
+                                                  cuxfer_pinned_block *blk);
+CUXFER_API cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p, cuxfer_pinned_block *blk,
+                                                  cudaStream_t in_use_by);
+CUXFER_API cudaError_t cuxfer_pinned_pool_trim(cuxfer_pinned_pool *p);
+CUXFER_API cuxfer_pinned_pool_stats cuxfer_pinned_pool_get_stats(cuxfer_pinned_pool *p);
+CUXFER_API size_t cuxfer_pinned_pool_class_size(size_t n);
+CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p);
+
+/* man 3 cuxfer_plan2d; also CUXFER_PLAN_AUTO, CUXFER_PLAN_DIRECT, CUXFER_PLAN_SPAN,
+ * CUXFER_PLAN_PACK, CUXFER_PLAN_MAX_THREADS */
+typedef struct cuxfer_plan2d cuxfer_plan2d;
+typedef struct cuxfer_plan2d_options cuxfer_plan2d_options;
+typedef struct cuxfer_plan2d_tuning cuxfer_plan2d_tuning;
+CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2d_options *opt);
+CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                                const cuxfer_view *src, cudaStream_t s);
+CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *dst,
+                                    const cuxfer_view *src);
+CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void);
+CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
+                                               cuxfer_plan2d_tuning *out,
+                                               void (*report)(size_t row, int d2h, double raw,
+                                                              double planned, void *arg),
+                                               void *arg);
+CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p);
+
+/* man 3 cuxfer_rois; also CUXFER_ROIS_AUTO, CUXFER_ROIS_DIRECT, CUXFER_ROIS_GATHER,
+ * CUXFER_ROIS_KERNEL, CUXFER_ROIS_H2D, CUXFER_ROIS_D2H, CUXFER_ROIS_SLOTS,
+ * CUXFER_ROIS_MAX_THREADS */
+typedef struct cuxfer_rois cuxfer_rois;
+typedef struct cuxfer_rois_options cuxfer_rois_options;
+CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_options *opt);
+CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cuxfer_view *host,
+                                              const cuxfer_roi *rois, size_t n,
+                                              const cuxfer_view *dense, cudaStream_t s);
+CUXFER_API cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host, const cuxfer_roi *rois,
+                                         size_t n, const cuxfer_view *dense, size_t *total);
+CUXFER_API int cuxfer_rois_choose(const cuxfer_rois *p, size_t n, size_t total);
+CUXFER_API cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n, size_t elem_size,
+                                           size_t *off);
+CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p);
+
+/* man 3 cuxfer_stager; also CUXFER_STAGE_AUTO, CUXFER_STAGE_COPY, CUXFER_STAGE_REGISTER,
+ * CUXFER_STAGE_DIRECT, CUXFER_STAGER_MAX_SLOTS, CUXFER_STAGER_MAX_THREADS,
+ * CUXFER_STAGER_MIN_SLOT_BYTES, CUXFER_STAGER_MAX_SLOT_BYTES */
+typedef struct cuxfer_stager cuxfer_stager;
+typedef struct cuxfer_stager_options cuxfer_stager_options;
+CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stager_options *opt);
+CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st);
+CUXFER_API cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
+                                        const void *src_pageable, size_t bytes, cudaStream_t after);
+CUXFER_API cudaError_t cuxfer_stage_d2h(cuxfer_stager *st, void *dst_pageable,
+                                        const void *src_device, size_t bytes, cudaStream_t after);
+CUXFER_API cudaError_t cuxfer_stager_wait(cuxfer_stager *st, long timeout_ms);
+CUXFER_API cudaError_t cuxfer_stager_query(cuxfer_stager *st);
+CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
+                                                     const cuxfer_stager_options *opt);
+
+/* (end of the API) */
 
 /* ------------------------------------------------------------------------
  * Process-wide state: everything cuxfer keeps between calls
@@ -730,39 +740,23 @@ CUXFER_API void cuxfer_impl_atfork_child(void)
     memset(s->peer, 0, sizeof s->peer);
 }
 
-/* The names the sections below use for the state's fields. */
-#define cuxfer_impl_reason (cuxfer_impl_thread_get()->reason)
-#define cuxfer_impl_kcache (cuxfer_impl_thread_get()->kcache)
-#define cuxfer_impl_kgen (cuxfer_impl_state_get()->kgen)
-#define cuxfer_impl_reg (cuxfer_impl_state_get()->reg)
-#define cuxfer_impl_reg_n (cuxfer_impl_state_get()->reg_n)
-#define cuxfer_impl_reg_seq (cuxfer_impl_state_get()->reg_seq)
-#define cuxfer_impl_reg_mu (cuxfer_impl_state_get()->reg_mu)
-#define cuxfer_impl_env_policy (cuxfer_impl_state_get()->env_policy)
-#define cuxfer_impl_env_stream_policy (cuxfer_impl_state_get()->env_stream_policy)
-#define cuxfer_impl_warned (cuxfer_impl_state_get()->warned)
-#define cuxfer_impl_warned_stream (cuxfer_impl_state_get()->warned_stream)
-#define cuxfer_impl_managed_cap (cuxfer_impl_state_get()->managed_cap)
-#define cuxfer_impl_max_pitch (cuxfer_impl_state_get()->max_pitch)
-#define cuxfer_impl_peer (cuxfer_impl_state_get()->peer)
-
 /* ------------------------------------------------------------------------
  * 2. Errors: CUXFER_CHECK / CUXFER_TRY, the reason text, device probing
  * ------------------------------------------------------------------------ */
 
 /* The sentence explaining this thread's last validation failure, or "" when
  * there is none.  Like errno it is not cleared by successful calls. */
-CUXFER_API const char *cuxfer_last_reason(void) { return cuxfer_impl_reason; }
+CUXFER_API const char *cuxfer_last_reason(void) { return cuxfer_impl_thread_get()->reason; }
 
 /* Forget this thread's reason (CUXFER_CHECK does so before each call). */
-CUXFER_API void cuxfer_clear_reason(void) { cuxfer_impl_reason[0] = '\0'; }
+CUXFER_API void cuxfer_clear_reason(void) { cuxfer_impl_thread_get()->reason[0] = '\0'; }
 
 /* Record a reason and return err, so validators read
  * "return cuxfer_impl_fail(cudaErrorInvalidValue, "...", ...)". */
 CUXFER_API CUXFER_IMPL_PRINTF(2, 3) cudaError_t
     cuxfer_impl_fail(cudaError_t err, const char *fmt, ...)
 {
-    char *r = cuxfer_impl_reason;
+    char *r = cuxfer_impl_thread_get()->reason;
     va_list ap;
     int n;
     va_start(ap, fmt);
@@ -779,9 +773,9 @@ CUXFER_API void cuxfer_impl_report(cudaError_t err, const char *expr,
                                    const char *file, int line,
                                    const char *func)
 {
+    const char *r = cuxfer_impl_thread_get()->reason;
     CUXFER_LOG("%s:%d: %s: %s failed: %s: %s%s%s\n", file, line, func, expr,
-               cudaGetErrorName(err), cudaGetErrorString(err),
-               cuxfer_impl_reason[0] ? ": " : "", cuxfer_impl_reason);
+               cudaGetErrorName(err), cudaGetErrorString(err), r[0] ? ": " : "", r);
 }
 
 /* CUXFER_CHECK(expr): evaluate a cudaError_t expression; on failure print
@@ -820,6 +814,24 @@ CUXFER_API void cuxfer_impl_report(cudaError_t err, const char *expr,
 #else
 #define CUXFER_CHECK_LAUNCH() CUXFER_CHECK(cudaGetLastError())
 #endif
+
+/* The end of every call that queues cuxfer's own copies on a stream
+ * (cuxfer_copy_async, cuxfer_copy2d_async, cuxfer_ring_submit,
+ * cuxfer_plan2d_copy_async, cuxfer_rois_copy_async): err, the call's
+ * result, or with CUXFER_DEBUG_SYNC the stream's after waiting for it, so
+ * the call returns with its work done and a failure of that work is
+ * reported by the call that queued it.  (The stager's stage calls wait for
+ * their job instead: the work is on the stager's own stream.)  Per unit. */
+CUXFER_API cudaError_t cuxfer_impl_debug_sync(cudaError_t err, cudaStream_t s)
+{
+#ifdef CUXFER_DEBUG_SYNC
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+#else
+    (void)s;
+#endif
+    return err;
+}
 
 /* Count the CUDA devices, telling apart why there are none.  *count is 0 on
  * any failure.  Returns cudaSuccess with a count >= 1; cudaErrorNoDevice
@@ -898,34 +910,82 @@ CUXFER_API void cuxfer_impl_restore_device(int saved)
         (void)cudaSetDevice(saved);
 }
 
-/* Capture safety.  While any thread captures a stream in
- * cudaStreamCaptureModeGlobal, a "potentially unsafe" call (cudaEventQuery,
- * cudaStreamQuery, cudaHostAlloc, cudaFreeHost, cudaEventCreate, pointer
- * and device queries...) from any thread not in Relaxed mode invalidates
- * that capture.  cuxfer's bookkeeping calls of this kind touch no captured
- * stream (they query, allocate or free objects no graph uses), so they run
- * with the calling thread switched to Relaxed, as PyTorch's caching
- * allocators do; cuxfer_impl_relax_end restores the thread's mode.  Never
- * used around work queued on the caller's stream. */
+/* Capture safety: two tools that every call which could meet a capture
+ * uses, and the header's only callers of CUDA's capture-status query and
+ * capture-mode exchange (cuxfer_impl_capture_graph, for cuxfer_on_done,
+ * asks which graph a capture builds).
+ *
+ * What a stream can take now, cuxfer_impl_stream_state:
+ *  UNCAPTURED   work runs when queued;
+ *  CAPTURING    work becomes nodes of the graph being captured;
+ *  INVALIDATED  a capture that failed, still to be ended: calls treat it
+ *               as capturing (what they queue there would be refused);
+ *  UNUSABLE     the query failed, with its error: most often
+ *               cudaErrorStreamCaptureImplicit, s being the legacy stream
+ *               while a blocking stream is captured (any work on it would
+ *               invalidate that capture); or a bad handle, no driver.
+ * Callers refuse or adapt on state > UNCAPTURED and refuse state < 0
+ * (UNUSABLE) with the error. */
+enum {
+    CUXFER_IMPL_STREAM_UNUSABLE = -1,
+    CUXFER_IMPL_STREAM_UNCAPTURED = 0,
+    CUXFER_IMPL_STREAM_CAPTURING = 1,
+    CUXFER_IMPL_STREAM_INVALIDATED = 2
+};
+
+/* The state of s; *err is the query's error (cudaSuccess but when
+ * UNUSABLE).  The query is safe in every capture mode (it is not one of
+ * the "unsafe" calls and changes no capture); a failure is cleared, so it
+ * leaves no sticky error. */
+CUXFER_API int cuxfer_impl_stream_state(cudaStream_t s, cudaError_t *err)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    *err = cudaStreamIsCapturing(s, &st);
+    if (*err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return CUXFER_IMPL_STREAM_UNUSABLE;
+    }
+    return st == cudaStreamCaptureStatusNone     ? CUXFER_IMPL_STREAM_UNCAPTURED
+           : st == cudaStreamCaptureStatusActive ? CUXFER_IMPL_STREAM_CAPTURING
+                                                 : CUXFER_IMPL_STREAM_INVALIDATED;
+}
+
+/* Stepping outside the capture mode.  While any thread captures a stream
+ * in cudaStreamCaptureModeGlobal, a "potentially unsafe" call
+ * (cudaEventQuery, cudaStreamQuery, cudaHostAlloc, cudaFreeHost,
+ * cudaEventCreate, pointer and device queries...) from any thread not in
+ * Relaxed mode invalidates that capture.  cuxfer's bookkeeping calls of
+ * this kind touch no captured stream (they query, allocate or free objects
+ * no graph uses), so they run between cuxfer_impl_relax_begin and
+ * cuxfer_impl_relax_end, the calling thread switched to Relaxed, as
+ * PyTorch's caching allocators do.  Never around work queued on a stream
+ * that may be capturing. */
 typedef struct cuxfer_impl_relax {
     enum cudaStreamCaptureMode mode;
     int switched;
 } cuxfer_impl_relax;
 
-CUXFER_API cuxfer_impl_relax cuxfer_impl_relax_begin(void)
+/* Switch the calling thread to capture mode `mode`; the result holds the
+ * mode it had, for cuxfer_impl_relax_end.  The header's one exchange. */
+CUXFER_API cuxfer_impl_relax cuxfer_impl_relax_to(enum cudaStreamCaptureMode mode)
 {
     cuxfer_impl_relax r;
-    r.mode = cudaStreamCaptureModeRelaxed;
+    r.mode = mode;
     r.switched = cudaThreadExchangeStreamCaptureMode(&r.mode) == cudaSuccess;
     if (!r.switched)
         (void)cudaGetLastError();
     return r;
 }
 
+CUXFER_API cuxfer_impl_relax cuxfer_impl_relax_begin(void)
+{
+    return cuxfer_impl_relax_to(cudaStreamCaptureModeRelaxed);
+}
+
 CUXFER_API void cuxfer_impl_relax_end(cuxfer_impl_relax r)
 {
-    if (r.switched && cudaThreadExchangeStreamCaptureMode(&r.mode) != cudaSuccess)
-        (void)cudaGetLastError();
+    if (r.switched)
+        (void)cuxfer_impl_relax_to(r.mode);
 }
 
 /* Waits and queries on cuxfer's own events and streams, in Relaxed mode:
@@ -1017,12 +1077,7 @@ CUXFER_API cudaError_t cuxfer_impl_stream_create(cudaStream_t *s, unsigned flags
  * team's and the stager's workers only copy memory) never captures and
  * touches only cuxfer's own streams and events: it runs Relaxed for good,
  * so another thread's Global-mode capture never sees it. */
-CUXFER_API void cuxfer_impl_worker_relaxed(void)
-{
-    enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
-    if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess)
-        (void)cudaGetLastError();
-}
+CUXFER_API void cuxfer_impl_worker_relaxed(void) { (void)cuxfer_impl_relax_begin(); }
 
 /* The device a stream belongs to: cudaStreamGetDevice where the runtime
  * has it (12.8+), else the calling thread's current device (the special
@@ -1032,21 +1087,16 @@ CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
 {
 #if CUDART_VERSION >= 12080
     int dev = -1;
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     cudaError_t err;
     if (s == (cudaStream_t)0 || s == cudaStreamLegacy || s == cudaStreamPerThread)
         return cuxfer_impl_current_device();
     /* cudaStreamGetDevice on a capturing stream fails with
      * cudaErrorStreamCaptureUnsupported AND invalidates the capture, in
-     * every capture mode, Relaxed included (measured: H200, driver 580,
-     * CUDA 13.0).  A capturing stream is taken to be the current
-     * device's; cudaStreamIsCapturing is safe. */
-    err = cudaStreamIsCapturing(s, &cs);
-    if (err != cudaSuccess || cs != cudaStreamCaptureStatusNone) {
-        if (err != cudaSuccess)
-            (void)cudaGetLastError();
+     * every capture mode, Relaxed included (doc/PERF.md, "CUDA behaviour
+     * measured").  A capturing stream is taken to be the current
+     * device's. */
+    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_current_device();
-    }
     err = cudaStreamGetDevice(s, &dev);
     if (err == cudaSuccess && dev >= 0)
         return dev;
@@ -1055,23 +1105,6 @@ CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
     (void)s;
 #endif
     return cuxfer_impl_current_device();
-}
-
-/* Whether work may be queued on s for cuxfer's own purposes: 0 when s is
- * not capturing, 1 when it is (status active or invalidated), or the
- * error cudaStreamIsCapturing gave (cudaErrorStreamCaptureImplicit: s is
- * the legacy stream while a blocking stream captures).  The query is not
- * one of the unsafe calls; it changes no capture. */
-CUXFER_API int cuxfer_impl_capturing(cudaStream_t s, cudaError_t *err)
-{
-    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    cudaError_t e = cudaStreamIsCapturing(s, &st);
-    *err = e;
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        return -1;
-    }
-    return st != cudaStreamCaptureStatusNone;
 }
 
 /* Overflow-checked multiply: 0 and *out set on success, -1 on overflow. */
@@ -1096,16 +1129,8 @@ CUXFER_API int cuxfer_impl_add(size_t a, size_t b, size_t *out)
  * 3. Memory kinds and the pageable guard
  * ------------------------------------------------------------------------ */
 
-/* Where a pointer's memory lives.  UNKNOWN means the runtime could not say
- * (no driver, or a failed query): cuxfer treats it as "not pageable" and
- * lets CUDA judge the copy. */
-typedef enum cuxfer_memkind {
-    CUXFER_MEMORY_UNKNOWN = 0,
-    CUXFER_MEMORY_PAGEABLE = 1, /* malloc/new/stack: async copies block */
-    CUXFER_MEMORY_PINNED = 2,   /* cudaHostAlloc or cudaHostRegister */
-    CUXFER_MEMORY_DEVICE = 3,   /* cudaMalloc, cudaMallocPitch */
-    CUXFER_MEMORY_MANAGED = 4   /* cudaMallocManaged */
-} cuxfer_memkind;
+/* (cuxfer_memkind, where a pointer's memory lives, is defined in the block
+ * "The API": its prototypes need the complete type.) */
 
 /* A word for each kind, for messages. */
 CUXFER_API const char *cuxfer_memkind_name(cuxfer_memkind k)
@@ -1157,8 +1182,9 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
     }
 }
 
-/* Classification for the copy functions, cheap: cudaPointerGetAttributes
- * costs 0.1-0.25 us, more than the whole budget of a checked copy.  Each
+/* Classification for the copy functions, cheap: a cudaPointerGetAttributes
+ * costs more than the whole budget of a checked copy (doc/PERF.md, "The
+ * link and the raw calls").  Each
  * thread keeps a few ranges it has seen; behind it, a registry holds the
  * exact ranges of memory cuxfer allocated or pinned itself; only pointers
  * neither knows are asked of the driver.  Every cuxfer free, unregister or
@@ -1178,7 +1204,7 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
 /* Forget every thread's cached classifications (after a free). */
 CUXFER_API void cuxfer_impl_kcache_flush(void)
 {
-    __atomic_add_fetch(&cuxfer_impl_kgen, 1u, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&cuxfer_impl_state_get()->kgen, 1u, __ATOMIC_ACQ_REL);
 }
 
 /* Writers bracket their change: odd while it is in progress.  Fields are
@@ -1186,14 +1212,14 @@ CUXFER_API void cuxfer_impl_kcache_flush(void)
  * readers never race and a reader that sees a new field also sees the odd
  * counter; no fences (ThreadSanitizer does not model them).  On x86 all of
  * these are plain moves. */
-CUXFER_API void cuxfer_impl_reg_write_begin(void)
+CUXFER_API void cuxfer_impl_reg_write_begin(struct cuxfer_impl_state *st)
 {
-    __atomic_store_n(&cuxfer_impl_reg_seq, cuxfer_impl_reg_seq + 1u, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->reg_seq, st->reg_seq + 1u, __ATOMIC_RELAXED);
 }
 
-CUXFER_API void cuxfer_impl_reg_write_end(void)
+CUXFER_API void cuxfer_impl_reg_write_end(struct cuxfer_impl_state *st)
 {
-    __atomic_store_n(&cuxfer_impl_reg_seq, cuxfer_impl_reg_seq + 1u, __ATOMIC_RELEASE);
+    __atomic_store_n(&st->reg_seq, st->reg_seq + 1u, __ATOMIC_RELEASE);
 }
 
 CUXFER_API void cuxfer_impl_reg_store(struct cuxfer_impl_range *dst,
@@ -1208,6 +1234,7 @@ CUXFER_API void cuxfer_impl_reg_store(struct cuxfer_impl_range *dst,
 
 CUXFER_API void cuxfer_impl_reg_add(const void *p, size_t bytes, cuxfer_memkind kind, int dev)
 {
+    struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     struct cuxfer_impl_range r;
     if (!p || bytes == 0 || (uintptr_t)p > UINTPTR_MAX - bytes)
         return;
@@ -1216,32 +1243,33 @@ CUXFER_API void cuxfer_impl_reg_add(const void *p, size_t bytes, cuxfer_memkind 
     r.kind = (int)kind;
     r.dev = dev;
     r.queried = 0;
-    pthread_mutex_lock(&cuxfer_impl_reg_mu);
-    if (cuxfer_impl_reg_n < CUXFER_IMPL_REG_MAX) {
-        cuxfer_impl_reg_write_begin();
-        cuxfer_impl_reg_store(&cuxfer_impl_reg[cuxfer_impl_reg_n], &r);
-        __atomic_store_n(&cuxfer_impl_reg_n, cuxfer_impl_reg_n + 1, __ATOMIC_RELEASE);
-        cuxfer_impl_reg_write_end();
+    pthread_mutex_lock(&st->reg_mu);
+    if (st->reg_n < CUXFER_IMPL_REG_MAX) {
+        cuxfer_impl_reg_write_begin(st);
+        cuxfer_impl_reg_store(&st->reg[st->reg_n], &r);
+        __atomic_store_n(&st->reg_n, st->reg_n + 1, __ATOMIC_RELEASE);
+        cuxfer_impl_reg_write_end(st);
     }
-    pthread_mutex_unlock(&cuxfer_impl_reg_mu);
+    pthread_mutex_unlock(&st->reg_mu);
 }
 
 /* Drop the range starting at p (before it is freed) and every thread's
  * cached copy of it. */
 CUXFER_API void cuxfer_impl_reg_remove(const void *p)
 {
+    struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     int i, n;
-    pthread_mutex_lock(&cuxfer_impl_reg_mu);
-    n = cuxfer_impl_reg_n;
+    pthread_mutex_lock(&st->reg_mu);
+    n = st->reg_n;
     for (i = 0; i < n; ++i)
-        if (cuxfer_impl_reg[i].lo == (uintptr_t)p) {
-            cuxfer_impl_reg_write_begin();
-            cuxfer_impl_reg_store(&cuxfer_impl_reg[i], &cuxfer_impl_reg[n - 1]);
-            __atomic_store_n(&cuxfer_impl_reg_n, n - 1, __ATOMIC_RELEASE);
-            cuxfer_impl_reg_write_end();
+        if (st->reg[i].lo == (uintptr_t)p) {
+            cuxfer_impl_reg_write_begin(st);
+            cuxfer_impl_reg_store(&st->reg[i], &st->reg[n - 1]);
+            __atomic_store_n(&st->reg_n, n - 1, __ATOMIC_RELEASE);
+            cuxfer_impl_reg_write_end(st);
             break;
         }
-    pthread_mutex_unlock(&cuxfer_impl_reg_mu);
+    pthread_mutex_unlock(&st->reg_mu);
     cuxfer_impl_kcache_flush();
 }
 
@@ -1249,18 +1277,19 @@ CUXFER_API void cuxfer_impl_reg_remove(const void *p)
  * while a writer works or when one finished during the scan. */
 CUXFER_API int cuxfer_impl_reg_find(uintptr_t a, struct cuxfer_impl_range *out)
 {
+    const struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     unsigned s1, s2;
     int i, n, found;
     for (;;) {
-        s1 = __atomic_load_n(&cuxfer_impl_reg_seq, __ATOMIC_ACQUIRE);
+        s1 = __atomic_load_n(&st->reg_seq, __ATOMIC_ACQUIRE);
         if (s1 & 1u) {
             sched_yield();
             continue;
         }
         found = 0;
-        n = __atomic_load_n(&cuxfer_impl_reg_n, __ATOMIC_ACQUIRE);
+        n = __atomic_load_n(&st->reg_n, __ATOMIC_ACQUIRE);
         for (i = 0; i < n && i < CUXFER_IMPL_REG_MAX; ++i) {
-            const struct cuxfer_impl_range *r = &cuxfer_impl_reg[i];
+            const struct cuxfer_impl_range *r = &st->reg[i];
             uintptr_t lo = __atomic_load_n(&r->lo, __ATOMIC_ACQUIRE);
             uintptr_t hi = __atomic_load_n(&r->hi, __ATOMIC_ACQUIRE);
             if (a >= lo && a < hi) {
@@ -1273,7 +1302,7 @@ CUXFER_API int cuxfer_impl_reg_find(uintptr_t a, struct cuxfer_impl_range *out)
                 break;
             }
         }
-        s2 = __atomic_load_n(&cuxfer_impl_reg_seq, __ATOMIC_ACQUIRE);
+        s2 = __atomic_load_n(&st->reg_seq, __ATOMIC_ACQUIRE);
         if (s1 == s2)
             return found;
     }
@@ -1281,7 +1310,7 @@ CUXFER_API int cuxfer_impl_reg_find(uintptr_t a, struct cuxfer_impl_range *out)
 
 CUXFER_API void cuxfer_impl_kcache_put(const struct cuxfer_impl_range *r)
 {
-    struct cuxfer_impl_tcache *c = &cuxfer_impl_kcache;
+    struct cuxfer_impl_tcache *c = &cuxfer_impl_thread_get()->kcache;
     unsigned i = c->next++ % CUXFER_IMPL_KCACHE;
     c->r[i] = *r;
     c->uses[i] = 0;
@@ -1291,8 +1320,9 @@ CUXFER_API void cuxfer_impl_kcache_put(const struct cuxfer_impl_range *r)
  * driver: CUXFER_MEMORY_UNKNOWN when neither knows. */
 CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
 {
-    struct cuxfer_impl_tcache *c = &cuxfer_impl_kcache;
-    unsigned gen = __atomic_load_n(&cuxfer_impl_kgen, __ATOMIC_ACQUIRE);
+    const struct cuxfer_impl_state *st = cuxfer_impl_state_get();
+    struct cuxfer_impl_tcache *c = &cuxfer_impl_thread_get()->kcache;
+    unsigned gen = __atomic_load_n(&st->kgen, __ATOMIC_ACQUIRE);
     uintptr_t a = (uintptr_t)p;
     struct cuxfer_impl_range found;
     int i;
@@ -1312,7 +1342,7 @@ CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
             return (cuxfer_memkind)r->kind;
         }
     }
-    if (__atomic_load_n(&cuxfer_impl_reg_n, __ATOMIC_ACQUIRE) == 0)
+    if (__atomic_load_n(&st->reg_n, __ATOMIC_ACQUIRE) == 0)
         return CUXFER_MEMORY_UNKNOWN;
     if (cuxfer_impl_reg_find(a, &found)) {
         cuxfer_impl_kcache_put(&found);
@@ -1355,7 +1385,7 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device
     return k;
 }
 
-/* Where p's memory lives (one cudaPointerGetAttributes, ~0.1 us). */
+/* Where p's memory lives (one cudaPointerGetAttributes). */
 CUXFER_API cuxfer_memkind cuxfer_memory_kind(const void *p)
 {
     return cuxfer_impl_classify(p, NULL);
@@ -1415,7 +1445,7 @@ CUXFER_API int cuxfer_impl_env_policy_get(int *cache, const char *var)
  * reported once and ignored. */
 CUXFER_API int cuxfer_pageable_policy(void)
 {
-    int p = cuxfer_impl_env_policy_get(&cuxfer_impl_env_policy, "CUXFER_PAGEABLE");
+    int p = cuxfer_impl_env_policy_get(&cuxfer_impl_state_get()->env_policy, "CUXFER_PAGEABLE");
     return p > 0 ? p : CUXFER_PAGEABLE_POLICY;
 }
 
@@ -1446,7 +1476,7 @@ CUXFER_API cudaError_t cuxfer_impl_guard(const char *call,
             "asynchronous; pin it (cuxfer_host_alloc, cuxfer_host_register) "
             "or set CUXFER_PAGEABLE=allow",
             call, side == 0 ? "source" : "destination");
-    if (__atomic_exchange_n(&cuxfer_impl_warned[side], 1, __ATOMIC_ACQ_REL) == 0)
+    if (__atomic_exchange_n(&cuxfer_impl_state_get()->warned[side], 1, __ATOMIC_ACQ_REL) == 0)
         CUXFER_LOG("cuxfer: warning: %s: the %s is pageable host memory: the "
                    "copy blocks the caller and runs at a fraction of the link; "
                    "pin it (cuxfer_host_alloc, cuxfer_host_register) "
@@ -1469,7 +1499,7 @@ CUXFER_API cudaError_t cuxfer_impl_guard(const char *call,
  * pitch bytes apart, starting at ptr, living in `kind` memory (on `device`
  * for device and managed memory).  Pitch is in bytes, width and height in
  * elements: the two units the CUDA API mixes are kept apart here. */
-typedef struct cuxfer_view {
+struct cuxfer_view {
     void *ptr;
     size_t pitch;     /* bytes from one row to the next, >= width * elem_size */
     size_t width;     /* elements per row */
@@ -1478,12 +1508,12 @@ typedef struct cuxfer_view {
     cuxfer_memkind kind;
     int device;       /* owning device, -1 for host memory */
     unsigned flags;   /* CUXFER_VIEW_OWNS_* */
-} cuxfer_view;
+};
 
 /* A region of interest, in elements. */
-typedef struct cuxfer_roi {
+struct cuxfer_roi {
     size_t x, y, width, height;
-} cuxfer_roi;
+};
 
 /* Bytes of one row's data (width * elem_size); the view is assumed valid. */
 CUXFER_API size_t cuxfer_view_row_bytes(const cuxfer_view *v)
@@ -1878,10 +1908,11 @@ CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t 
  * 0 when not, asked of the driver once per device. */
 CUXFER_API int cuxfer_managed_concurrent(int device)
 {
+    struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     int v = 0, c;
     if (device < 0 || device >= CUXFER_IMPL_MAX_DEVICES)
         return 0;
-    c = __atomic_load_n(&cuxfer_impl_managed_cap[device], __ATOMIC_ACQUIRE);
+    c = __atomic_load_n(&st->managed_cap[device], __ATOMIC_ACQUIRE);
     if (c == 0) {
         cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query: keep captures */
         cudaError_t err = cudaDeviceGetAttribute(&v, cudaDevAttrConcurrentManagedAccess, device);
@@ -1891,7 +1922,7 @@ CUXFER_API int cuxfer_managed_concurrent(int device)
             return 0; /* not cached: a failed query may be transient */
         }
         c = v ? 1 : 2;
-        __atomic_store_n(&cuxfer_impl_managed_cap[device], c, __ATOMIC_RELEASE);
+        __atomic_store_n(&st->managed_cap[device], c, __ATOMIC_RELEASE);
     }
     return c == 1;
 }
@@ -2014,8 +2045,9 @@ CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
     cudaError_t err;
     CUXFER_TRY(cuxfer_impl_managed_check("cuxfer_prefetch", p, bytes, target));
     /* cudaMemPrefetchAsync on a capturing stream fails and invalidates the
-     * capture (measured on CUDA 13.0): refused first, the capture kept. */
-    if (cuxfer_impl_capturing(s, &err) != 0)
+     * capture (doc/PERF.md, "CUDA behaviour measured"): refused first, the
+     * capture kept. */
+    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_prefetch: stream %p is being captured (or cannot be "
                                 "used now): prefetch before the capture or after its launch",
@@ -2173,11 +2205,12 @@ CUXFER_API cudaError_t cuxfer_view_free(cuxfer_view *v)
 /* The largest pitch cudaMemcpy2D accepts on device dev; 0 when unknown. */
 CUXFER_API size_t cuxfer_device_max_pitch(int dev)
 {
+    struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     int v = 0;
     size_t c;
     if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
         return 0;
-    c = __atomic_load_n(&cuxfer_impl_max_pitch[dev], __ATOMIC_ACQUIRE);
+    c = __atomic_load_n(&st->max_pitch[dev], __ATOMIC_ACQUIRE);
     if (c)
         return c;
     {
@@ -2189,7 +2222,7 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
             return 0;
         }
     }
-    __atomic_store_n(&cuxfer_impl_max_pitch[dev], (size_t)v, __ATOMIC_RELEASE);
+    __atomic_store_n(&st->max_pitch[dev], (size_t)v, __ATOMIC_RELEASE);
     return (size_t)v;
 }
 
@@ -2200,7 +2233,7 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
  * them). */
 CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
 {
-    int can = 0, saved, *st;
+    int can = 0, saved, *known;
     cuxfer_impl_relax rx;
     cudaError_t err;
     if (dev < 0 || peer < 0 || dev >= CUXFER_IMPL_MAX_DEVICES || peer >= CUXFER_IMPL_MAX_DEVICES)
@@ -2208,8 +2241,8 @@ CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
                                 "cuxfer_peer_enable: devices %d and %d", dev, peer);
     if (dev == peer)
         return cudaSuccess;
-    st = &cuxfer_impl_peer[dev * CUXFER_IMPL_MAX_DEVICES + peer];
-    switch (__atomic_load_n(st, __ATOMIC_ACQUIRE)) {
+    known = &cuxfer_impl_state_get()->peer[dev * CUXFER_IMPL_MAX_DEVICES + peer];
+    switch (__atomic_load_n(known, __ATOMIC_ACQUIRE)) {
     case 1: return cudaSuccess;
     case 2:
         return cuxfer_impl_fail(cudaErrorPeerAccessUnsupported,
@@ -2238,11 +2271,11 @@ CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
                                 cudaGetErrorName(err));
     }
     if (!can) {
-        __atomic_store_n(st, 2, __ATOMIC_RELEASE);
+        __atomic_store_n(known, 2, __ATOMIC_RELEASE);
         return cuxfer_impl_fail(cudaErrorPeerAccessUnsupported,
                                 "device %d cannot access device %d's memory", dev, peer);
     }
-    __atomic_store_n(st, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(known, 1, __ATOMIC_RELEASE);
     return cudaSuccess;
 }
 
@@ -2255,7 +2288,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
     size_t row = cuxfer_view_row_bytes(src);
     char prev[CUXFER_REASON_MAX];
     cudaError_t e1, e2;
-    (void)snprintf(prev, sizeof prev, "%s", cuxfer_impl_reason);
+    (void)snprintf(prev, sizeof prev, "%s", cuxfer_last_reason());
     e1 = cuxfer_peer_enable(ddev, sdev);
     e2 = cuxfer_peer_enable(sdev, ddev);
     if ((e1 != cudaSuccess && e1 != cudaErrorPeerAccessUnsupported) ||
@@ -2438,12 +2471,12 @@ CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_vi
  * and holds up, every blocking stream of the device, so an "async" copy
  * there overlaps nothing.  Policy: CUXFER_DEFAULT_STREAM=allow|warn|error
  * in the environment, else CUXFER_DEFAULT_STREAM_POLICY; parsed once per
- * process (cuxfer_impl_env_stream_policy in the process-wide state). */
+ * process (env_stream_policy in the process-wide state). */
 
 /* The effective default-stream policy of the calling translation unit. */
 CUXFER_API int cuxfer_default_stream_policy(void)
 {
-    int p = cuxfer_impl_env_policy_get(&cuxfer_impl_env_stream_policy,
+    int p = cuxfer_impl_env_policy_get(&cuxfer_impl_state_get()->env_stream_policy,
                                        "CUXFER_DEFAULT_STREAM");
     return p > 0 ? p : CUXFER_DEFAULT_STREAM_POLICY;
 }
@@ -2483,7 +2516,7 @@ CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s
             "every blocking stream; use a non-blocking stream "
             "(cuxfer_stream_pool_create) or set CUXFER_DEFAULT_STREAM=allow",
             call, (void *)s);
-    if (__atomic_exchange_n(&cuxfer_impl_warned_stream, 1, __ATOMIC_ACQ_REL) == 0)
+    if (__atomic_exchange_n(&cuxfer_impl_state_get()->warned_stream, 1, __ATOMIC_ACQ_REL) == 0)
         CUXFER_LOG("cuxfer: warning: %s: queued on the legacy default stream, "
                    "which serialises with every blocking stream, so nothing "
                    "overlaps; use a non-blocking stream "
@@ -2502,7 +2535,8 @@ CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
     cudaError_t err;
     if (!cuxfer_impl_is_legacy_stream(s))
         return cudaSuccess;
-    if (cuxfer_impl_capturing(s, &err) >= 0 || err != cudaErrorStreamCaptureImplicit)
+    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNUSABLE ||
+        err != cudaErrorStreamCaptureImplicit)
         return cudaSuccess; /* other errors (no driver): the copy says so itself */
     return cuxfer_impl_fail(err, "%s: the legacy default stream cannot take work while a "
                             "blocking stream is being captured (%s)", call,
@@ -2543,11 +2577,7 @@ CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
         err = cudaMemcpy2DAsync(dst->ptr, dst->pitch, src->ptr, src->pitch, row,
                                 src->height, cudaMemcpyDefault, s);
     }
-#ifdef CUXFER_DEBUG_SYNC
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(s);
-#endif
-    return err;
+    return cuxfer_impl_debug_sync(err, s);
 }
 
 /* Checks of cuxfer_copy_async that need no device: non-NULL pointers, no
@@ -2594,11 +2624,7 @@ CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t byte
         CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy_async", dk, sk, cuxfer_pageable_policy()));
     }
     err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
-#ifdef CUXFER_DEBUG_SYNC
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(s);
-#endif
-    return err;
+    return cuxfer_impl_debug_sync(err, s);
 }
 
 /* Copies of at most this many bytes are made from or to pageable memory
@@ -2627,8 +2653,8 @@ CUXFER_API cudaError_t cuxfer_impl_sync_guard(const char *call, cuxfer_memkind d
 CUXFER_API cudaError_t cuxfer_impl_sync_ok(const char *call)
 {
     cudaError_t err;
-    int cap = cuxfer_impl_capturing((cudaStream_t)0, &err);
-    if (cap == 1)
+    int cap = cuxfer_impl_stream_state((cudaStream_t)0, &err);
+    if (cap > 0)
         return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
                                 "%s: the calling thread's default stream is being captured; "
                                 "a synchronous copy cannot be (use cuxfer_copy_async)", call);
@@ -2727,7 +2753,7 @@ CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *
  * shares streams; a lease (cuxfer_stream_pool_acquire) is exclusive and the
  * round robin skips leased streams.  All functions but create and destroy
  * are safe from several host threads. */
-typedef struct cuxfer_stream_pool {
+struct cuxfer_stream_pool {
     cudaStream_t *streams;
     unsigned char *leased; /* 1 while leased; written under mu, read atomically */
     int count;
@@ -2740,7 +2766,7 @@ typedef struct cuxfer_stream_pool {
     int sync_ready;        /* mu and cv initialized */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-} cuxfer_stream_pool;
+};
 
 CUXFER_API cudaError_t cuxfer_impl_pool_init(cuxfer_stream_pool *p, int count)
 {
@@ -3020,20 +3046,20 @@ CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p)
 
 /* Options of cuxfer_timer_create_with; {0} (or NULL) means the defaults:
  * spinning waits, the current device. */
-typedef struct cuxfer_timer_options {
+struct cuxfer_timer_options {
     unsigned flags; /* CUXFER_TIMER_BLOCKING_SYNC | CUXFER_TIMER_ON_DEVICE */
     int device;     /* the events' device, with CUXFER_TIMER_ON_DEVICE */
-} cuxfer_timer_options;
+};
 
 /* Two events bracketing work on a stream.  Safe from one thread at a time. */
-typedef struct cuxfer_timer {
+struct cuxfer_timer {
     cudaEvent_t start, stop;
     int state;                 /* 0 idle, 1 started, 2 stopped */
     int device;                /* the events' device; start and stop switch to it */
     unsigned flags;            /* the options' flags */
     cudaStream_t start_stream; /* where the start was recorded: a stop on
                                   another stream first waits for it */
-} cuxfer_timer;
+};
 
 /* Release a timer's events; safe on a zeroed timer. */
 CUXFER_API cudaError_t cuxfer_timer_destroy(cuxfer_timer *t)
@@ -3113,31 +3139,14 @@ CUXFER_API cudaError_t cuxfer_impl_record_on(cudaEvent_t ev, int device, cudaStr
     return err;
 }
 
-/* The capture state of s without side effects.  cudaStreamIsCapturing is
- * safe in every capture mode; on the legacy stream while a blocking stream
- * is captured it answers cudaErrorStreamCaptureImplicit (any use of the
- * legacy stream would invalidate that capture): that error is returned. */
-CUXFER_API cudaError_t cuxfer_impl_capture_state(cudaStream_t s, int *capturing)
-{
-    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    cudaError_t err = cudaStreamIsCapturing(s, &st);
-    *capturing = 0;
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return err;
-    }
-    *capturing = st != cudaStreamCaptureStatusNone;
-    return cudaSuccess;
-}
-
 /* Timers measure real launches: their events inside a capture would become
  * graph nodes that cudaEventElapsedTime cannot read.  Refused before any
  * call that could touch the capture. */
 CUXFER_API cudaError_t cuxfer_impl_timer_stream_ok(const char *call, cudaStream_t s)
 {
-    int cap;
-    cudaError_t err = cuxfer_impl_capture_state(s, &cap);
-    if (err != cudaSuccess)
+    cudaError_t err;
+    int cap = cuxfer_impl_stream_state(s, &err);
+    if (cap < 0)
         return cuxfer_impl_fail(err, "%s: stream %p cannot be used now: %s", call, (void *)s,
                                 cudaGetErrorName(err));
     if (cap)
@@ -3343,8 +3352,9 @@ CUXFER_API cudaError_t cuxfer_impl_wait_check(const char *call, cudaStream_t wai
                                               int waiter_cap, cudaStream_t signaler,
                                               int *cap_sig)
 {
-    cudaError_t err = cuxfer_impl_capture_state(signaler, cap_sig);
-    if (err != cudaSuccess)
+    cudaError_t err;
+    *cap_sig = cuxfer_impl_stream_state(signaler, &err);
+    if (*cap_sig < 0)
         return cuxfer_impl_fail(err, "%s: signaler stream %p cannot be used now: %s", call,
                                 (void *)signaler, cudaGetErrorName(err));
     if (waiter_cap && !*cap_sig)
@@ -3357,8 +3367,9 @@ CUXFER_API cudaError_t cuxfer_impl_wait_check(const char *call, cudaStream_t wai
 
 CUXFER_API cudaError_t cuxfer_impl_waiter_state(const char *call, cudaStream_t waiter, int *cap)
 {
-    cudaError_t err = cuxfer_impl_capture_state(waiter, cap);
-    if (err != cudaSuccess)
+    cudaError_t err;
+    *cap = cuxfer_impl_stream_state(waiter, &err);
+    if (*cap < 0)
         return cuxfer_impl_fail(err, "%s: waiter stream %p cannot be used now: %s", call,
                                 (void *)waiter, cudaGetErrorName(err));
     return cudaSuccess;
@@ -3484,11 +3495,11 @@ CUXFER_API cudaError_t cuxfer_stream_wait_pool(cudaStream_t s, cuxfer_stream_poo
 
 /* A fixed set of timing-free events handed out round robin (thread-safe):
  * for code that keeps events in flight, such as one per queued frame. */
-typedef struct cuxfer_event_pool {
+struct cuxfer_event_pool {
     cudaEvent_t *events;
     int count;
     unsigned next;
-} cuxfer_event_pool;
+};
 
 /* Release the events; safe on a zeroed pool. */
 CUXFER_API cudaError_t cuxfer_event_pool_destroy(cuxfer_event_pool *p)
@@ -3561,14 +3572,12 @@ CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
  * fails, fn is never called: wait with a cuxfer_latch to learn of it. */
 CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg)
 {
-    int cap;
     cudaError_t err;
     if (!fn)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_complete: fn is NULL");
     /* The legacy stream while a blocking stream is captured: queueing on
      * it would invalidate that capture, so refuse first. */
-    err = cuxfer_impl_capture_state(s, &cap);
-    if (err != cudaSuccess)
+    if (cuxfer_impl_stream_state(s, &err) == CUXFER_IMPL_STREAM_UNUSABLE)
         return cuxfer_impl_fail(err, "cuxfer_on_complete: stream %p cannot be used now: %s",
                                 (void *)s, cudaGetErrorName(err));
     return cudaLaunchHostFunc(s, fn, arg);
@@ -3664,8 +3673,8 @@ CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, v
     cudaError_t err;
     if (!fn)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_done: fn is NULL");
-    err = cuxfer_impl_capture_state(s, &cap);
-    if (err != cudaSuccess)
+    cap = cuxfer_impl_stream_state(s, &err);
+    if (cap < 0)
         return cuxfer_impl_fail(err, "cuxfer_on_done: stream %p cannot be used now: %s",
                                 (void *)s, cudaGetErrorName(err));
     if (cap)
@@ -3680,16 +3689,16 @@ CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, v
 }
 
 /* 1 when work queued on s would go into a graph capture or break one:
- * s is being captured (cudaStreamIsCapturing: Active, or Invalidated, a
- * capture still to be ended), or s is the legacy stream while a blocking
- * stream is captured (the query's cudaErrorStreamCaptureImplicit).  Built
- * on cuxfer_impl_capture_state, as the kit's own refusals are, so a helper
- * that asks first refuses where the kit does.  Any other failed query: 0. */
+ * s is being captured (or its capture was invalidated and is still to be
+ * ended), or s is the legacy stream while a blocking stream is captured
+ * (cudaErrorStreamCaptureImplicit).  Built on cuxfer_impl_stream_state,
+ * as the kit's own refusals are, so a helper that asks first refuses where
+ * the kit does.  Any other failed query: 0. */
 CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
 {
-    int cap = 0;
-    cudaError_t err = cuxfer_impl_capture_state(s, &cap);
-    return cap || err == cudaErrorStreamCaptureImplicit;
+    cudaError_t err;
+    int state = cuxfer_impl_stream_state(s, &err);
+    return state > 0 || err == cudaErrorStreamCaptureImplicit;
 }
 
 /* Timed waits (latch, stager) use CLOCK_MONOTONIC: a wall-clock step (NTP,
@@ -3760,12 +3769,12 @@ CUXFER_API void cuxfer_impl_deadline(struct timespec *until, long ms)
 #define CUXFER_LATCH_STREAMS 8
 
 /* One stream a latch was armed on, and its own fallback event. */
-typedef struct cuxfer_latch_watch {
+struct cuxfer_latch_watch {
     cudaStream_t stream;
     cudaEvent_t event;        /* recorded before each signal queued on stream */
     unsigned long long last;  /* arm counter at its latest arm (oldest is reused) */
     int used;
-} cuxfer_latch_watch;
+};
 
 /* A producer/consumer hand-off: work queued on a stream signals it (from a
  * host function, without CUDA calls), a CPU thread waits for it.  The wait
@@ -3774,7 +3783,7 @@ typedef struct cuxfer_latch_watch {
  * function) the waiter gets the stream's error instead of hanging.
  * Signals can be declared in advance (cuxfer_latch_expect): a waiter then
  * cannot pass before they fired.  Arm and wait from any threads. */
-typedef struct cuxfer_latch {
+struct cuxfer_latch {
     pthread_mutex_t mu;           /* counters and failure; taken by the signal */
     pthread_mutex_t arm_mu;       /* serializes arms (watch table); never taken
                                      by the signal, so CUDA calls are made under it */
@@ -3789,7 +3798,7 @@ typedef struct cuxfer_latch {
     cudaError_t failed;           /* first arm failure not yet cleared */
     int failed_reported;          /* a wait returned it; the next good arm clears it */
     cuxfer_latch_watch watch[CUXFER_LATCH_STREAMS];
-} cuxfer_latch;
+};
 
 /* Release a latch; safe on a zeroed one.  Armed signals must have fired
  * (wait first): a host function still queued would touch freed memory. */
@@ -3925,8 +3934,8 @@ CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
     int capturing = 0, i, saved;
     if (!l || !l->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_arm: latch not initialized");
-    err = cuxfer_impl_capture_state(s, &capturing);
-    if (err != cudaSuccess)
+    capturing = cuxfer_impl_stream_state(s, &err);
+    if (capturing < 0)
         return cuxfer_impl_latch_arm_failed(l, s, 0, err, "the stream cannot be used now");
     pthread_mutex_lock(&l->arm_mu);
     for (i = 0; i < CUXFER_LATCH_STREAMS && !w; ++i)
@@ -4075,7 +4084,7 @@ CUXFER_API cudaError_t cuxfer_latch_wait(cuxfer_latch *l, long timeout_ms)
 /* One slot of a ring: a pinned host buffer, a device buffer, a stream and
  * an event marking the end of the slot's last submission (and, in a timing
  * ring, one marking its start, so a cycle can be timed). */
-typedef struct cuxfer_ring_slot {
+struct cuxfer_ring_slot {
     int index;
     int device_id;           /* where the slot's stream, event and buffer live */
     void *host;
@@ -4087,21 +4096,21 @@ typedef struct cuxfer_ring_slot {
     cudaEvent_t start;       /* timing rings only (else NULL): start of the last submission */
     unsigned long long uses; /* submissions so far */
     int held;                /* acquired and not yet submitted (atomic) */
-} cuxfer_ring_slot;
+};
 
 /* Options of cuxfer_ring_create; {0} means the defaults. */
-typedef struct cuxfer_ring_options {
+struct cuxfer_ring_options {
     unsigned host_flags; /* cuxfer_host_alloc flags (default cudaHostAllocDefault) */
     int priority;        /* stream priority, clamped as in cuxfer_stream_pool_create */
     const int *devices;  /* slot i lives on devices[i % ndevices] (default: */
     int ndevices;        /* the current device only) */
     int timing;          /* non-zero: timing events, cuxfer_ring_slot_ms works */
-} cuxfer_ring_options;
+};
 
 /* What cuxfer_ring_submit queues on the slot's stream, in order; {0} with
  * only the fields you need.  Offsets and sizes are checked against the
  * slot's buffers before anything is queued. */
-typedef struct cuxfer_ring_job {
+struct cuxfer_ring_job {
     size_t h2d_bytes; /* host[0, h2d_bytes) -> device[0, h2d_bytes) first */
     /* then the caller's work, queued on slot->stream (kernels, 2D copies) */
     cudaError_t (*work)(const cuxfer_ring_slot *slot, void *arg);
@@ -4109,14 +4118,14 @@ typedef struct cuxfer_ring_job {
     size_t d2h_bytes; /* device[d2h_device_offset..] -> host[d2h_host_offset..] last */
     size_t d2h_host_offset;
     size_t d2h_device_offset;
-} cuxfer_ring_job;
+};
 
 /* N slots used in turn: double buffering when N = 2.  Acquire and submit
  * are safe from several host threads; slots are handed out in order.  The
  * first `depth` slots are used (all of them unless cuxfer_ring_set_depth
  * said fewer).  A free slot is taken with one atomic exchange; only a
  * thread that finds its slot held sleeps on the mutex and condition. */
-typedef struct cuxfer_ring {
+struct cuxfer_ring {
     cuxfer_ring_slot *slots;
     int count;               /* slots created: the capacity */
     int depth;               /* slots in use, 1..count */
@@ -4126,7 +4135,7 @@ typedef struct cuxfer_ring {
     int sync_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-} cuxfer_ring;
+};
 
 /* Wait for every slot's last submission; the first error is returned. */
 CUXFER_API cudaError_t cuxfer_ring_drain(cuxfer_ring *r)
@@ -4524,8 +4533,7 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
     /* Mark the end even after a failure, so the next acquire of this slot
      * waits for whatever part was queued. */
     rec = cudaEventRecord(slot->done, slot->stream);
-    if (err == cudaSuccess)
-        err = rec;
+    err = cuxfer_impl_debug_sync(err == cudaSuccess ? rec : err, slot->stream);
     if (saved >= 0 && cudaSetDevice(saved) != cudaSuccess)
         (void)cudaGetLastError();
     ++slot->uses;
@@ -4534,10 +4542,10 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
 }
 
 /* A captured stream sequence, instantiated for replay. */
-typedef struct cuxfer_graph {
+struct cuxfer_graph {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-} cuxfer_graph;
+};
 
 /* Start capturing the work queued on s (copies, kernels, host functions,
  * latch signals) instead of running it.  Thread-local capture mode: other
@@ -4561,8 +4569,8 @@ CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s)
                                 "cuxfer_graph_begin: %s (the legacy default stream) cannot be "
                                 "captured; use a stream of your own or cudaStreamPerThread",
                                 s ? "cudaStreamLegacy" : "stream 0");
-    err = cuxfer_impl_capture_state(s, &cap);
-    if (err != cudaSuccess)
+    cap = cuxfer_impl_stream_state(s, &err);
+    if (cap < 0)
         return cuxfer_impl_fail(err, "cuxfer_graph_begin: stream %p cannot be used now: %s",
                                 (void *)s, cudaGetErrorName(err));
     if (cap)
@@ -4639,8 +4647,9 @@ CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s
     if (!g || !g->exec)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_launch: graph not instantiated");
     /* A launch into a capturing stream fails and invalidates that capture
-     * (measured on CUDA 13.0): refused first, the capture kept. */
-    if (cuxfer_impl_capturing(s, &err) != 0)
+     * (doc/PERF.md, "CUDA behaviour measured"): refused first, the capture
+     * kept. */
+    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_graph_launch: stream %p is being captured (or cannot "
                                 "be used now); launch the graph on a stream that is not",
@@ -4684,35 +4693,35 @@ struct cuxfer_impl_pblock {
 #define CUXFER_POOL_IDLE ((cudaStream_t)(~(uintptr_t)0))
 
 /* What cuxfer_pinned_pool_acquire hands out: use ptr for size bytes. */
-typedef struct cuxfer_pinned_block {
+struct cuxfer_pinned_block {
     void *ptr;
     size_t size;                      /* bytes asked for */
     struct cuxfer_impl_pblock *impl;  /* the pool's record, for release */
-} cuxfer_pinned_block;
+};
 
-typedef struct cuxfer_pinned_pool_stats {
+struct cuxfer_pinned_pool_stats {
     size_t reserved;          /* pinned bytes held, in use or cached */
     size_t in_use;            /* reserved bytes handed out now */
     size_t requested;         /* bytes asked for by the blocks in use */
     size_t peak_reserved;
     unsigned long long hits;  /* acquires served from the cache */
     unsigned long long misses;/* acquires that called cudaHostAlloc */
-} cuxfer_pinned_pool_stats;
+};
 
 /* Options of cuxfer_pinned_pool_create; {0} means the defaults. */
-typedef struct cuxfer_pinned_pool_options {
+struct cuxfer_pinned_pool_options {
     size_t cap_bytes; /* most pinned bytes held at once (0: no cap) */
     unsigned flags;   /* cuxfer_host_alloc flags of every block */
-} cuxfer_pinned_pool_options;
+};
 
 /* A caching allocator of pinned blocks, safe from several host threads. */
-typedef struct cuxfer_pinned_pool {
+struct cuxfer_pinned_pool {
     struct cuxfer_impl_pblock **free_lists; /* per class, LIFO */
     cuxfer_pinned_pool_options opt;
     cuxfer_pinned_pool_stats stats;
     int ready;
     pthread_mutex_t mu;
-} cuxfer_pinned_pool;
+};
 
 /* The class index and class size of n bytes (n >= 1). */
 CUXFER_API int cuxfer_impl_pool_class(size_t n, size_t *class_size)
@@ -4895,7 +4904,7 @@ CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaS
 {
     cuxfer_impl_relax rx;
     cudaError_t err = cudaSuccess;
-    int dev, saved = -1, cap = cuxfer_impl_capturing(s, &err);
+    int dev, saved = -1, cap = cuxfer_impl_stream_state(s, &err);
     if (cap < 0)
         return cuxfer_impl_fail(err, "cuxfer_pinned_pool_release: stream %p cannot take an "
                                 "event now: %s; the block stays acquired", (void *)s,
@@ -5428,8 +5437,9 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
              * default since CUDA 12.2) the first launch would load it, and
              * that launch waits for a stream held by a host function:
              * a copy enqueued behind the caller's own host function
-             * would block until the function returned (H200, CUDA 13.0),
-             * and forever if it waits for the enqueuing thread. */
+             * would block until the function returned (doc/PERF.md, "CUDA
+             * behaviour measured"), and forever if it waits for the
+             * enqueuing thread. */
             struct cudaFuncAttributes fa;
             *err = cudaFuncGetAttributes(&fa, (const void *)k);
         }
@@ -5486,7 +5496,7 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
 #define CUXFER_IMPL_PLAN_SLOTS 4
 
 /* Options of cuxfer_plan2d_create; {0} means the defaults. */
-typedef struct cuxfer_plan2d_options {
+struct cuxfer_plan2d_options {
     size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB); the
                            plan holds two on the device and two pinned;
                            PACK pipelines their halves */
@@ -5495,18 +5505,18 @@ typedef struct cuxfer_plan2d_options {
                            (default: cores - 2, at most 16; at most
                            CUXFER_PLAN_MAX_THREADS) */
     int strategy;       /* CUXFER_PLAN_AUTO, or force one */
-} cuxfer_plan2d_options;
+};
 
 /* When AUTO picks SPAN or PACK: rows of at most this many bytes whose
  * strided pitch is at most max_ratio x the row, in copies of at least
  * min_bytes.  Built-in values were measured on an H200 (PCIe Gen5);
  * cuxfer_plan2d_calibrate measures them on the machine at hand. */
-typedef struct cuxfer_plan2d_tuning {
+struct cuxfer_plan2d_tuning {
     size_t span_max_row;
     size_t pack_max_row;
     size_t max_ratio;
     size_t min_bytes;
-} cuxfer_plan2d_tuning;
+};
 
 struct cuxfer_impl_scatter {
     unsigned char *dst;
@@ -5543,7 +5553,7 @@ struct cuxfer_impl_scatter_rec {
     int busy; /* queued, its host function not yet run (atomic) */
 };
 
-typedef struct cuxfer_plan2d {
+struct cuxfer_plan2d {
     cuxfer_plan2d_options opt;
     cuxfer_plan2d_tuning tuning;
     int device;
@@ -5582,7 +5592,7 @@ typedef struct cuxfer_plan2d {
     double rate_p[CUXFER_IMPL_SHARE_CLASSES][CUXFER_IMPL_SHARE_SAMPLES];
     unsigned rate_n[CUXFER_IMPL_SHARE_CLASSES];
     int ready;
-} cuxfer_plan2d;
+};
 
 /* How far ahead of its stores a scatter of narrow rows asks for the
  * destination's lines (prefetch for writing), in bytes, rounded to whole
@@ -5928,9 +5938,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
  * DRAM and back would add a third to it.  Each slot costs a host function
  * and a wake of the team (tens of microseconds), so slots must not be
  * small either (doc/PERF.md, "Behind the constants": PACK's slot size). */
-#ifndef CUXFER_IMPL_PACK_SLOT_MAX
 #define CUXFER_IMPL_PACK_SLOT_MAX ((size_t)4 << 20)
-#endif
 CUXFER_API size_t cuxfer_impl_plan_slot(const cuxfer_plan2d *p)
 {
     size_t half = p->opt.chunk_bytes / 2 / 256 * 256;
@@ -6083,9 +6091,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
  * kernel reads the staging across the link in units of that alignment,
  * and byte or half-word reads would make the share slower than the span
  * it relieves. */
-#ifndef CUXFER_IMPL_GATHER_SHARE
 #define CUXFER_IMPL_GATHER_SHARE 0.3
-#endif
 #define CUXFER_IMPL_GATHER_MIN_ROW 8
 #define CUXFER_IMPL_GATHER_MIN_ROWS 1024
 
@@ -6459,7 +6465,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
     strategy = cuxfer_plan2d_choose(p, dst, src);
     if (strategy == CUXFER_PLAN_DIRECT)
         return cuxfer_copy2d_async(dst, src, s);
-    cap = cuxfer_impl_capturing(s, &err);
+    cap = cuxfer_impl_stream_state(s, &err);
     if (cap < 0)
         return cuxfer_impl_fail(err, "cuxfer_plan2d_copy_async: stream %p cannot be used now: "
                                 "%s", (void *)s, cudaGetErrorName(err));
@@ -6486,11 +6492,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
                                        : cuxfer_impl_plan_pack(p, dst, src, s);
     if (err == cudaSuccess)
         err = cuxfer_impl_plan_release(p, s);
-#ifdef CUXFER_DEBUG_SYNC
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(s);
-#endif
-    return err;
+    return cuxfer_impl_debug_sync(err, s);
 }
 
 /* Median GB/s (of ROI bytes) of `reps` runs of one copy; helper of
@@ -6555,7 +6557,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     cudaError_t err;
     if (!p || !p->ready)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_calibrate: plan not created");
-    if (cuxfer_impl_capturing(s, &err) != 0)
+    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_plan2d_calibrate: stream %p is being captured (or "
                                 "cannot be used now): calibration times and synchronizes, "
@@ -6676,7 +6678,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
 #define CUXFER_ROIS_SLOTS 3 /* pinned staging buffers in the pipeline */
 
 /* Options of cuxfer_rois_create; {0} means the defaults. */
-typedef struct cuxfer_rois_options {
+struct cuxfer_rois_options {
     size_t chunk_bytes;       /* pinned staging per slot (default 4 MiB, at
                                  least 4096); the plan holds CUXFER_ROIS_SLOTS */
     int threads;              /* gather/scatter threads, the calling thread
@@ -6687,12 +6689,12 @@ typedef struct cuxfer_rois_options {
                                  KERNEL, 16 KiB x threads without: where
                                  the loop runs near the link and the other
                                  strategies would not win) */
-} cuxfer_rois_options;
+};
 
 
 /* --- the plan ------------------------------------------------------------- */
 
-typedef struct cuxfer_rois {
+struct cuxfer_rois {
     cuxfer_rois_options opt;
     int device;                            /* current device at create */
     void *stage[CUXFER_ROIS_SLOTS];        /* pinned staging (portable) */
@@ -6717,7 +6719,7 @@ typedef struct cuxfer_rois {
     void **xstage, **xstage_dev;
     cudaEvent_t *xev;
     int nx;
-} cuxfer_rois;
+};
 
 /* Tile offsets: off[i] = bytes of tiles 0..i-1 (elem_size bytes per
  * element, rows packed), off[n] = the total.  `off` holds n + 1 entries.
@@ -7582,12 +7584,11 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
 #endif
 }
 
-/* Why GATHER cannot run on stream s now (NULL: it can).  cs is the
- * stream's capture status. */
-CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p,
-                                                  enum cudaStreamCaptureStatus cs)
+/* Why GATHER cannot run on stream s now (NULL: it can).  cap is the
+ * stream's state (cuxfer_impl_stream_state). */
+CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p, int cap)
 {
-    if (cs != cudaStreamCaptureStatusNone)
+    if (cap != CUXFER_IMPL_STREAM_UNCAPTURED)
         return "the stream is being captured into a graph (the host gather would not replay)";
     if (cuxfer_impl_current_device() != p->device)
         return "the calling thread's device is not the plan's";
@@ -7607,18 +7608,18 @@ CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p,
 CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir,
                                                const cuxfer_view *host, const cuxfer_roi *rois,
                                                size_t n, const cuxfer_view *dense, size_t total,
-                                               cudaStream_t s, enum cudaStreamCaptureStatus cs,
-                                               cudaError_t *err, cudaError_t *refuse)
+                                               cudaStream_t s, int cap, cudaError_t *err,
+                                               cudaError_t *refuse)
 {
     static const char call[] = "cuxfer_rois_copy_async";
-    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    const char *why = cuxfer_impl_rois_no_gather(p, cs);
+    const char *why = cuxfer_impl_rois_no_gather(p, cap);
+    cuxfer_impl_relax rx;
     void *hdev = NULL;
-    *refuse = cs != cudaStreamCaptureStatusNone ? cudaErrorStreamCaptureUnsupported
-                                                : cudaErrorInvalidDevice;
+    *refuse = cap != CUXFER_IMPL_STREAM_UNCAPTURED ? cudaErrorStreamCaptureUnsupported
+                                                   : cudaErrorInvalidDevice;
     if (why)
         return why;
-    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    rx = cuxfer_impl_relax_begin();
     *err = cudaEventRecord(p->ev_probe, s);
     if (*err == cudaErrorInvalidResourceHandle) {
         (void)cudaGetLastError();
@@ -7642,7 +7643,7 @@ CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir
             (void)cuxfer_impl_fail(*err, "%s: %s in the KERNEL launches", call,
                                    cudaGetErrorName(*err));
     }
-    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    cuxfer_impl_relax_end(rx);
     return why;
 }
 
@@ -7652,11 +7653,10 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
                                              const cuxfer_view *dense, cudaStream_t s)
 {
     static const char call[] = "cuxfer_rois_copy_async";
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     const char *why;
     size_t total = 0;
     cudaError_t err;
-    int want;
+    int want, cap;
     CUXFER_TRY(cuxfer_impl_rois_check(dir, host, rois, n, dense, &total, &p->check,
                                       &p->check_bytes));
     if (total == 0)
@@ -7666,16 +7666,14 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
     if (cuxfer_impl_classify_cached(host->ptr, NULL) == CUXFER_MEMORY_DEVICE)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: the host view at %p is device memory", call, host->ptr);
-    err = cudaStreamIsCapturing(s, &cs);
-    if (err != cudaSuccess) { /* e.g. stream 0 while another stream captures */
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "%s: cudaStreamIsCapturing: %s", call,
+    cap = cuxfer_impl_stream_state(s, &err);
+    if (cap < 0) /* e.g. stream 0 while another stream captures */
+        return cuxfer_impl_fail(err, "%s: stream %p cannot be used now: %s", call, (void *)s,
                                 cudaGetErrorName(err));
-    }
     want = cuxfer_rois_choose(p, n, total);
     while (want == CUXFER_ROIS_KERNEL || want == CUXFER_ROIS_GATHER) {
         cudaError_t refuse = cudaSuccess;
-        why = cuxfer_impl_rois_staged(p, want, dir, host, rois, n, dense, total, s, cs, &err,
+        why = cuxfer_impl_rois_staged(p, want, dir, host, rois, n, dense, total, s, cap, &err,
                                       &refuse);
         if (!why)
             return err;
@@ -7688,7 +7686,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
         want = want == CUXFER_ROIS_KERNEL && refuse == cudaErrorInvalidValue ? CUXFER_ROIS_GATHER
                                                                               : CUXFER_ROIS_DIRECT;
     }
-    if (cs == cudaStreamCaptureStatusNone) {
+    if (cap == CUXFER_IMPL_STREAM_UNCAPTURED) {
         cuxfer_memkind dk = cuxfer_impl_classify_cached(dense->ptr, NULL),
                        hk = cuxfer_impl_classify_cached(host->ptr, NULL);
         CUXFER_TRY(dir == CUXFER_ROIS_H2D
@@ -7724,11 +7722,7 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
     pthread_mutex_lock(&p->mu);
     err = cuxfer_impl_rois_copy(p, dir, host, rois, n, dense, s);
     pthread_mutex_unlock(&p->mu);
-#ifdef CUXFER_DEBUG_SYNC
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(s);
-#endif
-    return err;
+    return cuxfer_impl_debug_sync(err, s);
 }
 
 /* ------------------------------------------------------------------------
@@ -7814,13 +7808,13 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
 #define CUXFER_STAGER_MAX_SLOT_BYTES ((size_t)1 << 30)
 
 /* Options of cuxfer_stager_create; {0} (or NULL) means the defaults. */
-typedef struct cuxfer_stager_options {
+struct cuxfer_stager_options {
     int slots;         /* pinned slots in the ring, 1..64 (0: 4) */
     size_t slot_bytes; /* bytes per slot, 4 KiB..1 GiB (0: 16 MiB) */
     int threads;       /* worker threads that memcpy, 1..64 (0: the online
                         * cores, at most 16) */
     int strategy;      /* CUXFER_STAGE_AUTO (0), _COPY or _REGISTER */
-} cuxfer_stager_options;
+};
 
 /* One job as the coordinator and the workers see it. */
 typedef struct cuxfer_impl_stage_job {
@@ -7838,7 +7832,7 @@ typedef struct cuxfer_impl_stage_job {
 /* A stager: pinned slots, a stream, events and threads, all made by
  * cuxfer_stager_create.  Read `opt` (the values in use) and `used`; the
  * rest is private. */
-typedef struct cuxfer_stager {
+struct cuxfer_stager {
     cuxfer_stager_options opt; /* resolved options */
     int used;                  /* strategy that ran the last finished job */
     int device;                /* device current at creation */
@@ -7878,7 +7872,7 @@ typedef struct cuxfer_stager {
     unsigned long long pieces_done __attribute__((aligned(8))); /* pieces finished (or skipped) */
     size_t permit;                  /* chunks the workers may touch: [0, permit) */
     int abort;                      /* the job failed: skip what is left */
-} cuxfer_stager;
+};
 
 /* Spins of a worker on the permit before it sleeps. */
 #define CUXFER_IMPL_STAGER_SPIN 4096
@@ -8646,8 +8640,8 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
     CUXFER_TRY(cuxfer_impl_stage_kinds(call, d2h, host, dev, &hk));
     /* Before anything is queued: recording on the legacy stream while a
      * blocking stream is captured would invalidate that capture. */
-    err = cuxfer_impl_capture_state(after, &cap);
-    if (err != cudaSuccess)
+    cap = cuxfer_impl_stream_state(after, &err);
+    if (cap < 0)
         return cuxfer_impl_fail(err, "%s: the stream `after` (%p) cannot be used now: %s", call,
                                 (void *)after, cudaGetErrorName(err));
     if (cap)

@@ -3,7 +3,8 @@
 # Every struct a man page shows in its SYNOPSIS has the header's fields, in
 # the header's order: the field names of each `typedef struct NAME { ... }
 # NAME;` in a page's SYNOPSIS literal block are compared with those of the
-# same struct in include/cuxfer.h (issue 17, item 8).  Types and comments
+# same struct in include/cuxfer.h (`struct NAME { ... };` there: the
+# typedef is in the block "The API").  Types and comments
 # are not compared; a page showing a struct only as an opaque
 # `typedef struct NAME NAME;` is not checked, and one whose body says
 # "... private members ..." must list a subsequence of the header's
@@ -55,8 +56,8 @@ fields() {
             if (line ~ /\/\*/) { sub(/\/\*.*/, "", line); incomment = 1 }
             sub(/\/\/.*/, "", line)
         }
-        !instruct && line ~ /^typedef struct [A-Za-z0-9_]+[ \t]*\{/ {
-            name = line; sub(/^typedef struct /, "", name); sub(/[ \t]*\{.*/, "", name)
+        !instruct && line ~ /^(typedef )?struct [A-Za-z0-9_]+[ \t]*\{/ {
+            name = line; sub(/^(typedef )?struct /, "", name); sub(/[ \t]*\{.*/, "", name)
             instruct = 1; depth = 1; body = ""; partial = 0; next
         }
         instruct {

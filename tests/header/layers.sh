@@ -16,14 +16,21 @@ import re, sys
 src = open(sys.argv[1], encoding="utf-8").read()
 lines = src.split("\n")
 
-# Sections: the banner "/* ----" then " * N. Title".
-sec_of_line, sections, cur = [], [], None
+# Sections: the banner "/* ----" then " * N. Title".  The block "The API"
+# (in section 1, up to "(end of the API)") only declares: it belongs to no
+# section, so a name counts as defined where its definition is.
+sec_of_line, sections, cur, api = [], [], None, False
 for i, l in enumerate(lines):
     m = re.match(r"^ \* (\d+[a-z]?)\. (.*)", l)
     if m and i > 0 and lines[i - 1].startswith("/* ----"):
         cur = len(sections)
         sections.append((m.group(1), m.group(2).strip()))
-    sec_of_line.append(cur)
+    if l.startswith(" * The API:") and i > 0 and lines[i - 1].startswith("/* ----"):
+        api = True
+        sec_of_line[-1] = None
+    sec_of_line.append(None if api else cur)
+    if l.strip() == "/* (end of the API) */":
+        api = False
 
 def strip(text):
     # comments and literals out, line structure kept

@@ -114,15 +114,17 @@ static int env_reparse(const char *name, const char *value, int *parsed, int (*p
 /* Set CUXFER_PAGEABLE and make the header read it again. */
 static int env_policy(const char *value)
 {
-    return env_reparse("CUXFER_PAGEABLE", value, &cuxfer_impl_env_policy, cuxfer_pageable_policy);
+    return env_reparse("CUXFER_PAGEABLE", value, &cuxfer_impl_state_get()->env_policy,
+                       cuxfer_pageable_policy);
 }
 
 /* A fresh policy for the GPU part: parsed again, nothing warned yet. */
 static void policy(const char *v)
 {
+    struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     setenv("CUXFER_PAGEABLE", v, 1);
-    cuxfer_impl_env_policy = 0;
-    cuxfer_impl_warned[0] = cuxfer_impl_warned[1] = 0;
+    st->env_policy = 0;
+    st->warned[0] = st->warned[1] = 0;
     logbuf[0] = '\0';
 }
 
@@ -330,13 +332,14 @@ static void guard_on_gpu(cudaStream_t s)
 /* concurrentManagedAccess = 0, through the capability query's cache. */
 static void managed_without_capability(cudaStream_t s)
 {
+    struct cuxfer_impl_state *st = cuxfer_impl_state_get();
     void *m = NULL;
     int dev = 0, saved;
     GPU_MUST(cudaGetDevice(&dev));
     GPU_MUST(cuxfer_managed_alloc(&m, 1 << 20, 1, 0));
     memset(m, 0x42, 1 << 20);
-    saved = cuxfer_impl_managed_cap[dev];
-    cuxfer_impl_managed_cap[dev] = 2; /* as a device without the capability answers */
+    saved = st->managed_cap[dev];
+    st->managed_cap[dev] = 2; /* as a device without the capability answers */
     ok(!cuxfer_managed_concurrent(dev), "the capability now reads 0");
     is_int(cudaErrorNotSupported, cuxfer_prefetch(m, 1 << 20, dev, s), "prefetch does nothing");
     contains(cuxfer_last_reason(), "concurrentManagedAccess 0", "and says why");
@@ -345,7 +348,7 @@ static void managed_without_capability(cudaStream_t s)
     GPU_OK(cudaStreamSynchronize(s), "no failed work on the stream");
     is_int(cudaSuccess, cudaGetLastError(), "no sticky error");
     ok(((unsigned char *)m)[12345] == 0x42, "the data is untouched");
-    cuxfer_impl_managed_cap[dev] = saved;
+    st->managed_cap[dev] = saved;
     GPU_OK(cuxfer_managed_free(m), "managed free");
 }
 
@@ -354,8 +357,8 @@ static void managed_without_capability(cudaStream_t s)
  * and which streams the guard takes for the legacy one in this unit. */
 static int env_stream_policy(const char *value)
 {
-    return env_reparse("CUXFER_DEFAULT_STREAM", value, &cuxfer_impl_env_stream_policy,
-                       cuxfer_default_stream_policy);
+    return env_reparse("CUXFER_DEFAULT_STREAM", value,
+                       &cuxfer_impl_state_get()->env_stream_policy, cuxfer_default_stream_policy);
 }
 
 static void stream_guard_env(void)
@@ -412,20 +415,20 @@ static void registry_lockfree(void)
     pthread_t th[4], t1;
     struct timespec ms = {0, 1000000};
     int i, r, waited;
-    int n0 = cuxfer_impl_reg_n;
+    int n0 = cuxfer_impl_state_get()->reg_n;
     for (i = 0; i < 32; ++i)
         cuxfer_impl_reg_add(rl_arena[i], 4096, CUXFER_MEMORY_PINNED, -1);
-    is_int(n0 + 32, cuxfer_impl_reg_n, "32 ranges registered");
+    is_int(n0 + 32, cuxfer_impl_state_get()->reg_n, "32 ranges registered");
 
     /* A reader finishes while a writer holds the mutex. */
-    pthread_mutex_lock(&cuxfer_impl_reg_mu);
+    pthread_mutex_lock(&cuxfer_impl_state_get()->reg_mu);
     if (pthread_create(&t1, NULL, rl_one_lookup, NULL) != 0)
         bail("pthread_create");
     for (waited = 0; waited < 5000 && !__atomic_load_n(&rl_done, __ATOMIC_ACQUIRE); ++waited)
         nanosleep(&ms, NULL);
     is_int(1, __atomic_load_n(&rl_done, __ATOMIC_ACQUIRE),
            "a lookup completes, right, while the registry's mutex is held");
-    pthread_mutex_unlock(&cuxfer_impl_reg_mu);
+    pthread_mutex_unlock(&cuxfer_impl_state_get()->reg_mu);
     pthread_join(t1, NULL);
 
     /* Readers racing a writer. */
@@ -444,12 +447,12 @@ static void registry_lockfree(void)
     ok(rl_lookups >= 200000, "the readers did %ld lookups during %d adds and removes",
        rl_lookups, r);
     is_int(0, rl_wrong, "none of them was wrong");
-    is_int(n0 + 32, cuxfer_impl_reg_n, "the 32 lasting ranges remain");
+    is_int(n0 + 32, cuxfer_impl_state_get()->reg_n, "the 32 lasting ranges remain");
     is_int(CUXFER_MEMORY_UNKNOWN, cuxfer_impl_lookup(rl_arena[40], NULL),
            "a removed range is forgotten");
     for (i = 0; i < 32; ++i)
         cuxfer_impl_reg_remove(rl_arena[i]);
-    is_int(n0, cuxfer_impl_reg_n, "and all 32 removed again");
+    is_int(n0, cuxfer_impl_state_get()->reg_n, "and all 32 removed again");
 }
 
 /* fork while other threads write the registry (the registry half of
