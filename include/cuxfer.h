@@ -89,6 +89,8 @@
  *
  * THREADS
  *  Each family's man page says whether it is safe from several host threads.
+ *  The engines (plan2d, rois, stager) share one rule: every call but create
+ *  and destroy is safe from several threads, one at a time per object.
  *  What cuxfer keeps between calls (the registry and caches that classify
  *  pointers, the parsed CUXFER_PAGEABLE and CUXFER_DEFAULT_STREAM, the
  *  warned-once flags, per-device capabilities; per thread, the reason text
@@ -2543,104 +2545,11 @@ CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
                             cudaGetErrorName(err));
 }
 
-/* Copy src to dst (views of equal extents) on stream s, in whichever
- * direction their memory implies (cudaMemcpyDefault).  Row bytes come from
- * the views, never from the caller; both pointers are classified, checked
- * against the views' kinds and put through the pageable guard; when both
- * sides are contiguous the copy is one cudaMemcpyAsync. */
-CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
-                                           const cuxfer_view *src, cudaStream_t s)
-{
-    cuxfer_memkind dk, sk;
-    int ddev = -1, sdev = -1, dev;
-    size_t row;
-    cudaError_t err;
-    CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
-    if (src->width == 0 || src->height == 0)
-        return cudaSuccess;
-    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy2d_async", s));
-    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy2d_async", s));
-    dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
-    sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
-    CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
-    CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, sk));
-    CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy2d_async", dk, sk, cuxfer_pageable_policy()));
-    row = cuxfer_view_row_bytes(src);
-    if (dk == CUXFER_MEMORY_DEVICE && sk == CUXFER_MEMORY_DEVICE && ddev >= 0 && sdev >= 0 &&
-        ddev != sdev) {
-        err = cuxfer_impl_copy2d_peer(dst, ddev, src, sdev, s);
-    } else if ((dst->pitch == row && src->pitch == row) || src->height == 1) {
-        err = cudaMemcpyAsync(dst->ptr, src->ptr, row * src->height, cudaMemcpyDefault, s);
-    } else {
-        dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
-        CUXFER_TRY(cuxfer_impl_max_pitch_check(dst, src, cuxfer_device_max_pitch(dev)));
-        err = cudaMemcpy2DAsync(dst->ptr, dst->pitch, src->ptr, src->pitch, row,
-                                src->height, cudaMemcpyDefault, s);
-    }
-    return cuxfer_impl_debug_sync(err, s);
-}
-
-/* Checks of cuxfer_copy_async that need no device: non-NULL pointers, no
- * wrap-around, no overlap between the two ranges. */
-CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_t bytes)
-{
-    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
-    if (bytes == 0)
-        return cudaSuccess;
-    if (!dst || !src)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_copy_async: %s is NULL",
-                                dst ? "src" : "dst");
-    if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_copy_async: %zu bytes at %p wrap around the "
-                                "address space", bytes, d > UINTPTR_MAX - bytes ? dst : src);
-    if (d < s + bytes && s < d + bytes)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_copy_async: dst %p and src %p overlap (%zu bytes)",
-                                dst, src, bytes);
-    return cudaSuccess;
-}
-
-/* cudaMemcpyAsync with cuxfer's checks: bytes, not elements, in one
- * argument; direction inferred; the pageable guard applied. */
-CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
-                                         cudaStream_t s)
-{
-    cuxfer_memkind dk, sk;
-    cudaError_t err;
-    if (bytes == 0)
-        return cudaSuccess;
-    CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
-    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_copy_async", s));
-    CUXFER_TRY(cuxfer_impl_legacy_ok("cuxfer_copy_async", s));
-    /* A pinned side rules out every misuse: no query of the other side. */
-    dk = cuxfer_impl_lookup(dst, NULL);
-    sk = cuxfer_impl_lookup(src, NULL);
-    if (dk != CUXFER_MEMORY_PINNED && sk != CUXFER_MEMORY_PINNED) {
-        if (sk == CUXFER_MEMORY_UNKNOWN)
-            sk = cuxfer_impl_classify_cached(src, NULL);
-        if (dk == CUXFER_MEMORY_UNKNOWN && sk != CUXFER_MEMORY_PINNED)
-            dk = cuxfer_impl_classify_cached(dst, NULL);
-        CUXFER_TRY(cuxfer_impl_guard("cuxfer_copy_async", dk, sk, cuxfer_pageable_policy()));
-    }
-    err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
-    return cuxfer_impl_debug_sync(err, s);
-}
-
 /* Copies of at most this many bytes are made from or to pageable memory
  * by cuxfer_copy and cuxfer_copy2d without the pageable guard: for a
  * constant, a flag or a counter CUDA's own staging is right (the copy is
  * latency-bound, pinning would cost more than it saves). */
 #define CUXFER_COPY_SMALL ((size_t)64 << 10)
-
-/* The pageable guard of a synchronous copy: only above CUXFER_COPY_SMALL. */
-CUXFER_API cudaError_t cuxfer_impl_sync_guard(const char *call, cuxfer_memkind dk,
-                                              cuxfer_memkind sk, size_t bytes)
-{
-    if (bytes <= CUXFER_COPY_SMALL)
-        return cudaSuccess;
-    return cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy());
-}
 
 /* A synchronous copy runs on the calling thread's default stream (the
  * legacy one, or the per-thread one in a per-thread build: 0 means what
@@ -2665,13 +2574,115 @@ CUXFER_API cudaError_t cuxfer_impl_sync_ok(const char *call)
     return cudaSuccess;
 }
 
-/* cudaMemcpy with cuxfer's checks: returns when the bytes have arrived.
- * Direction inferred; ordered like cudaMemcpy (after the work of the
- * calling thread's default stream, and so of every blocking stream, outside
- * a per-thread build); the pageable guard only above CUXFER_COPY_SMALL;
- * the default-stream guard never (a synchronous copy overlaps nothing by
- * design). */
-CUXFER_API cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes)
+/* The checks before a copy queues work: on s with the default-stream
+ * guard and the legacy stream's capture rule (async), or on the calling
+ * thread's default stream with cuxfer_impl_sync_ok's refusals and no
+ * default-stream guard (a synchronous copy overlaps nothing by design). */
+CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t s, int sync)
+{
+    if (sync)
+        return cuxfer_impl_sync_ok(call);
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s));
+    return cuxfer_impl_legacy_ok(call, s);
+}
+
+/* A synchronous copy's wait for s and its report: the copy (queued by the
+ * caller) and the wait ran Relaxed (rx); a failure names the bytes (rows
+ * 0: a 1D copy of row bytes). */
+CUXFER_API cudaError_t cuxfer_impl_copy_wait(const char *call, cudaError_t err, cudaStream_t s,
+                                             cuxfer_impl_relax rx, size_t row, size_t rows,
+                                             const void *src, const void *dst)
+{
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+    cuxfer_impl_relax_end(rx);
+    if (err != cudaSuccess && rows == 0)
+        return cuxfer_impl_fail(err, "%s: %zu bytes from %p to %p: %s", call, row, src, dst,
+                                cudaGetErrorName(err));
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail(err, "%s: %zux%zu bytes from %p to %p: %s", call, row, rows, src,
+                                dst, cudaGetErrorName(err));
+    return cudaSuccess;
+}
+
+/* cuxfer_copy2d_async (sync 0) and cuxfer_copy2d (sync 1: on stream 0,
+ * then a wait, and the pageable guard only above CUXFER_COPY_SMALL). */
+CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *dst,
+                                          const cuxfer_view *src, cudaStream_t s, int sync)
+{
+    cuxfer_memkind dk, sk;
+    cuxfer_impl_relax rx;
+    int ddev = -1, sdev = -1, dev, peer, flat;
+    size_t row;
+    cudaError_t err;
+    CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
+    if (src->width == 0 || src->height == 0)
+        return cudaSuccess;
+    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
+    memset(&rx, 0, sizeof rx);
+    dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
+    sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
+    CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
+    CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, sk));
+    row = cuxfer_view_row_bytes(src);
+    if (!sync || row * src->height > CUXFER_COPY_SMALL)
+        CUXFER_TRY(cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy()));
+    peer = dk == CUXFER_MEMORY_DEVICE && sk == CUXFER_MEMORY_DEVICE && ddev >= 0 && sdev >= 0 &&
+           ddev != sdev;
+    flat = (dst->pitch == row && src->pitch == row) || src->height == 1;
+    dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
+    if (!peer && !flat)
+        CUXFER_TRY(cuxfer_impl_max_pitch_check(dst, src, cuxfer_device_max_pitch(dev)));
+    if (sync)
+        rx = cuxfer_impl_relax_begin();
+    if (peer)
+        err = cuxfer_impl_copy2d_peer(dst, ddev, src, sdev, s);
+    else if (flat)
+        err = cudaMemcpyAsync(dst->ptr, src->ptr, row * src->height, cudaMemcpyDefault, s);
+    else
+        err = cudaMemcpy2DAsync(dst->ptr, dst->pitch, src->ptr, src->pitch, row,
+                                src->height, cudaMemcpyDefault, s);
+    if (sync)
+        return cuxfer_impl_copy_wait(call, err, s, rx, row, src->height, src->ptr, dst->ptr);
+    return cuxfer_impl_debug_sync(err, s);
+}
+
+/* Copy src to dst (views of equal extents) on stream s, in whichever
+ * direction their memory implies (cudaMemcpyDefault).  Row bytes come from
+ * the views, never from the caller; both pointers are classified, checked
+ * against the views' kinds and put through the pageable guard; when both
+ * sides are contiguous the copy is one cudaMemcpyAsync. */
+CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
+                                           const cuxfer_view *src, cudaStream_t s)
+{
+    return cuxfer_impl_copy2d("cuxfer_copy2d_async", dst, src, s, 0);
+}
+
+/* Checks of cuxfer_copy_async that need no device: non-NULL pointers, no
+ * wrap-around, no overlap between the two ranges. */
+CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_t bytes)
+{
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (bytes == 0)
+        return cudaSuccess;
+    if (!dst || !src)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_copy_async: %s is NULL",
+                                dst ? "src" : "dst");
+    if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_copy_async: %zu bytes at %p wrap around the "
+                                "address space", bytes, d > UINTPTR_MAX - bytes ? dst : src);
+    if (d < s + bytes && s < d + bytes)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_copy_async: dst %p and src %p overlap (%zu bytes)",
+                                dst, src, bytes);
+    return cudaSuccess;
+}
+
+/* cuxfer_copy_async (sync 0) and cuxfer_copy (sync 1: on stream 0, then
+ * a wait, and the pageable guard only above CUXFER_COPY_SMALL). */
+CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void *src,
+                                        size_t bytes, cudaStream_t s, int sync)
 {
     cuxfer_memkind dk, sk;
     cuxfer_impl_relax rx;
@@ -2679,59 +2690,53 @@ CUXFER_API cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes)
     if (bytes == 0)
         return cudaSuccess;
     CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
-    CUXFER_TRY(cuxfer_impl_sync_ok("cuxfer_copy"));
-    if (bytes > CUXFER_COPY_SMALL) {
-        dk = cuxfer_impl_classify_cached(dst, NULL);
-        sk = cuxfer_impl_classify_cached(src, NULL);
-        CUXFER_TRY(cuxfer_impl_sync_guard("cuxfer_copy", dk, sk, bytes));
+    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
+    memset(&rx, 0, sizeof rx);
+    /* A pinned side rules out every misuse: no query of the other side (a
+     * small synchronous copy needs no guard: as if pinned). */
+    dk = sync && bytes <= CUXFER_COPY_SMALL ? CUXFER_MEMORY_PINNED : cuxfer_impl_lookup(dst, NULL);
+    sk = dk == CUXFER_MEMORY_PINNED ? dk : cuxfer_impl_lookup(src, NULL);
+    if (dk != CUXFER_MEMORY_PINNED && sk != CUXFER_MEMORY_PINNED) {
+        if (sk == CUXFER_MEMORY_UNKNOWN)
+            sk = cuxfer_impl_classify_cached(src, NULL);
+        if (dk == CUXFER_MEMORY_UNKNOWN && sk != CUXFER_MEMORY_PINNED)
+            dk = cuxfer_impl_classify_cached(dst, NULL);
+        CUXFER_TRY(cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy()));
     }
-    rx = cuxfer_impl_relax_begin();
-    err = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
-    cuxfer_impl_relax_end(rx);
-    if (err != cudaSuccess)
-        return cuxfer_impl_fail(err, "cuxfer_copy: %zu bytes from %p to %p: %s", bytes, src, dst,
-                                cudaGetErrorName(err));
-    return cudaSuccess;
+    if (sync)
+        rx = cuxfer_impl_relax_begin();
+    err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
+    if (sync)
+        return cuxfer_impl_copy_wait(call, err, s, rx, bytes, 0, src, dst);
+    return cuxfer_impl_debug_sync(err, s);
 }
 
-/* cuxfer_copy2d_async's checks and copy, synchronously and ordered like
- * cuxfer_copy: returns when the bytes have arrived.  Views of two devices'
- * memory go through cuxfer_copy2d_async's peer copy, then a wait. */
+/* cudaMemcpyAsync with cuxfer's checks: bytes, not elements, in one
+ * argument; direction inferred; the pageable guard applied. */
+CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
+                                         cudaStream_t s)
+{
+    return cuxfer_impl_copy("cuxfer_copy_async", dst, src, bytes, s, 0);
+}
+
+/* cudaMemcpy with cuxfer's checks: cuxfer_copy_async on the calling
+ * thread's default stream, then a wait: returns when the bytes have
+ * arrived.  Ordered like cudaMemcpy (after the work of the calling
+ * thread's default stream, and so of every blocking stream, outside a
+ * per-thread build); the pageable guard only above CUXFER_COPY_SMALL; the
+ * default-stream guard never (a synchronous copy overlaps nothing by
+ * design). */
+CUXFER_API cudaError_t cuxfer_copy(void *dst, const void *src, size_t bytes)
+{
+    return cuxfer_impl_copy("cuxfer_copy", dst, src, bytes, (cudaStream_t)0, 1);
+}
+
+/* cuxfer_copy2d_async's checks and copy, on the calling thread's default
+ * stream and then a wait, ordered like cuxfer_copy: returns when the
+ * bytes have arrived. */
 CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *src)
 {
-    cuxfer_memkind dk, sk;
-    cuxfer_impl_relax rx;
-    int ddev = -1, sdev = -1, dev;
-    size_t row;
-    cudaError_t err;
-    CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
-    if (src->width == 0 || src->height == 0)
-        return cudaSuccess;
-    CUXFER_TRY(cuxfer_impl_sync_ok("cuxfer_copy2d"));
-    dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
-    sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
-    CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
-    CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, sk));
-    row = cuxfer_view_row_bytes(src);
-    CUXFER_TRY(cuxfer_impl_sync_guard("cuxfer_copy2d", dk, sk, row * src->height));
-    dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
-    if (src->height > 1)
-        CUXFER_TRY(cuxfer_impl_max_pitch_check(dst, src, cuxfer_device_max_pitch(dev)));
-    rx = cuxfer_impl_relax_begin();
-    if (dk == CUXFER_MEMORY_DEVICE && sk == CUXFER_MEMORY_DEVICE && ddev >= 0 && sdev >= 0 &&
-        ddev != sdev) {
-        err = cuxfer_impl_copy2d_peer(dst, ddev, src, sdev, (cudaStream_t)0);
-        if (err == cudaSuccess)
-            err = cudaStreamSynchronize((cudaStream_t)0);
-    } else {
-        err = cudaMemcpy2D(dst->ptr, dst->pitch, src->ptr, src->pitch, row, src->height,
-                           cudaMemcpyDefault);
-    }
-    cuxfer_impl_relax_end(rx);
-    if (err != cudaSuccess)
-        return cuxfer_impl_fail(err, "cuxfer_copy2d: %zux%zu bytes from %p to %p: %s", row,
-                                src->height, src->ptr, dst->ptr, cudaGetErrorName(err));
-    return cudaSuccess;
+    return cuxfer_impl_copy2d("cuxfer_copy2d", dst, src, (cudaStream_t)0, 1);
 }
 
 /* ------------------------------------------------------------------------
@@ -3271,68 +3276,85 @@ CUXFER_API void cuxfer_impl_order_event_drop(cudaEvent_t ev)
     cuxfer_impl_relax_end(rx);
 }
 
-/* Record a fresh ordering event (cuxfer_impl_order_event_make) of the
- * signaler's device on `signaler`, leaving that device current (*saved: the
- * device to restore); the caller drops *ev after its waits.
- * The event must live on the signaler's device.  CUDA 12.8 and later tell
- * the device (cudaStreamGetDevice).  Older runtimes cannot: the current
- * device is tried first (the usual case, and always right for the default
- * streams), then every other device, since recording on another device's
- * stream fails with cudaErrorInvalidResourceHandle and changes nothing. */
-CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
-                                        cudaEvent_t *ev, int *saved)
+/* Record *ev on s with the current device being `dev`: an event of that
+ * device, made (Relaxed) when there is none, or remade when *ev_dev says
+ * it was made on another. */
+CUXFER_API cudaError_t cuxfer_impl_record_here(cudaStream_t s, cudaEvent_t *ev, int *ev_dev,
+                                               int dev)
 {
-    int cur = cuxfer_impl_current_device(), dev = cur;
     cudaError_t err;
-    *saved = -1;
-    *ev = NULL;
-    if (cur < 0 || cur >= CUXFER_IMPL_MAX_DEVICES)
-        return cuxfer_impl_fail(cudaErrorInvalidDevice, "%s: no current device", call);
-#if CUDART_VERSION >= 12080
-    dev = cuxfer_impl_stream_device(signaler); /* a query, run Relaxed */
-    if (dev < 0)
-        dev = cur;
-    if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
-        dev = cur;
-#endif
-    err = cuxfer_impl_use_device(dev, saved);
-    if (err == cudaSuccess)
-        err = cuxfer_impl_order_event_make(ev);
-    if (err == cudaSuccess)
-        err = cudaEventRecord(*ev, signaler);
-#if CUDART_VERSION < 12080
-    /* A foreign stream is refused as an invalid handle (or value, by some
-     * runtimes); the first error is the one reported if no device fits. */
-    if (err == cudaErrorInvalidResourceHandle || err == cudaErrorInvalidValue) {
-        cudaError_t first = err, e;
-        int n = 0, i;
-        (void)cudaGetLastError();
+    if (*ev && *ev_dev != dev) {
         cuxfer_impl_order_event_drop(*ev);
         *ev = NULL;
+    }
+    if (!*ev) {
+        if ((err = cuxfer_impl_order_event_make(ev)) != cudaSuccess)
+            return err;
+        *ev_dev = dev;
+    }
+    return cudaEventRecord(*ev, s);
+}
+
+/* Record *ev on s as an event of s's device (cuxfer_impl_record_here),
+ * leaving that device current (*saved: the device to restore).  The one
+ * place that finds a stream's device for an event: CUDA 12.8 and later
+ * tell it (cudaStreamGetDevice); older runtimes cannot, so the current
+ * device is tried first (the usual case, and always right for the
+ * default streams), then every other device, since recording on another
+ * device's stream fails with cudaErrorInvalidResourceHandle (or value, by
+ * some runtimes) and changes nothing.  If no device fits, the first error
+ * is returned and no event of a wrong device is kept. */
+CUXFER_API cudaError_t cuxfer_impl_stream_record(cudaStream_t s, cudaEvent_t *ev, int *ev_dev,
+                                             int *saved)
+{
+    int dev = cuxfer_impl_stream_device(s); /* a query, run Relaxed */
+    cudaError_t err;
+    if (dev < 0 || dev >= CUXFER_IMPL_MAX_DEVICES)
+        dev = cuxfer_impl_current_device();
+    err = cuxfer_impl_use_device(dev, saved);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_record_here(s, ev, ev_dev, dev);
+#if CUDART_VERSION < 12080
+    if (err == cudaErrorInvalidResourceHandle || err == cudaErrorInvalidValue) {
+        cudaError_t first = err;
+        int n = 0, i;
+        (void)cudaGetLastError();
         if (cudaGetDeviceCount(&n) != cudaSuccess) {
             (void)cudaGetLastError();
             n = 0;
         }
         for (i = 0; i < n && i < CUXFER_IMPL_MAX_DEVICES && err != cudaSuccess; ++i) {
-            if (i == cur)
+            if (i == dev)
                 continue;
-            e = cudaSetDevice(i);
-            if (e == cudaSuccess)
-                e = cuxfer_impl_order_event_make(ev);
-            if (e == cudaSuccess)
-                e = cudaEventRecord(*ev, signaler);
-            if (e == cudaSuccess) {
-                err = cudaSuccess;
-            } else {
+            err = cudaSetDevice(i);
+            if (err == cudaSuccess)
+                err = cuxfer_impl_record_here(s, ev, ev_dev, i);
+            if (err != cudaSuccess)
                 (void)cudaGetLastError();
-                cuxfer_impl_order_event_drop(*ev);
-                *ev = NULL;
-            }
         }
-        if (err != cudaSuccess)
+        if (err != cudaSuccess) {
             err = first;
+            cuxfer_impl_order_event_drop(*ev);
+            *ev = NULL;
+        }
     }
 #endif
+    return err;
+}
+
+/* Record a fresh ordering event of the signaler's device on `signaler`
+ * (cuxfer_impl_stream_record), leaving that device current (*saved: the
+ * device to restore); the caller drops *ev after its waits. */
+CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
+                                        cudaEvent_t *ev, int *saved)
+{
+    int cur = cuxfer_impl_current_device(), ev_dev = -1;
+    cudaError_t err;
+    *saved = -1;
+    *ev = NULL;
+    if (cur < 0 || cur >= CUXFER_IMPL_MAX_DEVICES)
+        return cuxfer_impl_fail(cudaErrorInvalidDevice, "%s: no current device", call);
+    err = cuxfer_impl_stream_record(signaler, ev, &ev_dev, saved);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         cuxfer_impl_order_event_drop(*ev);
@@ -4895,16 +4917,17 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
 }
 
 /* Record the block's event on s, a stream that may still use the block.
- * The event must belong to s's device: it is made there, and remade when
- * the block moves to another device's stream (it is not pending then:
- * acquire handed the block out only after its last event completed).  A
+ * The event must belong to s's device (cuxfer_impl_stream_record): it is made
+ * there, and remade when the block moves to another device's stream (it
+ * is not pending then: acquire handed the block out only after its last
+ * event completed).  A
  * stream being captured is refused: the graph uses the block at every
  * launch, which no event recorded now can tell. */
 CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaStream_t s)
 {
     cuxfer_impl_relax rx;
     cudaError_t err = cudaSuccess;
-    int dev, saved = -1, cap = cuxfer_impl_stream_state(s, &err);
+    int saved = -1, cap = cuxfer_impl_stream_state(s, &err);
     if (cap < 0)
         return cuxfer_impl_fail(err, "cuxfer_pinned_pool_release: stream %p cannot take an "
                                 "event now: %s; the block stays acquired", (void *)s,
@@ -4915,70 +4938,15 @@ CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaS
                                 "graph uses the block at every launch; the block stays "
                                 "acquired: release it with CUXFER_POOL_IDLE once the graph is "
                                 "destroyed", (void *)s);
-    dev = cuxfer_impl_stream_device(s);
     rx = cuxfer_impl_relax_begin(); /* event bookkeeping: no captured stream */
-    err = cuxfer_impl_use_device(dev, &saved);
-    if (err == cudaSuccess && b->ready && b->ready_dev != dev) {
-        (void)cudaEventDestroy(b->ready);
-        b->ready = NULL;
-    }
-    if (err == cudaSuccess && !b->ready) {
-        err = cuxfer_impl_event_create(&b->ready, cudaEventDisableTiming);
-        if (err == cudaSuccess)
-            b->ready_dev = dev;
-        else
-            b->ready = NULL;
-    }
-    if (err == cudaSuccess)
-        err = cudaEventRecord(b->ready, s);
-#if CUDART_VERSION < 12080
-    /* Before 12.8 the stream's device is unknown, and the current one was
-     * tried.  Another device's stream refuses the event as an invalid
-     * handle (or value), changing nothing: every other device is tried in
-     * turn, with an event of its own; the first error is the one reported
-     * if none fits (as for cuxfer_stream_wait's signaler). */
-    if (err == cudaErrorInvalidResourceHandle || err == cudaErrorInvalidValue) {
-        cudaError_t first = err, e;
-        int n = 0, i, tried = dev;
-        (void)cudaGetLastError();
-        if (cudaGetDeviceCount(&n) != cudaSuccess) {
-            (void)cudaGetLastError();
-            n = 0;
-        }
-        for (i = 0; i < n && err != cudaSuccess; ++i) {
-            if (i == tried)
-                continue;
-            (void)cudaEventDestroy(b->ready);
-            b->ready = NULL;
-            e = cudaSetDevice(i);
-            if (e == cudaSuccess)
-                e = cuxfer_impl_event_create(&b->ready, cudaEventDisableTiming);
-            if (e != cudaSuccess)
-                b->ready = NULL;
-            if (e == cudaSuccess)
-                e = cudaEventRecord(b->ready, s);
-            if (e == cudaSuccess) {
-                err = cudaSuccess;
-                b->ready_dev = dev = i;
-            } else {
-                (void)cudaGetLastError();
-            }
-        }
-        if (err != cudaSuccess) {
-            err = first; /* and no event of a wrong device is kept */
-            if (b->ready)
-                (void)cudaEventDestroy(b->ready);
-            b->ready = NULL;
-        }
-    }
-#endif
+    err = cuxfer_impl_stream_record(s, &b->ready, &b->ready_dev, &saved);
     cuxfer_impl_restore_device(saved);
     cuxfer_impl_relax_end(rx);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         return cuxfer_impl_fail(err, "cuxfer_pinned_pool_release: cannot record an event on "
                                 "stream %p (device %d): %s; the block stays acquired", (void *)s,
-                                dev, cudaGetErrorName(err));
+                                cuxfer_impl_stream_device(s), cudaGetErrorName(err));
     }
     b->pending = 1;
     return cudaSuccess;
@@ -5083,39 +5051,43 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 }
 
 /* ------------------------------------------------------------------------
- * 9a. Private: a persistent team of host threads
+ * 9a. Private: the worker pool (the team)
  * ------------------------------------------------------------------------ */
 
 #define CUXFER_IMPL_TEAM_MAX 64 /* workers at most (>= every public thread cap) */
 
-/* A team runs one job at a time: fn(arg, next) on the calling thread and
- * on every worker that arrives while the job is open.  The work is split
+/* The one pool of host threads: the planner (section 10), cuxfer_rois
+ * (10a) and the stager (11) each own a team.  A team runs one job at a
+ * time: fn(arg, next) on every worker that arrives while the job is open
+ * (and, through cuxfer_impl_team_run, on the caller).  The work is split
  * into blocks that fn takes one at a time from the team's counter `next`
- * (reset to 0 for each job), so fn must not assume which members run it,
- * or how often: the caller's own call takes blocks until none is left, a
- * worker that wakes late finds none, or finds the job closed and skips it.
- * The caller waits only for members still inside fn, never for a worker
- * to wake up: on a host whose idle cores sleep (a virtual machine's above
- * all) a wake-up can take a whole chunk's time, and a job that waited for
- * every worker ran at half speed whenever the workers had fallen asleep -
- * which then repeated itself chunk after chunk (doc/PERF.md, "Behind
- * the constants": the team's wake-ups).  Workers spin briefly after a
- * job (the next chunk follows within microseconds) and then sleep on a
- * condition variable.  Private infrastructure shared by
- * the planner's PACK scatter (section 10) and cuxfer_rois's GATHER
- * (section 10a), so it sits above both. */
+ * (reset to 0 for each job: cuxfer_impl_team_take), so fn must not assume
+ * which members run it, or how often: a worker that wakes late finds no
+ * block left, or finds the job closed and skips it.  Closing waits only
+ * for members still inside fn, never for a worker to wake up: on a host
+ * whose idle cores sleep (a virtual machine's above all) a wake-up can
+ * take a whole chunk's time, and a job that waited for every worker ran
+ * at half speed whenever the workers had fallen asleep (doc/PERF.md,
+ * "Behind the constants": the team's wake-ups).  Workers spin
+ * CUXFER_IMPL_SPIN times after a job (the next one follows within
+ * microseconds), then sleep on a condition variable.  A team may also
+ * start one lead thread that runs its owner's loop instead of jobs (the
+ * stager's coordinator, which opens and closes the jobs).  Members only
+ * copy memory: no CUDA call. */
 typedef void (*cuxfer_impl_team_fn)(void *arg, size_t *next);
 
 /* The door of a job: members inside fn in the low bits, and a bit that
- * the caller sets when its own part is done: from then on nobody enters. */
+ * the opener sets when the job ends: from then on nobody enters. */
 #define CUXFER_IMPL_TEAM_CLOSED 0x80000000u
 
 typedef struct cuxfer_impl_team {
-    pthread_t th[CUXFER_IMPL_TEAM_MAX];
+    pthread_t th[CUXFER_IMPL_TEAM_MAX + 1]; /* the workers, then the lead */
     int n;                  /* workers running */
+    int lead;               /* a lead thread runs, th[n] */
     int started;            /* workers that took an index (start-up) */
     int stop;
-    unsigned long long gen; /* job generation, atomic */
+    unsigned gen;           /* job generation, atomic (32 bits: lock-free on
+                               i386; a worker never sleeps through 2^32 jobs) */
     unsigned door;          /* the job's door, atomic: CLOSED | members inside */
     size_t next;            /* the job's block counter, atomic */
     cuxfer_impl_team_fn fn; /* written only while the door is closed and empty */
@@ -5131,13 +5103,14 @@ typedef struct cuxfer_impl_team {
 #else
 #define CUXFER_IMPL_RELAX() ((void)0)
 #endif
-#define CUXFER_IMPL_TEAM_SPIN 4096
+/* Spins of a waiting team thread (a worker between jobs, a closer, a
+ * stager worker waiting for its chunk) before it sleeps or yields. */
+#define CUXFER_IMPL_SPIN 4096
 
 CUXFER_API void *cuxfer_impl_team_worker(void *a)
 {
     cuxfer_impl_team *t = (cuxfer_impl_team *)a;
-    unsigned long long seen;
-    unsigned d;
+    unsigned seen, d;
     int i;
     pthread_mutex_lock(&t->mu);
     t->started++;
@@ -5145,8 +5118,7 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
     pthread_cond_signal(&t->cv_start);
     pthread_mutex_unlock(&t->mu);
     for (;;) {
-        for (i = 0; i < CUXFER_IMPL_TEAM_SPIN &&
-                    __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen &&
+        for (i = 0; i < CUXFER_IMPL_SPIN && __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE) == seen &&
                     !__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE);
              ++i)
             CUXFER_IMPL_RELAX();
@@ -5174,12 +5146,14 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
     return NULL;
 }
 
-/* The default size of a team: the online cores, at most 16, less `keep`.
- * The planner keeps two: one for the thread that waits for the copy
- * (spinning in cudaStreamSynchronize by default) and one for CUDA's own
- * threads: a member that shares a core waits out the other thread, and
- * the whole slot waits for it (doc/PERF.md, "Behind the constants": the
- * team's size). */
+/* The default number of host threads of every engine: the online cores,
+ * at most 16, less `keep`.  The planner keeps two: one for the thread
+ * that waits for the copy (spinning in cudaStreamSynchronize by default)
+ * and one for CUDA's own threads: a member that shares a core waits out
+ * the other thread, and the whole slot waits for it (doc/PERF.md,
+ * "Behind the constants": the team's size); rois and the stager keep
+ * none (pageable -> pinned memcpy still gains up to 16 threads: the
+ * stager's strategy and threads). */
 CUXFER_API int cuxfer_impl_team_default(int keep)
 {
     long cores;
@@ -5212,11 +5186,15 @@ CUXFER_API cudaError_t cuxfer_impl_team_options(const char *call, int *threads, 
     return cudaSuccess;
 }
 
-/* Start `workers` threads (0 is a team of the caller alone).  Fewer start
- * when pthread_create fails; the team works with what it has. */
-CUXFER_API void cuxfer_impl_team_start(cuxfer_impl_team *t, int workers)
+/* Start `workers` threads (0 is a team of the caller alone) and, when
+ * `lead` is not NULL, the lead thread lead(lead_arg) after them.  Returns
+ * 0, or the error that stopped a thread: then fewer workers run (the
+ * planner and rois work with what they have) and no lead.  The one place
+ * cuxfer creates threads. */
+CUXFER_API int cuxfer_impl_team_start(cuxfer_impl_team *t, int workers, void *(*lead)(void *),
+                                      void *lead_arg)
 {
-    int i;
+    int i, rc = 0;
     memset(t, 0, sizeof *t);
     t->door = CUXFER_IMPL_TEAM_CLOSED; /* no job yet */
     pthread_mutex_init(&t->mu, NULL);
@@ -5224,21 +5202,29 @@ CUXFER_API void cuxfer_impl_team_start(cuxfer_impl_team *t, int workers)
     pthread_cond_init(&t->cv_start, NULL);
     if (workers > CUXFER_IMPL_TEAM_MAX)
         workers = CUXFER_IMPL_TEAM_MAX;
-    for (i = 0; i < workers; ++i) {
-        if (pthread_create(&t->th[i], NULL, cuxfer_impl_team_worker, t) != 0)
-            break;
-        ++t->n;
+    for (i = 0; rc == 0 && (i < workers || (i == workers && lead)); ++i) {
+        rc = pthread_create(&t->th[i], NULL, i < workers ? cuxfer_impl_team_worker : lead,
+                            i < workers ? (void *)t : lead_arg);
+        if (rc == 0 && i < workers)
+            ++t->n;
+        else if (rc == 0)
+            t->lead = 1;
     }
     /* every worker holds its index before the first job names n */
     pthread_mutex_lock(&t->mu);
     while (t->started < t->n)
         pthread_cond_wait(&t->cv_start, &t->mu);
     pthread_mutex_unlock(&t->mu);
+    return rc;
 }
 
+/* Stop and join every thread.  The owner has told its lead to return,
+ * which it may do only after ending a job: it is joined first. */
 CUXFER_API void cuxfer_impl_team_stop(cuxfer_impl_team *t)
 {
     int i;
+    if (t->lead)
+        pthread_join(t->th[t->n], NULL);
     pthread_mutex_lock(&t->mu);
     __atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->cv_job);
@@ -5251,16 +5237,10 @@ CUXFER_API void cuxfer_impl_team_stop(cuxfer_impl_team *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Run one job on the team and return when all of it is done (the
- * members' writes are visible to the caller then).  One caller at a time. */
-CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
+/* Open a job to the workers and wake them.  One opener at a time, and
+ * only while no job is open. */
+CUXFER_API void cuxfer_impl_team_open(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
 {
-    int i = 0;
-    if (t->n == 0) {
-        size_t next = 0;
-        fn(arg, &next);
-        return;
-    }
     /* the door is closed and empty since the last job: no member reads these */
     t->fn = fn;
     t->arg = arg;
@@ -5270,19 +5250,89 @@ CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn
     __atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->cv_job);
     pthread_mutex_unlock(&t->mu);
-    {
-        size_t *next = &t->next;
-        fn(arg, next); /* returns when every block is taken */
-    }
-    /* close the door, then wait for the members inside to finish their
-     * blocks (workers still asleep are not waited for) */
+}
+
+/* Close the job's door, then wait for the members inside to leave fn
+ * (workers still asleep are not waited for): after this no member reads
+ * the job, and its writes are visible to the closer. */
+CUXFER_API void cuxfer_impl_team_close(cuxfer_impl_team *t)
+{
+    int i = 0;
     (void)__atomic_fetch_or(&t->door, CUXFER_IMPL_TEAM_CLOSED, __ATOMIC_ACQ_REL);
     while (__atomic_load_n(&t->door, __ATOMIC_ACQUIRE) != CUXFER_IMPL_TEAM_CLOSED) {
-        if (++i < CUXFER_IMPL_TEAM_SPIN)
+        if (++i < CUXFER_IMPL_SPIN)
             CUXFER_IMPL_RELAX();
         else
             sched_yield();
     }
+}
+
+/* Run one job on the team, the caller taking blocks too, and return when
+ * all of it is done.  One caller at a time. */
+CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
+{
+    size_t next = 0;
+    if (t->n == 0) {
+        fn(arg, &next);
+        return;
+    }
+    cuxfer_impl_team_open(t, fn, arg);
+    fn(arg, &t->next); /* returns when every block is taken */
+    cuxfer_impl_team_close(t);
+}
+
+/* A member's next block of a job of `total` units cut into blocks of
+ * `block`: units [*from, *to), or 0 when none is left. */
+CUXFER_API int cuxfer_impl_team_take(size_t *next, size_t total, size_t block, size_t *from,
+                                     size_t *to)
+{
+    size_t b = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+    if (b >= (total + block - 1) / block)
+        return 0;
+    *from = b * block;
+    *to = total - *from < block ? total : *from + block;
+    return 1;
+}
+
+/* `rows` rows of `row` bytes from s (pitch sp) to d (pitch dp): the one
+ * row copy of the team's jobs (the planner's scatter and gather, rois's
+ * GATHER both ways).  Constant widths let the compiler turn each row into
+ * a few moves: a memcpy call per 8-byte row would cost more than the
+ * bytes.  With `k` > 0 each store of a row of at most 64 bytes first asks
+ * for the destination line k rows on (a prefetch for writing), except in
+ * the last k rows, whose hint would fall past the job; wider rows are
+ * whole lines, which the hardware prefetches. */
+CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigned char *s,
+                                      size_t sp, size_t row, size_t rows, size_t k)
+{
+    size_t y = 0, far = k * dp, hinted = k && row <= 64 && rows > k ? rows - k : 0;
+#define CUXFER_IMPL_ROWS_CASE(n)                                               \
+    case n:                                                                    \
+        for (; y < hinted; ++y, d += dp, s += sp) {                            \
+            __builtin_prefetch(d + far, 1, 3);                                 \
+            memcpy(d, s, n);                                                   \
+        }                                                                      \
+        for (; y < rows; ++y, d += dp, s += sp)                                \
+            memcpy(d, s, n);                                                   \
+        return;
+    switch (row) {
+        CUXFER_IMPL_ROWS_CASE(1)
+        CUXFER_IMPL_ROWS_CASE(2)
+        CUXFER_IMPL_ROWS_CASE(4)
+        CUXFER_IMPL_ROWS_CASE(8)
+        CUXFER_IMPL_ROWS_CASE(12)
+        CUXFER_IMPL_ROWS_CASE(16)
+        CUXFER_IMPL_ROWS_CASE(24)
+        CUXFER_IMPL_ROWS_CASE(32)
+        CUXFER_IMPL_ROWS_CASE(48)
+        CUXFER_IMPL_ROWS_CASE(64)
+        CUXFER_IMPL_ROWS_CASE(128)
+        CUXFER_IMPL_ROWS_CASE(256)
+    default:
+        for (; y < rows; ++y, d += dp, s += sp)
+            memcpy(d, s, row);
+    }
+#undef CUXFER_IMPL_ROWS_CASE
 }
 
 /* ------------------------------------------------------------------------
@@ -5295,16 +5345,41 @@ CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn
  * copy units of 2^ul bytes (the largest of 1..16 that aligns every
  * address of the launch), unit i of the tile being row i / ru, column
  * i % ru (ru = rb >> ul units a row), between host + src + row * pitch and
- * dense + dst + i units, direction d2h.  A tile descriptor is
- * {u64 src, u64 dst, u32 rows, u32 rb}, 24 bytes in mapped staging.  Splitting a tile into parts keeps every warp of the
- * device busy when the tiles are few and large. */
+ * dense + dst + i units, direction d2h.  Tile t's descriptor (a
+ * cuxfer_impl_tile, in mapped pinned memory) is read at pd + t * 24.
+ * Splitting a tile into parts keeps every warp of the device busy when
+ * the tiles are few and large. */
+
+/* A tile of the copy kernel: its first row at byte src of the strided
+ * side, its rows x rb bytes at byte dst of the dense side.  The PTX reads
+ * it as u64 at +0 and +8 and two u32 at +16, tiles 24 bytes apart; the
+ * build stops if the struct ever differs (tests/ptx-assembles.sh checks
+ * that the PTX's stride is this size). */
+typedef struct cuxfer_impl_tile {
+    unsigned long long src, dst;
+    unsigned rows, rb;
+} cuxfer_impl_tile;
+typedef char cuxfer_impl_tile_has_the_ptx_layout[sizeof(cuxfer_impl_tile) == 24 &&
+                                                         offsetof(cuxfer_impl_tile, rows) == 16
+                                                     ? 1
+                                                     : -1];
+
+CUXFER_API void cuxfer_impl_tile_put(cuxfer_impl_tile *t, size_t src, size_t dst, size_t rows,
+                                     size_t rb)
+{
+    t->src = src;
+    t->dst = dst;
+    t->rows = (unsigned)rows; /* < 2^31: callers check */
+    t->rb = (unsigned)rb;
+}
+
 #if CUDART_VERSION >= 12050
-#define CUXFER_IMPL_ROIS_PTX 1
-static const char cuxfer_impl_rois_ptx[] =
+#define CUXFER_IMPL_COPY_PTX 1
+static const char cuxfer_impl_copy_ptx[] =
     ".version 7.0\n"
     ".target sm_52\n"
     ".address_size 64\n"
-    ".visible .entry cuxfer_impl_rois_entry(.param .u64 pd, .param .u32 pn, .param .u32 pparts,\n"
+    ".visible .entry cuxfer_impl_copy_entry(.param .u64 pd, .param .u32 pn, .param .u32 pparts,\n"
     " .param .u64 phost, .param .u64 ppitch, .param .u64 pdense, .param .u32 pd2h, .param .u32 pul)\n"
     "{\n"
     " .reg .pred %p<6>;\n"
@@ -5418,7 +5493,7 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
 {
     *lib = *kernel = NULL;
     *blocks = 0;
-#ifdef CUXFER_IMPL_ROIS_PTX
+#ifdef CUXFER_IMPL_COPY_PTX
     {
         cudaLibrary_t l = NULL;
         cudaKernel_t k = NULL;
@@ -5429,9 +5504,9 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
         if (*err == cudaSuccess)
             *err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
         if (*err == cudaSuccess)
-            *err = cudaLibraryLoadData(&l, cuxfer_impl_rois_ptx, NULL, NULL, 0, NULL, NULL, 0);
+            *err = cudaLibraryLoadData(&l, cuxfer_impl_copy_ptx, NULL, NULL, 0, NULL, NULL, 0);
         if (*err == cudaSuccess)
-            *err = cudaLibraryGetKernel(&k, l, "cuxfer_impl_rois_entry");
+            *err = cudaLibraryGetKernel(&k, l, "cuxfer_impl_copy_entry");
         if (*err == cudaSuccess) {
             /* Load it into this context now.  Under lazy loading (the
              * default since CUDA 12.2) the first launch would load it, and
@@ -5461,12 +5536,69 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
 #endif
 }
 
+/* Unload what cuxfer_impl_kernel_load loaded (nothing when it did not),
+ * leaving no error behind (the context may be gone: cudaDeviceReset). */
+CUXFER_API void cuxfer_impl_kernel_unload(void **lib, void **kernel)
+{
+#ifdef CUXFER_IMPL_COPY_PTX
+    if (*lib)
+        (void)cudaLibraryUnload((cudaLibrary_t)*lib);
+    (void)cudaGetLastError();
+#endif
+    *lib = *kernel = NULL;
+}
+
+/* One launch of the copy kernel on s over the n tiles whose descriptors
+ * are at desc (their device address): between host (pitch `pitch`) and
+ * dense, packing (d2h 0: host to dense) or unpacking (d2h 1).  `align` is
+ * the OR of every address, offset, pitch and row width of the launch: the
+ * units are the widest of 1..16 bytes that divides it.  Each tile is cut
+ * into parts so that every warp of the grid (one wave: `blocks` blocks)
+ * has work; for one tile of `bytes` bytes (0: not said) no more parts
+ * than 32-unit runs. */
+CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, void *desc,
+                                                 unsigned n, const void *host, size_t pitch,
+                                                 void *dense, unsigned d2h, uintptr_t align,
+                                                 size_t bytes, cudaStream_t s)
+{
+#ifdef CUXFER_IMPL_COPY_PTX
+    unsigned long long pt = pitch;
+    unsigned ul = 0, parts = blocks * 8u > n ? blocks * 8u / n : 1u;
+    size_t grid_blocks;
+    void *args[8];
+    dim3 grid, block;
+    while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
+        ++ul;
+    if (bytes && ((bytes >> ul) + 31) / 32 < parts)
+        parts = (unsigned)(((bytes >> ul) + 31) / 32);
+    grid_blocks = ((size_t)n * parts + 7) / 8;
+    grid.x = grid_blocks < blocks ? (unsigned)grid_blocks : blocks;
+    grid.y = grid.z = 1;
+    block.x = 256;
+    block.y = block.z = 1;
+    args[0] = &desc;
+    args[1] = &n;
+    args[2] = &parts;
+    args[3] = (void *)&host;
+    args[4] = &pt;
+    args[5] = &dense;
+    args[6] = &d2h;
+    args[7] = &ul;
+    return cudaLaunchKernel((const void *)kernel, grid, block, args, 0, s);
+#else
+    (void)kernel, (void)blocks, (void)desc, (void)n, (void)host, (void)pitch, (void)dense;
+    (void)d2h, (void)align, (void)bytes, (void)s;
+    return cudaErrorNotSupported;
+#endif
+}
+
 /* ------------------------------------------------------------------------
  * 10. The copy planner: narrow rows at link speed
  * ------------------------------------------------------------------------ */
 
-/* cudaMemcpy2DAsync moves one DMA descriptor per row, so rows of 8 or 16
- * bytes crawl at 5-10 GB/s while the link does 55.  A plan owns scratch
+/* cudaMemcpy2DAsync moves one DMA descriptor per row, so rows of a few
+ * bytes crawl at a fraction of the link (doc/PERF.md, "The kit": the raw
+ * row cases).  A plan owns scratch
  * memory, auxiliary streams and host threads, and moves narrow rows
  * differently:
  *   H2D SPAN: the contiguous span that holds the rows goes over the link
@@ -5524,8 +5656,8 @@ struct cuxfer_impl_scatter {
     size_t dpitch, row, rows;
     size_t spitch;       /* SPAN's gathered share: src rows at this pitch go
                             dense to dst (dpitch unused); 0: a PACK scatter */
-    unsigned char *desc; /* the gather's kernel descriptor, written by the
-                            host function (NULL: none) */
+    cuxfer_impl_tile *desc; /* the gather's kernel descriptor, written by
+                               the host function (NULL: none) */
     size_t block;        /* rows a team member takes at a time */
 };
 
@@ -5572,9 +5704,9 @@ struct cuxfer_plan2d {
     void *klib, *kernel;        /* cudaLibrary_t, cudaKernel_t */
     unsigned kblocks;           /* its grid: one wave of the device */
     void *hstage_dev[2];        /* the staging as the kernel sees it */
-    unsigned char *kdesc;       /* 24-byte tile descriptors (mapped): one per
-                                   record, then one per gather slot */
-    void *kdesc_dev;
+    cuxfer_impl_tile *kdesc;    /* tile descriptors (mapped): one per record,
+                                   then one per gather slot */
+    cuxfer_impl_tile *kdesc_dev;
     /* SPAN's gathered share (with the kernel only): per slot, the gather
      * into staging done (host stream) and the unpacking kernel that read
      * it done (side stream) */
@@ -5591,6 +5723,7 @@ struct cuxfer_plan2d {
     double rate_d[CUXFER_IMPL_SHARE_CLASSES][CUXFER_IMPL_SHARE_SAMPLES];
     double rate_p[CUXFER_IMPL_SHARE_CLASSES][CUXFER_IMPL_SHARE_SAMPLES];
     unsigned rate_n[CUXFER_IMPL_SHARE_CLASSES];
+    pthread_mutex_t mu;         /* one copy or calibration at a time */
     int ready;
 };
 
@@ -5604,70 +5737,22 @@ struct cuxfer_plan2d {
  * "Behind the constants": the scatter's prefetch distance). */
 #define CUXFER_IMPL_SCATTER_AHEAD 2048
 
-/* Rows [from, to) of a scatter job: dense rows of `row` bytes to dst. */
+/* Rows [from, to) of a scatter job (dense rows of `row` bytes to dst at
+ * dpitch, the destination's lines asked for CUXFER_IMPL_SCATTER_AHEAD
+ * bytes ahead) or of a gather job (rows at spitch to dense rows at dst:
+ * read in address order, which the hardware prefetches). */
 CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, size_t from,
                                          size_t to)
 {
-    size_t y = from;
-    unsigned char *d = j->dst + from * j->dpitch;
-    const unsigned char *s = j->src + from * j->row;
-    /* the rows whose store asks for the line `ahead` bytes on; the last
-     * `k` rows ask for nothing (past the job, perhaps past the buffer) */
-    size_t k = j->dpitch >= CUXFER_IMPL_SCATTER_AHEAD ? 1 : CUXFER_IMPL_SCATTER_AHEAD / j->dpitch;
-    size_t ahead = k * j->dpitch, hinted = to - from > k ? to - k : from;
-    /* Constant sizes let the compiler turn each row into one or two moves:
-     * a memcpy call per 8-byte row would cost more than the bytes. */
-#define CUXFER_IMPL_SCATTER_CASE(n)                                            \
-    case n:                                                                    \
-        for (; y < hinted; ++y, d += j->dpitch, s += n) {                      \
-            __builtin_prefetch(d + ahead, 1, 3);                               \
-            memcpy(d, s, n);                                                   \
-        }                                                                      \
-        for (; y < to; ++y, d += j->dpitch, s += n)                            \
-            memcpy(d, s, n);                                                   \
-        return;
-    switch (j->row) {
-        CUXFER_IMPL_SCATTER_CASE(1)
-        CUXFER_IMPL_SCATTER_CASE(2)
-        CUXFER_IMPL_SCATTER_CASE(4)
-        CUXFER_IMPL_SCATTER_CASE(8)
-        CUXFER_IMPL_SCATTER_CASE(12)
-        CUXFER_IMPL_SCATTER_CASE(16)
-        CUXFER_IMPL_SCATTER_CASE(24)
-        CUXFER_IMPL_SCATTER_CASE(32)
-        CUXFER_IMPL_SCATTER_CASE(64)
-    default: /* wider rows: whole lines, which the hardware prefetches */
-        for (; y < to; ++y, d += j->dpitch, s += j->row)
-            memcpy(d, s, j->row);
-    }
-#undef CUXFER_IMPL_SCATTER_CASE
-}
-
-/* Rows [from, to) of a gather job: rows of `row` bytes at pitch spitch
- * to dense rows at dst (SPAN's gathered share).  Reading needs no hint:
- * the rows are read in address order, which the hardware prefetches. */
-CUXFER_API void cuxfer_impl_gather_rows(const struct cuxfer_impl_scatter *j, size_t from,
-                                        size_t to)
-{
-    size_t y;
-    unsigned char *d = j->dst + from * j->row;
-    const unsigned char *s = j->src + from * j->spitch;
-#define CUXFER_IMPL_GATHER_CASE(n)                                             \
-    case n:                                                                    \
-        for (y = from; y < to; ++y, d += n, s += j->spitch)                    \
-            memcpy(d, s, n);                                                   \
-        return;
-    switch (j->row) {
-        CUXFER_IMPL_GATHER_CASE(8)
-        CUXFER_IMPL_GATHER_CASE(12)
-        CUXFER_IMPL_GATHER_CASE(16)
-        CUXFER_IMPL_GATHER_CASE(24)
-        CUXFER_IMPL_GATHER_CASE(32)
-    default:
-        for (y = from; y < to; ++y, d += j->row, s += j->spitch)
-            memcpy(d, s, j->row);
-    }
-#undef CUXFER_IMPL_GATHER_CASE
+    if (j->spitch)
+        cuxfer_impl_copy_rows(j->dst + from * j->row, j->row, j->src + from * j->spitch, j->spitch,
+                         j->row, to - from, 0);
+    else
+        cuxfer_impl_copy_rows(j->dst + from * j->dpitch, j->dpitch, j->src + from * j->row, j->row,
+                         j->row, to - from,
+                         j->dpitch >= CUXFER_IMPL_SCATTER_AHEAD
+                             ? 1
+                             : CUXFER_IMPL_SCATTER_AHEAD / j->dpitch);
 }
 
 /* A team member's part of a scatter (or gather) job: blocks of rows taken
@@ -5676,18 +5761,9 @@ CUXFER_API void cuxfer_impl_gather_rows(const struct cuxfer_impl_scatter *j, siz
 CUXFER_API void cuxfer_impl_scatter_part(void *arg, size_t *next)
 {
     const struct cuxfer_impl_scatter *j = (const struct cuxfer_impl_scatter *)arg;
-    size_t b, from, to, blocks = (j->rows + j->block - 1) / j->block;
-    for (;;) {
-        b = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
-        if (b >= blocks)
-            return;
-        from = b * j->block;
-        to = j->rows - from < j->block ? j->rows : from + j->block;
-        if (j->spitch)
-            cuxfer_impl_gather_rows(j, from, to);
-        else
-            cuxfer_impl_scatter_rows(j, from, to);
-    }
+    size_t from, to;
+    while (cuxfer_impl_team_take(next, j->rows, j->block, &from, &to))
+        cuxfer_impl_scatter_rows(j, from, to);
 }
 
 /* The host function of PACK, and of SPAN's gathered share: scatter one
@@ -5703,19 +5779,10 @@ CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
     struct cuxfer_impl_scatter_rec *r = (struct cuxfer_impl_scatter_rec *)arg;
     struct cuxfer_plan2d *p = r->plan;
     struct cuxfer_impl_scatter j = r->job;
-    if (j.desc) {
-        unsigned long long q[2] = {0, 0};
-        unsigned n[2];
-        n[0] = (unsigned)j.rows; /* rows <= a slot's bytes < 2^32 */
-        n[1] = (unsigned)j.row;
-        memcpy(j.desc, q, 16);
-        memcpy(j.desc + 16, n, 8);
-    }
+    if (j.desc) /* rows <= a slot's bytes < 2^31 */
+        cuxfer_impl_tile_put(j.desc, 0, 0, j.rows, j.row);
     if (j.rows < 64) { /* waking the team costs more than the rows */
-        if (j.spitch)
-            cuxfer_impl_gather_rows(&j, 0, j.rows);
-        else
-            cuxfer_impl_scatter_rows(&j, 0, j.rows);
+        cuxfer_impl_scatter_rows(&j, 0, j.rows);
     } else {
         j.block = CUXFER_IMPL_SCATTER_BLOCK / j.row ? CUXFER_IMPL_SCATTER_BLOCK / j.row : 1;
         cuxfer_impl_team_run(&p->team, cuxfer_impl_scatter_part, &j);
@@ -5788,11 +5855,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
         (void)cudaEventDestroy(p->ev_fork);
     if (p->ev_join)
         (void)cudaEventDestroy(p->ev_join);
-#ifdef CUXFER_IMPL_ROIS_PTX
-    if (p->klib)
-        (void)cudaLibraryUnload((cudaLibrary_t)p->klib);
-    (void)cudaGetLastError(); /* e.g. after cudaDeviceReset */
-#endif
+    cuxfer_impl_kernel_unload(&p->klib, &p->kernel);
     (void)cuxfer_host_free(p->kdesc);
     for (i = 0; i < 4; ++i) {
         cudaEvent_t e = i == 0 ? p->ev_side : i == 1 ? p->ev_t0 : i == 2 ? p->ev_td : p->ev_tp;
@@ -5805,6 +5868,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
         (void)cudaStreamDestroy(p->aux);
     if (p->host)
         (void)cudaStreamDestroy(p->host);
+    pthread_mutex_destroy(&p->mu);
     memset(p, 0, sizeof *p);
     cuxfer_impl_kcache_flush();
     return first;
@@ -5840,9 +5904,9 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
     if (cuxfer_impl_kernel_load(p->device, &p->klib, &p->kernel, &p->kblocks, &err) != NULL)
         return;
     err = cuxfer_host_alloc((void **)&p->kdesc, CUXFER_IMPL_PLAN_RECS + CUXFER_IMPL_PLAN_SLOTS,
-                            24, 0);
+                            sizeof *p->kdesc, 0);
     if (err == cudaSuccess)
-        err = cudaHostGetDevicePointer(&p->kdesc_dev, p->kdesc, 0);
+        err = cudaHostGetDevicePointer((void **)&p->kdesc_dev, p->kdesc, 0);
     for (i = 0; i < 2 && err == cudaSuccess; ++i)
         err = cudaHostGetDevicePointer(&p->hstage_dev[i], p->hstage[i], 0);
     if (err == cudaSuccess)
@@ -5862,12 +5926,9 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
     }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
-#ifdef CUXFER_IMPL_ROIS_PTX
-        (void)cudaLibraryUnload((cudaLibrary_t)p->klib);
-#endif
+        cuxfer_impl_kernel_unload(&p->klib, &p->kernel);
         (void)cuxfer_host_free(p->kdesc);
         p->kdesc = NULL;
-        p->klib = p->kernel = NULL;
     }
 }
 
@@ -5892,6 +5953,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
                                         (size_t)8 << 20));
     p->tuning = cuxfer_plan2d_default_tuning();
     p->device = cuxfer_impl_current_device();
+    pthread_mutex_init(&p->mu, NULL);
     p->ready = 1;
     for (i = 0; i < 2 && err == cudaSuccess; ++i) {
         err = cuxfer_impl_dmalloc(&p->dscratch[i], p->opt.chunk_bytes);
@@ -5913,7 +5975,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
         err = cuxfer_impl_stream_create(&p->host, cudaStreamNonBlocking, 0);
     if (err == cudaSuccess) {
         /* CUDA's host-function thread is the team's last part */
-        cuxfer_impl_team_start(&p->team, p->opt.threads - 1);
+        (void)cuxfer_impl_team_start(&p->team, p->opt.threads - 1, NULL, NULL);
         p->team_up = 1;
     }
     if (err == cudaSuccess) {
@@ -5943,6 +6005,19 @@ CUXFER_API size_t cuxfer_impl_plan_slot(const cuxfer_plan2d *p)
 {
     size_t half = p->opt.chunk_bytes / 2 / 256 * 256;
     return half < CUXFER_IMPL_PACK_SLOT_MAX ? half : CUXFER_IMPL_PACK_SLOT_MAX;
+}
+
+/* Rows of slot c of a copy (`per` fill a slot, `left` remain), ramping
+ * up: the first slots carry 1/16, 1/8, 1/4, 1/2 of a slot, so the host
+ * threads (PACK's scatter) or the kernel (SPAN's unpacking) start after a
+ * small first step instead of a full one (a full first slot would idle
+ * the host threads ~5% of a 64 MiB copy), then every slot is full. */
+CUXFER_API size_t cuxfer_impl_plan_rows(size_t per, size_t c, size_t left)
+{
+    size_t cap = c < 4 ? per >> (4 - c) : per;
+    if (cap == 0)
+        cap = 1;
+    return left < cap ? left : cap;
 }
 
 /* The strategy AUTO (or the forced one) takes for this copy.  SPAN needs
@@ -6003,50 +6078,6 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
 
-/* One launch of the copy kernel (section 9b) on s over `rows` rows of
- * `row` bytes: between `pitched` (pitch `pitch`, on the device) and
- * `dense` (pinned staging through its mapping), packing (d2h 0: pitched
- * to dense) or unpacking (d2h 1), with the descriptor at pd (its device
- * address; the caller wrote it or has it written in stream order).  Its
- * grid is one wave of the device at most. */
-CUXFER_API cudaError_t cuxfer_impl_plan_kernel(cuxfer_plan2d *p, void *pd,
-                                               const unsigned char *pitched, size_t pitch,
-                                               size_t row, size_t rows, unsigned char *dense,
-                                               unsigned d2h, cudaStream_t s)
-{
-#ifdef CUXFER_IMPL_ROIS_PTX
-    size_t units;
-    const unsigned char *host = pitched;
-    unsigned long long pt = pitch;
-    unsigned n = 1, parts, ul = 0;
-    uintptr_t align = (uintptr_t)pitched | (uintptr_t)dense | (uintptr_t)pitch | (uintptr_t)row;
-    void *args[8];
-    dim3 grid, block;
-    while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
-        ++ul;
-    units = rows * (row >> ul);
-    parts = (unsigned)((units + 31) / 32 < (size_t)p->kblocks * 8u ? (units + 31) / 32
-                                                                  : (size_t)p->kblocks * 8u);
-    grid.x = (parts + 7) / 8;
-    grid.y = grid.z = 1;
-    block.x = 256;
-    block.y = block.z = 1;
-    args[0] = &pd;
-    args[1] = &n;
-    args[2] = &parts;
-    args[3] = (void *)&host;
-    args[4] = &pt;
-    args[5] = &dense;
-    args[6] = &d2h;
-    args[7] = &ul;
-    return cudaLaunchKernel((const void *)p->kernel, grid, block, args, 0, s);
-#else
-    (void)p, (void)pd, (void)pitched, (void)pitch, (void)row, (void)rows, (void)dense;
-    (void)d2h, (void)s;
-    return cudaErrorNotSupported;
-#endif
-}
-
 /* PACK's packing of one slot with the copy kernel, on s: one launch reads
  * `rows` rows of `row` bytes at src (pitch `pitch`, on the device) and
  * writes them densely into pinned staging through its mapping
@@ -6061,21 +6092,16 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
                                                     unsigned char *stage_dev, cudaStream_t s)
 {
     size_t idx = (size_t)(rec - p->recs);
-    unsigned char *d = p->kdesc + idx * 24;
-    unsigned long long q[2] = {0, 0};
-    unsigned r[2];
-    r[0] = (unsigned)rows; /* rows <= a slot's bytes < 2^32 */
-    r[1] = (unsigned)row;
-    memcpy(d, q, 16);
-    memcpy(d + 16, r, 8);
-    return cuxfer_impl_plan_kernel(p, (unsigned char *)p->kdesc_dev + idx * 24, src, pitch, row,
-                                   rows, stage_dev, 0, s);
+    cuxfer_impl_tile_put(&p->kdesc[idx], 0, 0, rows, row); /* rows <= a slot's bytes */
+    return cuxfer_impl_kernel_launch(p->kernel, p->kblocks, &p->kdesc_dev[idx], 1, src, pitch,
+                                     stage_dev, 0,
+                                     (uintptr_t)src | (uintptr_t)stage_dev | pitch | row,
+                                     rows * row, s);
 }
 
 /* SPAN's gathered share.  The span carries the gaps between rows too, so
- * SPAN is bound by the link at half its speed for rows at pitch 2 x row:
- * 2.5x cudaMemcpy2DAsync at 16-byte rows and no more.  The last rows of
- * the copy (this share of them) go
+ * SPAN is bound by the link at half its speed for rows at pitch 2 x row.
+ * The last rows of the copy (this share of them) go
  * another way at the same time: the plan's team gathers them densely into
  * pinned staging on the host, and the copy kernel reads the staging
  * through its mapping and writes the rows in place, so they cross the
@@ -6126,10 +6152,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_vi
         int k = (int)(c % CUXFER_IMPL_PLAN_SLOTS);
         size_t off = (size_t)(k / 2) * slot, di = CUXFER_IMPL_PLAN_RECS + (size_t)k;
         /* the first slots small, as PACK's: the kernel starts early */
-        size_t cap = c < 4 ? per >> (4 - c) : per;
-        if (cap == 0)
-            cap = 1;
-        rows = src->height - y < cap ? src->height - y : cap;
+        rows = cuxfer_impl_plan_rows(per, c, src->height - y);
         err = cudaStreamWaitEvent(p->host, p->ev_gfreed[k], 0);
         if (err == cudaSuccess)
             err = cuxfer_impl_plan_rec(p, &rec);
@@ -6141,7 +6164,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_vi
         rec->job.dpitch = row;
         rec->job.row = row;
         rec->job.rows = rows;
-        rec->job.desc = p->kdesc + di * 24;
+        rec->job.desc = &p->kdesc[di];
         err = cudaLaunchHostFunc(p->host, cuxfer_impl_plan_scatter, rec);
         if (err != cudaSuccess) {
             __atomic_store_n(&rec->busy, 0, __ATOMIC_RELEASE); /* never queued */
@@ -6150,12 +6173,14 @@ CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_vi
         err = cudaEventRecord(p->ev_gmoved[k], p->host);
         if (err == cudaSuccess)
             err = cudaStreamWaitEvent(p->side, p->ev_gmoved[k], 0);
-        if (err == cudaSuccess)
-            err = cuxfer_impl_plan_kernel(p, (unsigned char *)p->kdesc_dev + di * 24,
-                                          (const unsigned char *)dst->ptr + y * dst->pitch,
-                                          dst->pitch, row, rows,
-                                          (unsigned char *)p->hstage_dev[k % 2] + off, 1,
-                                          p->side);
+        if (err == cudaSuccess) {
+            const unsigned char *to = (const unsigned char *)dst->ptr + y * dst->pitch;
+            unsigned char *from = (unsigned char *)p->hstage_dev[k % 2] + off;
+            err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, &p->kdesc_dev[di], 1, to,
+                                            dst->pitch, from, 1,
+                                            (uintptr_t)to | (uintptr_t)from | dst->pitch | row,
+                                            rows * row, p->side);
+        }
         if (err == cudaSuccess)
             err = cudaEventRecord(p->ev_gfreed[k], p->side);
     }
@@ -6214,19 +6239,19 @@ CUXFER_API int cuxfer_impl_share_class(size_t row)
     return c;
 }
 
-/* Median of the first n (1..CUXFER_IMPL_SHARE_SAMPLES) of v. */
-CUXFER_API double cuxfer_impl_share_median(const double *v, unsigned n)
+/* The median of v[0..n), n >= 1, sorting v in place (insertion sort: n
+ * is a handful): the planner's learned share and its calibration. */
+CUXFER_API double cuxfer_impl_median(double *v, unsigned n)
 {
-    double t[CUXFER_IMPL_SHARE_SAMPLES], x;
+    double x;
     unsigned i, j;
-    memcpy(t, v, sizeof t);
-    for (i = 1; i < n; ++i) { /* insertion sort of the copy */
-        x = t[i];
-        for (j = i; j > 0 && t[j - 1] > x; --j)
-            t[j] = t[j - 1];
-        t[j] = x;
+    for (i = 1; i < n; ++i) {
+        x = v[i];
+        for (j = i; j > 0 && v[j - 1] > x; --j)
+            v[j] = v[j - 1];
+        v[j] = x;
     }
-    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Read the timing of the last copy with a direct share, if it is done:
@@ -6282,12 +6307,14 @@ CUXFER_API double cuxfer_impl_share(const cuxfer_plan2d *p, size_t row)
     int c = cuxfer_impl_share_class(row);
     unsigned n = p->rate_n[c] < CUXFER_IMPL_SHARE_SAMPLES ? p->rate_n[c]
                                                           : CUXFER_IMPL_SHARE_SAMPLES;
-    double d, q, f;
+    double d, q, f, t[CUXFER_IMPL_SHARE_SAMPLES];
     if (row < CUXFER_IMPL_SHARE_MIN_ROW)
         return 0;
     if (n) {
-        d = cuxfer_impl_share_median(p->rate_d[c], n);
-        q = cuxfer_impl_share_median(p->rate_p[c], n);
+        memcpy(t, p->rate_d[c], sizeof t);
+        d = cuxfer_impl_median(t, n);
+        memcpy(t, p->rate_p[c], sizeof t);
+        q = cuxfer_impl_median(t, n);
     } else {
         d = 0.8e6 * 2 / 3;             /* rows a millisecond */
         q = 25e6 / (double)row;
@@ -6319,14 +6346,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_rows(cuxfer_plan2d *p, const cuxfer
         unsigned char *dev = (unsigned char *)p->dscratch[k % 2] + (size_t)(k / 2) * slot;
         unsigned char *stage = (unsigned char *)p->hstage[k % 2] + (size_t)(k / 2) * slot;
         const unsigned char *from = (const unsigned char *)src->ptr + y * src->pitch;
-        /* Ramp up: the first slots carry 1/16, 1/8, 1/4, 1/2 of a slot, so
-         * the scatter starts after a small pack and copy instead of a full
-         * one (a full first slot would idle the host threads ~5% of a
-         * 64 MiB copy), then every slot is full. */
-        size_t cap = c < 4 ? per >> (4 - c) : per;
-        if (cap == 0)
-            cap = 1;
-        rows = height - y < cap ? height - y : cap;
+        rows = cuxfer_impl_plan_rows(per, c, height - y);
         if (kern) {
             CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_freed[k], 0));
             CUXFER_TRY(cuxfer_impl_plan_rec(p, &rec));
@@ -6440,25 +6460,21 @@ CUXFER_API cudaError_t cuxfer_impl_plan_release(cuxfer_plan2d *p, cudaStream_t s
     return cudaSuccess;
 }
 
-/* cuxfer_copy2d_async with a plan: the same checks and guard, then the
- * strategy cuxfer_plan2d_choose picks.  Stream-ordered on s.  One copy at
- * a time per plan: the plan's buffers are reused by the next call only
- * after the previous copy released them (events), but its chunk records
- * are not - do not call it from two threads at once.
- * SPAN and PACK fork the plan's own streams, buffers, events and host
+/* The body of cuxfer_plan2d_copy_async, under the plan's lock: the plan's
+ * buffers are reused by the next copy only after the previous one
+ * released them (events), but its records, forks and learned share are
+ * the enqueueing thread's.  SPAN and PACK fork the plan's own streams, buffers, events and host
  * functions off s.  Captured into a graph they would be replayed against
  * scratch that ordinary copies reuse, with events left holding captured
  * records; so on a stream being captured (any mode) the copy is DIRECT,
  * one cudaMemcpy2DAsync node that replays any number of times and leaves
  * the plan untouched.  A stream of another device than the plan's also
  * goes DIRECT (the plan's streams and events cannot join it). */
-CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_view *dst,
-                                                const cuxfer_view *src, cudaStream_t s)
+CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                             const cuxfer_view *src, cudaStream_t s)
 {
     int strategy, cap;
     cudaError_t err;
-    if (!p || !p->ready)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_copy_async: plan not created");
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
     /* every strategy queues copies on s: the guard of cuxfer_copy2d_async */
     CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_plan2d_copy_async", s));
@@ -6495,6 +6511,21 @@ CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_v
     return cuxfer_impl_debug_sync(err, s);
 }
 
+/* cuxfer_copy2d_async with a plan: the same checks and guard, then the
+ * strategy cuxfer_plan2d_choose picks.  Stream-ordered on s.  Calls on one
+ * plan from several threads run one at a time (the plan's lock). */
+CUXFER_API cudaError_t cuxfer_plan2d_copy_async(cuxfer_plan2d *p, const cuxfer_view *dst,
+                                                const cuxfer_view *src, cudaStream_t s)
+{
+    cudaError_t err;
+    if (!p || !p->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_copy_async: plan not created");
+    pthread_mutex_lock(&p->mu);
+    err = cuxfer_impl_plan_copy(p, dst, src, s);
+    pthread_mutex_unlock(&p->mu);
+    return err;
+}
+
 /* Median GB/s (of ROI bytes) of `reps` runs of one copy; helper of
  * cuxfer_plan2d_calibrate.  strategy 0 = plain cuxfer_copy2d_async. */
 CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
@@ -6502,32 +6533,30 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
                                              cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1,
                                              double *gbps)
 {
-    float ms[5], t;
-    int r, i, j, saved = p->opt.strategy;
+    double ms[5];
+    float t = 0;
+    int r, saved = p->opt.strategy;
     cudaError_t err = cudaSuccess;
     p->opt.strategy = strategy;
     for (r = -1; r < 5 && err == cudaSuccess; ++r) {
         err = cudaEventRecord(e0, s);
         if (err == cudaSuccess)
-            err = strategy ? cuxfer_plan2d_copy_async(p, dst, src, s)
+            err = strategy ? cuxfer_impl_plan_copy(p, dst, src, s)
                            : cuxfer_copy2d_async(dst, src, s);
         if (err == cudaSuccess)
             err = cudaEventRecord(e1, s);
         if (err == cudaSuccess)
             err = cuxfer_impl_event_sync(e1);
         if (err == cudaSuccess && r >= 0)
-            err = cudaEventElapsedTime(&ms[r], e0, e1);
+            err = cudaEventElapsedTime(&t, e0, e1);
+        if (err == cudaSuccess && r >= 0)
+            ms[r] = t;
     }
     p->opt.strategy = saved; /* also on failure: the plan is not left forced */
     if (err != cudaSuccess)
         return err;
-    for (i = 1; i < 5; ++i) /* insertion sort, then the median */
-        for (j = i; j > 0 && ms[j - 1] > ms[j]; --j) {
-            t = ms[j];
-            ms[j] = ms[j - 1];
-            ms[j - 1] = t;
-        }
-    *gbps = cuxfer_gbps(src->width * src->elem_size * src->height, ms[2]);
+    *gbps = cuxfer_gbps(src->width * src->elem_size * src->height,
+                        (float)cuxfer_impl_median(ms, 5));
     return cudaSuccess;
 }
 
@@ -6539,12 +6568,12 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
  * rows; more with small chunk_bytes, whose pipeline it runs): run it once
  * at start-up, not per copy.  `report`, when not NULL, is
  * called with each measurement (row bytes, direction 0 = H2D, raw GB/s,
- * planned GB/s). */
-CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
-                                               cuxfer_plan2d_tuning *out,
-                                               void (*report)(size_t row, int d2h, double raw,
-                                                              double planned, void *arg),
-                                               void *arg)
+ * planned GB/s), under the plan's lock: it must not call the plan. */
+CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t s,
+                                                  cuxfer_plan2d_tuning *out,
+                                                  void (*report)(size_t row, int d2h, double raw,
+                                                                 double planned, void *arg),
+                                                  void *arg)
 {
     static const size_t rows_b[] = {1, 2, 4, 8, 16, 32, 64, 128};
     const size_t total = 64u << 20; /* several chunks, so the pipelines fill */
@@ -6555,8 +6584,6 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     size_t i;
     int span_ok = 1, pack_ok = 1, saved = -1;
     cudaError_t err;
-    if (!p || !p->ready)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_calibrate: plan not created");
     if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_plan2d_calibrate: stream %p is being captured (or "
@@ -6639,12 +6666,27 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     return cudaSuccess;
 }
 
+CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
+                                               cuxfer_plan2d_tuning *out,
+                                               void (*report)(size_t row, int d2h, double raw,
+                                                              double planned, void *arg),
+                                               void *arg)
+{
+    cudaError_t err;
+    if (!p || !p->ready)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_plan2d_calibrate: plan not created");
+    pthread_mutex_lock(&p->mu);
+    err = cuxfer_impl_plan_calibrate(p, s, out, report, arg);
+    pthread_mutex_unlock(&p->mu);
+    return err;
+
+}
+
 /* ------------------------------------------------------------------------
  * 10a. Many regions at once: tiles and crops of one host view
  * ------------------------------------------------------------------------ */
 
-/* One cudaMemcpy2DAsync per tile is enqueue-bound at ~2.5 us a tile
- * (65536 tiles of 8x8 RGBA8 move at 0.1 GB/s), and
+/* One cudaMemcpy2DAsync per tile is enqueue-bound, and
  * cudaMemcpy3DBatchAsync (CUDA 12.8+) is no faster: it loops the same way,
  * so cuxfer does not use it (doc/PERF.md, "Many small regions: the raw
  * routes").  A cuxfer_rois plan moves
@@ -7084,11 +7126,7 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
     free(p->xev);
     if (p->ev_probe)
         (void)cudaEventDestroy(p->ev_probe);
-#ifdef CUXFER_IMPL_ROIS_PTX
-    if (p->lib)
-        (void)cudaLibraryUnload((cudaLibrary_t)p->lib);
-    (void)cudaGetLastError(); /* e.g. after cudaDeviceReset */
-#endif
+    cuxfer_impl_kernel_unload(&p->lib, &p->kernel);
     free(p->off);
     free(p->check);
     pthread_mutex_destroy(&p->mu);
@@ -7107,10 +7145,7 @@ CUXFER_API void cuxfer_impl_rois_kernel_load(cuxfer_rois *p)
     for (i = 0; i < CUXFER_ROIS_SLOTS && !p->no_kernel; ++i)
         if ((err = cudaHostGetDevicePointer(&p->stage_dev[i], p->stage[i], 0)) != cudaSuccess) {
             (void)cudaGetLastError();
-#ifdef CUXFER_IMPL_ROIS_PTX
-            (void)cudaLibraryUnload((cudaLibrary_t)p->lib);
-#endif
-            p->lib = p->kernel = NULL;
+            cuxfer_impl_kernel_unload(&p->lib, &p->kernel);
             p->no_kernel = "the staging is not mapped into the device (cudaHostGetDevicePointer)";
         }
     if (p->no_kernel)
@@ -7167,7 +7202,7 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
     if (p->opt.direct_tile_bytes == 0)
         p->opt.direct_tile_bytes = p->kernel ? (size_t)1 << 20
                                              : (size_t)16384 * (size_t)p->opt.threads;
-    cuxfer_impl_team_start(&p->team, p->opt.threads - 1);
+    (void)cuxfer_impl_team_start(&p->team, p->opt.threads - 1, NULL, NULL);
     p->team_up = 1;
     return cudaSuccess;
 }
@@ -7188,24 +7223,30 @@ CUXFER_API int cuxfer_rois_choose(const cuxfer_rois *p, size_t n, size_t total)
     return CUXFER_ROIS_DIRECT;
 }
 
+/* One tile by cudaMemcpy2DAsync on s: DIRECT's, and KERNEL's for a tile
+ * too large for the kernel's counts. */
+CUXFER_API cudaError_t cuxfer_impl_rois_tile(int dir, const cuxfer_view *host,
+                                             const cuxfer_roi *r, unsigned char *dense,
+                                             cudaStream_t s)
+{
+    size_t rb = r->width * host->elem_size;
+    unsigned char *h = (unsigned char *)host->ptr + r->y * host->pitch + r->x * host->elem_size;
+    return dir == CUXFER_ROIS_H2D
+               ? cudaMemcpy2DAsync(dense, rb, h, host->pitch, rb, r->height, cudaMemcpyDefault, s)
+               : cudaMemcpy2DAsync(h, host->pitch, dense, rb, rb, r->height, cudaMemcpyDefault, s);
+}
+
 /* DIRECT: one cudaMemcpy2DAsync per non-empty tile. */
 CUXFER_API cudaError_t cuxfer_impl_rois_direct(int dir, const cuxfer_view *host,
                                                const cuxfer_roi *rois, size_t n,
                                                unsigned char *dense, cudaStream_t s)
 {
-    size_t i, off = 0, rb;
+    size_t i, off = 0, bytes;
     for (i = 0; i < n; ++i) {
-        unsigned char *h;
-        rb = rois[i].width * host->elem_size;
-        if (rb == 0 || rois[i].height == 0)
-            continue;
-        h = (unsigned char *)host->ptr + rois[i].y * host->pitch + rois[i].x * host->elem_size;
-        CUXFER_TRY(dir == CUXFER_ROIS_H2D
-                       ? cudaMemcpy2DAsync(dense + off, rb, h, host->pitch, rb, rois[i].height,
-                                           cudaMemcpyDefault, s)
-                       : cudaMemcpy2DAsync(h, host->pitch, dense + off, rb, rb, rois[i].height,
-                                           cudaMemcpyDefault, s));
-        off += rb * rois[i].height;
+        bytes = rois[i].width * host->elem_size * rois[i].height;
+        if (bytes)
+            CUXFER_TRY(cuxfer_impl_rois_tile(dir, host, &rois[i], dense + off, s));
+        off += bytes;
     }
     return cudaSuccess;
 }
@@ -7221,43 +7262,6 @@ struct cuxfer_impl_rois_job {
     size_t a, b;
     int d2h;
 };
-
-/* rows x rb bytes between a strided host region and packed staging.
- * Constant sizes turn each row into a few moves (a memcpy call per
- * 32-byte row costs more than the bytes). */
-CUXFER_API void cuxfer_impl_rois_rows(unsigned char *h, size_t pitch, unsigned char *st,
-                                      size_t rb, size_t rows, int d2h)
-{
-    size_t y;
-#define CUXFER_IMPL_ROWS_CASE(N)                                               \
-    case N:                                                                    \
-        if (d2h)                                                               \
-            for (y = 0; y < rows; ++y, h += pitch, st += N)                    \
-                memcpy(h, st, N);                                              \
-        else                                                                   \
-            for (y = 0; y < rows; ++y, h += pitch, st += N)                    \
-                memcpy(st, h, N);                                              \
-        return;
-    switch (rb) {
-        CUXFER_IMPL_ROWS_CASE(4)
-        CUXFER_IMPL_ROWS_CASE(8)
-        CUXFER_IMPL_ROWS_CASE(12)
-        CUXFER_IMPL_ROWS_CASE(16)
-        CUXFER_IMPL_ROWS_CASE(24)
-        CUXFER_IMPL_ROWS_CASE(32)
-        CUXFER_IMPL_ROWS_CASE(48)
-        CUXFER_IMPL_ROWS_CASE(64)
-        CUXFER_IMPL_ROWS_CASE(128)
-        CUXFER_IMPL_ROWS_CASE(256)
-    default:
-        for (y = 0; y < rows; ++y, h += pitch, st += rb)
-            if (d2h)
-                memcpy(h, st, rb);
-            else
-                memcpy(st, h, rb);
-    }
-#undef CUXFER_IMPL_ROWS_CASE
-}
 
 /* Move dense bytes [a, b) of the job between the host tiles and the
  * staging; a and b may fall inside a row. */
@@ -7300,7 +7304,10 @@ CUXFER_API void cuxfer_impl_rois_range(const struct cuxfer_impl_rois_job *j, siz
         }
         rows = (end - a) / rb;
         if (rows) {
-            cuxfer_impl_rois_rows(h, j->pitch, st, rb, rows, j->d2h);
+            if (j->d2h)
+                cuxfer_impl_copy_rows(h, j->pitch, st, rb, rb, rows, 0);
+            else
+                cuxfer_impl_copy_rows(st, rb, h, j->pitch, rb, rows, 0);
             a += rows * rb;
             st += rows * rb;
             h += rows * j->pitch;
@@ -7326,16 +7333,9 @@ CUXFER_API void cuxfer_impl_rois_range(const struct cuxfer_impl_rois_job *j, siz
 CUXFER_API void cuxfer_impl_rois_part(void *arg, size_t *next)
 {
     const struct cuxfer_impl_rois_job *j = (const struct cuxfer_impl_rois_job *)arg;
-    size_t blk, from;
-    for (;;) {
-        blk = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
-        if (blk >= (j->b - j->a + CUXFER_IMPL_ROIS_BLOCK - 1) / CUXFER_IMPL_ROIS_BLOCK)
-            return;
-        from = j->a + blk * CUXFER_IMPL_ROIS_BLOCK;
-        cuxfer_impl_rois_range(j, from,
-                               j->b - from < CUXFER_IMPL_ROIS_BLOCK ? j->b
-                                                                    : from + CUXFER_IMPL_ROIS_BLOCK);
-    }
+    size_t from, to;
+    while (cuxfer_impl_team_take(next, j->b - j->a, CUXFER_IMPL_ROIS_BLOCK, &from, &to))
+        cuxfer_impl_rois_range(j, j->a + from, j->a + to);
 }
 
 /* GATHER, host to device: per chunk, wait until its slot's previous copy
@@ -7439,8 +7439,9 @@ CUXFER_API cudaError_t cuxfer_impl_rois_gather(cuxfer_rois *p, int dir, const cu
  * each, pinned and mapped, made in Relaxed mode and kept until destroy).
  * Waiting instead blocked the caller behind a held stream once more
  * launches were queued than there are staging slots; the extra slots
- * bound what is queued by what the caller asked for (24 bytes a tile). */
-CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, unsigned char **d,
+ * bound what is queued by what the caller asked for (a descriptor a
+ * tile). */
+CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, cuxfer_impl_tile **d,
                                               void **ddev, cudaEvent_t *ev)
 {
     int k = p->kslot, i;
@@ -7449,7 +7450,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, unsi
     cudaError_t err = cuxfer_impl_event_query(p->ev[k]);
     if (err == cudaSuccess) {
         p->kslot = (k + 1) % CUXFER_ROIS_SLOTS;
-        *d = (unsigned char *)p->stage[k];
+        *d = (cuxfer_impl_tile *)p->stage[k];
         *ddev = p->stage_dev[k];
         *ev = p->ev[k];
         return cudaSuccess;
@@ -7493,7 +7494,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, unsi
         }
         p->nx = i + 1;
     }
-    *d = (unsigned char *)p->xstage[i];
+    *d = (cuxfer_impl_tile *)p->xstage[i];
     *ddev = p->xstage_dev[i];
     *ev = p->xev[i];
     return cudaSuccess;
@@ -7511,77 +7512,41 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
                                                unsigned char *hdev, const cuxfer_roi *rois,
                                                size_t n, unsigned char *dense, cudaStream_t s)
 {
-#ifdef CUXFER_IMPL_ROIS_PTX
     /* at most 8192 tiles a launch: the GPU starts on the first while the
      * next descriptors are written */
-    const size_t cap = p->opt.chunk_bytes / 24 < 8192 ? p->opt.chunk_bytes / 24 : 8192,
+    const size_t cap = p->opt.chunk_bytes / sizeof(cuxfer_impl_tile) < 8192
+                           ? p->opt.chunk_bytes / sizeof(cuxfer_impl_tile)
+                           : 8192,
                  lim = 0x7fffffff;
     const uintptr_t base = (uintptr_t)hdev | (uintptr_t)dense | (uintptr_t)host->pitch;
-    unsigned long long pitch = host->pitch;
-    unsigned warps = p->kblocks * 8u;
-    int d2h = dir == CUXFER_ROIS_D2H;
     size_t i = 0, off = 0;
     while (i < n) {
-        unsigned char *d = NULL;
+        cuxfer_impl_tile *d = NULL;
         void *ddev = NULL;
         cudaEvent_t ev = NULL;
         uintptr_t align = base;
-        unsigned ul = 0;
         size_t m = 0;
-        CUXFER_TRY(cuxfer_impl_rois_kslot(p, cap * 24, &d, &ddev, &ev));
+        CUXFER_TRY(cuxfer_impl_rois_kslot(p, cap * sizeof *d, &d, &ddev, &ev));
         for (; i < n && m < cap; ++i) {
             size_t rb = rois[i].width * host->elem_size, rows = rois[i].height;
             size_t src = rois[i].y * host->pitch + rois[i].x * host->elem_size;
             if (rb == 0 || rows == 0)
                 continue;
             if (rows > lim || rb > lim / rows) {
-                unsigned char *h = (unsigned char *)host->ptr + src;
-                CUXFER_TRY(d2h ? cudaMemcpy2DAsync(h, host->pitch, dense + off, rb, rb, rows,
-                                                   cudaMemcpyDefault, s)
-                               : cudaMemcpy2DAsync(dense + off, rb, h, host->pitch, rb, rows,
-                                                   cudaMemcpyDefault, s));
+                CUXFER_TRY(cuxfer_impl_rois_tile(dir, host, &rois[i], dense + off, s));
             } else {
-                unsigned long long q[2];
-                unsigned r[2];
-                q[0] = src;
-                q[1] = off;
-                r[0] = (unsigned)rows;
-                r[1] = (unsigned)rb;
-                memcpy(d + m * 24, q, 16);
-                memcpy(d + m * 24 + 16, r, 8);
+                cuxfer_impl_tile_put(&d[m++], src, off, rows, rb);
                 align |= (uintptr_t)src | (uintptr_t)off | (uintptr_t)rb;
-                ++m;
             }
             off += rb * rows;
         }
-        while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
-            ++ul;
-        if (m) {
-            unsigned nm = (unsigned)m, parts = (size_t)warps > m ? warps / nm : 1u;
-            size_t blocks = ((size_t)nm * parts + 7) / 8;
-            dim3 grid, block;
-            void *args[8];
-            grid.x = blocks < p->kblocks ? (unsigned)blocks : p->kblocks;
-            grid.y = grid.z = 1;
-            block.x = 256;
-            block.y = block.z = 1;
-            args[0] = &ddev;
-            args[1] = &nm;
-            args[2] = &parts;
-            args[3] = &hdev;
-            args[4] = &pitch;
-            args[5] = &dense;
-            args[6] = &d2h;
-            args[7] = &ul;
-            CUXFER_TRY(cudaLaunchKernel((const void *)p->kernel, grid, block, args, 0, s));
-        }
+        if (m)
+            CUXFER_TRY(cuxfer_impl_kernel_launch(p->kernel, p->kblocks, ddev, (unsigned)m, hdev,
+                                                 host->pitch, dense, dir == CUXFER_ROIS_D2H,
+                                                 align, 0, s));
         CUXFER_TRY(cudaEventRecord(ev, s));
     }
     return cudaSuccess;
-#else
-    (void)p, (void)dir, (void)host, (void)hdev, (void)rois, (void)n, (void)dense, (void)s;
-    return cudaErrorNotSupported;
-#endif
 }
 
 /* Why GATHER cannot run on stream s now (NULL: it can).  cap is the
@@ -7794,8 +7759,6 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
  * CUDA calls on the device current at creation; `after` must be a stream of
  * that device. */
 
-#include <unistd.h> /* sysconf: the default number of worker threads */
-
 #define CUXFER_STAGE_AUTO 0
 #define CUXFER_STAGE_COPY 1
 #define CUXFER_STAGE_REGISTER 2
@@ -7826,7 +7789,6 @@ typedef struct cuxfer_impl_stage_job {
     size_t chunks;                /* ceil(bytes / slot_bytes) */
     size_t last;                  /* bytes of the last chunk */
     unsigned long long pieces;    /* pieces of the whole job, < 2^32 - 1 */
-    unsigned gen;                 /* job number, tags the workers' ticket */
 } cuxfer_impl_stage_job;
 
 /* A stager: pinned slots, a stream, events and threads, all made by
@@ -7844,53 +7806,30 @@ struct cuxfer_stager {
     size_t *filled;            /* per slot: bytes of its chunk copied in/out */
     size_t piece_bytes;        /* what one worker copies at a time */
     size_t pieces_per_chunk;
-    pthread_t coordinator;
-    pthread_t *workers;
-    int workers_started;
-    int coordinator_started;
+    cuxfer_impl_team team;     /* opt.threads workers, the coordinator its lead */
+    int team_up;
     int sync_ready;            /* mu and the condition variables exist */
     int ready;                 /* fully created */
     pthread_mutex_t mu;
     pthread_cond_t coord_cv;   /* wakes the coordinator */
-    pthread_cond_t work_cv;    /* wakes the workers */
+    pthread_cond_t work_cv;    /* wakes the workers waiting for a chunk */
     pthread_cond_t done_cv;    /* wakes the waiters */
     /* Under mu. */
     int busy;                  /* a job is claimed, queued or running */
     int pending;               /* the job waits for the coordinator */
     int quit;                  /* destroy: the coordinator leaves when idle */
-    int workers_quit;          /* the coordinator left: so do the workers */
     int reported;              /* result was returned by wait, query or stage */
     cudaError_t result;        /* of the last finished job */
     cuxfer_impl_stage_job job; /* the last job handed over */
-    cuxfer_impl_stage_job wjob;/* the job the workers copy */
-    unsigned gen;              /* jobs published to the workers */
+    cuxfer_impl_stage_job wjob;/* the job the workers copy (the team's job) */
     char reason[CUXFER_REASON_MAX]; /* why the last job failed */
-    /* Atomics shared by coordinator and workers during a job, aligned to
-     * 8 so that 32-bit x86 (alignment 4 for long long in structs) keeps
-     * them lock-free instead of calling libatomic. */
-    unsigned long long ticket __attribute__((aligned(8)));      /* gen << 32 | next piece */
-    unsigned long long pieces_done __attribute__((aligned(8))); /* pieces finished (or skipped) */
+    /* Atomics shared by coordinator and workers during a job. */
     size_t permit;                  /* chunks the workers may touch: [0, permit) */
     int abort;                      /* the job failed: skip what is left */
 };
 
-/* Spins of a worker on the permit before it sleeps. */
-#define CUXFER_IMPL_STAGER_SPIN 4096
-#define CUXFER_IMPL_TICKET_CLOSED 0xffffffffull
-
-/* Worker threads by default: the online cores, at least 1, at most 16
- * (pageable -> pinned memcpy still gains up to 16 threads: doc/PERF.md,
- * "Behind the constants": the stager's strategy and threads). */
-CUXFER_API int cuxfer_impl_stager_default_threads(void)
-{
-    long n = -1;
-#if defined(_SC_NPROCESSORS_ONLN)
-    n = sysconf(_SC_NPROCESSORS_ONLN);
-#endif
-    if (n < 1)
-        n = 1;
-    return n > 16 ? 16 : (int)n;
-}
+/* Pieces of one job at most (a job's pieces are counted in 32 bits). */
+#define CUXFER_IMPL_STAGE_PIECES_MAX 0xffffffffull
 
 /* Fill in the defaults of opt (NULL: all defaults) and check the result,
  * without any CUDA call: what cuxfer_stager_create will use.  *out is
@@ -7911,7 +7850,7 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
     if (o.slot_bytes == 0)
         o.slot_bytes = (size_t)16 << 20;
     if (o.threads == 0)
-        o.threads = cuxfer_impl_stager_default_threads();
+        o.threads = cuxfer_impl_team_default(0);
     if (o.slots < 1 || o.slots > CUXFER_STAGER_MAX_SLOTS)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_stager_options: slots %d is outside 1..%d", o.slots,
@@ -7982,11 +7921,12 @@ CUXFER_API cudaError_t cuxfer_impl_event_wait(cudaEvent_t e)
 CUXFER_API int cuxfer_impl_stager_permit(cuxfer_stager *st, size_t c)
 {
     int i, go;
-    for (i = 0; i < CUXFER_IMPL_STAGER_SPIN; ++i) {
+    for (i = 0; i < CUXFER_IMPL_SPIN; ++i) {
         if (__atomic_load_n(&st->permit, __ATOMIC_ACQUIRE) > c)
             return 1;
         if (__atomic_load_n(&st->abort, __ATOMIC_ACQUIRE))
             return 0;
+        CUXFER_IMPL_RELAX();
     }
     pthread_mutex_lock(&st->mu);
     while (__atomic_load_n(&st->permit, __ATOMIC_ACQUIRE) <= c &&
@@ -7997,72 +7937,36 @@ CUXFER_API int cuxfer_impl_stager_permit(cuxfer_stager *st, size_t c)
     return go;
 }
 
-/* Claim pieces of the job until none is left, copying each between the
- * pageable buffer and its slot.  A claim is a compare-and-swap on the
- * ticket, which carries the job number: a worker late from an earlier job
- * can never claim a piece of a later one.  While a claimed piece is not
- * done its job cannot end, so the job read at wake-up stays valid. */
-CUXFER_API void cuxfer_impl_stager_pieces(cuxfer_stager *st, const cuxfer_impl_stage_job *job)
+/* A worker's part of a job (the team's job fn): claim pieces from the
+ * team's counter until none is left, copying each between the pageable
+ * buffer and its slot once its chunk may be touched; after an abort the
+ * rest is skipped.  The team's door keeps a worker late from an earlier
+ * job out of a later one, and the coordinator closes it only after every
+ * member left (cuxfer_impl_stager_finish). */
+CUXFER_API void cuxfer_impl_stager_pieces(void *arg, size_t *next)
 {
+    cuxfer_stager *st = (cuxfer_stager *)arg;
+    const cuxfer_impl_stage_job *job = &st->wjob;
     const size_t S = st->opt.slot_bytes, P = st->piece_bytes, ppc = st->pieces_per_chunk;
-    const size_t slots = (size_t)st->opt.slots;
-    for (;;) {
-        unsigned long long t = __atomic_load_n(&st->ticket, __ATOMIC_ACQUIRE), q, done;
-        size_t c, off, len, chunk, si, now = 0;
-        int go, wake;
-        do {
-            if ((t >> 32) != job->gen || (t & CUXFER_IMPL_TICKET_CLOSED) >= job->pieces)
-                return;
-        } while (!__atomic_compare_exchange_n(&st->ticket, &t, t + 1, 0, __ATOMIC_ACQ_REL,
-                                              __ATOMIC_ACQUIRE));
-        q = t & CUXFER_IMPL_TICKET_CLOSED;
-        c = (size_t)(q / ppc);
-        off = (size_t)(q % ppc) * P;
+    size_t q, end, c, off, len, chunk, si;
+    while (cuxfer_impl_team_take(next, (size_t)job->pieces, 1, &q, &end)) {
+        c = q / ppc;
+        off = q % ppc * P;
         chunk = cuxfer_impl_chunk_len(job, c, S);
         len = chunk - off < P ? chunk - off : P;
-        si = c % slots;
-        go = cuxfer_impl_stager_permit(st, c);
-        if (go) {
-            if (job->d2h)
-                memcpy(job->host + c * S + off, st->slot[si] + off, len);
-            else
-                memcpy(st->slot[si] + off, job->host + c * S + off, len);
-            now = __atomic_add_fetch(&st->filled[si], len, __ATOMIC_ACQ_REL);
-        }
-        /* The last touch of the job's state; the coordinator waits for it
-         * before it reports the job (sequentially consistent with its
-         * abort flag, so one of the two sees the other). */
-        done = __atomic_add_fetch(&st->pieces_done, 1ull, __ATOMIC_SEQ_CST);
-        wake = (go && now == chunk) || done == job->pieces ||
-               __atomic_load_n(&st->abort, __ATOMIC_SEQ_CST);
-        if (wake) {
+        si = c % (size_t)st->opt.slots;
+        if (!cuxfer_impl_stager_permit(st, c))
+            return; /* aborted */
+        if (job->d2h)
+            memcpy(job->host + c * S + off, st->slot[si] + off, len);
+        else
+            memcpy(st->slot[si] + off, job->host + c * S + off, len);
+        if (__atomic_add_fetch(&st->filled[si], len, __ATOMIC_ACQ_REL) == chunk) {
             pthread_mutex_lock(&st->mu);
             pthread_cond_broadcast(&st->coord_cv);
             pthread_mutex_unlock(&st->mu);
         }
     }
-}
-
-CUXFER_API void *cuxfer_impl_stager_worker(void *arg)
-{
-    cuxfer_stager *st = (cuxfer_stager *)arg;
-    cuxfer_impl_stage_job job;
-    unsigned seen;
-    pthread_mutex_lock(&st->mu);
-    seen = st->gen;
-    for (;;) {
-        while (st->gen == seen && !st->workers_quit)
-            pthread_cond_wait(&st->work_cv, &st->mu);
-        if (st->gen == seen)
-            break;
-        seen = st->gen;
-        job = st->wjob;
-        pthread_mutex_unlock(&st->mu);
-        cuxfer_impl_stager_pieces(st, &job);
-        pthread_mutex_lock(&st->mu);
-    }
-    pthread_mutex_unlock(&st->mu);
-    return NULL;
 }
 
 /* --- the coordinator ------------------------------------------------------- */
@@ -8074,15 +7978,10 @@ CUXFER_API void cuxfer_impl_stager_publish(cuxfer_stager *st, cuxfer_impl_stage_
     int i;
     for (i = 0; i < st->opt.slots; ++i)
         __atomic_store_n(&st->filled[i], (size_t)0, __ATOMIC_RELAXED);
-    __atomic_store_n(&st->pieces_done, 0ull, __ATOMIC_SEQ_CST);
     __atomic_store_n(&st->abort, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&st->permit, permit, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&st->mu);
-    job->gen = ++st->gen;
-    st->wjob = *job;
-    __atomic_store_n(&st->ticket, (unsigned long long)job->gen << 32, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&st->work_cv);
-    pthread_mutex_unlock(&st->mu);
+    st->wjob = *job; /* the door is closed: no worker reads it */
+    cuxfer_impl_team_open(&st->team, cuxfer_impl_stager_pieces, st);
 }
 
 /* Let the workers touch chunks [0, permit). */
@@ -8107,14 +8006,11 @@ CUXFER_API void cuxfer_impl_stager_await(cuxfer_stager *st, size_t si, size_t le
 
 /* End a piecewise job.  After a failure: stop the workers from starting
  * pieces and wait for every DMA queued so far (they read or write the
- * slots and the caller's device buffer).  Then close the ticket and wait
- * until every claimed piece is finished: after this no thread and no copy
+ * slots and the caller's device buffer).  Then close the team's job and
+ * wait for the workers inside it: after this no thread and no copy
  * engine touches the caller's memory. */
-CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st,
-                                                 const cuxfer_impl_stage_job *job,
-                                                 cudaError_t err)
+CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st, cudaError_t err)
 {
-    unsigned long long claimed;
     cudaError_t e;
     if (err != cudaSuccess) {
         pthread_mutex_lock(&st->mu);
@@ -8130,15 +8026,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st,
             (void)cudaGetLastError();
         }
     }
-    claimed = __atomic_exchange_n(&st->ticket,
-                                  ((unsigned long long)job->gen << 32) | CUXFER_IMPL_TICKET_CLOSED,
-                                  __ATOMIC_SEQ_CST) & CUXFER_IMPL_TICKET_CLOSED;
-    if (claimed > job->pieces)
-        claimed = job->pieces;
-    pthread_mutex_lock(&st->mu);
-    while (__atomic_load_n(&st->pieces_done, __ATOMIC_SEQ_CST) < claimed)
-        pthread_cond_wait(&st->coord_cv, &st->mu);
-    pthread_mutex_unlock(&st->mu);
+    cuxfer_impl_team_close(&st->team);
     return err;
 }
 
@@ -8187,7 +8075,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_sta
         if (completed + slots <= n)
             cuxfer_impl_stager_grant(st, completed + slots);
     }
-    return cuxfer_impl_stager_finish(st, job, err);
+    return cuxfer_impl_stager_finish(st, err);
 }
 
 /* D2H through the slots.  Priorities: when the workers emptied the oldest
@@ -8240,7 +8128,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_sta
         ++ready;
         cuxfer_impl_stager_grant(st, ready);
     }
-    return cuxfer_impl_stager_finish(st, job, err);
+    return cuxfer_impl_stager_finish(st, err);
 }
 
 /* One DMA between the caller's buffer and the device: DIRECT, or REGISTER
@@ -8331,8 +8219,6 @@ CUXFER_API void *cuxfer_impl_stager_main(void *arg)
         st->busy = 0;
         pthread_cond_broadcast(&st->done_cv);
     }
-    st->workers_quit = 1;
-    pthread_cond_broadcast(&st->work_cv);
     pthread_mutex_unlock(&st->mu);
     return NULL;
 }
@@ -8352,18 +8238,11 @@ CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
         return cudaSuccess;
     st->ready = 0;
     pthread_mutex_lock(&st->mu);
-    if (st->coordinator_started) {
-        st->quit = 1;
-        pthread_cond_broadcast(&st->coord_cv);
-    } else {
-        st->workers_quit = 1;
-        pthread_cond_broadcast(&st->work_cv);
-    }
+    st->quit = 1; /* the coordinator ends its job, then returns */
+    pthread_cond_broadcast(&st->coord_cv);
     pthread_mutex_unlock(&st->mu);
-    if (st->coordinator_started)
-        (void)pthread_join(st->coordinator, NULL);
-    for (i = 0; i < st->workers_started; ++i)
-        (void)pthread_join(st->workers[i], NULL);
+    if (st->team_up)
+        cuxfer_impl_team_stop(&st->team);
     if (!st->reported && st->result != cudaSuccess)
         first = st->result;
     if (st->slot || st->slot_event) {
@@ -8394,7 +8273,6 @@ CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
     free(st->slot);
     free(st->slot_event);
     free(st->filled);
-    free(st->workers);
     pthread_mutex_destroy(&st->mu);
     pthread_cond_destroy(&st->coord_cv);
     pthread_cond_destroy(&st->work_cv);
@@ -8414,7 +8292,7 @@ CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stag
     const char *step = "";
     cudaError_t err = cudaSuccess;
     size_t p;
-    int i, rc = 0;
+    int i, rc;
     if (!st)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stager_create: stager is NULL");
     memset(st, 0, sizeof *st);
@@ -8435,12 +8313,10 @@ CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stag
     st->slot = (unsigned char **)calloc((size_t)o.slots, sizeof *st->slot);
     st->slot_event = (cudaEvent_t *)calloc((size_t)o.slots, sizeof *st->slot_event);
     st->filled = (size_t *)calloc((size_t)o.slots, sizeof *st->filled);
-    st->workers = (pthread_t *)calloc((size_t)o.threads, sizeof *st->workers);
-    if (!st->slot || !st->slot_event || !st->filled || !st->workers) {
+    if (!st->slot || !st->slot_event || !st->filled) {
         free(st->slot);
         free(st->slot_event);
         free(st->filled);
-        free(st->workers);
         memset(st, 0, sizeof *st);
         return cuxfer_impl_fail(cudaErrorMemoryAllocation,
                                 "cuxfer_stager_create: out of host memory");
@@ -8475,15 +8351,8 @@ CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stag
         return cuxfer_impl_fail(err, "cuxfer_stager_create: %s: %s (%d slots of %zu bytes)",
                                 step, cudaGetErrorName(err), o.slots, o.slot_bytes);
     }
-    for (i = 0; i < o.threads && rc == 0; ++i) {
-        rc = pthread_create(&st->workers[i], NULL, cuxfer_impl_stager_worker, st);
-        if (rc == 0)
-            st->workers_started = i + 1;
-    }
-    if (rc == 0) {
-        rc = pthread_create(&st->coordinator, NULL, cuxfer_impl_stager_main, st);
-        st->coordinator_started = rc == 0;
-    }
+    rc = cuxfer_impl_team_start(&st->team, o.threads, cuxfer_impl_stager_main, st);
+    st->team_up = 1;
     if (rc != 0) {
         (void)cuxfer_stager_destroy(st);
         return cuxfer_impl_fail(cudaErrorOperatingSystem,
@@ -8631,7 +8500,7 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
     job.last = bytes - (job.chunks - 1) * st->opt.slot_bytes;
     pieces = (unsigned long long)(job.chunks - 1) * st->pieces_per_chunk +
              (job.last + st->piece_bytes - 1) / st->piece_bytes;
-    if (pieces >= CUXFER_IMPL_TICKET_CLOSED)
+    if (pieces >= CUXFER_IMPL_STAGE_PIECES_MAX)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: %zu bytes make %llu pieces of %zu bytes, more than a "
                                 "stager counts; use larger slots", call, bytes, pieces,

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The PTX text the kit carries (cuxfer_rois's KERNEL in include/cuxfer.h,
+# The PTX text the kit carries (the copy kernel in include/cuxfer.h,
 # xferbench's compute kernel) is compiled by the driver only on a GPU, at
 # run time.  Here ptxas assembles it for the oldest and a current target
 # without a device, so a typo fails the CPU suite, and each entry has the
@@ -19,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The header's string is a private name: built in pieces, as
 # tests/header/public-names-only.sh wants of every test but tests/state/internals.c.
 impl=impl
-python3 - "$top_srcdir/include/cuxfer.h" "cuxfer_${impl}_rois_ptx" "$tmp/rois.ptx" \
+python3 - "$top_srcdir/include/cuxfer.h" "cuxfer_${impl}_copy_ptx" "$tmp/copy.ptx" \
     "$top_srcdir/tools/xferbench.c" spin_ptx "$tmp/spin.ptx" <<'PY' || exit 1
 import re, sys
 a = sys.argv[1:]
@@ -33,16 +33,22 @@ for src, name, out in zip(a[0::3], a[1::3], a[2::3]):
 PY
 n=0
 check() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; [ -z "${3:-}" ] || sed 's/^/# /' "$3"; fi; }
-for k in rois spin; do
+for k in copy spin; do
     for arch in sm_75 sm_90; do
         "$ptxas" -arch=$arch "$tmp/$k.ptx" -o "$tmp/$k-$arch.cubin" >"$tmp/log" 2>&1
         check $? "$k PTX assembles for $arch" "$tmp/log"
     done
 done
 entry() { sed -n 's/^\.visible \.entry \([A-Za-z_0-9]*\).*/\1/p' "$1"; }
-e=$(entry "$tmp/rois.ptx")
+e=$(entry "$tmp/copy.ptx")
 grep -q "cudaLibraryGetKernel(&k, l, \"$e\")" "$top_srcdir/include/cuxfer.h"
-check $? "the header asks for the rois entry by its name ($e)"
+check $? "the header asks for the copy entry by its name ($e)"
+# the stride at which the PTX reads tile descriptors is the size the
+# header's compile-time check holds its tile struct to
+size=$(sed -n "s/.*sizeof(cuxfer_${impl}_tile) == \([0-9]*\).*/\1/p" "$top_srcdir/include/cuxfer.h")
+stride=$(sed -n 's/^ *mul\.wide\.u32 %rd5, %r13, \([0-9]*\);.*/\1/p' "$tmp/copy.ptx")
+[ -n "$size" ] && [ "$size" = "$stride" ]
+check $? "the PTX reads tiles ${stride:-?} bytes apart, the tile struct's checked size (${size:-?})"
 e=$(entry "$tmp/spin.ptx")
 grep -q "\"$e\")" "$top_srcdir/tools/xferbench.c"
 check $? "xferbench asks for the spin entry by its name ($e)"

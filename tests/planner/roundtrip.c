@@ -3,8 +3,11 @@
  * strategy, in both directions, chunked (several chunks per copy), and the
  * D2H PACK strategy never writes the gap bytes of the strided host
  * destination.  One plan serves SPAN on one stream and PACK on another
- * without syncs.  Calibration runs and gives a sane tuning. */
+ * without syncs.  One plan serves four threads at once (each its own
+ * stream and buffers), every copy byte-exact.  Calibration runs and gives
+ * a sane tuning. */
 #include "gpu.h"
+#include <pthread.h>
 
 static cudaStream_t st;
 
@@ -25,6 +28,62 @@ static int check_host(const cuxfer_view *got, const unsigned char *want_rows, si
             }
     }
     return 1;
+}
+
+/* Four threads share one plan (cuxfer(3): an engine's calls are safe from
+ * several threads, one at a time per object), each on its own stream:
+ * round trips of 8-byte rows at pitch 16 (AUTO: SPAN up, PACK down). */
+enum { MT_THREADS = 4, MT_TRIPS = 6, MT_W = 8, MT_HP = 16, MT_H = 1 << 17 };
+static cuxfer_plan2d mt_plan;
+static int mt_bad, mt_unplanned;
+
+static void *mt_worker(void *arg)
+{
+    unsigned seed = (unsigned)(size_t)arg;
+    void *hb = NULL, *bb = NULL;
+    cudaStream_t s;
+    cuxfer_view src, dev, back;
+    int k;
+    GPU_MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    GPU_MUST(cuxfer_host_alloc(&hb, MT_HP * MT_H, 1, 0));
+    GPU_MUST(cuxfer_host_alloc(&bb, MT_HP * MT_H, 1, 0));
+    GPU_MUST(cuxfer_view_wrap(&src, hb, MT_HP, MT_W, MT_H, 1));
+    GPU_MUST(cuxfer_view_wrap(&back, bb, MT_HP, MT_W, MT_H, 1));
+    GPU_MUST(cuxfer_view_alloc_device(&dev, MT_W, MT_H, 1));
+    if (cuxfer_plan2d_choose(&mt_plan, &dev, &src) != CUXFER_PLAN_SPAN ||
+        cuxfer_plan2d_choose(&mt_plan, &back, &dev) != CUXFER_PLAN_PACK)
+        __atomic_add_fetch(&mt_unplanned, 1, __ATOMIC_RELAXED);
+    for (k = 0; k < MT_TRIPS; ++k) {
+        fill_pattern(hb, MT_HP * MT_H, seed * 31u + (unsigned)k);
+        memset(bb, 0x5A, MT_HP * MT_H);
+        GPU_MUST(cudaMemset2DAsync(dev.ptr, dev.pitch, 0xA5, MT_W, MT_H, s));
+        if (cuxfer_plan2d_copy_async(&mt_plan, &dev, &src, s) != cudaSuccess ||
+            cuxfer_plan2d_copy_async(&mt_plan, &back, &dev, s) != cudaSuccess ||
+            cudaStreamSynchronize(s) != cudaSuccess ||
+            !check_host(&back, (const unsigned char *)hb, MT_HP, 0x5A, "shared plan"))
+            __atomic_add_fetch(&mt_bad, 1, __ATOMIC_RELAXED);
+    }
+    cuxfer_view_free(&dev);
+    cuxfer_host_free(hb);
+    cuxfer_host_free(bb);
+    GPU_MUST(cudaStreamDestroy(s));
+    return NULL;
+}
+
+static void shared_plan(void)
+{
+    pthread_t th[MT_THREADS];
+    size_t i;
+    GPU_MUST(cuxfer_plan2d_create(&mt_plan, NULL));
+    for (i = 0; i < MT_THREADS; ++i)
+        if (pthread_create(&th[i], NULL, mt_worker, (void *)(i + 1)) != 0)
+            bail("pthread_create");
+    for (i = 0; i < MT_THREADS; ++i)
+        pthread_join(th[i], NULL);
+    is_int(0, mt_unplanned, "the shared plan's copies go SPAN up and PACK down");
+    is_int(0, mt_bad, "one plan, %d threads x %d round trips at once: every copy byte-exact",
+           MT_THREADS, MT_TRIPS);
+    GPU_OK(cuxfer_plan2d_destroy(&mt_plan), "destroy the shared plan");
 }
 
 int main(void)
@@ -97,6 +156,7 @@ int main(void)
         cuxfer_host_free(bb);
         GPU_OK(cuxfer_plan2d_destroy(&p), "destroy");
     }
+    shared_plan();
     /* PACK's direct share (rows of 32 bytes and more, CUDA 12.5+): the last
      * rows go by the copy engine beside the packed ones, and the share is
      * re-set after every copy from the rates the last ones reached.  Twelve

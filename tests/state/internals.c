@@ -622,7 +622,7 @@ static void rois_host_gather(void)
             }
         for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
             cuxfer_impl_team team;
-            cuxfer_impl_team_start(&team, teams[ti] - 1);
+            cuxfer_impl_team_start(&team, teams[ti] - 1, NULL, NULL);
             for (ci = 0; ci < sizeof chunks / sizeof chunks[0]; ++ci) {
                 struct cuxfer_impl_rois_job j = {.base = img, .pitch = PITCH, .elem = E,
                                                  .rois = rois, .off = off, .n = n};
@@ -673,7 +673,7 @@ static void rois_host_gather(void)
     }
 }
 
-enum { SC_MAXROW = 100, SC_MAXROWS = 40009, SC_GAP = 7, SC_WIDE_GAP = 2041, SC_WIDE_ROWS = 1000 };
+enum { SC_MAXROW = 256, SC_MAXROWS = 40009, SC_GAP = 7, SC_WIDE_GAP = 2041, SC_WIDE_ROWS = 1000 };
 
 /* The thread team's door: a job's blocks are each done exactly once, by
  * whichever members arrive while the job is open, and no member touches a
@@ -711,7 +711,7 @@ static void team_door(void)
     int workers, k, bad = 0, jobs = 0;
     for (workers = 0; workers <= 8; ++workers) {
         cuxfer_impl_team team;
-        cuxfer_impl_team_start(&team, workers);
+        cuxfer_impl_team_start(&team, workers, NULL, NULL);
         for (k = 0; k < 3000; ++k) {
             /* two jobs in turn: the last one stays dead while this one runs */
             static struct team_job jj[2];
@@ -758,7 +758,7 @@ static void team_door(void)
  * host function left the record busy. */
 static int run_scatter_rec(cuxfer_plan2d *pl, int run, unsigned char *dst,
                            const unsigned char *src, size_t spitch, size_t dpitch, size_t w,
-                           size_t h, unsigned char *desc)
+                           size_t h, cuxfer_impl_tile *desc)
 {
     struct cuxfer_impl_scatter_rec *rec = &pl->recs[run % CUXFER_IMPL_PLAN_RECS];
     memset(&rec->job, 0, sizeof rec->job);
@@ -777,7 +777,7 @@ static int run_scatter_rec(cuxfer_plan2d *pl, int run, unsigned char *dst,
 
 static void pack_scatter_on_team(void)
 {
-    static const size_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24, 32, 64, 100};
+    static const size_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24, 32, 48, 64, 100, 128, 256};
     static const size_t heights[] = {1, 63, 64, 65, 1000, 5003, SC_MAXROWS};
     static const int teams[] = {1, 2, 3, 16};
     static const size_t gaps[] = {SC_GAP, SC_WIDE_GAP};
@@ -790,7 +790,7 @@ static void pack_scatter_on_team(void)
     int ti, bad_rows = 0, bad_gaps = 0, busy_left = 0, runs = 0;
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
         memset(&pl, 0, sizeof pl);
-        cuxfer_impl_team_start(&pl.team, teams[ti] - 1);
+        cuxfer_impl_team_start(&pl.team, teams[ti] - 1, NULL, NULL);
         for (gi = 0; gi < sizeof gaps / sizeof gaps[0]; ++gi)
             for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi)
                 for (hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi) {
@@ -832,27 +832,27 @@ static void pack_scatter_on_team(void)
  * comes back free. */
 static void gather_on_team(void)
 {
-    static const size_t widths[] = {8, 12, 16, 24, 32, 40, 100};
+    static const size_t widths[] = {8, 12, 16, 24, 32, 40, 48, 100, 128, 256};
     static const size_t heights[] = {1, 63, 64, 65, 3001};
     static const int teams[] = {1, 3, 16};
     enum { G_GAP = 9 };
     static unsigned char src[(SC_MAXROW + G_GAP) * SC_MAXROWS], stage[SC_MAXROW * SC_MAXROWS + 64];
-    static unsigned char desc[24 + 8];
+    static cuxfer_impl_tile desc[2]; /* the second one must stay poisoned */
+    static unsigned char poison[sizeof desc[1]];
     static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
     size_t wi, hi, i;
     int ti, bad_rows = 0, bad_tail = 0, bad_src = 0, bad_desc = 0, busy_left = 0, runs = 0;
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
         memset(&pl, 0, sizeof pl);
-        cuxfer_impl_team_start(&pl.team, teams[ti] - 1);
+        cuxfer_impl_team_start(&pl.team, teams[ti] - 1, NULL, NULL);
         for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi)
             for (hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi) {
                 size_t w = widths[wi], h = heights[hi], pitch = w + G_GAP;
-                unsigned long long q[2];
-                unsigned n[2];
                 for (i = 0; i < pitch * h; ++i)
                     src[i] = (unsigned char)(i * 29u + w + (size_t)ti);
                 memset(stage, 0x5a, w * h + 64);
                 memset(desc, 0x5a, sizeof desc);
+                memset(poison, 0x5a, sizeof poison);
                 busy_left += run_scatter_rec(&pl, runs, stage, src, pitch, w, w, h, desc);
                 for (i = 0; i < h; ++i)
                     if (memcmp(stage + i * w, src + i * pitch, w) != 0 && !bad_rows++)
@@ -865,12 +865,11 @@ static void gather_on_team(void)
                 for (i = 0; i < pitch * h; ++i)
                     if (src[i] != (unsigned char)(i * 29u + w + (size_t)ti) && !bad_src++)
                         diag("gather, team %d: source byte %zu changed", teams[ti], i);
-                memcpy(q, desc, 16);
-                memcpy(n, desc + 16, 8);
-                if ((q[0] != 0 || q[1] != 0 || n[0] != h || n[1] != w || desc[24] != 0x5a) &&
+                if ((desc[0].src != 0 || desc[0].dst != 0 || desc[0].rows != h ||
+                     desc[0].rb != w || memcmp(&desc[1], poison, sizeof poison) != 0) &&
                     !bad_desc++)
                     diag("gather, team %d, %zu-byte rows x %zu: descriptor %llu %llu %u %u",
-                         teams[ti], w, h, q[0], q[1], n[0], n[1]);
+                         teams[ti], w, h, desc[0].src, desc[0].dst, desc[0].rows, desc[0].rb);
                 ++runs;
             }
         cuxfer_impl_team_stop(&pl.team);
@@ -880,6 +879,121 @@ static void gather_on_team(void)
     is_int(0, bad_src, "%d gathers: the source left alone", runs);
     is_int(0, bad_desc, "%d gathers: the kernel's descriptor written, and only it", runs);
     is_int(0, busy_left, "%d gather records released by the host function", runs);
+}
+
+/* The stager's workers on the team, without a device: this thread plays
+ * the coordinator (publish, grant, await, the team's close), the slots
+ * are malloc'd and the "DMAs" are memcpy.  Jobs of awkward sizes (pieces
+ * that do not divide a slot, a last chunk of one byte) both ways, rings
+ * of 1 to 3 slots, teams of 1 to 4 workers: every byte must arrive, no
+ * chunk may be touched before its permit (H2D: a slot refilled only
+ * after its previous chunk was taken; D2H: a slot drained only after it
+ * was filled), and after an abort no worker may copy a piece. */
+static void stager_on_team(void)
+{
+    static const size_t sizes[] = {1, 999, 4096, 4097, 3 * 4096 + 5, 50000};
+    static const int slotss[] = {1, 2, 3}, teams[] = {1, 2, 4};
+    enum { S = 4096, P = 1000, MAXB = 50000 };
+    static unsigned char src[MAXB + 1], dst[MAXB + 1], dev[MAXB + 1];
+    static cuxfer_stager st;
+    size_t zi, c, i;
+    int si, ti, bad = 0, jobs = 0, aborted_copies = 0;
+    for (i = 0; i < MAXB; ++i)
+        src[i] = (unsigned char)(i * 151u + 3u);
+    for (ti = 0; ti < 3; ++ti)
+        for (si = 0; si < 3; ++si) {
+            memset(&st, 0, sizeof st);
+            st.opt.slots = slotss[si];
+            st.opt.slot_bytes = S;
+            st.piece_bytes = P;
+            st.pieces_per_chunk = (S + P - 1) / P;
+            st.slot = (unsigned char **)calloc((size_t)st.opt.slots, sizeof *st.slot);
+            st.filled = (size_t *)calloc((size_t)st.opt.slots, sizeof *st.filled);
+            for (i = 0; i < (size_t)st.opt.slots; ++i)
+                st.slot[i] = (unsigned char *)malloc(S);
+            pthread_mutex_init(&st.mu, NULL);
+            pthread_cond_init(&st.coord_cv, NULL);
+            pthread_cond_init(&st.work_cv, NULL);
+            if (cuxfer_impl_team_start(&st.team, teams[ti], NULL, NULL) != 0)
+                bail("team start");
+            for (zi = 0; zi < sizeof sizes / sizeof sizes[0]; ++zi) {
+                cuxfer_impl_stage_job job;
+                size_t bytes = sizes[zi], n;
+                int d2h;
+                for (d2h = 0; d2h < 2; ++d2h) {
+                    memset(&job, 0, sizeof job);
+                    job.d2h = d2h;
+                    job.host = d2h ? dst : src;
+                    job.bytes = bytes;
+                    job.chunks = n = (bytes - 1) / S + 1;
+                    job.last = bytes - (n - 1) * S;
+                    job.pieces = (n - 1) * st.pieces_per_chunk + (job.last + P - 1) / P;
+                    memset(dev, 0xa5, sizeof dev);
+                    memset(dst, 0xa5, sizeof dst);
+                    if (!d2h) { /* H2D: chunk c + slots may start once c went */
+                        cuxfer_impl_stager_publish(&st, &job, n < (size_t)st.opt.slots
+                                                                  ? n
+                                                                  : (size_t)st.opt.slots);
+                        for (c = 0; c < n; ++c) {
+                            size_t k = c % (size_t)st.opt.slots;
+                            size_t len = cuxfer_impl_chunk_len(&job, c, S);
+                            cuxfer_impl_stager_await(&st, k, len);
+                            __atomic_store_n(&st.filled[k], (size_t)0, __ATOMIC_RELAXED);
+                            memcpy(dev + c * S, st.slot[k], len);
+                            memset(st.slot[k], 0x3c, S); /* an early refill would show */
+                            if (c + 1 + (size_t)st.opt.slots <= n)
+                                cuxfer_impl_stager_grant(&st, c + 1 + (size_t)st.opt.slots);
+                        }
+                        bad += memcmp(dev, src, bytes) != 0 || dev[bytes] != 0xa5;
+                    } else { /* D2H: chunk c may be drained once it arrived */
+                        memcpy(dev, src, bytes);
+                        cuxfer_impl_stager_publish(&st, &job, 0);
+                        for (c = 0; c < n; ++c) {
+                            size_t k = c % (size_t)st.opt.slots;
+                            size_t len = cuxfer_impl_chunk_len(&job, c, S);
+                            memcpy(st.slot[k], dev + c * S, len);
+                            cuxfer_impl_stager_grant(&st, c + 1);
+                            cuxfer_impl_stager_await(&st, k, len);
+                            __atomic_store_n(&st.filled[k], (size_t)0, __ATOMIC_RELAXED);
+                        }
+                        bad += memcmp(dst, src, bytes) != 0 || dst[bytes] != 0xa5;
+                    }
+                    cuxfer_impl_team_close(&st.team);
+                    ++jobs;
+                }
+            }
+            { /* abort before any permit: no piece may be copied */
+                cuxfer_impl_stage_job job;
+                memset(&job, 0, sizeof job);
+                memset(dst, 0xa5, sizeof dst);
+                job.d2h = 1;
+                job.host = dst;
+                job.bytes = MAXB;
+                job.chunks = (MAXB - 1) / S + 1;
+                job.last = MAXB - (job.chunks - 1) * S;
+                job.pieces = (job.chunks - 1) * st.pieces_per_chunk + (job.last + P - 1) / P;
+                for (i = 0; i < (size_t)st.opt.slots; ++i)
+                    memset(st.slot[i], 0x11, S);
+                cuxfer_impl_stager_publish(&st, &job, 0);
+                pthread_mutex_lock(&st.mu);
+                __atomic_store_n(&st.abort, 1, __ATOMIC_SEQ_CST);
+                pthread_cond_broadcast(&st.work_cv);
+                pthread_mutex_unlock(&st.mu);
+                cuxfer_impl_team_close(&st.team);
+                for (i = 0; i < MAXB; ++i)
+                    aborted_copies += dst[i] != 0xa5;
+            }
+            cuxfer_impl_team_stop(&st.team);
+            for (i = 0; i < (size_t)st.opt.slots; ++i)
+                free(st.slot[i]);
+            free(st.slot);
+            free(st.filled);
+            pthread_mutex_destroy(&st.mu);
+            pthread_cond_destroy(&st.coord_cv);
+            pthread_cond_destroy(&st.work_cv);
+        }
+    is_int(0, bad, "stager on the team: %d jobs both ways, every byte in place, none past", jobs);
+    is_int(0, aborted_copies, "stager on the team: an aborted job copies nothing");
 }
 
 /* Which SPAN copies get the gathered share, on the GPU: with the kernel
@@ -993,6 +1107,7 @@ int main(void)
     team_door();
     pack_scatter_on_team();
     gather_on_team();
+    stager_on_team();
     /* SPAN's gathered share: 30 % of the rows, none below 8-byte rows or
      * below 1024 rows of share */
     is_int(0, (int)cuxfer_impl_gather_share(4, 1000000), "no gathered share for 4-byte rows");
