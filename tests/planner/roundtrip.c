@@ -93,7 +93,6 @@ int main(void)
                                      CUXFER_PLAN_PACK};
     static const char *const sname[] = {"AUTO", "DIRECT", "SPAN", "PACK"};
     cuxfer_plan2d p;
-    cuxfer_plan2d_options o;
     cuxfer_plan2d_tuning t = cuxfer_plan2d_default_tuning();
     size_t wi;
     int si;
@@ -102,21 +101,15 @@ int main(void)
     plan(0);
     GPU_MUST(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     for (si = 0; si < 4; ++si) {
-        memset(&o, 0, sizeof o);
-        o.chunk_bytes = 64 * 1024; /* small chunks: many per copy */
-        o.strategy = strategies[si];
-        o.threads = 4;
-        GPU_MUST(cuxfer_plan2d_create(&p, &o));
+        plan_create(&p, 64 * 1024, strategies[si], 4); /* small chunks: many per copy */
         for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
             size_t w = widths[wi], h = 20011, hp = 2 * w + 3;
             cuxfer_view src, dev, back;
             int good;
             {
                 void *hb = NULL, *bb = NULL;
-                GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
-                GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
-                GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
-                GPU_MUST(cuxfer_view_wrap(&back, bb, hp, w, h, 1));
+                pinned_view(&hb, &src, w, h, hp);
+                pinned_view(&bb, &back, w, h, hp);
             }
             fill_pattern(src.ptr, hp * h, (unsigned)(w + 17 * (size_t)si));
             GPU_MUST(cuxfer_view_alloc_device(&dev, w, h, 1));
@@ -140,10 +133,7 @@ int main(void)
         void *hb = NULL, *bb = NULL;
         cuxfer_view src, dev, back;
         int good = 1;
-        memset(&o, 0, sizeof o);
-        o.chunk_bytes = 16 * 1024;
-        o.strategy = CUXFER_PLAN_PACK;
-        GPU_MUST(cuxfer_plan2d_create(&p, &o));
+        plan_create(&p, 16 * 1024, CUXFER_PLAN_PACK, 0);
         GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
         GPU_MUST(cuxfer_host_alloc(&bb, hp * h * 4, 1, 0));
         GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
@@ -182,11 +172,7 @@ int main(void)
             unsigned char *db = NULL;
             cuxfer_view dev, back;
             int good = 1;
-            memset(&o, 0, sizeof o);
-            o.chunk_bytes = 256 * 1024;
-            o.strategy = CUXFER_PLAN_PACK;
-            o.threads = 4;
-            GPU_MUST(cuxfer_plan2d_create(&p, &o));
+            plan_create(&p, 256 * 1024, CUXFER_PLAN_PACK, 4);
             GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
             GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
             GPU_MUST(cudaMalloc((void **)&db, (w + 1) * h + 1));
@@ -239,10 +225,7 @@ int main(void)
 #else
             int down = w <= 16 ? CUXFER_PLAN_PACK : CUXFER_PLAN_DIRECT;
 #endif
-            memset(&o, 0, sizeof o);
-            o.chunk_bytes = 64 * 1024; /* many slots: each reused several times */
-            o.threads = 4;
-            GPU_MUST(cuxfer_plan2d_create(&p, &o));
+            plan_create(&p, 64 * 1024, 0, 4); /* many slots: each reused several times */
             whole = (unsigned char *)malloc(dp * h + off);
             if (!whole)
                 bail("out of memory");
@@ -313,10 +296,7 @@ int main(void)
         void *hb[NB], *bb[NB], *db[NB];
         cuxfer_view src, dev, back;
         int good = 1, chose = 1;
-        memset(&o, 0, sizeof o);
-        o.chunk_bytes = 64 * 1024;
-        o.threads = 4;
-        GPU_MUST(cuxfer_plan2d_create(&p, &o));
+        plan_create(&p, 64 * 1024, 0, 4);
         GPU_MUST(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking));
         GPU_MUST(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
         for (k = 0; k < NB; ++k) {
@@ -357,8 +337,7 @@ int main(void)
         cudaStreamDestroy(sa);
         cudaStreamDestroy(sb);
     }
-    memset(&o, 0, sizeof o);
-    GPU_MUST(cuxfer_plan2d_create(&p, &o));
+    plan_create(&p, 0, 0, 0);
     GPU_OK(cuxfer_plan2d_calibrate(&p, st, &t, NULL, NULL), "calibrate");
     diag("calibrated: SPAN up to %zu-byte rows, PACK up to %zu-byte rows", t.span_max_row,
          t.pack_max_row);

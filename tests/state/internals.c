@@ -23,6 +23,20 @@
  * prefetch and advice on a device whose capability query says
  * concurrentManagedAccess = 0 (from fault-injection.c), and the exact
  * registry range of cuxfer_device_alloc (from typed-alloc.c). */
+/* The second unit's functions: unit b defines them, the main unit calls
+ * them. */
+#include <pthread.h> /* struct timespec, in the strict C99 unit too */
+#include <stddef.h>
+void *unit_b_state(void);
+void unit_b_fail(const char *s);
+int unit_b_lookup(const void *p);
+size_t unit_b_stager_size(void);
+size_t unit_b_options_size(void);
+const char *unit_b_reason(void);
+int unit_b_policy(void);
+void unit_b_deadline(struct timespec *t, long ms);
+int unit_b_timedwait_ms(long ms, double *took_ms);
+
 #ifdef INTERNALS_UNIT_B
 /* Unit b (tests/state/internals-b.c includes this file): every configuration
  * value set otherwise than in the main unit, to check that units built
@@ -38,17 +52,6 @@ static int unit_b_logged;
 #define CUXFER_DEFAULT_STREAM_POLICY CUXFER_PAGEABLE_ALLOW
 #define CUXFER_REASON_MAX 512
 #include <cuxfer.h>
-
-void *unit_b_state(void);
-void unit_b_fail(const char *s);
-int unit_b_lookup(const void *p);
-size_t unit_b_stager_size(void);
-size_t unit_b_options_size(void);
-const char *unit_b_reason(void);
-int unit_b_policy(void);
-
-void unit_b_deadline(struct timespec *t, long ms);
-int unit_b_timedwait_ms(long ms, double *took_ms);
 
 void unit_b_deadline(struct timespec *t, long ms) { cuxfer_impl_deadline(t, ms); }
 /* A timed wait of ms on a condition variable nobody signals, as the
@@ -91,19 +94,28 @@ int unit_b_policy(void) { return cuxfer_pageable_policy(); }
 #include <unistd.h>
 
 #include "gpu.h"
+#include "fork-children.h"
 
 extern int setenv(const char *, const char *, int);
 extern int unsetenv(const char *);
 
+/* Set the variable `name` (unset it for NULL), make the header forget the
+ * value it parsed (*parsed) and ask for the policy again (policy()). */
+static int env_reparse(const char *name, const char *value, int *parsed, int (*policy)(void))
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+    *parsed = 0;
+    return policy();
+}
+
 /* Set CUXFER_PAGEABLE and make the header read it again. */
 static int env_policy(const char *value)
 {
-    if (value)
-        setenv("CUXFER_PAGEABLE", value, 1);
-    else
-        unsetenv("CUXFER_PAGEABLE");
-    cuxfer_impl_state_get()->env_policy = 0; /* forget the parsed value */
-    return cuxfer_pageable_policy();
+    return env_reparse("CUXFER_PAGEABLE", value, &cuxfer_impl_state_get()->env_policy,
+                       cuxfer_pageable_policy);
 }
 
 /* A fresh policy for the GPU part: parsed again, nothing warned yet. */
@@ -345,12 +357,8 @@ static void managed_without_capability(cudaStream_t s)
  * and which streams the guard takes for the legacy one in this unit. */
 static int env_stream_policy(const char *value)
 {
-    if (value)
-        setenv("CUXFER_DEFAULT_STREAM", value, 1);
-    else
-        unsetenv("CUXFER_DEFAULT_STREAM");
-    cuxfer_impl_state_get()->env_stream_policy = 0; /* forget the parsed value */
-    return cuxfer_default_stream_policy();
+    return env_reparse("CUXFER_DEFAULT_STREAM", value,
+                       &cuxfer_impl_state_get()->env_stream_policy, cuxfer_default_stream_policy);
 }
 
 static void stream_guard_env(void)
@@ -486,34 +494,11 @@ static int fk_child(void)
 
 static void fork_registry(void)
 {
-    pthread_t t[FK_THREADS];
-    int i, clean = 0, hung = 0, wrong = 0;
-    fflush(stdout);
-    for (i = 0; i < FK_THREADS; ++i)
-        if (pthread_create(&t[i], NULL, fk_hammer, fk_ranges[i]) != 0)
-            bail("pthread_create");
-    for (i = 0; i < FK_FORKS; ++i) {
-        int status = 0;
-        pid_t pid = fork();
-        if (pid < 0)
-            bail("fork");
-        if (pid == 0)
-            _exit(fk_child());
-        if (waitpid(pid, &status, 0) != pid)
-            bail("waitpid");
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            ++clean;
-        else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-            ++hung;
-        else
-            ++wrong;
-    }
-    __atomic_store_n(&fk_stop, 1, __ATOMIC_RELEASE);
-    for (i = 0; i < FK_THREADS; ++i)
-        pthread_join(t[i], NULL);
-    is_int(0, hung, "fork: no child hung in the registry (of %d forks)", FK_FORKS);
-    is_int(0, wrong, "fork: every child found an empty, working registry");
-    is_int(FK_FORKS, clean, "fork: every child exited 0");
+    fork_tally tally = fork_children(FK_FORKS, fk_child, FK_THREADS, fk_hammer, fk_ranges[0],
+                                     sizeof fk_ranges[0], &fk_stop);
+    is_int(0, tally.hung, "fork: no child hung in the registry (of %d forks)", FK_FORKS);
+    is_int(0, tally.wrong, "fork: every child found an empty, working registry");
+    is_int(FK_FORKS, tally.clean, "fork: every child exited 0");
 }
 
 /* Two units built with different configuration values share one state
@@ -521,15 +506,6 @@ static void fork_registry(void)
  * one size; this unit caches a classification, then unit b writes a
  * reason longer than the buffer: the cache must survive; the pageable
  * policy's default is per unit by design. */
-void *unit_b_state(void);
-void unit_b_fail(const char *s);
-int unit_b_lookup(const void *p);
-size_t unit_b_stager_size(void);
-size_t unit_b_options_size(void);
-const char *unit_b_reason(void);
-int unit_b_policy(void);
-void unit_b_deadline(struct timespec *t, long ms);
-int unit_b_timedwait_ms(long ms, double *took_ms);
 
 /* Unit b is strict ISO C99 (no _POSIX_C_SOURCE): its timed waits still
  * run on CLOCK_MONOTONIC to the millisecond, as this POSIX unit's do (they
@@ -648,15 +624,9 @@ static void rois_host_gather(void)
             cuxfer_impl_team team;
             cuxfer_impl_team_start(&team, teams[ti] - 1, NULL, NULL);
             for (ci = 0; ci < sizeof chunks / sizeof chunks[0]; ++ci) {
-                struct cuxfer_impl_rois_job j;
+                struct cuxfer_impl_rois_job j = {.base = img, .pitch = PITCH, .elem = E,
+                                                 .rois = rois, .off = off, .n = n};
                 size_t a, len, ch = chunks[ci], total = off[n];
-                memset(&j, 0, sizeof j);
-                j.base = img;
-                j.pitch = PITCH;
-                j.elem = E;
-                j.rois = rois;
-                j.off = off;
-                j.n = n;
                 memset(dense, 0x5a, sizeof dense);
                 for (a = 0; a < total; a += len) { /* gather, chunk by chunk */
                     len = total - a < ch ? total - a : ch;
@@ -781,6 +751,30 @@ static void team_door(void)
  * Every row must match
  * byte for byte, no gap byte may be written, and each record must come
  * back free (its busy flag cleared by the host function itself). */
+/* One run of the planner's host function on pl's team, through record
+ * number `run`, as the planner queues it: h rows of w bytes from src
+ * (spitch apart; 0: dense, a PACK scatter) to dst (dpitch apart; a gather
+ * writes them dense), desc the gather's descriptor (NULL: none).  1 if the
+ * host function left the record busy. */
+static int run_scatter_rec(cuxfer_plan2d *pl, int run, unsigned char *dst,
+                           const unsigned char *src, size_t spitch, size_t dpitch, size_t w,
+                           size_t h, cuxfer_impl_tile *desc)
+{
+    struct cuxfer_impl_scatter_rec *rec = &pl->recs[run % CUXFER_IMPL_PLAN_RECS];
+    memset(&rec->job, 0, sizeof rec->job);
+    rec->plan = pl;
+    rec->job.dst = dst;
+    rec->job.src = src;
+    rec->job.spitch = spitch;
+    rec->job.dpitch = dpitch;
+    rec->job.row = w;
+    rec->job.rows = h;
+    rec->job.desc = desc;
+    __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
+    cuxfer_impl_plan_scatter(rec);
+    return __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+}
+
 static void pack_scatter_on_team(void)
 {
     static const size_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24, 32, 48, 64, 100, 128, 256};
@@ -792,7 +786,6 @@ static void pack_scatter_on_team(void)
                 ? (SC_MAXROW + SC_WIDE_GAP) * SC_WIDE_ROWS
                 : (SC_MAXROW + SC_GAP) * SC_MAXROWS];
     static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
-    struct cuxfer_impl_scatter_rec *rec;
     size_t wi, hi, gi, i, y, x;
     int ti, bad_rows = 0, bad_gaps = 0, busy_left = 0, runs = 0;
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
@@ -804,19 +797,10 @@ static void pack_scatter_on_team(void)
                     size_t w = widths[wi], h = heights[hi], pitch = w + gaps[gi];
                     if (gaps[gi] == SC_WIDE_GAP && h > SC_WIDE_ROWS)
                         continue;
-                    rec = &pl.recs[runs % CUXFER_IMPL_PLAN_RECS];
                     for (i = 0; i < w * h; ++i)
                         stage[i] = (unsigned char)(i * 37u + w + (size_t)ti);
                     memset(dst, 0x5a, pitch * h);
-                    rec->plan = &pl;
-                    rec->job.dst = dst;
-                    rec->job.src = stage;
-                    rec->job.dpitch = pitch;
-                    rec->job.row = w;
-                    rec->job.rows = h;
-                    __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
-                    cuxfer_impl_plan_scatter(rec);
-                    busy_left += __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+                    busy_left += run_scatter_rec(&pl, runs, dst, stage, 0, pitch, w, h, NULL);
                     for (y = 0; y < h; ++y) {
                         if (memcmp(dst + y * pitch, stage + y * w, w) != 0) {
                             if (!bad_rows++)
@@ -856,7 +840,6 @@ static void gather_on_team(void)
     static cuxfer_impl_tile desc[2]; /* the second one must stay poisoned */
     static unsigned char poison[sizeof desc[1]];
     static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
-    struct cuxfer_impl_scatter_rec *rec;
     size_t wi, hi, i;
     int ti, bad_rows = 0, bad_tail = 0, bad_src = 0, bad_desc = 0, busy_left = 0, runs = 0;
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
@@ -870,19 +853,7 @@ static void gather_on_team(void)
                 memset(stage, 0x5a, w * h + 64);
                 memset(desc, 0x5a, sizeof desc);
                 memset(poison, 0x5a, sizeof poison);
-                rec = &pl.recs[runs % CUXFER_IMPL_PLAN_RECS];
-                memset(&rec->job, 0, sizeof rec->job);
-                rec->plan = &pl;
-                rec->job.dst = stage;
-                rec->job.src = src;
-                rec->job.spitch = pitch;
-                rec->job.dpitch = w;
-                rec->job.row = w;
-                rec->job.rows = h;
-                rec->job.desc = desc;
-                __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
-                cuxfer_impl_plan_scatter(rec);
-                busy_left += __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+                busy_left += run_scatter_rec(&pl, runs, stage, src, pitch, w, w, h, desc);
                 for (i = 0; i < h; ++i)
                     if (memcmp(stage + i * w, src + i * pitch, w) != 0 && !bad_rows++)
                         diag("gather, team %d, %zu-byte rows x %zu: row %zu differs", teams[ti], w,
@@ -1123,8 +1094,6 @@ static void pack_direct_share(void)
 
 int main(void)
 {
-    int n = 0;
-    const char *req = getenv("CUXFER_REQUIRE_GPU");
     cudaStream_t s;
     plan(0);
     guard_env();
@@ -1150,12 +1119,8 @@ int main(void)
     pack_direct_share();
     strict_c99_clock();
 
-    if (cuxfer_device_count(&n) != cudaSuccess || n < 1) {
-        if (req && atoi(req) > 0)
-            bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req, cuxfer_last_reason());
-        skip(1, "the GPU part: no CUDA device: %s", cuxfer_last_reason());
+    if (!gpu_present(1))
         done_testing();
-    }
     GPU_MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     guard_on_gpu(s);
     managed_without_capability(s);
