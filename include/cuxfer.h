@@ -5603,8 +5603,10 @@ CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, 
  * differently:
  *   H2D SPAN: the contiguous span that holds the rows goes over the link
  *     in one 1D copy per chunk, and a device-to-device 2D copy (hundreds of
- *     GB/s) extracts the rows; chunks alternate between two scratch
- *     buffers so the link and the extraction overlap.
+ *     GB/s) extracts the rows - for rows under 8 bytes, where that copy
+ *     crawls, the copy kernel does, in two launches through a dense device
+ *     buffer; chunks alternate between two scratch buffers so the link and
+ *     the extraction overlap.
  *   D2H PACK: the copy kernel (section 9b, CUDA 12.5+) packs the rows
  *     densely into pinned staging through its mapping - or, without it, a
  *     device-to-device 2D copy and a 1D copy do - and the thread team
@@ -5630,8 +5632,9 @@ CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, 
 /* Options of cuxfer_plan2d_create; {0} means the defaults. */
 struct cuxfer_plan2d_options {
     size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB); the
-                           plan holds two on the device and two pinned;
-                           PACK pipelines their halves */
+                           plan holds two on the device and two pinned
+                           (and a third on the device with the copy
+                           kernel); PACK pipelines their halves */
     int threads;        /* host threads (PACK's scatter, SPAN's gather),
                            CUDA's host-function thread included
                            (default: cores - 2, at most 16; at most
@@ -6277,8 +6280,10 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
  * 0.3 does (doc/PERF.md, "Behind the constants": SPAN's
  * gathered share); the link then moves rows at 1 / (2 - 0.3) of its speed
  * instead of 1 / 2.  Rows
- * of at least CUXFER_IMPL_GATHER_MIN_ROW bytes (narrower ones are bound
- * by SPAN's extraction, not by the link), shares of at least
+ * of at least CUXFER_IMPL_GATHER_MIN_ROW bytes (narrower ones were bound
+ * by the copy engine's extraction when this was measured; with the
+ * kernel's, CUXFER_IMPL_KX_MAX_ROW, the share is not measured for them),
+ * shares of at least
  * CUXFER_IMPL_GATHER_MIN_ROWS rows, only with the kernel, and only where
  * the destination's address, pitch and rows are multiples of 4 bytes: the
  * kernel reads the staging across the link in units of that alignment,
