@@ -1032,6 +1032,179 @@ static void span_gathered_on_gpu(void)
     GPU_MUST(cuxfer_plan2d_destroy(&pl));
 }
 
+/* SPAN's extraction by the copy kernel, on the CPU: the two launches that
+ * cuxfer_impl_span_kx describes, run through a model of the kernel (as
+ * its PTX, section 9b, reads them: units of 2^ul bytes, ul from the OR of
+ * the launch's addresses, pitch and row; unit i of the tile is row
+ * i / (rb >> ul), column i % (rb >> ul); strided side at host + src + row
+ * x pitch, dense side at dense + dst + i units; d2h 0 copies strided to
+ * dense, 1 dense to strided), must move a chunk's rows from the scratch
+ * (source pitch) into the destination (its pitch), rows of 1 to 8 bytes
+ * at every offset, leaving every other byte alone. */
+static void kx_model(const cuxfer_impl_tile *t, unsigned char *host, size_t pitch,
+                     unsigned char *dense, unsigned d2h, uintptr_t align)
+{
+    unsigned ul = 0;
+    size_t i, ru;
+    while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
+        ++ul;
+    ru = t->rb >> ul;
+    for (i = 0; i < (size_t)t->rows * ru; ++i) {
+        unsigned char *sp = host + t->src + i / ru * pitch + ((i % ru) << ul);
+        unsigned char *dp = dense + t->dst + (i << ul);
+        if (d2h)
+            memcpy(sp, dp, (size_t)1 << ul);
+        else
+            memcpy(dp, sp, (size_t)1 << ul);
+    }
+}
+
+static void span_kx_model(void)
+{
+    enum { KM_ROWS = 37, KM_MAXP = 40, KM_BUF = KM_ROWS * KM_MAXP + 64 };
+    static unsigned char scratch[KM_BUF] __attribute__((aligned(16)));
+    static unsigned char dst[KM_BUF] __attribute__((aligned(16)));
+    static unsigned char dense[KM_BUF] __attribute__((aligned(16)));
+    static const size_t rows_l[] = {1, 2, 5, KM_ROWS};
+    size_t w, sp, dpx, so, doff, no, ri, i;
+    int bad = 0, runs = 0;
+    cuxfer_impl_tile t;
+    struct cuxfer_impl_kx_launch l[2];
+    for (w = 1; w <= 8; ++w)
+        for (sp = w + 1; sp <= 3 * w + 5; sp += w + 1)
+            for (dpx = 0; dpx < 3; ++dpx)
+                for (so = 0; so < 16; so += 4)
+                    for (doff = 0; doff < 5; ++doff)
+                        for (no = 0; no < 16; no += 8)
+                            for (ri = 0; ri < sizeof rows_l / sizeof rows_l[0]; ++ri) {
+                                /* 16-byte aligned bases, so the offsets decide the units */
+                                unsigned char *sc = scratch + so, *to = dst + doff;
+                                unsigned char *dn = dense + no;
+                                size_t dp = dpx == 0 ? 32 : dpx == 1 ? w + 1 : 2 * w + 4;
+                                size_t rows = rows_l[ri], y, x;
+                                for (i = 0; i < KM_BUF; ++i)
+                                    scratch[i] = (unsigned char)(i * 131u + w * 7u + sp);
+                                memset(dst, 0xA5, sizeof dst);
+                                memset(dense, 0x5A, sizeof dense);
+                                cuxfer_impl_tile_put(&t, 0, 0, rows, w);
+                                cuxfer_impl_span_kx(sc, sp, to, dp, dn, w, l);
+                                kx_model(&t, (unsigned char *)l[0].host, l[0].pitch,
+                                         (unsigned char *)l[0].dense, l[0].d2h, l[0].align);
+                                kx_model(&t, (unsigned char *)l[1].host, l[1].pitch,
+                                         (unsigned char *)l[1].dense, l[1].d2h, l[1].align);
+                                ++runs;
+                                for (i = 0; i < KM_BUF; ++i) {
+                                    size_t at = i < doff ? dp : (i - doff) % dp;
+                                    y = i < doff ? 0 : (i - doff) / dp;
+                                    x = at < w && y < rows ? sc[y * sp + at] : 0xA5;
+                                    if (dst[i] != x && !bad++)
+                                        diag("span kx: %zu-byte rows x %zu, pitches %zu -> %zu, "
+                                             "offset %zu: byte %zu is %#x, not %#zx", w, rows,
+                                             sp, dp, doff, i, dst[i], x);
+                                }
+                                for (i = 0; i < KM_BUF; ++i)
+                                    if (dense[i] != 0x5A && (i < no || i >= no + rows * w) &&
+                                        !bad++)
+                                        diag("span kx: dense byte %zu outside the rows written",
+                                             i);
+                            }
+    is_int(0, bad, "SPAN's kernel extraction, %d chunks through a model of the kernel: rows "
+           "byte-exact at the destination's pitch, nothing else written", runs);
+}
+
+/* A SPAN copy's last chunk, and which descriptor pairs match a copy. */
+static void span_kx_chunks(void)
+{
+    static cuxfer_impl_tile d[2];
+    size_t h, per, y, rows;
+    int bad = 0;
+    for (per = 1; per < 40; ++per)
+        for (h = 1; h < 200; ++h) {
+            /* cuxfer_impl_plan_span_rows's chunks: every one but the last
+             * has per rows, the last cuxfer_impl_span_last's */
+            for (y = 0; y < h; y += rows) {
+                rows = h - y < per ? h - y : per;
+                if (rows != per && y + rows != h)
+                    bad++;
+                if (y + rows == h && rows != cuxfer_impl_span_last(h, per) && !bad++)
+                    diag("span: %zu rows by %zu: last chunk %zu, span_last %zu", h, per, rows,
+                         cuxfer_impl_span_last(h, per));
+            }
+        }
+    is_int(0, bad, "the last chunk of a SPAN copy has cuxfer_impl_span_last's rows, the others per");
+    cuxfer_impl_tile_put(&d[0], 0, 0, 4096, 2);
+    cuxfer_impl_tile_put(&d[1], 0, 0, 17, 2);
+    ok(cuxfer_impl_kx_holds(d, 4096, 17, 2), "a pair holding {4096, 2}, {17, 2} matches them");
+    ok(!cuxfer_impl_kx_holds(d, 4096, 17, 1) && !cuxfer_impl_kx_holds(d, 4096, 16, 2) &&
+           !cuxfer_impl_kx_holds(d, 4095, 17, 2),
+       "and no other row width, last chunk or chunk");
+    d[1].dst = 8;
+    ok(!cuxfer_impl_kx_holds(d, 4096, 17, 2), "nor a pair with an offset");
+}
+
+/* SPAN's descriptor pairs on the GPU: a pair is rewritten only once the
+ * launches that read it are done.  With aux held (it waits for an event
+ * behind a host function), each new shape takes a free pair whose event
+ * is then recorded behind the hold; once all are busy a fifth shape gets
+ * none (-1: the copy engine extracts) and no pair changes, while a shape
+ * a busy pair already holds still gets it.  Released, a pair is free. */
+static int kx_release;
+static void CUDART_CB kx_hold(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&kx_release, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static void span_kx_pairs_on_gpu(void)
+{
+    cuxfer_plan2d pl;
+    cudaStream_t hs;
+    cudaEvent_t he;
+    int j[CUXFER_IMPL_KX_PAIRS], i, again, distinct = 1, held = 1;
+    cuxfer_impl_tile before[2 * CUXFER_IMPL_KX_PAIRS];
+    GPU_MUST(cuxfer_plan2d_create(&pl, NULL));
+    if (!pl.dpack) {
+        skip(5, "the plan has no copy kernel (runtime before 12.5)");
+        GPU_MUST(cuxfer_plan2d_destroy(&pl));
+        return;
+    }
+    GPU_MUST(cudaStreamCreateWithFlags(&hs, cudaStreamNonBlocking));
+    GPU_MUST(cudaEventCreateWithFlags(&he, cudaEventDisableTiming));
+    __atomic_store_n(&kx_release, 0, __ATOMIC_RELEASE);
+    GPU_MUST(cudaLaunchHostFunc(hs, kx_hold, NULL));
+    GPU_MUST(cudaEventRecord(he, hs));
+    GPU_MUST(cudaStreamWaitEvent(pl.aux, he, 0));
+    for (i = 0; i < CUXFER_IMPL_KX_PAIRS; ++i) {
+        j[i] = cuxfer_impl_kx_pair(&pl, 1000 + (size_t)i, 3, 1);
+        if (j[i] < 0 || !cuxfer_impl_kx_holds(pl.kdesc + CUXFER_IMPL_KX_BASE + 2 * j[i],
+                                               1000 + (size_t)i, 3, 1))
+            distinct = 0;
+        else
+            GPU_MUST(cudaEventRecord(pl.ev_kx[j[i]], pl.aux));
+        if (i && j[i] == j[i - 1])
+            distinct = 0;
+    }
+    ok(distinct, "%d shapes take %d pairs, each written with its values", CUXFER_IMPL_KX_PAIRS,
+       CUXFER_IMPL_KX_PAIRS);
+    memcpy(before, pl.kdesc + CUXFER_IMPL_KX_BASE, sizeof before);
+    is_int(-1, cuxfer_impl_kx_pair(&pl, 5000, 1, 4), "every pair busy: a new shape gets none");
+    ok(memcmp(before, pl.kdesc + CUXFER_IMPL_KX_BASE, sizeof before) == 0,
+       "and no busy pair was rewritten");
+    again = cuxfer_impl_kx_pair(&pl, 1002, 3, 1);
+    is_int(j[2], again, "a shape a busy pair holds still gets that pair");
+    held = cudaEventQuery(pl.ev_kx[j[0]]) == cudaErrorNotReady;
+    (void)cudaGetLastError();
+    __atomic_store_n(&kx_release, 1, __ATOMIC_RELEASE);
+    GPU_MUST(cudaStreamSynchronize(hs));
+    GPU_MUST(cudaStreamSynchronize(pl.aux));
+    ok(held && cuxfer_impl_kx_pair(&pl, 5000, 1, 4) >= 0,
+       "released (the events were pending while held), a pair is free for it");
+    GPU_MUST(cudaEventDestroy(he));
+    GPU_MUST(cudaStreamDestroy(hs));
+    GPU_MUST(cuxfer_plan2d_destroy(&pl));
+}
+
 /* cuxfer_device_alloc records exactly N elements in the registry (moved
  * from typed-alloc.c; the driver alone would call the bytes just past the
  * end device memory too, within its allocation granularity). */
@@ -1117,6 +1290,8 @@ int main(void)
     is_int(30000, (int)cuxfer_impl_gather_share(256, 100000), "the share has no upper row bound "
            "(AUTO's span_max_row bounds SPAN)");
     pack_direct_share();
+    span_kx_model();
+    span_kx_chunks();
     strict_c99_clock();
 
     if (!gpu_present(1))
@@ -1126,6 +1301,7 @@ int main(void)
     managed_without_capability(s);
     device_alloc_registry();
     span_gathered_on_gpu();
+    span_kx_pairs_on_gpu();
     GPU_MUST(cudaStreamDestroy(s));
     done_testing();
 }
