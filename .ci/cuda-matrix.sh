@@ -32,9 +32,8 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
+. .ci/cudart-wheels.sh
 : "${CUDA_MATRIX:=11.8 12 13}"
-: "${CUDA_MATRIX_CACHE:=${HOME:-/tmp}/.cache/cuxfer-cuda-matrix}"
-: "${PIP:=python3 -m pip}"
 : "${CC:=gcc}" "${CXX:=g++}" "${CLANG:=clang}" "${CLANGXX:=clang++}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-cuda-matrix.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -60,40 +59,16 @@ result() { # result ok|"not ok" NAME [LOG]
     fi
 }
 
-# Unpack the headers and libcudart of the wheels in $1 into $2/include and
-# $2/lib (python3's zipfile: no unzip needed; .ci/unpack-cudart.py).
-unpack() {
-    python3 .ci/unpack-cudart.py "$2" "$1"/*.whl
-}
-
 for v in $CUDA_MATRIX; do
     specs=$(wheels "$v") || { result "not ok" "CUDA $v: unknown version"; continue; }
-    cache="$CUDA_MATRIX_CACHE/$v"
     root="$work/cuda-$v"
-    mkdir -p "$cache" "$root"
     # shellcheck disable=SC2086
-    if ! $PIP download --no-deps --only-binary=:all: -q -d "$cache" $specs \
-        >"$work/pip.log" 2>&1; then
-        result "not ok" "CUDA $v: pip download $specs" "$work/pip.log"
+    if ! cudart_fetch "$CUDA_MATRIX_CACHE/$v" "$root" "$work/fetch.log" $specs; then
+        result "not ok" "CUDA $v: $cudart_error" "$work/fetch.log"
         continue
     fi
-    # Keep only the newest of each package if the cache holds several.
-    mkdir -p "$work/whl-$v"
-    for p in $specs; do
-        name=$(echo "${p%%=*}" | tr - _)
-        ls "$cache/${name}"-*.whl 2>/dev/null | sort -V | tail -n 1
-    done | while read -r w; do cp "$w" "$work/whl-$v/"; done
-    if ! unpack "$work/whl-$v" "$root" >"$work/unpack.log" 2>&1 ||
-        [ ! -f "$root/include/cuda_runtime_api.h" ] ||
-        [ ! -f "$root/include/crt/host_defines.h" ]; then
-        result "not ok" "CUDA $v: unpack headers and libcudart" "$work/unpack.log"
-        continue
-    fi
-    so=$(cd "$root/lib" && ls libcudart.so.* 2>/dev/null | head -n 1)
-    [ -n "$so" ] || { result "not ok" "CUDA $v: no libcudart.so.* in the wheel"; continue; }
-    ln -sf "$so" "$root/lib/libcudart.so"
-    ver=$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "$root/include/cuda_runtime_api.h")
-    echo "# CUDA $v: CUDART_VERSION $ver, $so ($(ls "$work/whl-$v" | tr '\n' ' '))"
+    ver=$cudart_version so=$cudart_so
+    echo "# CUDA $v: CUDART_VERSION $ver, $so (${cudart_whls# })"
 
     inc="-I$top/include -isystem $root/include"
     lib="-L$root/lib -lcudart -Wl,-rpath,$root/lib -lpthread"

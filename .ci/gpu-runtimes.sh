@@ -31,9 +31,8 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
+. .ci/cudart-wheels.sh
 : "${GPU_RUNTIMES:=11.8 12.9}"
-: "${CUDA_MATRIX_CACHE:=${HOME:-/tmp}/.cache/cuxfer-cuda-matrix}"
-: "${PIP:=python3 -m pip}"
 : "${MAKEFLAGS_CHECK:=-j8}"
 : "${CUXFER_REQUIRE_GPU:=1}"
 
@@ -85,44 +84,18 @@ cache_name() {
     esac
 }
 
-# Unpack headers and libcudart of the wheels named in $2.. into $1.
-unpack() {
-    python3 .ci/unpack-cudart.py "$@"
-}
-
 fetch_one() {
     v=$1
     specs=$(wheels "$v") || { result "not ok" "CUDA $v: unknown version"; return; }
-    cache="$CUDA_MATRIX_CACHE/$(cache_name "$v")"
     root="$dir/cuda-$v"
     log="$dir/fetch-$v.log"
-    mkdir -p "$cache" "$dir" || { result "not ok" "CUDA $v: mkdir $cache $dir"; return; }
+    mkdir -p "$dir" || { result "not ok" "CUDA $v: mkdir $dir"; return; }
     # shellcheck disable=SC2086
-    if ! $PIP download --no-deps --only-binary=:all: -q -d "$cache" $specs >"$log" 2>&1; then
-        result "not ok" "CUDA $v: pip download $specs" "$log"
+    if ! cudart_fetch "$CUDA_MATRIX_CACHE/$(cache_name "$v")" "$root" "$log" $specs; then
+        result "not ok" "CUDA $v: $cudart_error" "$log"
         return
     fi
-    whls=
-    for p in $specs; do
-        name=$(echo "${p%%=*}" | tr - _)
-        ver=${p#*==}
-        ver=${ver%\*}
-        w=$(ls "$cache/${name}-${ver}"*.whl 2>/dev/null | sort -V | tail -n 1)
-        [ -n "$w" ] || { result "not ok" "CUDA $v: $p not in $cache"; return; }
-        whls="$whls $w"
-    done
-    rm -rf "$root"
-    # shellcheck disable=SC2086
-    if ! unpack "$root" $whls >>"$log" 2>&1 ||
-        [ ! -f "$root/include/cuda_runtime_api.h" ] ||
-        [ ! -f "$root/include/crt/host_defines.h" ]; then
-        result "not ok" "CUDA $v: unpack headers and libcudart" "$log"
-        return
-    fi
-    so=$(cd "$root/lib" && ls libcudart.so.* 2>/dev/null | head -n 1)
-    [ -n "$so" ] || { result "not ok" "CUDA $v: no libcudart.so.* in the wheel"; return; }
-    ln -sf "$so" "$root/lib/libcudart.so"
-    cv=$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "$root/include/cuda_runtime_api.h")
+    cv=$cudart_version so=$cudart_so whls=$cudart_whls
     echo "CUDART_VERSION $cv $so from$whls" >"$root/VERSION"
     rm -f "$log"
     result ok "CUDA $v: CUDART_VERSION $cv, $so in $root"

@@ -4,8 +4,9 @@
 usage: python3 .ci/unpack-cudart.py DEST WHEEL...
 
 Writes DEST/include (the runtime's headers, and only crt/ from the nvcc
-wheels) and DEST/lib/libcudart.so*.  Shared by .ci/cuda-matrix.sh (the
-header matrix) and .ci/gpu-runtimes.sh (the GPU suite on older runtimes).
+wheels) and DEST/lib/libcudart.so*.  Called by cudart_fetch in
+.ci/cudart-wheels.sh, which .ci/cuda-matrix.sh (the header matrix) and
+.ci/gpu-runtimes.sh (the GPU suite on older runtimes) share.
 """
 import os
 import shutil

@@ -64,12 +64,15 @@ static void round_trip(int which, const size_t *v, size_t n, const char *text)
             r.height != v[1] || r.x != v[2] || r.y != v[3])
             fail("rect does not survive a round trip", text);
         break;
-    case 1:
-        (void)snprintf(buf, sizeof buf, "%lux%lu", (unsigned long)v[0],
-                       (unsigned long)v[1]);
-        if (geom_parse_size(buf, &a, &b, err, sizeof err) || a != v[0] ||
-            b != v[1])
-            fail("size does not survive a round trip", text);
+    case 1: /* a size WxH, and a point X,Y: two numbers each */
+    case 3:
+        (void)snprintf(buf, sizeof buf, which == 1 ? "%lux%lu" : "%lu,%lu",
+                       (unsigned long)v[0], (unsigned long)v[1]);
+        if ((which == 1 ? geom_parse_size : geom_parse_point)(buf, &a, &b, err, sizeof err) ||
+            a != v[0] || b != v[1])
+            fail(which == 1 ? "size does not survive a round trip"
+                            : "point does not survive a round trip",
+                 text);
         break;
     case 2:
         (void)snprintf(buf, sizeof buf, "%lux%lux%lu", (unsigned long)v[0],
@@ -77,13 +80,6 @@ static void round_trip(int which, const size_t *v, size_t n, const char *text)
         if (geom_parse_shape(buf, &a, &b, &c, err, sizeof err) || a != v[0] ||
             b != v[1] || c != v[2])
             fail("shape does not survive a round trip", text);
-        break;
-    case 3:
-        (void)snprintf(buf, sizeof buf, "%lu,%lu", (unsigned long)v[0],
-                       (unsigned long)v[1]);
-        if (geom_parse_point(buf, &a, &b, err, sizeof err) || a != v[0] ||
-            b != v[1])
-            fail("point does not survive a round trip", text);
         break;
     case 5:
         for (i = 0; i < n; ++i)
@@ -144,10 +140,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_dim(v[2], 0, text), check_dim(v[3], 0, text);
         }
         break;
-    case 1:
-        rc = geom_parse_size(text, &v[0], &v[1], err, errsz);
+    case 1: /* a size (each at least 1), and a point (each at least 0) */
+    case 3:
+        rc = (which == 1 ? geom_parse_size : geom_parse_point)(text, &v[0], &v[1], err, errsz);
         if (rc == 0)
-            check_dim(v[0], 1, text), check_dim(v[1], 1, text);
+            check_dim(v[0], which == 1, text), check_dim(v[1], which == 1, text);
         break;
     case 2:
         rc = geom_parse_shape(text, &v[0], &v[1], &v[2], err, errsz);
@@ -155,11 +152,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_dim(v[0], 1, text), check_dim(v[1], 1, text);
             check_dim(v[2], 1, text);
         }
-        break;
-    case 3:
-        rc = geom_parse_point(text, &v[0], &v[1], err, errsz);
-        if (rc == 0)
-            check_dim(v[0], 0, text), check_dim(v[1], 0, text);
         break;
     case 4:
         rc = geom_parse_uint(text, umin, umax, "--fuzz", &uval, err, errsz);

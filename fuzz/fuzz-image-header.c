@@ -17,6 +17,7 @@
  * may come out) and the JSON string writer (valid UTF-8 must come out).
  */
 #include "../tools/image.h"
+#include "scratch-file.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -39,37 +40,6 @@ static void fail(const char *what)
 {
     fprintf(stderr, "fuzz-image-header: %s\n", what);
     abort();
-}
-
-static int scratch_open(void)
-{
-    char tmpl[4096];
-    const char *dir = getenv("TMPDIR");
-    if (scratch_fd >= 0)
-        return 0;
-    (void)snprintf(tmpl, sizeof tmpl, "%s/fuzz-image.XXXXXX",
-                   dir && *dir ? dir : "/tmp");
-    scratch_fd = mkstemp(tmpl);
-    if (scratch_fd < 0)
-        return -1;
-    (void)unlink(tmpl);
-    (void)snprintf(scratch_path, sizeof scratch_path, "/proc/self/fd/%d",
-                   scratch_fd);
-    return 0;
-}
-
-static int scratch_fill(const uint8_t *data, size_t size)
-{
-    size_t off = 0;
-    if (ftruncate(scratch_fd, 0) != 0)
-        return -1;
-    while (off < size) {
-        ssize_t k = pwrite(scratch_fd, data + off, size - off, (off_t)off);
-        if (k <= 0)
-            return -1;
-        off += (size_t)k;
-    }
-    return 0;
 }
 
 static void check_sizes(const image_header *h, size_t file_size)
@@ -208,7 +178,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[IMAGE_ERR_MAX];
     image_header h;
     image_raw_spec raw;
-    if (scratch_open() != 0 || scratch_fill(data, size) != 0)
+    if (scratch_open(&scratch_fd, "fuzz-image", scratch_path, sizeof scratch_path) != 0 ||
+        scratch_fill(scratch_fd, data, size) != 0)
         return 0;
     err[0] = '\0';
     exercise_text(data, size);

@@ -14,6 +14,7 @@
  * when the last byte is odd.  Compiled with whichever codecs are present (HAVE_PNG, HAVE_TIFF).
  */
 #include "../tools/image.h"
+#include "scratch-file.h"
 #ifdef HAVE_PNG
 #include "../tools/png-io.h"
 #endif
@@ -48,36 +49,6 @@ static void fail(const char *what)
 {
     fprintf(stderr, "fuzz-png-tiff: %s\n", what);
     abort();
-}
-
-static int scratch(int *fd, char *path, size_t n)
-{
-    char tmpl[4096];
-    const char *dir = getenv("TMPDIR");
-    if (*fd >= 0)
-        return 0;
-    (void)snprintf(tmpl, sizeof tmpl, "%s/fuzz-png-tiff.XXXXXX",
-                   dir && *dir ? dir : "/tmp");
-    *fd = mkstemp(tmpl);
-    if (*fd < 0)
-        return -1;
-    (void)unlink(tmpl);
-    (void)snprintf(path, n, "/proc/self/fd/%d", *fd);
-    return 0;
-}
-
-static int fill(const uint8_t *data, size_t size)
-{
-    size_t off = 0;
-    if (ftruncate(in_fd, 0) != 0)
-        return -1;
-    while (off < size) {
-        ssize_t k = pwrite(in_fd, data + off, size - off, (off_t)off);
-        if (k <= 0)
-            return -1;
-        off += (size_t)k;
-    }
-    return 0;
 }
 
 static void check_header(const image_header *h)
@@ -141,7 +112,7 @@ static void exercise(header_fn hd, read_fn rd, write_fn wr, unsigned page)
     if (h.total_bytes > READ_MAX || decode(rd, in_path, page, &h, &a) != 0)
         return;
     /* Write what was read, read it back: the same pixels. */
-    if (scratch(&out_fd, out_path, sizeof out_path) != 0 ||
+    if (scratch_open(&out_fd, "fuzz-png-tiff", out_path, sizeof out_path) != 0 ||
         ftruncate(out_fd, 0) != 0 || lseek(out_fd, 0, SEEK_SET) != 0) {
         free(a);
         return;
@@ -181,7 +152,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* Page 0 always; page 1 too when the last byte is odd. */
     unsigned pages = size && (data[size - 1] & 1) ? 2 : 1;
-    if (scratch(&in_fd, in_path, sizeof in_path) != 0 || fill(data, size) != 0)
+    if (scratch_open(&in_fd, "fuzz-png-tiff", in_path, sizeof in_path) != 0 ||
+        scratch_fill(in_fd, data, size) != 0)
         return 0;
 #ifdef HAVE_PNG
     exercise(png_header, png_read, png_io_write_fd, 0);

@@ -5215,8 +5215,9 @@ CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, 
 /* Options of cuxfer_plan2d_create; {0} means the defaults. */
 struct cuxfer_plan2d_options {
     size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB); the
-                           plan holds two on the device and two pinned;
-                           PACK pipelines their halves */
+                           plan holds two on the device and two pinned
+                           (and a third on the device with the copy
+                           kernel); PACK pipelines their halves */
     int threads;        /* host threads (PACK's scatter, SPAN's gather),
                            CUDA's host-function thread included
                            (default: cores - 2, at most 16; at most
@@ -5257,6 +5258,11 @@ struct cuxfer_impl_scatter {
  * each, and the share is set from their medians. */
 #define CUXFER_IMPL_SHARE_CLASSES 3
 #define CUXFER_IMPL_SHARE_SAMPLES 8
+/* SPAN's extraction by the kernel: descriptor pairs in the mapped array
+ * (after the records' and the gather slots'), one pair a copy, so that
+ * copies of this many shapes can be in flight at once. */
+#define CUXFER_IMPL_KX_PAIRS 4
+#define CUXFER_IMPL_KX_BASE (CUXFER_IMPL_PLAN_RECS + CUXFER_IMPL_PLAN_SLOTS)
 struct cuxfer_plan2d;
 struct cuxfer_impl_scatter_rec {
     struct cuxfer_plan2d *plan;
@@ -5284,12 +5290,20 @@ struct cuxfer_plan2d {
     unsigned kblocks;           /* its grid: one wave of the device */
     void *hstage_dev[2];        /* the staging as the kernel sees it */
     cuxfer_impl_tile *kdesc;    /* tile descriptors (mapped): one per record,
-                                   then one per gather slot */
+                                   one per gather slot, then SPAN's
+                                   extraction pairs (CUXFER_IMPL_KX_BASE) */
     cuxfer_impl_tile *kdesc_dev;
     /* SPAN's gathered share (with the kernel only): per slot, the gather
      * into staging done (host stream) and the unpacking kernel that read
      * it done (side stream) */
     cudaEvent_t ev_gmoved[CUXFER_IMPL_PLAN_SLOTS], ev_gfreed[CUXFER_IMPL_PLAN_SLOTS];
+    /* SPAN's extraction by the kernel (narrow rows, with the kernel only):
+     * the dense rows between its two launches (chunk_bytes, NULL: the
+     * extraction is cudaMemcpy2DAsync), and per descriptor pair the event
+     * recorded on aux after the last launch that reads the pair */
+    void *dpack;
+    cudaEvent_t ev_kx[CUXFER_IMPL_KX_PAIRS];
+    unsigned kx_next;           /* the pair to try rewriting first */
     /* PACK's direct share (with the packing kernel only): the last rows go
      * by cudaMemcpy2DAsync on `side` while the rest is packed and
      * scattered.  Timing events of the last such copy, and per row width
@@ -5389,6 +5403,19 @@ CUXFER_API cudaError_t cuxfer_impl_plan_rec(cuxfer_plan2d *p, struct cuxfer_impl
     return cudaSuccess;
 }
 
+/* Release SPAN's extraction buffer and events (safe when absent). */
+CUXFER_API void cuxfer_impl_plan_kx_free(cuxfer_plan2d *p)
+{
+    int i;
+    if (p->dpack)
+        (void)cuxfer_impl_dfree(p->dpack);
+    p->dpack = NULL;
+    for (i = 0; i < CUXFER_IMPL_KX_PAIRS; ++i) {
+        (void)cuxfer_impl_event_drop(p->ev_kx[i]);
+        p->ev_kx[i] = NULL;
+    }
+}
+
 /* Release everything, after the plan's streams; safe on a zeroed plan. */
 CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
 {
@@ -5419,6 +5446,7 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
     (void)cuxfer_impl_event_drop(p->ev_join);
     cuxfer_impl_kernel_unload(&p->klib, &p->kernel);
     (void)cuxfer_host_free(p->kdesc);
+    cuxfer_impl_plan_kx_free(p);
     for (i = 0; i < 4; ++i) {
         cudaEvent_t e = i == 0 ? p->ev_side : i == 1 ? p->ev_t0 : i == 2 ? p->ev_td : p->ev_tp;
         (void)cuxfer_impl_event_drop(e);
@@ -5456,8 +5484,10 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
     int i;
     if (cuxfer_impl_kernel_load(p->device, &p->klib, &p->kernel, &p->kblocks, &err) != NULL)
         return;
-    err = cuxfer_host_alloc((void **)&p->kdesc, CUXFER_IMPL_PLAN_RECS + CUXFER_IMPL_PLAN_SLOTS,
+    err = cuxfer_host_alloc((void **)&p->kdesc, CUXFER_IMPL_KX_BASE + 2 * CUXFER_IMPL_KX_PAIRS,
                             sizeof *p->kdesc, 0);
+    if (err == cudaSuccess) /* rows 0: no pair matches a copy before it is written */
+        memset(p->kdesc, 0, (CUXFER_IMPL_KX_BASE + 2 * CUXFER_IMPL_KX_PAIRS) * sizeof *p->kdesc);
     if (err == cudaSuccess)
         err = cudaHostGetDevicePointer((void **)&p->kdesc_dev, p->kdesc, 0);
     for (i = 0; i < 2 && err == cudaSuccess; ++i)
@@ -5482,6 +5512,17 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
         cuxfer_impl_kernel_unload(&p->klib, &p->kernel);
         (void)cuxfer_host_free(p->kdesc);
         p->kdesc = NULL;
+        return;
+    }
+    /* SPAN's extraction by the kernel: its dense buffer and events.  A
+     * failure leaves dpack NULL (SPAN extracts with the copy engine) and
+     * the kernel to PACK and the gathered share. */
+    err = cuxfer_impl_dmalloc(&p->dpack, p->opt.chunk_bytes);
+    for (i = 0; i < CUXFER_IMPL_KX_PAIRS && err == cudaSuccess; ++i)
+        err = cuxfer_impl_event_create(&p->ev_kx[i], cudaEventDisableTiming);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        cuxfer_impl_plan_kx_free(p);
     }
 }
 
@@ -5589,31 +5630,157 @@ CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *d
     return CUXFER_PLAN_DIRECT;
 }
 
+/* SPAN's extraction by the copy kernel, for rows narrower than this many
+ * bytes.  The device-to-device cudaMemcpy2DAsync moves one row per DMA
+ * descriptor, so at 1-4 byte rows it ran at 1-3 GB/s on an H200 and bound
+ * SPAN well below the link; from 8 bytes it keeps up with the span
+ * (which the gathered share then relieves). */
+#define CUXFER_IMPL_KX_MAX_ROW 7
+
+/* A SPAN copy of `height` rows, `per` a chunk: the rows of its last chunk
+ * (every other chunk has `per`). */
+CUXFER_API size_t cuxfer_impl_span_last(size_t height, size_t per)
+{
+    return height - (height - 1) / per * per;
+}
+
+/* The kernel's extraction of one chunk is two launches over one tile
+ * {0, 0, rows, row}: l[0] packs the rows from the scratch (strided side,
+ * the source's pitch) densely into `dense` (d2h 0), l[1] unpacks them
+ * from `dense` into the destination (strided side, its pitch; d2h 1).
+ * Pure arithmetic: tests/state/internals.c runs it through a CPU model of
+ * the kernel. */
+struct cuxfer_impl_kx_launch {
+    const void *host;
+    size_t pitch;
+    void *dense;
+    unsigned d2h;
+    uintptr_t align;
+};
+CUXFER_API void cuxfer_impl_span_kx(const void *scratch, size_t spitch, void *to, size_t dpitch,
+                                    void *dense, size_t row, struct cuxfer_impl_kx_launch l[2])
+{
+    l[0].host = scratch;
+    l[0].pitch = spitch;
+    l[0].dense = dense;
+    l[0].d2h = 0;
+    l[0].align = (uintptr_t)scratch | (uintptr_t)dense | spitch | row;
+    l[1].host = to;
+    l[1].pitch = dpitch;
+    l[1].dense = dense;
+    l[1].d2h = 1;
+    l[1].align = (uintptr_t)to | (uintptr_t)dense | dpitch | row;
+}
+
+/* Whether descriptor pair d holds {0, 0, per, row} and {0, 0, last, row}. */
+CUXFER_API int cuxfer_impl_kx_holds(const cuxfer_impl_tile *d, size_t per, size_t last,
+                                    size_t row)
+{
+    return d[0].src == 0 && d[0].dst == 0 && d[0].rows == per && d[0].rb == row &&
+           d[1].src == 0 && d[1].dst == 0 && d[1].rows == last && d[1].rb == row;
+}
+
+/* The descriptor pair for a kernel extraction of chunks of `per` rows,
+ * the last of `last`, or -1: extract with the copy engine.  A descriptor
+ * must not change while a queued launch may still read it, and the
+ * enqueueing thread cannot wait for one (the stream may be held).  So a
+ * pair that already holds these values is taken as it is (writing it
+ * would not change it), and one is rewritten only when its event - on
+ * aux, after the last launch that read it, and aux runs in order - says
+ * that no launch reading it is left.  Relaxed queries: another thread's
+ * Global capture must survive them. */
+CUXFER_API int cuxfer_impl_kx_pair(cuxfer_plan2d *p, size_t per, size_t last, size_t row)
+{
+    cuxfer_impl_tile *d = p->kdesc + CUXFER_IMPL_KX_BASE;
+    cuxfer_impl_relax rx;
+    cudaError_t q = cudaErrorNotReady;
+    unsigned i, j = 0;
+    for (i = 0; i < CUXFER_IMPL_KX_PAIRS; ++i)
+        if (cuxfer_impl_kx_holds(d + 2 * i, per, last, row))
+            return (int)i;
+    rx = cuxfer_impl_relax_begin();
+    for (i = 0; i < CUXFER_IMPL_KX_PAIRS && q != cudaSuccess; ++i) {
+        j = (p->kx_next + i) % CUXFER_IMPL_KX_PAIRS;
+        q = cudaEventQuery(p->ev_kx[j]);
+    }
+    cuxfer_impl_relax_end(rx);
+    if (q != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    p->kx_next = (j + 1) % CUXFER_IMPL_KX_PAIRS;
+    cuxfer_impl_tile_put(&d[2 * j], 0, 0, per, row); /* per * row < 2^31: the caller checks */
+    cuxfer_impl_tile_put(&d[2 * j + 1], 0, 0, last, row);
+    return (int)j;
+}
+
 /* SPAN's span part, rows [0, height) of the copy: per chunk, the span of
  * its rows goes up in one 1D copy on the caller's stream, the extraction
- * runs on the aux stream; two buffers. */
+ * runs on the aux stream; two buffers.  Rows narrower than
+ * CUXFER_IMPL_KX_MAX_ROW + 1 bytes are extracted by the copy kernel where
+ * the plan has it and may use it (on its device, into its device): one
+ * launch packs the chunk's rows densely into dpack, a second unpacks them
+ * into the destination; aux runs them in order, so dpack is free for the
+ * next chunk's pack.  The scratch buffer is free once the first launch is
+ * done. */
 CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer_view *dst,
                                                   const cuxfer_view *src, size_t height,
                                                   cudaStream_t s)
 {
     size_t row = src->width * src->elem_size, per, y, rows, span;
-    int b = 0;
+    int b = 0, kx = -1;
+    cudaError_t err;
     per = (p->opt.chunk_bytes - row) / src->pitch + 1; /* rows whose span fits */
+    if (p->dpack && height && row <= CUXFER_IMPL_KX_MAX_ROW && dst->device == p->device &&
+        per * row < ((size_t)1 << 31) && cuxfer_impl_current_device() == p->device)
+        kx = cuxfer_impl_kx_pair(p, per, cuxfer_impl_span_last(height, per), row);
     /* ev_fork was recorded on s by cuxfer_plan2d_copy_async */
-    CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_fork, 0));
-    for (y = 0; y < height; y += rows, b ^= 1) {
+    err = cudaStreamWaitEvent(p->aux, p->ev_fork, 0);
+    for (y = 0; y < height && err == cudaSuccess; y += rows, b ^= 1) {
+        unsigned char *to = (unsigned char *)dst->ptr + y * dst->pitch;
         rows = height - y < per ? height - y : per;
         span = (rows - 1) * src->pitch + row;
-        CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_freed[b], 0));
-        CUXFER_TRY(cudaMemcpyAsync(p->dscratch[b], (const unsigned char *)src->ptr + y * src->pitch,
-                                   span, cudaMemcpyHostToDevice, s));
-        CUXFER_TRY(cudaEventRecord(p->ev_moved[b], s));
-        CUXFER_TRY(cudaStreamWaitEvent(p->aux, p->ev_moved[b], 0));
-        CUXFER_TRY(cudaMemcpy2DAsync((unsigned char *)dst->ptr + y * dst->pitch, dst->pitch,
-                                     p->dscratch[b], src->pitch, row, rows,
-                                     cudaMemcpyDeviceToDevice, p->aux));
-        CUXFER_TRY(cudaEventRecord(p->ev_freed[b], p->aux));
+        err = cudaStreamWaitEvent(s, p->ev_freed[b], 0);
+        if (err == cudaSuccess)
+            err = cudaMemcpyAsync(p->dscratch[b], (const unsigned char *)src->ptr + y * src->pitch,
+                                  span, cudaMemcpyHostToDevice, s);
+        if (err == cudaSuccess)
+            err = cudaEventRecord(p->ev_moved[b], s);
+        if (err == cudaSuccess)
+            err = cudaStreamWaitEvent(p->aux, p->ev_moved[b], 0);
+        if (err == cudaSuccess && kx >= 0) {
+            /* the pair's first descriptor has per rows, its second the last chunk's */
+            cuxfer_impl_tile *d = p->kdesc_dev + CUXFER_IMPL_KX_BASE + 2 * kx + (rows != per);
+            struct cuxfer_impl_kx_launch l[2];
+            cuxfer_impl_span_kx(p->dscratch[b], src->pitch, to, dst->pitch, p->dpack, row, l);
+            err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, d, 1, l[0].host, l[0].pitch,
+                                            l[0].dense, l[0].d2h, l[0].align, rows * row,
+                                            p->aux);
+            if (err == cudaSuccess)
+                err = cudaEventRecord(p->ev_freed[b], p->aux);
+            if (err == cudaSuccess)
+                err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, d, 1, l[1].host,
+                                                l[1].pitch, l[1].dense, l[1].d2h, l[1].align,
+                                                rows * row, p->aux);
+        } else if (err == cudaSuccess) {
+            err = cudaMemcpy2DAsync(to, dst->pitch, p->dscratch[b], src->pitch, row, rows,
+                                    cudaMemcpyDeviceToDevice, p->aux);
+            if (err == cudaSuccess)
+                err = cudaEventRecord(p->ev_freed[b], p->aux);
+        }
     }
+    if (kx >= 0) {
+        /* also after a failure: launches may have been queued */
+        cudaError_t e2 = cudaEventRecord(p->ev_kx[kx], p->aux);
+        if (e2 != cudaSuccess) {
+            /* the event does not cover the pair's launches: let them end
+             * before a later copy may rewrite the pair */
+            (void)cuxfer_impl_stream_sync(p->aux);
+            if (err == cudaSuccess)
+                err = e2;
+        }
+    }
+    CUXFER_TRY(err);
     CUXFER_TRY(cudaEventRecord(p->ev_join, p->aux));
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
@@ -5638,10 +5805,13 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
 /* SPAN's gathered share: the last rows of the copy are gathered densely by
  * the team and unpacked by the kernel, crossing the link without their
  * gaps (doc/PERF.md, "Behind the constants": SPAN's gathered share).  Only
- * rows of at least GATHER_MIN_ROW bytes, shares of at least
- * GATHER_MIN_ROWS rows, with the kernel, and where the destination's
- * address, pitch and rows are multiples of 4 bytes (narrower reads across
- * the link would be slower than the span they relieve). */
+ * rows of at least GATHER_MIN_ROW bytes (narrower ones were bound by the
+ * copy engine's extraction when this was measured; with the kernel's,
+ * CUXFER_IMPL_KX_MAX_ROW, the share is not measured for them), shares of
+ * at least GATHER_MIN_ROWS rows, with the kernel, and where the
+ * destination's address, pitch and rows are multiples of 4 bytes
+ * (narrower reads across the link would be slower than the span they
+ * relieve). */
 #define CUXFER_IMPL_GATHER_SHARE 0.3
 #define CUXFER_IMPL_GATHER_MIN_ROW 8
 #define CUXFER_IMPL_GATHER_MIN_ROWS 1024

@@ -294,17 +294,11 @@ static void fam_pool(void)
 static void fam_planner(void)
 {
     cuxfer_plan2d span, pack;
-    cuxfer_plan2d_options o;
     cuxfer_view hs, hd, ds, dd;
     int s_ok, p_ok;
     prep(21);
-    memset(&o, 0, sizeof o);
-    o.chunk_bytes = 16384;
-    o.threads = 2;
-    o.strategy = CUXFER_PLAN_SPAN;
-    GPU_MUST(cuxfer_plan2d_create(&span, &o));
-    o.strategy = CUXFER_PLAN_PACK;
-    GPU_MUST(cuxfer_plan2d_create(&pack, &o));
+    plan_create(&span, 16384, CUXFER_PLAN_SPAN, 2);
+    plan_create(&pack, 16384, CUXFER_PLAN_PACK, 2);
     GPU_MUST(cuxfer_view_wrap(&hs, hsrc, PH, ROW, HT, 1));
     GPU_MUST(cuxfer_view_wrap(&hd, hdst, PH, ROW, HT, 1));
     GPU_MUST(cuxfer_view_wrap(&dd, dA, PD, ROW, HT, 1));
@@ -332,8 +326,7 @@ static void fam_planner(void)
         if (!w)
             bail("out of memory");
         prep(22);
-        o.strategy = CUXFER_PLAN_PACK;
-        GPU_MUST(cuxfer_plan2d_create(&pack, &o));
+        plan_create(&pack, 16384, CUXFER_PLAN_PACK, 2);
         GPU_MUST(cuxfer_view_wrap(&hd, hdst, P, W, HT, 1));
         GPU_MUST(cuxfer_view_wrap(&ds, dB, W, W, HT, 1));
         window_open("planner, 32-byte rows");

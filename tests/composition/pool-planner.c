@@ -200,17 +200,11 @@ static void two_devices(void)
     {
         const size_t w = 8, h = 30011, hp = 24;
         cuxfer_plan2d p;
-        cuxfer_plan2d_options o;
         cuxfer_view src, dv1, back;
         void *hb = NULL, *bb = NULL;
-        memset(&o, 0, sizeof o);
-        o.chunk_bytes = 16 * 1024;
-        o.strategy = CUXFER_PLAN_SPAN;
-        GPU_MUST(cuxfer_plan2d_create(&p, &o)); /* on device 0 */
-        GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
-        GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
-        GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
-        GPU_MUST(cuxfer_view_wrap(&back, bb, hp, w, h, 1));
+        plan_create(&p, 16 * 1024, CUXFER_PLAN_SPAN, 0); /* on device 0 */
+        pinned_view(&hb, &src, w, h, hp);
+        pinned_view(&bb, &back, w, h, hp);
         GPU_MUST(cudaSetDevice(1));
         GPU_MUST(cuxfer_view_alloc_device(&dv1, w, h, 1));
         GPU_MUST(cudaSetDevice(0));
@@ -235,11 +229,7 @@ static void two_devices(void)
      * plan's strategy */
     {
         cuxfer_plan2d p;
-        cuxfer_plan2d_options o;
-        memset(&o, 0, sizeof o);
-        o.strategy = CUXFER_PLAN_DIRECT;
-        o.chunk_bytes = 1u << 20;
-        GPU_MUST(cuxfer_plan2d_create(&p, &o));
+        plan_create(&p, 1u << 20, CUXFER_PLAN_DIRECT, 0);
         ok(cuxfer_plan2d_calibrate(&p, s1, NULL, NULL, NULL) != cudaSuccess,
            "calibrate on another device's stream fails");
         is_int(CUXFER_PLAN_DIRECT, p.opt.strategy, "the plan's strategy is as it was");
@@ -283,20 +273,13 @@ static void planner_on_default_streams(void)
     const cudaStream_t streams[] = {(cudaStream_t)0, cudaStreamLegacy, cudaStreamPerThread};
     const size_t w = 8, h = 30011, hp = 24;
     cuxfer_plan2d up, down;
-    cuxfer_plan2d_options o;
     cuxfer_view src, dev, back;
     void *hb = NULL, *bb = NULL;
     int k;
-    memset(&o, 0, sizeof o);
-    o.chunk_bytes = 16 * 1024;
-    o.strategy = CUXFER_PLAN_SPAN;
-    GPU_MUST(cuxfer_plan2d_create(&up, &o));
-    o.strategy = CUXFER_PLAN_PACK;
-    GPU_MUST(cuxfer_plan2d_create(&down, &o));
-    GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
-    GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
-    GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
-    GPU_MUST(cuxfer_view_wrap(&back, bb, hp, w, h, 1));
+    plan_create(&up, 16 * 1024, CUXFER_PLAN_SPAN, 0);
+    plan_create(&down, 16 * 1024, CUXFER_PLAN_PACK, 0);
+    pinned_view(&hb, &src, w, h, hp);
+    pinned_view(&bb, &back, w, h, hp);
     GPU_MUST(cuxfer_view_alloc_device(&dev, w, h, 1));
     for (k = 0; k < 3; ++k) {
         cudaStream_t s = streams[k];
@@ -336,11 +319,26 @@ static int release(cudaStream_t s)
     return !__atomic_load_n(&held.timed_out, __ATOMIC_ACQUIRE);
 }
 
+/* n square tiles of side x side bytes, row after row across the first 512
+ * bytes of rows of the image hb (pitch 640), into r, and what the dense
+ * buffer must then hold (the tiles one after another) into want. */
+static void tile_grid(cuxfer_roi *r, unsigned char *want, size_t n, size_t side,
+                      const unsigned char *hb)
+{
+    size_t i, y, per_row = 512 / side;
+    for (i = 0; i < n; ++i) {
+        r[i].x = (i % per_row) * side;
+        r[i].y = (i / per_row) * side;
+        r[i].width = r[i].height = side;
+        for (y = 0; y < side; ++y)
+            memcpy(want + (i * side + y) * side, hb + (r[i].y + y) * 640 + r[i].x, side);
+    }
+}
+
 static void behind_a_held_stream(void)
 {
     const size_t w = 16, h = 100003, hp = 40, tiles = 4096;
     cuxfer_plan2d up, down;
-    cuxfer_plan2d_options o;
     cuxfer_rois rp;
     cuxfer_rois_options ro;
     cuxfer_view src, dev, back, img, dense;
@@ -358,11 +356,8 @@ static void behind_a_held_stream(void)
     GPU_MUST(cuxfer_view_alloc_device(&dev, w, h, 1));
     fill_pattern(hb, hp * h, 71);
     memset(bb, 0x5A, hp * h);
-    memset(&o, 0, sizeof o);
-    o.strategy = CUXFER_PLAN_SPAN;
-    GPU_MUST(cuxfer_plan2d_create(&up, &o));
-    o.strategy = CUXFER_PLAN_PACK;
-    GPU_MUST(cuxfer_plan2d_create(&down, &o));
+    plan_create(&up, 0, CUXFER_PLAN_SPAN, 0);
+    plan_create(&down, 0, CUXFER_PLAN_PACK, 0);
     kernel = down.kernel != NULL;
     diag("the copy kernel %s", kernel ? "loaded (CUDA 12.5+)" : "is not there: PACK packs on the copy engine");
     hold_stream(s, 10000);
@@ -385,13 +380,7 @@ static void behind_a_held_stream(void)
     got = (unsigned char *)malloc(tiles * 64);
     if (!r || !want || !got)
         bail("out of host memory");
-    for (i = 0; i < tiles; ++i) {
-        r[i].x = (i % 64) * 8;
-        r[i].y = (i / 64) * 8;
-        r[i].width = r[i].height = 8;
-        for (y = 0; y < 8; ++y)
-            memcpy(want + i * 64 + y * 8, hb + (r[i].y + y) * 640 + r[i].x, 8);
-    }
+    tile_grid(r, want, tiles, 8, hb);
     GPU_MUST(cuxfer_view_wrap(&img, hb, 640, 512, 512, 1));
     GPU_MUST(cudaMalloc(&dd, tiles * 64));
     GPU_MUST(cudaMemset(dd, 0xA5, tiles * 64));
@@ -416,13 +405,7 @@ static void behind_a_held_stream(void)
         cuxfer_view dense2;
         if (!r2 || !want2 || !got2)
             bail("out of host memory");
-        for (i = 0; i < many; ++i) {
-            r2[i].x = (i % 256) * 2;
-            r2[i].y = (i / 256) * 2;
-            r2[i].width = r2[i].height = 2;
-            for (y = 0; y < 2; ++y)
-                memcpy(want2 + i * 4 + y * 2, hb + (r2[i].y + y) * 640 + r2[i].x, 2);
-        }
+        tile_grid(r2, want2, many, 2, hb);
         GPU_MUST(cudaMalloc(&dd2, many * 4));
         GPU_MUST(cudaMemset(dd2, 0xA5, many * 4));
         GPU_MUST(cudaDeviceSynchronize());
@@ -502,18 +485,11 @@ static void planner_in_graphs(void)
         int strategy = si == 0 ? CUXFER_PLAN_SPAN : CUXFER_PLAN_PACK;
         const char *sn = si == 0 ? "SPAN" : "PACK";
         cuxfer_plan2d p;
-        cuxfer_plan2d_options o;
         cuxfer_view host, dev, ref;
         void *hb = NULL, *rb = NULL;
-        memset(&o, 0, sizeof o);
-        o.chunk_bytes = 16 * 1024;
-        o.strategy = strategy;
-        o.threads = 4;
-        GPU_MUST(cuxfer_plan2d_create(&p, &o));
-        GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
-        GPU_MUST(cuxfer_host_alloc(&rb, hp * h, 1, 0));
-        GPU_MUST(cuxfer_view_wrap(&host, hb, hp, w, h, 1));
-        GPU_MUST(cuxfer_view_wrap(&ref, rb, hp, w, h, 1));
+        plan_create(&p, 16 * 1024, strategy, 4);
+        pinned_view(&hb, &host, w, h, hp);
+        pinned_view(&rb, &ref, w, h, hp);
         GPU_MUST(cuxfer_view_alloc_device(&dev, w, h, 1));
         ok(cuxfer_plan2d_choose(&p, si == 0 ? &dev : &host, si == 0 ? &host : &dev) == strategy,
            "%s: the plan would use %s", sn, sn);
@@ -649,7 +625,6 @@ static void global_capture_elsewhere(void)
     cudaGraphExec_t x = NULL;
     unsigned char *dev, *fresh, *back;
     cuxfer_plan2d p;
-    cuxfer_plan2d_options o;
     cuxfer_view hv, dv;
     void *first;
     enum cudaStreamCaptureMode mode;
@@ -663,10 +638,7 @@ static void global_capture_elsewhere(void)
     GPU_MUST(cudaMalloc((void **)&fresh, 1u << 20)); /* classified first inside the window */
     GPU_MUST(cuxfer_host_alloc((void **)&back, 1u << 20, 1, 0));
     GPU_MUST(cuxfer_pinned_pool_create(&pool, NULL));
-    memset(&o, 0, sizeof o);
-    o.chunk_bytes = 4096;
-    o.strategy = CUXFER_PLAN_PACK;
-    GPU_MUST(cuxfer_plan2d_create(&p, &o));
+    plan_create(&p, 4096, CUXFER_PLAN_PACK, 0);
     GPU_MUST(cuxfer_view_alloc_device(&dv, 8, PACK_ROWS, 1));
     GPU_MUST(cuxfer_view_alloc_host(&hv, 16, PACK_ROWS, 1, 0));
     GPU_MUST(cudaMemsetAsync(dv.ptr, 0x33, dv.pitch * dv.height, s));

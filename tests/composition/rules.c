@@ -10,21 +10,14 @@
 
 #include "tap.h"
 #include <cuxfer.h>
+#include "views.h"
 
 static unsigned char buf[8192];
 static unsigned char mark[8192];
 
 static cuxfer_view mk(size_t off, size_t w, size_t h, size_t pitch)
 {
-    cuxfer_view v;
-    memset(&v, 0, sizeof v);
-    v.ptr = buf + off;
-    v.width = w;
-    v.height = h;
-    v.elem_size = 1;
-    v.pitch = pitch;
-    v.device = -1;
-    return v;
+    return view_of(buf + off, w, h, 1, pitch);
 }
 
 /* The reference: mark every byte of a's rows, look for one of b's. */

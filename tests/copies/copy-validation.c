@@ -6,44 +6,32 @@
 
 #include "tap.h"
 #include <cuxfer.h>
+#include "views.h"
 
 static unsigned char a[4096], b[4096];
 
-static cuxfer_view mk(void *p, size_t w, size_t h, size_t elem, size_t pitch)
-{
-    cuxfer_view v;
-    memset(&v, 0, sizeof v);
-    v.ptr = p;
-    v.width = w;
-    v.height = h;
-    v.elem_size = elem;
-    v.pitch = pitch;
-    v.device = -1;
-    return v;
-}
-
 int main(void)
 {
-    cuxfer_view d = mk(a, 10, 4, 4, 64), s = mk(b, 10, 4, 4, 48), t;
+    cuxfer_view d = view_of(a, 10, 4, 4, 64), s = view_of(b, 10, 4, 4, 48), t;
     void *p = (void *)&p;
     plan(0);
 
     /* cuxfer_copy2d_check */
     is_int(cudaSuccess, cuxfer_copy2d_check(&d, &s, 0), "equal extents pass");
-    t = mk(b, 11, 4, 4, 48);
+    t = view_of(b, 11, 4, 4, 48);
     is_int(cudaErrorInvalidValue, cuxfer_copy2d_check(&d, &t, 0), "different widths refused");
     is_string("cuxfer_copy2d_async: extents differ: dst 10x4 of 4-byte elements, "
               "src 11x4 of 4-byte elements", cuxfer_last_reason(), "reason names both extents");
-    t = mk(b, 10, 5, 4, 48);
+    t = view_of(b, 10, 5, 4, 48);
     is_int(cudaErrorInvalidValue, cuxfer_copy2d_check(&d, &t, 0), "different heights refused");
-    t = mk(b, 20, 4, 2, 48);
+    t = view_of(b, 20, 4, 2, 48);
     is_int(cudaErrorInvalidValue, cuxfer_copy2d_check(&d, &t, 0),
            "same row bytes but different element size refused");
-    t = mk(b, 10, 4, 4, 39);
+    t = view_of(b, 10, 4, 4, 39);
     is_int(cudaErrorInvalidPitchValue, cuxfer_copy2d_check(&d, &t, 0),
            "src pitch below the row is cudaErrorInvalidPitchValue");
     contains(cuxfer_last_reason(), "src row of 40 bytes", "reason names the src row");
-    t = mk(a, 10, 4, 4, 39);
+    t = view_of(a, 10, 4, 4, 39);
     is_int(cudaErrorInvalidPitchValue, cuxfer_copy2d_check(&t, &s, 0),
            "dst pitch below the row is cudaErrorInvalidPitchValue");
     is_int(cudaSuccess, cuxfer_copy2d_check(&d, &s, 64), "pitch exactly the maximum passes");
@@ -51,18 +39,18 @@ int main(void)
     is_string("cuxfer_copy2d_async: dst pitch 64 exceeds the device's maximum pitch 63",
               cuxfer_last_reason(), "reason names pitch and maximum");
     is_int(cudaErrorInvalidValue, cuxfer_copy2d_check(&d, &s, 47), "src pitch over max refused");
-    t = mk(a, 10, 1, 4, 64);
+    t = view_of(a, 10, 1, 4, 64);
     {
-        cuxfer_view u = mk(b, 10, 1, 4, 1000);
+        cuxfer_view u = view_of(b, 10, 1, 4, 1000);
         is_int(cudaSuccess, cuxfer_copy2d_check(&t, &u, 63),
                "one row: pitch does not matter (it is a 1D copy)");
     }
     is_int(cudaErrorInvalidValue, cuxfer_copy2d_check(NULL, &s, 0), "NULL dst refused");
     is_int(cudaErrorInvalidValue, cuxfer_copy2d_async(&d, NULL, (cudaStream_t)0),
            "copy2d_async refuses before any CUDA call");
-    t = mk(a, 0, 4, 4, 64);
+    t = view_of(a, 0, 4, 4, 64);
     {
-        cuxfer_view u = mk(b, 0, 4, 4, 48);
+        cuxfer_view u = view_of(b, 0, 4, 4, 48);
         is_int(cudaSuccess, cuxfer_copy2d_async(&t, &u, (cudaStream_t)0),
                "an empty copy is a no-op success");
     }

@@ -6,38 +6,39 @@
 
 #include "tap.h"
 #include <cuxfer.h>
+#include "views.h"
 
 static unsigned char buf[64 * 48 * 4];
 
+/* A pinned host view over buf, filled in by hand (see views.h). */
 static cuxfer_view host_view(size_t w, size_t h, size_t elem, size_t pitch)
 {
-    cuxfer_view v;
-    memset(&v, 0, sizeof v);
-    v.ptr = buf;
-    v.width = w;
-    v.height = h;
-    v.elem_size = elem;
-    v.pitch = pitch;
+    cuxfer_view v = view_of(buf, w, h, elem, pitch);
     v.kind = CUXFER_MEMORY_PINNED;
-    v.device = -1;
     return v;
 }
 
-static cuxfer_roi roi(size_t x, size_t y, size_t w, size_t h)
-{
+/* ROIs cuxfer_view_sub must refuse on the 40x30 view, each with its
+ * reason (NULL: not checked) and what that reason names. */
+static const struct {
     cuxfer_roi r;
-    r.x = x;
-    r.y = y;
-    r.width = w;
-    r.height = h;
-    return r;
-}
+    const char *what, *reason, *names;
+} bad_rois[] = {
+    {{39, 0, 2, 1}, "x + width = edge + 1 refused", "ROI x+width 41 exceeds view width 40",
+     "reason names x+width and the view width"},
+    {{41, 0, 0, 1}, "x past the edge refused even when empty", NULL, NULL},
+    {{0, 29, 1, 2}, "y + height = edge + 1 refused", "ROI y+height 31 exceeds view height 30",
+     "reason names y+height and the view height"},
+    {{SIZE_MAX, 0, 2, 1}, "x = SIZE_MAX overflow refused",
+     "ROI x 18446744073709551615 + width 2 overflows size_t", "reason names the overflowing values"},
+    {{1, SIZE_MAX, 1, 1}, "y = SIZE_MAX overflow refused", NULL, NULL},
+};
 
 int main(void)
 {
     cuxfer_view v = host_view(40, 30, 3, 128), sub, bad;
     unsigned char *p;
-    size_t e;
+    size_t e, i;
     plan(0);
 
     /* cuxfer_view_check */
@@ -78,41 +79,31 @@ int main(void)
     is_int(cudaSuccess, cuxfer_view_check(&bad, "v"), "an empty view is valid");
 
     /* cuxfer_view_sub: the edges */
-    is_int(cudaSuccess, cuxfer_view_sub(&v, roi(0, 0, 40, 30), &sub), "the full view as ROI");
+    is_int(cudaSuccess, cuxfer_view_sub(&v, roi_of(0, 0, 40, 30), &sub), "the full view as ROI");
     ok(sub.ptr == buf && sub.width == 40 && sub.height == 30 && sub.pitch == 128 &&
            sub.elem_size == 3 && sub.flags == 0,
        "full ROI keeps pointer, pitch and element size");
-    is_int(cudaSuccess, cuxfer_view_sub(&v, roi(39, 29, 1, 1), &sub), "1x1 at the far corner");
+    is_int(cudaSuccess, cuxfer_view_sub(&v, roi_of(39, 29, 1, 1), &sub), "1x1 at the far corner");
     ok((unsigned char *)sub.ptr == buf + 29 * 128 + 39 * 3,
        "ROI pointer = base + y * pitch + x * elem_size");
-    is_int(cudaSuccess, cuxfer_view_sub(&v, roi(40, 0, 0, 30), &sub),
+    is_int(cudaSuccess, cuxfer_view_sub(&v, roi_of(40, 0, 0, 30), &sub),
            "an empty ROI at the right edge");
-    is_int(cudaErrorInvalidValue, cuxfer_view_sub(&v, roi(39, 0, 2, 1), &sub),
-           "x + width = edge + 1 refused");
-    is_string("ROI x+width 41 exceeds view width 40", cuxfer_last_reason(),
-              "reason names x+width and the view width");
-    is_int(cudaErrorInvalidValue, cuxfer_view_sub(&v, roi(41, 0, 0, 1), &sub),
-           "x past the edge refused even when empty");
-    is_int(cudaErrorInvalidValue, cuxfer_view_sub(&v, roi(0, 29, 1, 2), &sub),
-           "y + height = edge + 1 refused");
-    is_string("ROI y+height 31 exceeds view height 30", cuxfer_last_reason(),
-              "reason names y+height and the view height");
-    is_int(cudaErrorInvalidValue, cuxfer_view_sub(&v, roi(SIZE_MAX, 0, 2, 1), &sub),
-           "x = SIZE_MAX overflow refused");
-    is_string("ROI x 18446744073709551615 + width 2 overflows size_t", cuxfer_last_reason(),
-              "reason names the overflowing values");
-    is_int(cudaErrorInvalidValue, cuxfer_view_sub(&v, roi(1, SIZE_MAX, 1, 1), &sub),
-           "y = SIZE_MAX overflow refused");
-    is_int(cudaErrorInvalidValue, cuxfer_view_sub(&v, roi(0, 0, 1, 1), NULL),
+    for (i = 0; i < sizeof bad_rois / sizeof bad_rois[0]; ++i) {
+        is_int(cudaErrorInvalidValue, cuxfer_view_sub(&v, bad_rois[i].r, &sub), "%s",
+               bad_rois[i].what);
+        if (bad_rois[i].reason)
+            is_string(bad_rois[i].reason, cuxfer_last_reason(), "%s", bad_rois[i].names);
+    }
+    is_int(cudaErrorInvalidValue, cuxfer_view_sub(&v, roi_of(0, 0, 1, 1), NULL),
            "NULL sub refused");
     {
         cuxfer_view outer = host_view(40, 30, 3, 128), mid, inner;
-        cuxfer_view_sub(&outer, roi(5, 6, 20, 10), &mid);
-        is_int(cudaSuccess, cuxfer_view_sub(&mid, roi(19, 9, 1, 1), &inner),
+        cuxfer_view_sub(&outer, roi_of(5, 6, 20, 10), &mid);
+        is_int(cudaSuccess, cuxfer_view_sub(&mid, roi_of(19, 9, 1, 1), &inner),
                "a sub-view of a sub-view at its corner");
         ok((unsigned char *)inner.ptr == buf + (6 + 9) * 128 + (5 + 19) * 3,
            "nested ROI offsets add up");
-        is_int(cudaErrorInvalidValue, cuxfer_view_sub(&mid, roi(20, 0, 1, 1), &inner),
+        is_int(cudaErrorInvalidValue, cuxfer_view_sub(&mid, roi_of(20, 0, 1, 1), &inner),
                "a nested ROI cannot escape its parent ROI");
     }
 

@@ -5,6 +5,7 @@
  * registered host memory - and they never write outside the ROI (the pitch
  * padding and the rest of a canvas keep their poison). */
 #include "gpu.h"
+#include "views.h"
 
 #define IMG_W 37
 #define IMG_H 23
@@ -129,16 +130,6 @@ static int run_case(const cuxfer_view *himg, const cuxfer_view *dimg, cuxfer_roi
     return 0;
 }
 
-static cuxfer_roi R(size_t x, size_t y, size_t w, size_t h)
-{
-    cuxfer_roi r;
-    r.x = x;
-    r.y = y;
-    r.width = w;
-    r.height = h;
-    return r;
-}
-
 int main(void)
 {
     static const size_t elems[] = {1, 2, 3, 4, 8, 12, 16};
@@ -151,21 +142,21 @@ int main(void)
     gpu_require(1);
     plan(0);
     GPU_MUST(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    rois[nroi++] = R(0, 0, 1, 1);
-    rois[nroi++] = R(IMG_W - 1, 0, 1, 1);
-    rois[nroi++] = R(0, IMG_H - 1, 1, 1);
-    rois[nroi++] = R(IMG_W - 1, IMG_H - 1, 1, 1);
-    rois[nroi++] = R(0, 0, IMG_W, IMG_H);
-    rois[nroi++] = R(3, 2, 7, 5);
-    rois[nroi++] = R(0, IMG_H / 2, IMG_W, 1);
-    rois[nroi++] = R(IMG_W / 2, 0, 1, IMG_H);
+    rois[nroi++] = roi_of(0, 0, 1, 1);
+    rois[nroi++] = roi_of(IMG_W - 1, 0, 1, 1);
+    rois[nroi++] = roi_of(0, IMG_H - 1, 1, 1);
+    rois[nroi++] = roi_of(IMG_W - 1, IMG_H - 1, 1, 1);
+    rois[nroi++] = roi_of(0, 0, IMG_W, IMG_H);
+    rois[nroi++] = roi_of(3, 2, 7, 5);
+    rois[nroi++] = roi_of(0, IMG_H / 2, IMG_W, 1);
+    rois[nroi++] = roi_of(IMG_W / 2, 0, 1, IMG_H);
     while (nroi < sizeof rois / sizeof rois[0]) {
         size_t x, y;
         seed = seed * 1103515245u + 12345u;
         x = (seed >> 8) % IMG_W;
         seed = seed * 1103515245u + 12345u;
         y = (seed >> 8) % IMG_H;
-        rois[nroi++] = R(x, y, 1 + (seed >> 4) % (IMG_W - x), 1 + (seed >> 12) % (IMG_H - y));
+        rois[nroi++] = roi_of(x, y, 1 + (seed >> 4) % (IMG_W - x), 1 + (seed >> 12) % (IMG_H - y));
     }
 
     for (ei = 0; ei < sizeof elems / sizeof elems[0]; ++ei)

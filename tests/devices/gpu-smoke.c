@@ -11,9 +11,7 @@ int main(void)
     cudaStream_t s;
     gpu_require(1);
     plan(4);
-    GPU_MUST(cudaMallocHost((void **)&h_src, N));
-    GPU_MUST(cudaMallocHost((void **)&h_dst, N));
-    GPU_MUST(cudaMalloc((void **)&d, N));
+    copy_bufs_alloc(&h_src, &h_dst, &d, N);
     GPU_MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     fill_pattern(h_src, N, 1);
     memset(h_dst, 0xA5, N);
@@ -22,8 +20,6 @@ int main(void)
     GPU_OK(cudaStreamSynchronize(s), "stream completes");
     ok(memcmp(h_src, h_dst, N) == 0, "1 MiB round trip is byte-exact");
     cudaStreamDestroy(s);
-    cudaFree(d);
-    cudaFreeHost(h_src);
-    cudaFreeHost(h_dst);
+    copy_bufs_free(h_src, h_dst, d);
     done_testing();
 }

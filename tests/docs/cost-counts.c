@@ -31,6 +31,15 @@ static int calls[C_COUNT];
 static int fake_events; /* events alive (made here, not yet destroyed) */
 
 #define WRAP(ret, name, args) ret __wrap_##name args; ret __wrap_##name args
+/* A wrapper that only counts its calls and succeeds; `unused` voids its
+ * arguments. */
+#define WRAP_COUNT(name, index, args, unused)                                  \
+    WRAP(cudaError_t, name, args)                                              \
+    {                                                                          \
+        unused;                                                                \
+        ++calls[index];                                                        \
+        return cudaSuccess;                                                    \
+    }
 
 WRAP(cudaError_t, cudaEventQuery, (cudaEvent_t e))
 {
@@ -38,12 +47,7 @@ WRAP(cudaError_t, cudaEventQuery, (cudaEvent_t e))
     ++calls[C_QUERY];
     return cudaErrorNotReady;
 }
-WRAP(cudaError_t, cudaEventSynchronize, (cudaEvent_t e))
-{
-    (void)e;
-    ++calls[C_SYNC];
-    return cudaSuccess;
-}
+WRAP_COUNT(cudaEventSynchronize, C_SYNC, (cudaEvent_t e), (void)e)
 WRAP(cudaError_t, cudaThreadExchangeStreamCaptureMode, (enum cudaStreamCaptureMode *m))
 {
     static enum cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
@@ -69,18 +73,9 @@ WRAP(cudaError_t, cudaEventDestroy, (cudaEvent_t e))
     --fake_events;
     return cudaSuccess;
 }
-WRAP(cudaError_t, cudaEventRecord, (cudaEvent_t e, cudaStream_t s))
-{
-    (void)e, (void)s;
-    ++calls[C_RECORD];
-    return cudaSuccess;
-}
-WRAP(cudaError_t, cudaStreamWaitEvent, (cudaStream_t s, cudaEvent_t e, unsigned f))
-{
-    (void)s, (void)e, (void)f;
-    ++calls[C_WAIT];
-    return cudaSuccess;
-}
+WRAP_COUNT(cudaEventRecord, C_RECORD, (cudaEvent_t e, cudaStream_t s), ((void)e, (void)s))
+WRAP_COUNT(cudaStreamWaitEvent, C_WAIT, (cudaStream_t s, cudaEvent_t e, unsigned f),
+           ((void)s, (void)e, (void)f))
 WRAP(cudaError_t, cudaEventElapsedTime, (float *ms, cudaEvent_t a, cudaEvent_t b))
 {
     (void)a, (void)b;
@@ -108,12 +103,7 @@ WRAP(cudaError_t, cudaGetDevice, (int *d))
     *d = 0;
     return cudaSuccess;
 }
-WRAP(cudaError_t, cudaSetDevice, (int d))
-{
-    (void)d;
-    ++calls[C_SETDEV];
-    return cudaSuccess;
-}
+WRAP_COUNT(cudaSetDevice, C_SETDEV, (int d), (void)d)
 #if CUDART_VERSION >= 12080
 WRAP(cudaError_t, cudaStreamGetDevice, (cudaStream_t s, int *d))
 {

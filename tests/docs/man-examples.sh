@@ -11,9 +11,8 @@
 # (tests/lib/gpu-probe) every program is also run and must exit 0: the
 # examples check every call.  A page without an EXAMPLES program fails,
 # except the overview cuxfer.3.  Nothing is written into $top_srcdir.
-: "${top_srcdir:=.}"
+. "${top_srcdir:-.}/tests/lib/tap.sh"
 : "${CC:=cc}"
-: "${top_builddir:=.}"
 # The flags between `cc` and `prog.c` of cuxfer(3)'s compile line.
 line=$(sed -n 's/^\.Dl cc \(.*\) prog\.c \$(pkg-config --cflags --libs cuxfer)$/\1/p' \
     "$top_srcdir/man/cuxfer.3")
@@ -30,13 +29,8 @@ case $probe in
 *SKIP*) ;;
 *) run=1 ;;
 esac
-first_word() { set -- $1; echo "$1"; }
 have_nvcc=
-if [ -n "$NVCC" ] && command -v "$(first_word "$NVCC")" >/dev/null 2>&1; then
-    have_nvcc=1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-mx.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+have "$NVCC" && have_nvcc=1
 
 # extract PAGE PREFIX: write the EXAMPLES' literal blocks to PREFIX.1.c,
 # PREFIX.2.c, ... undoing the roff escapes (\& vanishes, \e is a
@@ -60,19 +54,14 @@ extract() {
 }
 
 pages=$(ls "$top_srcdir"/man/*.3)
-n=0
-for p in $pages; do n=$((n + 1)); done
-echo "1..$n"
-i=0
 for p in $pages; do
-    i=$((i + 1))
     name=$(basename "$p" .3)
-    blocks=$(extract "$p" "$tmp/$name")
+    blocks=$(extract "$p" "$T/$name")
     if [ "$blocks" -eq 0 ]; then
         if [ "$name" = cuxfer ]; then
-            echo "ok $i - $name.3 # SKIP the overview has no EXAMPLES program"
+            skip_one "$name.3: the overview has no EXAMPLES program"
         else
-            echo "not ok $i - $name.3 has no EXAMPLES program"
+            fail "$name.3 has no EXAMPLES program"
         fi
         continue
     fi
@@ -80,30 +69,30 @@ for p in $pages; do
     b=0
     while [ "$b" -lt "$blocks" ]; do
         b=$((b + 1))
-        src="$tmp/$name.$b.c"
+        src="$T/$name.$b.c"
         # shellcheck disable=SC2086 # the flag variables are word lists
         if ! $CC $line -O2 -Wall -Wextra -Werror \
                 -pedantic -I"$top_srcdir/include" $CUDA_CPPFLAGS \
-                -o "$tmp/$name.$b" "$src" $CUDA_LDFLAGS $CUDA_LIBS \
-                $PTHREAD_LIBS >"$tmp/log" 2>&1; then
+                -o "$T/$name.$b" "$src" $CUDA_LDFLAGS $CUDA_LIBS \
+                $PTHREAD_LIBS >"$T/log" 2>&1; then
             failed="$failed $b"
-            sed "s|^|# $name.3 example $b: |" "$tmp/log" >>"$tmp/diag"
+            sed "s|^|# $name.3 example $b: |" "$T/log" >>"$T/diag"
         elif [ -n "$have_nvcc" ] && ! $NVCC -x c -O2 -Werror all-warnings \
                 -Xcompiler -Wall,-Wextra,-Werror -I"$top_srcdir/include" \
-                -c -o "$tmp/$name.$b.o" "$src" >"$tmp/log" 2>&1; then
+                -c -o "$T/$name.$b.o" "$src" >"$T/log" 2>&1; then
             failed="$failed $b(nvcc)"
-            sed "s|^|# $name.3 example $b (nvcc): |" "$tmp/log" >>"$tmp/diag"
-        elif [ -n "$run" ] && ! (cd "$tmp" && "./$name.$b") >"$tmp/log" 2>&1; then
+            sed "s|^|# $name.3 example $b (nvcc): |" "$T/log" >>"$T/diag"
+        elif [ -n "$run" ] && ! (cd "$T" && "./$name.$b") >"$T/log" 2>&1; then
             failed="$failed $b(run)"
-            sed "s|^|# $name.3 example $b (run): |" "$tmp/log" >>"$tmp/diag"
+            sed "s|^|# $name.3 example $b (run): |" "$T/log" >>"$T/diag"
         fi
     done
     if [ -z "$failed" ]; then
-        echo "ok $i - $name.3: $blocks example(s) compile and link with cc $line -O2${have_nvcc:+ (and under nvcc)}${run:+, and run}"
+        pass "$name.3: $blocks example(s) compile and link with cc $line -O2${have_nvcc:+ (and under nvcc)}${run:+, and run}"
     else
-        echo "not ok $i - $name.3: example(s)$failed failed"
-        cat "$tmp/diag"
-        rm -f "$tmp/diag"
+        fail "$name.3: example(s)$failed failed"
+        cat "$T/diag"
+        rm -f "$T/diag"
     fi
 done
-exit 0
+finish

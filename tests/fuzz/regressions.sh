@@ -19,14 +19,7 @@ top_srcdir=$(cd "$top_srcdir" && pwd) || exit 1
 top_builddir=$(cd "$top_builddir" && pwd) || exit 1
 FUZZ="$top_srcdir/fuzz"
 TARGETS="fuzz-image-header fuzz-geometry fuzz-view fuzz-png-tiff"
-T=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-fuzzreg.XXXXXX") || {
-    echo "Bail out! mktemp failed"; exit 1; }
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
-
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
+. "$top_srcdir/tests/lib/tap.sh"
 diag() { grep -v -e '^INFO: ' -e '^replay: ' "$1" | sed -n '1,25s/^/#   /p'; }
 # A hang is a failure too, not a stuck `make check`.
 limit=
@@ -84,21 +77,21 @@ run() {
         name="$h: $t/$(basename "$f")"
         why=$(known_bug "$t/$(basename "$f")")
         if [ -n "$why" ] && [ "$san" = no ]; then
-            ok "$name # SKIP known bug, shows only under sanitizers: $why"
+            pass "$name # SKIP known bug, shows only under sanitizers: $why"
             continue
         fi
         if (cd "$T" && TMPDIR="$T" $limit "$@" "$f") >"$T/log" 2>&1; then
-            if [ -n "$why" ]; then ok "$name # TODO known bug: $why (fixed? then delete its KNOWN-BUGS line)"
-            else ok "$name"; fi
+            if [ -n "$why" ]; then pass "$name # TODO known bug: $why (fixed? then delete its KNOWN-BUGS line)"
+            else pass "$name"; fi
         else
-            if [ -n "$why" ]; then not_ok "$name # TODO known bug: $why"
-            else not_ok "$name"; fi
+            if [ -n "$why" ]; then fail "$name # TODO known bug: $why"
+            else fail "$name"; fi
             diag "$T/log"
         fi
     done
     if (cd "$T" && TMPDIR="$T" $limit "$@" "$FUZZ/corpus/$t/"*) >"$T/log" 2>&1
-    then ok "$h: $t seed corpus ($(ls "$FUZZ/corpus/$t" | wc -l) inputs)"
-    else not_ok "$h: $t seed corpus"; diag "$T/log"; fi
+    then pass "$h: $t seed corpus ($(ls "$FUZZ/corpus/$t" | wc -l) inputs)"
+    else fail "$h: $t seed corpus"; diag "$T/log"; fi
 }
 
 for t in $TARGETS; do
@@ -113,10 +106,9 @@ for t in $TARGETS; do
         "$r" --sanitized && san=yes
         run replay "$san" "$t" "$r"
     else
-        not_ok "replay: $r is not built"
+        fail "replay: $r is not built"
     fi
 done
 [ $have_libfuzzer = yes ] ||
     echo "# clang's libFuzzer runtime not found: replay driver only"
-echo "1..$n"
-exit 0
+finish

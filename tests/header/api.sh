@@ -14,37 +14,20 @@
 #      block mentions exists;
 #   4. each name sits under a page (`man 3 PAGE`) that documents it.
 # Comments and string literals are ignored outside the block.
-: "${top_srcdir:=$(dirname "$0")/..}"
+: "${top_srcdir:=$(dirname "$0")/../..}"
 h="$top_srcdir/include/cuxfer.h"
 command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 not found"; exit 0; }
-exec python3 - "$h" "$top_srcdir/man" <<'EOF'
+exec python3 - "$h" "$top_srcdir/man" "$top_srcdir/tests/lib" <<'EOF'
 import os, re, sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[3])
+from c_strip import strip  # comments and literals out, lines kept
 
 hdr, mandir = sys.argv[1], sys.argv[2]
 src = open(hdr, encoding="utf-8").read()
 lines = src.split("\n")
 P, M = "cuxfer_" "impl_", "CUXFER_" "IMPL_"  # private prefixes, in pieces
-
-def strip(text):
-    # comments and literals out, line structure kept
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            out.append(c + re.sub(r"[^\n]", " ", text[i + 1:j]) + c)
-            i = j + 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 # The block: from its banner to "(end of the API)".
 begin = end = None

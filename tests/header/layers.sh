@@ -10,8 +10,12 @@
 : "${top_srcdir:=$(dirname "$0")/../..}"
 h="$top_srcdir/include/cuxfer.h"
 command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 not found"; exit 0; }
-exec python3 - "$h" <<'EOF'
+exec python3 - "$h" "$top_srcdir/tests/lib" <<'EOF'
 import re, sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+from c_strip import strip  # comments and literals out, lines kept
 
 src = open(sys.argv[1], encoding="utf-8").read()
 lines = src.split("\n")
@@ -31,32 +35,6 @@ for i, l in enumerate(lines):
     sec_of_line.append(None if api else cur)
     if l.strip() == "/* (end of the API) */":
         api = False
-
-def strip(text):
-    # comments and literals out, line structure kept
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            out.append(c + re.sub(r"[^\n]", " ", text[i + 1:j]) + c)
-            i = j + 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 code = strip(src).split("\n")
 ident = re.compile(r"\b(cuxfer_\w+|CUXFER_\w+)\b")

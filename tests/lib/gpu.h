@@ -63,6 +63,23 @@ static TAP_UNUSED int gpu_require(int need)
     skip_all("needs %d GPUs", need);
 }
 
+/* For a test with a CPU part that has run: 1 when a device is there for
+ * the GPU part.  Without one, 0 after `nskip` skipped points (0: the
+ * caller says what it skips), or Bail out! when CUXFER_REQUIRE_GPU asks
+ * for a device; cuxfer_last_reason() still says why there is none. */
+static TAP_UNUSED int gpu_present(int nskip)
+{
+    int n = 0;
+    const char *req = getenv("CUXFER_REQUIRE_GPU");
+    if (cuxfer_device_count(&n) == cudaSuccess && n > 0)
+        return 1;
+    if (req && atoi(req) > 0)
+        bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req, cuxfer_last_reason());
+    if (nskip > 0)
+        skip(nskip, "no CUDA device: %s", cuxfer_last_reason());
+    return 0;
+}
+
 /* GPU_OK(expr, name): a CUDA call is a test point; on failure name the
  * error, so every return code is checked and visible. */
 #define GPU_OK(expr, ...)                                                      \
@@ -81,6 +98,54 @@ static TAP_UNUSED int gpu_require(int need)
             bail("%s:%d: %s -> %s %s", __FILE__, __LINE__, #expr,              \
                  cudaGetErrorName(gpu_err_), cuxfer_last_reason());            \
     } while (0)
+
+/* DESTROY_IS_SAFE(obj, destroy, what): what every _destroy of the kit
+ * promises - on a zeroed object (obj is zeroed first) and on NULL it
+ * succeeds; two points. */
+#define DESTROY_IS_SAFE(obj, destroy, what)                                    \
+    do {                                                                       \
+        memset(&(obj), 0, sizeof(obj));                                        \
+        GPU_OK(destroy(&(obj)), "destroy of a zeroed " what " is safe");       \
+        GPU_OK(destroy(NULL), "destroy of NULL is safe");                      \
+    } while (0)
+
+/* Setup: *p made with options chunk_bytes, strategy and threads (0: the
+ * defaults), the rest zero. */
+static TAP_UNUSED void plan_create(cuxfer_plan2d *p, size_t chunk_bytes, int strategy,
+                                   int threads)
+{
+    cuxfer_plan2d_options o;
+    memset(&o, 0, sizeof o);
+    o.chunk_bytes = chunk_bytes;
+    o.strategy = strategy;
+    o.threads = threads;
+    GPU_MUST(cuxfer_plan2d_create(p, &o));
+}
+
+/* Setup: *p, pinned, h rows at the given pitch, and *v its view of w-byte
+ * rows. */
+static TAP_UNUSED void pinned_view(void **p, cuxfer_view *v, size_t w, size_t h, size_t pitch)
+{
+    GPU_MUST(cuxfer_host_alloc(p, pitch * h, 1, 0));
+    GPU_MUST(cuxfer_view_wrap(v, *p, pitch, w, h, 1));
+}
+
+/* The buffers of a round trip: pinned *src and *dst and device *dev, n
+ * bytes each (setup: bails on failure); copy_bufs_free frees the three. */
+static TAP_UNUSED void copy_bufs_alloc(unsigned char **src, unsigned char **dst,
+                                       unsigned char **dev, size_t n)
+{
+    GPU_MUST(cudaMallocHost((void **)src, n));
+    GPU_MUST(cudaMallocHost((void **)dst, n));
+    GPU_MUST(cudaMalloc((void **)dev, n));
+}
+
+static TAP_UNUSED void copy_bufs_free(unsigned char *src, unsigned char *dst, unsigned char *dev)
+{
+    GPU_MUST(cudaFree(dev));
+    GPU_MUST(cudaFreeHost(src));
+    GPU_MUST(cudaFreeHost(dst));
+}
 
 /* Fill with a pattern that depends on the byte's index and a seed, so a
  * shifted or transposed copy never matches by accident. */

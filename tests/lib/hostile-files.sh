@@ -8,7 +8,6 @@
 # has FORMAT: this roicopy reads and writes FORMAT (its --version).
 formats=$("$ROICOPY" --version | sed -n 's/^formats: //p')
 has() { case " $formats " in *" $1 "*) return 0 ;; esac; return 1; }
-have() { command -v "$1" >/dev/null 2>&1; }
 
 # check DESCRIPTION COMMAND...: pass when COMMAND succeeds, else $T/err
 # goes to the diagnostics.
@@ -16,6 +15,42 @@ check() {
     desc=$1
     shift
     if "$@"; then pass "$desc"; else fail "$desc"; diag_file "$T/err"; fi
+}
+
+# png_batch_cut DIR: DIR/f1.png .. f6.png, $RGB each (through
+# tests/roicopy/codec-tool, $CODEC_TOOL), f3's pixel data cut short
+# (codec-tool cut-idat): a batch one frame of which fails only when decoded.
+png_batch_cut() {
+    mkdir -p "$1"
+    for hk in 1 2 3 4 5 6; do
+        "$CODEC_TOOL" convert "$RGB" "$1/f$hk.png" 2>>"$T/err"
+    done
+    "$CODEC_TOOL" cut-idat "$1/f1.png" "$1/f3.png" 2>>"$T/err"
+}
+
+# keep_going_verdict NAME RC IN OUT REF REASON: roicopy --keep-going over
+# IN's png_batch_cut batch into OUT ended with RC and wrote $T/err: exit 3,
+# f3 not written, the five others equal REF by pixel value, f3 named with
+# REASON, and the summary line.
+keep_going_verdict() {
+    kg_name=$1 kg_rc=$2 kg_in=$3 kg_out=$4 kg_ref=$5 kg_reason=$6
+    why=
+    [ "$kg_rc" -eq 3 ] || why="$why exit $kg_rc, wanted 3;"
+    [ -e "$kg_out/f3.png" ] && why="$why the bad frame was written;"
+    for hk in 1 2 4 5 6; do
+        "$CODEC_TOOL" cmp "$kg_out/f$hk.png" "$kg_ref" >/dev/null 2>&1 ||
+            why="$why f$hk.png missing or wrong;"
+    done
+    grep -q "^roicopy: $kg_in/f3.png: $kg_reason" "$T/err" ||
+        why="$why the bad frame is not named with its reason;"
+    grep -q "^roicopy: --keep-going: 1 of 6 frames could not be decoded" "$T/err" ||
+        why="$why no summary;"
+    if [ -z "$why" ]; then
+        pass "$kg_name: the frame that fails to decode is skipped and named, the 5 others written"
+    else
+        fail "$kg_name:$why"
+        diag_file "$T/err"
+    fi
 }
 
 # b N...: the bytes of these decimal values.

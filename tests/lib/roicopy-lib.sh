@@ -1,34 +1,14 @@
 # SPDX-License-Identifier: MIT
-# roicopy-lib.sh - sourced by the roicopy shell tests: paths, a scratch
-# directory that is always removed, TAP helpers and `expect_error`.
-# Tests print their plan at the end ("1..N"), which TAP allows.
+# roicopy-lib.sh - sourced by the roicopy shell tests: tests/lib/tap.sh
+# (the scratch directory $T, TAP points, `finish`), roicopy's paths, an
+# output directory that failing runs must leave alone, `plan_has`,
+# `expect_error` and, for the GPU tests, `same` and `random_rois`.
 
-: "${top_srcdir:=.}"
-: "${top_builddir:=.}"
+. "${top_srcdir:-.}/tests/lib/tap.sh"
 ROICOPY="$top_builddir/tools/roicopy"
 MKSAMPLES="$top_builddir/tools/mksamples"
 IMGCROP="$top_builddir/tests/lib/imgcrop"
 SAMPLES="$top_srcdir/samples"
-
-# Scratch space under the build directory's TMPDIR or /tmp, never in
-# $(srcdir), which distcheck makes read-only.
-T=$(mktemp -d "${TMPDIR:-/tmp}/roicopy-test.XXXXXX") || {
-    echo "Bail out! mktemp failed"
-    exit 1
-}
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
-
-tap_n=0
-tap_failed=0
-pass() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
-fail() {
-    tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1))
-    echo "not ok $tap_n - $*"
-}
-skip_one() { tap_n=$((tap_n + 1)); echo "ok $tap_n - # SKIP $*"; }
-diag_file() { sed 's/^/#   /' "$1"; }
-finish() { echo "1..$tap_n"; exit 0; }
 
 # A directory holding one existing output whose bytes must survive every
 # failing run: roicopy may not truncate it, replace it or leave a
@@ -41,6 +21,26 @@ EXISTING="$OUT/existing.pgm"
 out_dir_intact() {
     [ "$(ls -A "$OUT")" = "existing.pgm" ] &&
         [ "$(cat "$EXISTING")" = "precious bytes" ]
+}
+
+# plan_has DESCRIPTION 'LINE
+# LINE...' ARGS...: the plan of `roicopy --dry-run ARGS` holds every LINE
+# (fixed strings); exit 0, nothing on stderr, nothing written.
+plan_has() {
+    desc=$1
+    printf '%s\n' "$2" >"$T/want"
+    shift 2
+    env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$@" >"$T/plan" 2>"$T/err"
+    rc=$?
+    while IFS= read -r line; do
+        grep -qF -- "$line" "$T/plan" || printf '%s\n' "$line"
+    done <"$T/want" >"$T/missing"
+    if [ $rc -eq 0 ] && [ ! -s "$T/err" ] && [ ! -s "$T/missing" ] && out_dir_intact; then
+        pass "$desc"
+    else
+        fail "$desc: exit $rc"
+        diag_file "$T/missing"; diag_file "$T/plan"; diag_file "$T/err"
+    fi
 }
 
 # expect_error STATUS TEXT DESCRIPTION -- ARGS...
@@ -90,15 +90,25 @@ expect_error() {
 
 # ---- for the GPU tests ----------------------------------------------------
 
+# crop_args_of CROP-ARGS -- ROICOPY-ARGS: crop_args is the words before
+# --, and `shift "$crop_shift"` leaves ROICOPY-ARGS.
+crop_args_of() {
+    crop_args= crop_shift=1
+    while [ "$1" != -- ]; do
+        crop_args="$crop_args $1"
+        crop_shift=$((crop_shift + 1))
+        shift
+    done
+}
+
 # same DESCRIPTION CROP-ARGS -- ROICOPY-ARGS: roicopy (with --verify) and
 # imgcrop, each on its own output, must succeed and agree byte for byte.
 # CROP-ARGS are [--raw S --depth D] [--format F] INPUT ROI.
 same() {
     desc=$1
     shift
-    crop_args=
-    while [ "$1" != -- ]; do crop_args="$crop_args $1"; shift; done
-    shift
+    crop_args_of "$@"
+    shift "$crop_shift"
     # the output's extension is the input's (roicopy refuses an unknown one)
     # (or the --format asked for)
     ext=raw
@@ -122,6 +132,33 @@ same() {
         diag_file "$T/err"
         cmp "$T/gpu.$ext" "$T/cpu.out" 2>&1 | sed 's/^/#   /'
     fi
+}
+
+# make_frames N SEED: $T/frames/f0.ppm .. f(N-1).ppm, 67x45 RGB samples of
+# seeds SEED.., and the empty folders $T/ring (outputs) and $T/ref (CPU
+# crops) for ring_matches.
+make_frames() {
+    mkdir "$T/frames" "$T/ring" "$T/ref" || return 1
+    mf_i=0
+    while [ $mf_i -lt "$1" ]; do
+        "$MKSAMPLES" image ppm 67x45x3 255 $(($2 + mf_i)) "$T/frames/f$mf_i.ppm"
+        mf_i=$((mf_i + 1))
+    done
+}
+
+# ring_matches N ROI FORMAT-EXT: every frame's output in $T/ring equals
+# its CPU crop (imgcrop --format FORMAT-EXT), and there are N outputs;
+# $bad counts the mismatches.
+ring_matches() {
+    n=$1 roi=$2 ext=$3
+    bad=0
+    for f in "$T"/frames/*.ppm; do
+        b=$(basename "$f" .ppm)
+        [ -f "$T/ring/$b.$ext" ] || continue
+        "$IMGCROP" --format "$ext" "$f" "$roi" "$T/ref/$b.$ext" || bad=$((bad + 1))
+        cmp -s "$T/ring/$b.$ext" "$T/ref/$b.$ext" || bad=$((bad + 1))
+    done
+    [ $bad -eq 0 ] && [ "$(ls "$T/ring" | wc -l)" -eq "$n" ]
 }
 
 # Deterministic pseudo-random ROIs inside W x H: "WxH+X+Y" lines.

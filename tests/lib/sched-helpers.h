@@ -11,6 +11,7 @@
 #define CUXFER_TESTS_SCHED_H
 
 #include "gpu.h"
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +45,22 @@ static TAP_UNUSED int wait_flag(const int *flag, double limit_ms)
         sleep_ms(0.1);
     }
     return 1;
+}
+
+static TAP_UNUSED void start_thread(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+    if (pthread_create(th, NULL, fn, arg) != 0)
+        bail("pthread_create failed");
+}
+
+/* Start fn(arg), a thread that should block in a CUXFER_WAIT call and set
+ * *done once it returns: 1 if it is still blocked after ms. */
+static TAP_UNUSED int start_blocked(pthread_t *th, void *(*fn)(void *), void *arg,
+                                    const int *done, double ms)
+{
+    start_thread(th, fn, arg);
+    sleep_ms(ms);
+    return !__atomic_load_n(done, __ATOMIC_ACQUIRE);
 }
 
 /* A gate holds a stream back: gate_hold queues a host function that spins

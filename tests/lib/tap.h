@@ -128,36 +128,33 @@ static TAP_UNUSED TAP_PRINTF(3, 4) int is_int(long long want, long long got,
     return pass;
 }
 
-static TAP_UNUSED TAP_PRINTF(3, 4) int is_string(const char *want,
-                                                const char *got,
-                                                const char *fmt, ...)
-{
-    va_list ap;
-    int pass = want && got && strcmp(want, got) == 0, explain;
-    va_start(ap, fmt);
-    explain = tap_vresult(pass, fmt, ap);
-    va_end(ap);
-    if (explain)
-        diag("  wanted: \"%s\"\n#      got: \"%s\"", want ? want : "(null)",
-             got ? got : "(null)");
-    return pass;
-}
+/* is_string(want, got, name...): the strings are equal.
+ * contains(hay, needle, name...): hay holds needle as a substring.
+ * On a reported failure both name the two strings (NULL shown as
+ * "(null)"). */
+enum { TAP_STR_EQUAL, TAP_STR_CONTAINS };
 
-/* contains(hay, needle, name...): hay holds needle as a substring. */
-static TAP_UNUSED TAP_PRINTF(3, 4) int contains(const char *hay,
-                                               const char *needle,
-                                               const char *fmt, ...)
+static TAP_UNUSED TAP_PRINTF(4, 5) int tap_strcheck(int how, const char *a, const char *b,
+                                                     const char *fmt, ...)
 {
     va_list ap;
-    int pass = hay && needle && strstr(hay, needle) != NULL, explain;
+    int pass = a && b && (how == TAP_STR_EQUAL ? strcmp(a, b) == 0 : strstr(a, b) != NULL),
+        explain;
     va_start(ap, fmt);
     explain = tap_vresult(pass, fmt, ap);
     va_end(ap);
-    if (explain)
-        diag("  \"%s\"\n#   does not contain \"%s\"", hay ? hay : "(null)",
-             needle ? needle : "(null)");
+    if (!explain)
+        return pass;
+    a = a ? a : "(null)";
+    b = b ? b : "(null)";
+    if (how == TAP_STR_EQUAL)
+        diag("  wanted: \"%s\"\n#      got: \"%s\"", a, b);
+    else
+        diag("  \"%s\"\n#   does not contain \"%s\"", a, b);
     return pass;
 }
+#define is_string(want, got, ...) tap_strcheck(TAP_STR_EQUAL, want, got, __VA_ARGS__)
+#define contains(hay, needle, ...) tap_strcheck(TAP_STR_CONTAINS, hay, needle, __VA_ARGS__)
 
 static TAP_UNUSED TAP_PRINTF(2, 3) void skip(int n, const char *fmt, ...)
 {

@@ -9,17 +9,6 @@
 #include <stdint.h>
 #include "gpu.h"
 
-static int gpu_present(void)
-{
-    int n = 0;
-    const char *req = getenv("CUXFER_REQUIRE_GPU");
-    if (cuxfer_device_count(&n) == cudaSuccess)
-        return 1;
-    if (req && atoi(req) > 0)
-        bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req, cuxfer_last_reason());
-    return 0;
-}
-
 int main(void)
 {
     enum { N = 100000 };
@@ -57,7 +46,7 @@ int main(void)
     contains(cuxfer_last_reason(), "p is NULL", "device: NULL p named");
     is_int(cudaSuccess, cuxfer_device_free(NULL), "cuxfer_device_free(NULL) is a no-op");
 
-    if (!gpu_present()) {
+    if (!gpu_present(0)) {
         char why[CUXFER_REASON_MAX];
         snprintf(why, sizeof why, "%s", cuxfer_last_reason());
         err = cuxfer_device_alloc(&v, 16, 1);

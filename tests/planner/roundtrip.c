@@ -4,7 +4,8 @@
  * D2H PACK strategy never writes the gap bytes of the strided host
  * destination.  One plan serves SPAN on one stream and PACK on another
  * without syncs.  One plan serves four threads at once (each its own
- * stream and buffers), every copy byte-exact.  Calibration runs and gives
+ * stream and buffers), every copy byte-exact.  SPAN's kernel extraction
+ * of 1-7 byte rows writes exactly the rows, whatever the pitches.  Calibration runs and gives
  * a sane tuning. */
 #include "gpu.h"
 #include <pthread.h>
@@ -86,6 +87,90 @@ static void shared_plan(void)
     GPU_OK(cuxfer_plan2d_destroy(&mt_plan), "destroy the shared plan");
 }
 
+/* SPAN's extraction by the copy kernel (rows of 1 to 7 bytes, CUDA 12.5+:
+ * one launch packs a chunk's rows from the scratch into a dense device
+ * buffer, a second unpacks them into the destination).  Rows of 1, 2, 3,
+ * 4, 5 and 7 bytes; host pitches 2 x row, row + 1 and 3 x row + 5;
+ * destinations at cudaMallocPitch-like pitch 512 (aligned), at pitch
+ * row + 1 from an odd address (1-byte units) and at 2 x row + 4 from
+ * offset 2; heights 3, odd ones and whole chunks (the last chunk as long
+ * as the others).  Per width, every copy twice (into two buffers), all
+ * queued on one plan without a sync: more shapes in flight than the plan
+ * has descriptor pairs, so pairs are reused, rewritten once free, and
+ * copies extract with the copy engine when none is.  Every device byte is
+ * compared: each row the source's, every other byte still poison. */
+static void narrow_span(void)
+{
+    static const size_t wl[] = {1, 2, 3, 4, 5, 7};
+    enum { NLAY = 3, NH = 4, NB = 2 * NLAY * NH };
+    cuxfer_plan2d p;
+    cuxfer_plan2d_options o;
+    size_t wi;
+    memset(&o, 0, sizeof o);
+    o.chunk_bytes = 8192; /* several chunks a copy */
+    o.strategy = CUXFER_PLAN_SPAN;
+    o.threads = 2;
+    GPU_MUST(cuxfer_plan2d_create(&p, &o));
+    ok(!p.kernel || p.dpack, "a plan with the copy kernel has SPAN's extraction buffer");
+    if (!p.kernel)
+        diag("no copy kernel (runtime before 12.5): SPAN extracts with the copy engine");
+    for (wi = 0; wi < sizeof wl / sizeof wl[0]; ++wi) {
+        size_t w = wl[wi], k, y, x;
+        size_t hp_[NB], dp_[NB], off_[NB], h_[NB];
+        void *hb[NB];
+        unsigned char *db[NB];
+        int good = 1;
+        for (k = 0; k < NB; ++k) {
+            size_t lay = k / 2 % NLAY, hi = k / 2 / NLAY, per;
+            cuxfer_view src, dev;
+            hp_[k] = lay == 0 ? 2 * w : lay == 1 ? w + 1 : 3 * w + 5;
+            dp_[k] = lay == 0 ? 512 : lay == 1 ? w + 1 : 2 * w + 4;
+            off_[k] = lay == 0 ? 0 : lay == 1 ? 1 : 2;
+            per = (o.chunk_bytes - w) / hp_[k] + 1; /* rows of a chunk */
+            h_[k] = hi == 0 ? 3 : hi == 1 ? 3 * per : hi == 2 ? 3 * per + 1 : 20011;
+            GPU_MUST(cuxfer_host_alloc(&hb[k], hp_[k] * h_[k], 1, 0));
+            fill_pattern(hb[k], hp_[k] * h_[k], (unsigned)(5000 + 97 * w + k));
+            GPU_MUST(cudaMalloc((void **)&db[k], dp_[k] * h_[k] + off_[k]));
+            GPU_MUST(cudaMemset(db[k], 0xA5, dp_[k] * h_[k] + off_[k]));
+            GPU_MUST(cuxfer_view_wrap(&src, hb[k], hp_[k], w, h_[k], 1));
+            GPU_MUST(cuxfer_view_wrap(&dev, db[k] + off_[k], dp_[k], w, h_[k], 1));
+            GPU_OK(cuxfer_plan2d_copy_async(&p, &dev, &src, st),
+                   "SPAN %zu-byte rows x %zu, host pitch %zu, device pitch %zu", w, h_[k],
+                   hp_[k], dp_[k]);
+        }
+        GPU_OK(cudaStreamSynchronize(st), "sync after %d SPAN copies of %zu-byte rows", NB, w);
+        for (k = 0; k < NB && good; ++k) {
+            size_t n = dp_[k] * h_[k] + off_[k];
+            unsigned char *whole = (unsigned char *)malloc(n);
+            const unsigned char *hs = (const unsigned char *)hb[k];
+            if (!whole)
+                bail("out of memory");
+            GPU_MUST(cudaMemcpy(whole, db[k], n, cudaMemcpyDeviceToHost));
+            for (x = 0; x < n && good; ++x) {
+                /* byte x of the buffer: row y, column at of the view */
+                size_t at = x < off_[k] ? dp_[k] : (x - off_[k]) % dp_[k];
+                unsigned want;
+                y = x < off_[k] ? 0 : (x - off_[k]) / dp_[k];
+                want = at < w ? hs[y * hp_[k] + at] : 0xA5;
+                if (whole[x] != want) {
+                    diag("%zu-byte rows x %zu, host pitch %zu, device pitch %zu at offset %zu: "
+                         "byte %zu (row %zu, column %zu) is %#x, not %#x",
+                         w, h_[k], hp_[k], dp_[k], off_[k], x, y, at, whole[x], want);
+                    good = 0;
+                }
+            }
+            free(whole);
+        }
+        ok(good, "SPAN %zu-byte rows, %d copies of 12 shapes without a sync: every device row "
+           "byte-exact, no other device byte written", w, NB);
+        for (k = 0; k < NB; ++k) {
+            cudaFree(db[k]);
+            cuxfer_host_free(hb[k]);
+        }
+    }
+    GPU_OK(cuxfer_plan2d_destroy(&p), "destroy");
+}
+
 int main(void)
 {
     static const size_t widths[] = {1, 3, 8, 12, 16, 24, 32, 64, 100, 256};
@@ -93,7 +178,6 @@ int main(void)
                                      CUXFER_PLAN_PACK};
     static const char *const sname[] = {"AUTO", "DIRECT", "SPAN", "PACK"};
     cuxfer_plan2d p;
-    cuxfer_plan2d_options o;
     cuxfer_plan2d_tuning t = cuxfer_plan2d_default_tuning();
     size_t wi;
     int si;
@@ -102,21 +186,15 @@ int main(void)
     plan(0);
     GPU_MUST(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     for (si = 0; si < 4; ++si) {
-        memset(&o, 0, sizeof o);
-        o.chunk_bytes = 64 * 1024; /* small chunks: many per copy */
-        o.strategy = strategies[si];
-        o.threads = 4;
-        GPU_MUST(cuxfer_plan2d_create(&p, &o));
+        plan_create(&p, 64 * 1024, strategies[si], 4); /* small chunks: many per copy */
         for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
             size_t w = widths[wi], h = 20011, hp = 2 * w + 3;
             cuxfer_view src, dev, back;
             int good;
             {
                 void *hb = NULL, *bb = NULL;
-                GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
-                GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
-                GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
-                GPU_MUST(cuxfer_view_wrap(&back, bb, hp, w, h, 1));
+                pinned_view(&hb, &src, w, h, hp);
+                pinned_view(&bb, &back, w, h, hp);
             }
             fill_pattern(src.ptr, hp * h, (unsigned)(w + 17 * (size_t)si));
             GPU_MUST(cuxfer_view_alloc_device(&dev, w, h, 1));
@@ -140,10 +218,7 @@ int main(void)
         void *hb = NULL, *bb = NULL;
         cuxfer_view src, dev, back;
         int good = 1;
-        memset(&o, 0, sizeof o);
-        o.chunk_bytes = 16 * 1024;
-        o.strategy = CUXFER_PLAN_PACK;
-        GPU_MUST(cuxfer_plan2d_create(&p, &o));
+        plan_create(&p, 16 * 1024, CUXFER_PLAN_PACK, 0);
         GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
         GPU_MUST(cuxfer_host_alloc(&bb, hp * h * 4, 1, 0));
         GPU_MUST(cuxfer_view_wrap(&src, hb, hp, w, h, 1));
@@ -167,6 +242,7 @@ int main(void)
         GPU_OK(cuxfer_plan2d_destroy(&p), "destroy");
     }
     shared_plan();
+    narrow_span();
     /* PACK's direct share (rows of 32 bytes and more, CUDA 12.5+): the last
      * rows go by the copy engine beside the packed ones, and the share is
      * re-set after every copy from the rates the last ones reached.  Twelve
@@ -182,11 +258,7 @@ int main(void)
             unsigned char *db = NULL;
             cuxfer_view dev, back;
             int good = 1;
-            memset(&o, 0, sizeof o);
-            o.chunk_bytes = 256 * 1024;
-            o.strategy = CUXFER_PLAN_PACK;
-            o.threads = 4;
-            GPU_MUST(cuxfer_plan2d_create(&p, &o));
+            plan_create(&p, 256 * 1024, CUXFER_PLAN_PACK, 4);
             GPU_MUST(cuxfer_host_alloc(&hb, hp * h, 1, 0));
             GPU_MUST(cuxfer_host_alloc(&bb, hp * h, 1, 0));
             GPU_MUST(cudaMalloc((void **)&db, (w + 1) * h + 1));
@@ -239,10 +311,7 @@ int main(void)
 #else
             int down = w <= 16 ? CUXFER_PLAN_PACK : CUXFER_PLAN_DIRECT;
 #endif
-            memset(&o, 0, sizeof o);
-            o.chunk_bytes = 64 * 1024; /* many slots: each reused several times */
-            o.threads = 4;
-            GPU_MUST(cuxfer_plan2d_create(&p, &o));
+            plan_create(&p, 64 * 1024, 0, 4); /* many slots: each reused several times */
             whole = (unsigned char *)malloc(dp * h + off);
             if (!whole)
                 bail("out of memory");
@@ -313,10 +382,7 @@ int main(void)
         void *hb[NB], *bb[NB], *db[NB];
         cuxfer_view src, dev, back;
         int good = 1, chose = 1;
-        memset(&o, 0, sizeof o);
-        o.chunk_bytes = 64 * 1024;
-        o.threads = 4;
-        GPU_MUST(cuxfer_plan2d_create(&p, &o));
+        plan_create(&p, 64 * 1024, 0, 4);
         GPU_MUST(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking));
         GPU_MUST(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
         for (k = 0; k < NB; ++k) {
@@ -357,8 +423,7 @@ int main(void)
         cudaStreamDestroy(sa);
         cudaStreamDestroy(sb);
     }
-    memset(&o, 0, sizeof o);
-    GPU_MUST(cuxfer_plan2d_create(&p, &o));
+    plan_create(&p, 0, 0, 0);
     GPU_OK(cuxfer_plan2d_calibrate(&p, st, &t, NULL, NULL), "calibrate");
     diag("calibrated: SPAN up to %zu-byte rows, PACK up to %zu-byte rows", t.span_max_row,
          t.pack_max_row);

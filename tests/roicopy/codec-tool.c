@@ -29,6 +29,7 @@
 
 #include "../tools/formats.h"
 #include "../tools/image.h"
+#include "png-chunk.h"
 #ifdef HAVE_PNG
 #include "../tools/png-io.h"
 #endif
@@ -206,33 +207,6 @@ static int cmd_convert(const char *in, const char *out, unsigned page)
     return 0;
 }
 
-static uint32_t crc32_png(const unsigned char *p, size_t n)
-{
-    uint32_t c = 0xFFFFFFFFU;
-    size_t i;
-    int k;
-    for (i = 0; i < n; ++i) {
-        c ^= p[i];
-        for (k = 0; k < 8; ++k)
-            c = c & 1 ? 0xEDB88320U ^ (c >> 1) : c >> 1;
-    }
-    return c ^ 0xFFFFFFFFU;
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-           p[3];
-}
-
-static void set32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
 static int cmd_cut_idat(const char *in, const char *out)
 {
     FILE *f = fopen(in, "rb");
@@ -257,9 +231,9 @@ static int cmd_cut_idat(const char *in, const char *out)
         if (!memcmp(b + at + 4, "IDAT", 4)) {
             if (!seen) {
                 uint32_t half = len / 2;
-                set32(o + w, half);
+                put32(o + w, half);
                 memcpy(o + w + 4, b + at + 4, 4 + half);
-                set32(o + w + 8 + half, crc32_png(o + w + 4, 4 + half));
+                put32(o + w + 8 + half, png_crc32(o + w + 4, 4 + half));
                 w += 12 + half;
             }
             seen = 1;

@@ -5,26 +5,6 @@
 # alone: it succeeds with every CUDA device hidden and writes nothing.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
-# plan_has DESCRIPTION 'LINE
-# LINE...' ARGS...: the plan of `roicopy --dry-run ARGS` holds every LINE
-# (fixed strings); exit 0, nothing on stderr, nothing written.
-plan_has() {
-    desc=$1
-    printf '%s\n' "$2" >"$T/want"
-    shift 2
-    env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$@" >"$T/plan" 2>"$T/err"
-    rc=$?
-    while IFS= read -r line; do
-        grep -qF -- "$line" "$T/plan" || printf '%s\n' "$line"
-    done <"$T/want" >"$T/missing"
-    if [ $rc -eq 0 ] && [ ! -s "$T/err" ] && [ ! -s "$T/missing" ] && out_dir_intact; then
-        pass "$desc"
-    else
-        fail "$desc: exit $rc"
-        diag_file "$T/missing"; diag_file "$T/plan"; diag_file "$T/err"
-    fi
-}
-
 plan_has "8-bit PGM, ROI, 4 bands" "input:    $SAMPLES/gray-97x61.pgm (pgm, 97x61, 1 channel x 1 byte, maxval 255)
 roi:      40x30+10+5
 element:  1 byte (1 per pixel)

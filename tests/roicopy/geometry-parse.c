@@ -73,15 +73,42 @@ static void test_rect(void)
     rect_bad("0x10x20", "width must be at least 1");
 }
 
+/* Sizes and points, both two numbers: what each text parses to, or the
+ * part of the error that names what is wrong (NULL: it parses). */
+static const struct pair_case {
+    int (*parse)(const char *s, size_t *a, size_t *b, char *err, size_t errsz);
+    const char *text;
+    size_t a, b;
+    const char *why, *name;
+} pairs[] = {
+    {geom_parse_size, "640x480", 640, 480, NULL, "size 640x480"},
+    {geom_parse_size, "640x480+1+1", 0, 0, "trailing \"+1+1\"", "size refuses an offset"},
+    {geom_parse_size, "640", 0, 0, "missing height", "size needs a height"},
+    {geom_parse_point, "0,0", 0, 0, NULL, "point 0,0"},
+    {geom_parse_point, "12,34", 12, 34, NULL, "point 12,34"},
+    {geom_parse_point, "12", 0, 0, "missing Y", "point needs Y"},
+    {geom_parse_point, "-1,2", 0, 0, "negative X", "point: negative X"},
+    {geom_parse_point, "1,-2", 0, 0, "negative Y", "point: negative Y"},
+    {geom_parse_point, "1,2,3", 0, 0, "trailing \",3\"", "point: trailing junk"},
+};
+
+/* pairs[from, to): each a point. */
+static void pair_checks(size_t from, size_t to)
+{
+    size_t a = 0, b = 0, i;
+    for (i = from; i < to; ++i) {
+        const struct pair_case *p = &pairs[i];
+        int rc = p->parse(p->text, &a, &b, err, sizeof err);
+        ok(p->why ? rc == -1 && strstr(err, p->why) != NULL
+                  : rc == 0 && a == p->a && b == p->b,
+           "%s", p->name);
+    }
+}
+
 static void test_size_shape_point(void)
 {
     size_t a = 0, b = 0, c = 0;
-    ok(geom_parse_size("640x480", &a, &b, err, sizeof err) == 0 && a == 640 &&
-           b == 480, "size 640x480");
-    ok(geom_parse_size("640x480+1+1", &a, &b, err, sizeof err) == -1 &&
-           strstr(err, "trailing \"+1+1\""), "size refuses an offset");
-    ok(geom_parse_size("640", &a, &b, err, sizeof err) == -1 &&
-           strstr(err, "missing height"), "size needs a height");
+    pair_checks(0, 3); /* the sizes */
     ok(geom_parse_shape("32x16x4", &a, &b, &c, err, sizeof err) == 0 &&
            a == 32 && b == 16 && c == 4, "shape 32x16x4");
     ok(geom_parse_shape("32x16", &a, &b, &c, err, sizeof err) == -1 &&
@@ -91,18 +118,7 @@ static void test_size_shape_point(void)
            strstr(err, "channels must be at least 1"), "shape: 0 channels");
     ok(geom_parse_shape("32x16x4x1", &a, &b, &c, err, sizeof err) == -1 &&
            strstr(err, "trailing"), "shape: trailing junk");
-    ok(geom_parse_point("0,0", &a, &b, err, sizeof err) == 0 && a == 0 &&
-           b == 0, "point 0,0");
-    ok(geom_parse_point("12,34", &a, &b, err, sizeof err) == 0 && a == 12 &&
-           b == 34, "point 12,34");
-    ok(geom_parse_point("12", &a, &b, err, sizeof err) == -1 &&
-           strstr(err, "missing Y"), "point needs Y");
-    ok(geom_parse_point("-1,2", &a, &b, err, sizeof err) == -1 &&
-           strstr(err, "negative X"), "point: negative X");
-    ok(geom_parse_point("1,-2", &a, &b, err, sizeof err) == -1 &&
-           strstr(err, "negative Y"), "point: negative Y");
-    ok(geom_parse_point("1,2,3", &a, &b, err, sizeof err) == -1 &&
-           strstr(err, "trailing \",3\""), "point: trailing junk");
+    pair_checks(3, sizeof pairs / sizeof pairs[0]); /* the points */
 }
 
 static void test_uint_list(void)

@@ -102,20 +102,9 @@ else
 fi
 
 # -- a 40-frame pipeline through the ring ------------------------------------
-mkdir "$T/frames" "$T/ring" "$T/ref"
-i=0
-while [ $i -lt 40 ]; do
-    "$MKSAMPLES" image ppm 67x45x3 255 $((100 + i)) "$T/frames/f$i.ppm"
-    i=$((i + 1))
-done
+make_frames 40 100
 if "$ROICOPY" --verify --quiet --streams 3 --roi 50x30+9+7 --format pam "$T"/frames/*.ppm -o "$T/ring" 2>"$T/err"; then
-    bad=0
-    for f in "$T"/frames/*.ppm; do
-        b=$(basename "$f" .ppm)
-        "$IMGCROP" --format pam "$f" 50x30+9+7 "$T/ref/$b.pam" || bad=$((bad + 1))
-        cmp -s "$T/ring/$b.pam" "$T/ref/$b.pam" || bad=$((bad + 1))
-    done
-    if [ $bad -eq 0 ] && [ "$(ls "$T/ring" | wc -l)" -eq 40 ]; then
+    if ring_matches 40 50x30+9+7 pam; then
         pass "40 frames through the ring match their CPU crops"
     else
         fail "40-frame pipeline: $bad mismatches"

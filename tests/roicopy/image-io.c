@@ -16,24 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../tools/image.h"
+#include "image-files.h"
 
-static char dir[64];
 static char err[IMAGE_ERR_MAX];
-
-static const char *path_of(const char *name)
-{
-    static char p[256];
-    (void)snprintf(p, sizeof p, "%s/%s", dir, name);
-    return p;
-}
-
-static void put_file(const char *name, const void *data, size_t n)
-{
-    FILE *f = fopen(path_of(name), "wb");
-    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0)
-        bail("cannot write %s", path_of(name));
-}
 
 /* A header followed by `pixels` bytes of pattern. */
 static void put_image(const char *name, const char *header, size_t pixels)
@@ -214,6 +199,23 @@ static int host_big_endian(void)
     return *(const unsigned char *)&one == 0;
 }
 
+/* Each format and depth, 3x2: the file, and its header as netpbm writes
+ * it.  The last: big-endian samples in memory written as raw land in host
+ * order on disk. */
+static const struct {
+    const char *name;
+    image_format format;
+    size_t channels, bytes;
+    int big_endian;
+    const char *tupltype, *head;
+} writes[] = {
+    {"w8.pgm", IMAGE_PGM, 1, 1, 0, "", "P5\n3 2\n255\n"},
+    {"w16.ppm", IMAGE_PPM, 3, 2, 1, "", "P6\n3 2\n65535\n"},
+    {"w.pam", IMAGE_PAM, 4, 1, 0, "RGB_ALPHA",
+     "P7\nWIDTH 3\nHEIGHT 2\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n"},
+    {"w16be.raw", IMAGE_RAW, 2, 2, 1, "", ""},
+};
+
 static void test_writes(void)
 {
     unsigned char px[64];
@@ -221,37 +223,12 @@ static void test_writes(void)
     size_t i;
     for (i = 0; i < sizeof px; ++i)
         px[i] = (unsigned char)(i * 37 + 11);
-    memset(&h, 0, sizeof h);
-    h.format = IMAGE_PGM;
-    h.width = 3;
-    h.height = 2;
-    h.channels = 1;
-    h.bytes = 1;
-    h.maxval = 255;
-    round_trip("w8.pgm", &h, px, "P5\n3 2\n255\n");
-    h.format = IMAGE_PPM;
-    h.channels = 3;
-    h.bytes = 2;
-    h.maxval = 65535;
-    h.big_endian = 1;
-    round_trip("w16.ppm", &h, px, "P6\n3 2\n65535\n");
-    h.format = IMAGE_PAM;
-    h.channels = 4;
-    h.bytes = 1;
-    h.maxval = 255;
-    h.big_endian = 0;
-    strcpy(h.tupltype, "RGB_ALPHA");
-    round_trip("w.pam", &h, px,
-               "P7\nWIDTH 3\nHEIGHT 2\nDEPTH 4\nMAXVAL 255\nTUPLTYPE "
-               "RGB_ALPHA\nENDHDR\n");
-    /* Big-endian samples in memory written as raw: host order on disk. */
-    h.format = IMAGE_RAW;
-    h.channels = 2;
-    h.bytes = 2;
-    h.maxval = 65535;
-    h.big_endian = 1;
-    h.tupltype[0] = '\0';
-    round_trip("w16be.raw", &h, px, "");
+    for (i = 0; i < sizeof writes / sizeof writes[0]; ++i) {
+        header_of(&h, writes[i].format, 3, 2, writes[i].channels, writes[i].bytes,
+                  writes[i].big_endian);
+        strcpy(h.tupltype, writes[i].tupltype);
+        round_trip(writes[i].name, &h, px, writes[i].head);
+    }
     {
         unsigned char file[4];
         FILE *f = fopen(path_of("w16be.raw"), "rb");
@@ -264,7 +241,8 @@ static void test_writes(void)
     }
 }
 
-static int count_entries(const char *d)
+/* The entries of d (but . and ..); dot_only: only the dot files. */
+static int count_entries(const char *d, int dot_only)
 {
     DIR *dp = opendir(d);
     struct dirent *e;
@@ -272,7 +250,8 @@ static int count_entries(const char *d)
     if (!dp)
         return -1;
     while ((e = readdir(dp)) != NULL)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+            (!dot_only || e->d_name[0] == '.'))
             ++n;
     closedir(dp);
     return n;
@@ -286,14 +265,7 @@ static void test_atomic(void)
     struct rlimit old, lim;
     FILE *f;
     size_t n;
-    memset(&h, 0, sizeof h);
-    h.format = IMAGE_PGM;
-    h.width = 256;
-    h.height = 256;
-    h.channels = 1;
-    h.bytes = 1;
-    h.maxval = 255;
-    image_compute_sizes(&h, err, sizeof err);
+    header_of(&h, IMAGE_PGM, 256, 256, 1, 1, 0);
     (void)snprintf(sub, sizeof sub, "%s/atomic", dir);
     (void)snprintf(out, sizeof out, "%s/out.pgm", sub);
     if (mkdir(sub, 0777) != 0)
@@ -316,13 +288,13 @@ static void test_atomic(void)
         fclose(f);
     ok(n == 8 && memcmp(buf, "precious", 8) == 0,
        "the existing output keeps its bytes");
-    is_int(1, count_entries(sub), "no temporary file is left behind");
+    is_int(1, count_entries(sub, 0), "no temporary file is left behind");
     (void)snprintf(out, sizeof out, "%s/no/such/dir/out.pgm", dir);
     ok(image_write_atomic(out, &h, big, h.row_bytes, err, sizeof err) == -1 &&
            strstr(err, "temporary"), "a missing directory fails (%s)", err);
     ok(image_write_atomic(sub, &h, big, h.row_bytes, err, sizeof err) == -1,
        "a directory as output fails");
-    is_int(1, count_entries(sub), "still no temporary file");
+    is_int(1, count_entries(sub, 0), "still no temporary file");
     (void)snprintf(out, sizeof out, "%s/out.pgm", sub);
     ok(image_write_atomic(out, &h, big, h.row_bytes, err, sizeof err) == 0,
        "a write that can complete replaces the output");
@@ -348,13 +320,7 @@ static void test_crop_compare(void)
         for (x = 0; x < 8; ++x)
             want[y][x] = (unsigned char)((y + 1) * 16 + 8 + x);
     ok(memcmp(crop, want, sizeof want) == 0, "crop 2x2+2+1 of 4-byte pixels");
-    memset(&h, 0, sizeof h);
-    h.width = 2;
-    h.height = 2;
-    h.channels = 2;
-    h.bytes = 2;
-    h.big_endian = 1;
-    image_compute_sizes(&h, err, sizeof err);
+    header_of(&h, (image_format)0, 2, 2, 2, 2, 1);
     ok(image_compare(&h, want, 8, crop, 8, &d) == 0, "equal crops compare equal");
     crop[1][7] ^= 1; /* x 1, y 1, channel 1, low byte */
     ok(image_compare(&h, want, 8, crop, 8, &d) == 1 && d.x == 1 && d.y == 1 &&
@@ -484,14 +450,23 @@ static void test_formats(void)
 {
     image_header in;
     char can[64];
-    is_int(IMAGE_PGM, image_format_for_path("a/b.pgm"), ".pgm is pgm");
-    is_int(IMAGE_PPM, image_format_for_path("b.PPM"), ".PPM is ppm");
-    is_int(IMAGE_PAM, image_format_for_path("/x.y/b.pam"), ".pam is pam");
-    is_int(IMAGE_RAW, image_format_for_path("b.raw"), ".raw is raw");
-    is_int(0, image_format_for_path("b.dat"), "unknown extension: 0");
-    is_int(0, image_format_for_path("dir.pgm/b"), "no extension: 0");
-    is_int(0, image_format_for_path(".pgm"), "a dot file has no extension");
-    is_int(0, image_format_for_path("-"), "standard output: 0");
+    static const struct {
+        const char *path;
+        int format;
+        const char *what;
+    } by_path[] = {
+        {"a/b.pgm", IMAGE_PGM, ".pgm is pgm"},
+        {"b.PPM", IMAGE_PPM, ".PPM is ppm"},
+        {"/x.y/b.pam", IMAGE_PAM, ".pam is pam"},
+        {"b.raw", IMAGE_RAW, ".raw is raw"},
+        {"b.dat", 0, "unknown extension: 0"},
+        {"dir.pgm/b", 0, "no extension: 0"},
+        {".pgm", 0, "a dot file has no extension"},
+        {"-", 0, "standard output: 0"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof by_path / sizeof by_path[0]; ++i)
+        is_int(by_path[i].format, image_format_for_path(by_path[i].path), "%s", by_path[i].what);
     memset(&in, 0, sizeof in);
     in.channels = 3;
     in.bytes = 1;
@@ -518,18 +493,6 @@ static void test_fifo_input(void)
     alarm(0);
 }
 
-static void put_gray(image_header *h, size_t w, size_t ht)
-{
-    memset(h, 0, sizeof *h);
-    h->format = IMAGE_PGM;
-    h->width = w;
-    h->height = ht;
-    h->channels = 1;
-    h->bytes = 1;
-    h->maxval = 255;
-    image_compute_sizes(h, err, sizeof err);
-}
-
 static unsigned file_mode(const char *path)
 {
     struct stat st;
@@ -541,12 +504,12 @@ static void test_output_kinds(void)
 {
     static unsigned char px[64];
     image_header h;
-    char path[256], got[128];
+    char path[sizeof dir + 256], got[128];
     struct stat st;
     ssize_t n;
     int rfd;
     mode_t old;
-    put_gray(&h, 8, 8);
+    header_of(&h, IMAGE_PGM, 8, 8, 1, 1, 0);
     (void)snprintf(path, sizeof path, "%s", path_of("out.fifo"));
     if (mkfifo(path, 0600) != 0)
         bail("mkfifo %s", path);
@@ -593,26 +556,17 @@ static void test_long_name(void)
     memset(name, 'n', 251);
     memcpy(name + 251, ".pgm", 5);
     (void)snprintf(path, sizeof path, "%s/%s", dir, name);
-    put_gray(&h, 2, 2);
+    header_of(&h, IMAGE_PGM, 2, 2, 1, 1, 0);
     ok(image_write_atomic(path, &h, px, 2, err, sizeof err) == 0 &&
            stat(path, &st) == 0 && st.st_size == 15,
        "a 255-byte output name is written (%s)", err);
     unlink(path);
 }
 
+/* The temporary files (dot files) in d. */
 static int tmp_files(const char *d)
 {
-    DIR *dp = opendir(d);
-    struct dirent *e;
-    int n = 0;
-    if (!dp)
-        return -1;
-    while ((e = readdir(dp)) != NULL)
-        if (e->d_name[0] == '.' && strcmp(e->d_name, ".") &&
-            strcmp(e->d_name, ".."))
-            ++n;
-    closedir(dp);
-    return n;
+    return count_entries(d, 1);
 }
 
 static int hook_signal;
@@ -636,7 +590,7 @@ static void test_signals(void)
     if (mkdir(sub, 0777) != 0)
         bail("mkdir %s", sub);
     (void)snprintf(out, sizeof out, "%s/out.pgm", sub);
-    put_gray(&h, 64, 64);
+    header_of(&h, IMAGE_PGM, 64, 64, 1, 1, 0);
     for (i = 0; i < sizeof sigs / sizeof *sigs; ++i) {
         int status = 0;
         pid_t pid = fork();
@@ -716,9 +670,7 @@ static void test_tracked_temp(void)
 
 int main(void)
 {
-    strcpy(dir, "image-io.XXXXXX");
-    if (!mkdtemp(dir))
-        bail("mkdtemp");
+    scratch_open("image-io");
     plan(0);
     test_headers();
     test_inputs();
@@ -733,11 +685,6 @@ int main(void)
     test_tracked_temp();
     test_long_name();
     test_signals();
-    if (getenv("KEEP_TMP") == NULL) {
-        char cmd[128];
-        (void)snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            diag("could not remove %s", dir);
-    }
+    scratch_close();
     done_testing();
 }

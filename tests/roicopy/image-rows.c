@@ -14,21 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../tools/image.h"
+#include "image-files.h"
 
 #define W 7
 #define H 9
 #define THREADS 8
 #define PER_THREAD 12
 
-static char dir[64];
-
-static const char *path_of(const char *name)
-{
-    static __thread char p[512];
-    (void)snprintf(p, sizeof p, "%s/%s", dir, name);
-    return p;
-}
 
 /* A PGM whose pixel (x, y) is y * 16 + x. */
 static void make_pgm(const char *path)
@@ -67,15 +59,7 @@ static void *write_many(void *arg)
     image_header h;
     char name[64], err[IMAGE_ERR_MAX];
     int i;
-    memset(&h, 0, sizeof h);
-    h.format = IMAGE_PGM;
-    h.width = 4;
-    h.height = 3;
-    h.channels = 1;
-    h.bytes = 1;
-    h.maxval = 255;
-    if (image_compute_sizes(&h, err, sizeof err))
-        bail("%s", err);
+    header_of(&h, IMAGE_PGM, 4, 3, 1, 1, 0);
     for (i = 0; i < PER_THREAD; ++i) {
         memset(px, w->id * PER_THREAD + i, sizeof px);
         (void)snprintf(name, sizeof name, "w%d-%d.pgm", w->id, i);
@@ -97,10 +81,7 @@ int main(void)
     int i, temps = 0, good = 0, failures = 0;
     mode_t um;
     plan(12);
-    (void)snprintf(dir, sizeof dir, "%s/image-rows.XXXXXX",
-                   getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir))
-        bail("mkdtemp %s", dir);
+    scratch_open("image-rows");
     make_pgm(path_of("a.pgm"));
     if (image_parse_header(path_of("a.pgm"), NULL, &h, err, sizeof err))
         bail("%s", err);

@@ -92,25 +92,7 @@ else
 fi
 
 # -- frames over a ring whose slots live on both devices --------------------
-mkdir "$T/frames" "$T/ring" "$T/ref"
-i=0
-while [ $i -lt 24 ]; do
-    "$MKSAMPLES" image ppm 67x45x3 255 $((300 + i)) "$T/frames/f$i.ppm"
-    i=$((i + 1))
-done
-# ring_matches N ROI FORMAT-EXT [ROICOPY-ARGS...]: every frame's output in
-# $T/ring equals its CPU crop, and there are N outputs.
-ring_matches() {
-    n=$1 roi=$2 ext=$3
-    bad=0
-    for f in "$T"/frames/*.ppm; do
-        b=$(basename "$f" .ppm)
-        [ -f "$T/ring/$b.$ext" ] || continue
-        "$IMGCROP" --format "$ext" "$f" "$roi" "$T/ref/$b.$ext" || bad=$((bad + 1))
-        cmp -s "$T/ring/$b.$ext" "$T/ref/$b.$ext" || bad=$((bad + 1))
-    done
-    [ $bad -eq 0 ] && [ "$(ls "$T/ring" | wc -l)" -eq "$n" ]
-}
+make_frames 24 300
 if "$ROICOPY" --devices 0,1 --verify --quiet --roi 50x30+9+7 --format pam \
     "$T"/frames/*.ppm -o "$T/ring" 2>"$T/err" && ring_matches 24 50x30+9+7 pam; then
     pass "24 frames through a ring on devices 0,1 match their CPU crops"

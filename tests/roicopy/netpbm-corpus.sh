@@ -17,7 +17,9 @@ if [ $have_pamfile = no ]; then
 fi
 
 H='P7\nWIDTH 2\nHEIGHT 2\n'
-# variant VERDICT NAME 'printf format of the header' PIXEL_BYTES
+# variant VERDICT NAME 'printf format of the header' PIXEL_BYTES (the
+# cases below are lines VERDICT|NAME|PIXEL_BYTES|HEADER, the header as a
+# printf format, spaces kept)
 variant() {
     want=$1 name=$2
     f="$T/v-$name"
@@ -59,69 +61,77 @@ variant() {
 }
 
 # -- P5 and P6: numbers as pm_getuint() reads them --------------------------
-variant accept plain.pgm 'P5\n2 2\n255\n' 4
-variant accept maxval-comment.pgm 'P5\n2 2\n255#c\n' 4
-variant accept maxval-comment.ppm 'P6\n2 2\n255#c\n' 12
-variant accept maxval-space.pgm 'P5\n2 2\n255 ' 4
-variant accept maxval-tab.pgm 'P5\n2 2\n255\t' 4
-variant accept maxval-cr.pgm 'P5\n2 2\n255\r' 4
-variant accept maxval-letter.pgm 'P5\n2 2\n255x' 4
-variant accept one-line.pgm 'P5 2 2 255\n' 4
-variant accept width-comment.pgm 'P5\n2#c\n2\n255\n' 4
-variant accept height-comment.pgm 'P5\n2 2#c\n255\n' 4
-variant accept cr-comment.pgm 'P5\n2 2\n#c\r255\n' 4
-variant accept x-separator.pgm 'P5\n2x2\n255\n' 4
-variant accept vt-ff.pgm 'P5\n2\v2\f255\n' 4
-variant accept leading-zero.pgm 'P5\n2 2\n0255\n' 4
-variant accept maxval-65535.pgm 'P5\n2 2\n65535\n' 8
-variant refuse plus.pgm 'P5\n+2 2\n255\n' 4
-variant refuse zero-width.pgm 'P5\n0 2\n255\n' 4
-variant refuse maxval-0.pgm 'P5\n2 2\n0\n' 4
-variant refuse maxval-65536.pgm 'P5\n2 2\n65536\n' 8
-variant refuse short.pgm 'P5\n2 2\n255\n' 3
-variant refuse short.ppm 'P6\n2 2\n255\n' 11
+while IFS='|' read -r want name bytes header; do
+    variant "$want" "$name" "$header" "$bytes" </dev/null
+done <<EOF
+accept|plain.pgm|4|P5\n2 2\n255\n
+accept|maxval-comment.pgm|4|P5\n2 2\n255#c\n
+accept|maxval-comment.ppm|12|P6\n2 2\n255#c\n
+accept|maxval-space.pgm|4|P5\n2 2\n255 
+accept|maxval-tab.pgm|4|P5\n2 2\n255\t
+accept|maxval-cr.pgm|4|P5\n2 2\n255\r
+accept|maxval-letter.pgm|4|P5\n2 2\n255x
+accept|one-line.pgm|4|P5 2 2 255\n
+accept|width-comment.pgm|4|P5\n2#c\n2\n255\n
+accept|height-comment.pgm|4|P5\n2 2#c\n255\n
+accept|cr-comment.pgm|4|P5\n2 2\n#c\r255\n
+accept|x-separator.pgm|4|P5\n2x2\n255\n
+accept|vt-ff.pgm|4|P5\n2\v2\f255\n
+accept|leading-zero.pgm|4|P5\n2 2\n0255\n
+accept|maxval-65535.pgm|8|P5\n2 2\n65535\n
+refuse|plus.pgm|4|P5\n+2 2\n255\n
+refuse|zero-width.pgm|4|P5\n0 2\n255\n
+refuse|maxval-0.pgm|4|P5\n2 2\n0\n
+refuse|maxval-65536.pgm|8|P5\n2 2\n65536\n
+refuse|short.pgm|3|P5\n2 2\n255\n
+refuse|short.ppm|11|P6\n2 2\n255\n
+EOF
 
 # -- P7: lines as libnetpbm's readpaminitrest() reads them -------------------
-variant accept pam.pam "${H}DEPTH 1\nMAXVAL 255\nENDHDR\n" 4
-variant accept p7-crlf.pam 'P7\r\nWIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4
-variant accept p7-space.pam 'P7 \nWIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4
-variant accept p7-junk.pam 'P7 junk\nWIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4
-variant accept crlf-lines.pam 'P7\nWIDTH 2\r\nHEIGHT 2\r\nDEPTH 1\r\nMAXVAL 255\r\nENDHDR\r\n' 4
-variant accept tab.pam 'P7\nWIDTH\t2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4
-variant accept indented.pam 'P7\n  WIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4
-variant accept blank-lines.pam "${H}DEPTH 1\n\n \t\nMAXVAL 255\nENDHDR\n" 4
-variant accept comment.pam "${H}# a comment\nDEPTH 1\nMAXVAL 255\nENDHDR\n" 4
-variant accept plus.pam 'P7\nWIDTH +2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4
-variant accept width-twice.pam 'P7\nWIDTH 9\nWIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4
-variant accept endhdr-junk.pam "${H}DEPTH 1\nMAXVAL 255\nENDHDR junk\n" 4
-variant accept rgb-depth4.pam "${H}DEPTH 4\nMAXVAL 255\nTUPLTYPE RGB\nENDHDR\n" 16
-variant accept rgba.pam "${H}DEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n" 16
-variant accept gray-depth3.pam "${H}DEPTH 3\nMAXVAL 255\nTUPLTYPE GRAYSCALE\nENDHDR\n" 12
-variant accept gray-alpha.pam "${H}DEPTH 2\nMAXVAL 1\nTUPLTYPE GRAYSCALE_ALPHA\nENDHDR\n" 8
-variant accept bw.pam "${H}DEPTH 1\nMAXVAL 1\nTUPLTYPE BLACKANDWHITE\nENDHDR\n" 4
-variant accept bw-depth2.pam "${H}DEPTH 2\nMAXVAL 1\nTUPLTYPE BLACKANDWHITE\nENDHDR\n" 8
-variant accept lowercase-type.pam "${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE rgb\nENDHDR\n" 4
-variant accept unknown-type.pam "${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE FOO\nENDHDR\n" 4
-variant accept joined-types.pam "${H}DEPTH 3\nMAXVAL 255\nTUPLTYPE RGB\nTUPLTYPE X\nENDHDR\n" 12
-variant accept control-type.pam "${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE a\001b\nENDHDR\n" 4
-variant accept maxval-65535.pam "${H}DEPTH 1\nMAXVAL 65535\nENDHDR\n" 8
-variant refuse rgba-depth1.pam "${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n" 4
-variant refuse rgba-spaces-depth1.pam "${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE  RGB_ALPHA  \nENDHDR\n" 4
-variant refuse rgb-depth2.pam "${H}DEPTH 2\nMAXVAL 255\nTUPLTYPE RGB\nENDHDR\n" 8
-variant refuse gray-alpha-depth1.pam "${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE GRAYSCALE_ALPHA\nENDHDR\n" 4
-variant refuse bw-maxval255.pam "${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE BLACKANDWHITE\nENDHDR\n" 4
-variant refuse empty-type.pam "${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE\nENDHDR\n" 4
-variant refuse two-numbers.pam 'P7\nWIDTH 2 3\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4
-variant refuse unknown-keyword.pam 'P7\nWIDTHX 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4
-variant refuse indented-comment.pam 'P7\n #c\nWIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4
-variant refuse endhdrx.pam "${H}DEPTH 1\nMAXVAL 255\nENDHDRX\n" 4
-variant refuse no-maxval.pam "${H}DEPTH 1\nENDHDR\n" 4
-variant refuse no-depth.pam "${H}MAXVAL 255\nENDHDR\n" 4
-variant refuse depth0.pam "${H}DEPTH 0\nMAXVAL 255\nENDHDR\n" 4
-variant refuse width0.pam 'P7\nWIDTH 0\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4
-variant refuse maxval0.pam "${H}DEPTH 1\nMAXVAL 0\nENDHDR\n" 4
-variant refuse maxval-65536.pam "${H}DEPTH 1\nMAXVAL 65536\nENDHDR\n" 8
-variant refuse short.pam "${H}DEPTH 3\nMAXVAL 255\nENDHDR\n" 11
+while IFS='|' read -r want name bytes header; do
+    variant "$want" "$name" "$header" "$bytes" </dev/null
+done <<EOF
+accept|pam.pam|4|${H}DEPTH 1\nMAXVAL 255\nENDHDR\n
+accept|p7-crlf.pam|4|P7\r\nWIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+accept|p7-space.pam|4|P7 \nWIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+accept|p7-junk.pam|4|P7 junk\nWIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+accept|crlf-lines.pam|4|P7\nWIDTH 2\r\nHEIGHT 2\r\nDEPTH 1\r\nMAXVAL 255\r\nENDHDR\r\n
+accept|tab.pam|4|P7\nWIDTH\t2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+accept|indented.pam|4|P7\n  WIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+accept|blank-lines.pam|4|${H}DEPTH 1\n\n \t\nMAXVAL 255\nENDHDR\n
+accept|comment.pam|4|${H}# a comment\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+accept|plus.pam|4|P7\nWIDTH +2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+accept|width-twice.pam|4|P7\nWIDTH 9\nWIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+accept|endhdr-junk.pam|4|${H}DEPTH 1\nMAXVAL 255\nENDHDR junk\n
+accept|rgb-depth4.pam|16|${H}DEPTH 4\nMAXVAL 255\nTUPLTYPE RGB\nENDHDR\n
+accept|rgba.pam|16|${H}DEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n
+accept|gray-depth3.pam|12|${H}DEPTH 3\nMAXVAL 255\nTUPLTYPE GRAYSCALE\nENDHDR\n
+accept|gray-alpha.pam|8|${H}DEPTH 2\nMAXVAL 1\nTUPLTYPE GRAYSCALE_ALPHA\nENDHDR\n
+accept|bw.pam|4|${H}DEPTH 1\nMAXVAL 1\nTUPLTYPE BLACKANDWHITE\nENDHDR\n
+accept|bw-depth2.pam|8|${H}DEPTH 2\nMAXVAL 1\nTUPLTYPE BLACKANDWHITE\nENDHDR\n
+accept|lowercase-type.pam|4|${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE rgb\nENDHDR\n
+accept|unknown-type.pam|4|${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE FOO\nENDHDR\n
+accept|joined-types.pam|12|${H}DEPTH 3\nMAXVAL 255\nTUPLTYPE RGB\nTUPLTYPE X\nENDHDR\n
+accept|control-type.pam|4|${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE a\001b\nENDHDR\n
+accept|maxval-65535.pam|8|${H}DEPTH 1\nMAXVAL 65535\nENDHDR\n
+refuse|rgba-depth1.pam|4|${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n
+refuse|rgba-spaces-depth1.pam|4|${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE  RGB_ALPHA  \nENDHDR\n
+refuse|rgb-depth2.pam|8|${H}DEPTH 2\nMAXVAL 255\nTUPLTYPE RGB\nENDHDR\n
+refuse|gray-alpha-depth1.pam|4|${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE GRAYSCALE_ALPHA\nENDHDR\n
+refuse|bw-maxval255.pam|4|${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE BLACKANDWHITE\nENDHDR\n
+refuse|empty-type.pam|4|${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE\nENDHDR\n
+refuse|two-numbers.pam|4|P7\nWIDTH 2 3\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+refuse|unknown-keyword.pam|4|P7\nWIDTHX 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+refuse|indented-comment.pam|4|P7\n #c\nWIDTH 2\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+refuse|endhdrx.pam|4|${H}DEPTH 1\nMAXVAL 255\nENDHDRX\n
+refuse|no-maxval.pam|4|${H}DEPTH 1\nENDHDR\n
+refuse|no-depth.pam|4|${H}MAXVAL 255\nENDHDR\n
+refuse|depth0.pam|4|${H}DEPTH 0\nMAXVAL 255\nENDHDR\n
+refuse|width0.pam|4|P7\nWIDTH 0\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n
+refuse|maxval0.pam|4|${H}DEPTH 1\nMAXVAL 0\nENDHDR\n
+refuse|maxval-65536.pam|8|${H}DEPTH 1\nMAXVAL 65536\nENDHDR\n
+refuse|short.pam|11|${H}DEPTH 3\nMAXVAL 255\nENDHDR\n
+EOF
 
 # Untrusted tuple types reach the terminal escaped.
 printf "${H}DEPTH 1\nMAXVAL 255\nTUPLTYPE a\033[2Jb\nENDHDR\n" >"$T/esc.pam"

@@ -16,48 +16,10 @@
 #include <png.h>
 
 #include "../tools/png-io.h"
+#include "image-files.h"
+#include "png-chunk.h"
 
-static char dir[64];
 static char err[IMAGE_ERR_MAX];
-
-static const char *path_of(const char *name)
-{
-    static char p[256];
-    (void)snprintf(p, sizeof p, "%s/%s", dir, name);
-    return p;
-}
-
-static void put_file(const char *name, const void *data, size_t n)
-{
-    FILE *f = fopen(path_of(name), "wb");
-    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0)
-        bail("cannot write %s", path_of(name));
-}
-
-static unsigned char *get_file(const char *name, size_t *n)
-{
-    FILE *f = fopen(path_of(name), "rb");
-    unsigned char *buf = (unsigned char *)malloc(1 << 20);
-    if (!f || !buf)
-        bail("cannot read %s", path_of(name));
-    *n = fread(buf, 1, 1 << 20, f);
-    fclose(f);
-    return buf;
-}
-
-static void header_of(image_header *h, size_t w, size_t ht, size_t ch,
-                      size_t bytes, int big_endian)
-{
-    memset(h, 0, sizeof *h);
-    h->width = w;
-    h->height = ht;
-    h->channels = ch;
-    h->bytes = bytes;
-    h->big_endian = big_endian;
-    h->maxval = bytes == 2 ? 65535 : 255;
-    if (image_compute_sizes(h, err, sizeof err))
-        bail("sizes: %s", err);
-}
 
 static int write_png(const char *name, const image_header *h, const void *px,
                      size_t pitch)
@@ -74,29 +36,10 @@ static int write_png(const char *name, const image_header *h, const void *px,
 /* Read name with a padded pitch; returns tightly packed pixels or NULL. */
 static unsigned char *read_png(const char *name, image_header *h)
 {
-    size_t pitch, y;
-    unsigned char *buf, *tight;
     err[0] = '\0';
     if (png_io_read_header(path_of(name), h, err, sizeof err))
         return NULL;
-    pitch = h->row_bytes + 5;
-    buf = (unsigned char *)malloc(pitch * h->height);
-    tight = (unsigned char *)malloc(h->total_bytes);
-    if (!buf || !tight)
-        bail("out of memory");
-    memset(buf, 0xEE, pitch * h->height);
-    if (png_io_read_pixels(path_of(name), h, buf, pitch, err, sizeof err)) {
-        free(buf);
-        free(tight);
-        return NULL;
-    }
-    for (y = 0; y < h->height; ++y) {
-        if (buf[y * pitch + h->row_bytes] != 0xEE)
-            bail("%s: the reader wrote into the pitch padding", name);
-        memcpy(tight + y * h->row_bytes, buf + y * pitch, h->row_bytes);
-    }
-    free(buf);
-    return tight;
+    return read_padded(name, h, 5, png_io_read_pixels, err, sizeof err);
 }
 
 static void round_trip(size_t ch, size_t bytes, int big_endian)
@@ -107,7 +50,7 @@ static void round_trip(size_t ch, size_t bytes, int big_endian)
     char name[64];
     (void)snprintf(name, sizeof name, "rt-%lu-%lu-%s.png", (unsigned long)ch,
                    (unsigned long)bytes, big_endian ? "be" : "le");
-    header_of(&h, w, ht, ch, bytes, big_endian);
+    header_of(&h, (image_format)0, w, ht, ch, bytes, big_endian);
     pitch = h.row_bytes + 3;
     px = (unsigned char *)malloc(pitch * ht);
     for (i = 0; i < pitch * ht; ++i)
@@ -234,27 +177,6 @@ static void interlaced(void)
 
 /* ---- hostile files -------------------------------------------------------- */
 
-static uint32_t crc32_of(const unsigned char *p, size_t n)
-{
-    uint32_t c = 0xFFFFFFFFu;
-    size_t i;
-    int k;
-    for (i = 0; i < n; ++i) {
-        c ^= p[i];
-        for (k = 0; k < 8; ++k)
-            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-    }
-    return c ^ 0xFFFFFFFFu;
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
 static void refused(const char *name, const char *why)
 {
     image_header h;
@@ -272,7 +194,7 @@ static void forged_ihdr(const char *name, uint32_t w, uint32_t ht)
     unsigned char *b = get_file("rt-3-1-le.png", &n);
     put32(b + 16, w);
     put32(b + 20, ht);
-    put32(b + 29, crc32_of(b + 12, 17));
+    put32(b + 29, png_crc32(b + 12, 17));
     put_file(name, b, n);
     free(b);
 }
@@ -320,11 +242,11 @@ static void changed_underneath(void)
 {
     image_header h, h2;
     unsigned char px[4 * 4 * 3] = {0}, buf[4 * 4 * 3];
-    header_of(&h, 4, 4, 3, 1, 0);
+    header_of(&h, (image_format)0, 4, 4, 3, 1, 0);
     write_png("moving.png", &h, px, h.row_bytes);
     if (png_io_read_header(path_of("moving.png"), &h2, err, sizeof err))
         bail("moving.png: %s", err);
-    header_of(&h, 4, 3, 3, 1, 0);
+    header_of(&h, (image_format)0, 4, 3, 3, 1, 0);
     write_png("moving.png", &h, px, h.row_bytes);
     err[0] = '\0';
     ok(png_io_read_pixels(path_of("moving.png"), &h2, buf, h2.row_bytes, err,
@@ -340,14 +262,14 @@ static void write_refusals(void)
 {
     image_header h;
     unsigned char px[64] = {0};
-    header_of(&h, 2, 2, 1, 4, 0);
+    header_of(&h, (image_format)0, 2, 2, 1, 4, 0);
     h.is_float = 1;
     ok(write_png("float.png", &h, px, 8) == -1 && strstr(err, "float"),
        "float samples: refused (%s)", err);
-    header_of(&h, 2, 2, 5, 1, 0);
+    header_of(&h, (image_format)0, 2, 2, 5, 1, 0);
     ok(write_png("five.png", &h, px, 10) == -1 && strstr(err, "has 5"),
        "5 channels: refused (%s)", err);
-    header_of(&h, 2, 2, 3, 1, 0);
+    header_of(&h, (image_format)0, 2, 2, 3, 1, 0);
     err[0] = '\0';
     ok(png_io_write_fd(-1, &h, px, 6, err, sizeof err) == -1 &&
            strstr(err, "libpng: ") && strstr(err, strerror(EBADF)),
@@ -360,10 +282,7 @@ int main(void)
 {
     static const size_t chans[4] = {1, 2, 3, 4};
     size_t c;
-    (void)snprintf(dir, sizeof dir, "%s/png-io.XXXXXX",
-                   getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir))
-        bail("mkdtemp: %s", strerror(errno));
+    scratch_open("png-io");
     plan(0);
     for (c = 0; c < 4; ++c) {
         round_trip(chans[c], 1, 0);
@@ -376,11 +295,6 @@ int main(void)
     hostile();
     changed_underneath();
     write_refusals();
-    {
-        char cmd[128];
-        (void)snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            diag("could not remove %s", dir);
-    }
+    scratch_close();
     done_testing();
 }

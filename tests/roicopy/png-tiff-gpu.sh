@@ -62,13 +62,20 @@ tool_agrees() {
 }
 
 P="$SAMPLES/rgb-80x60.ppm" G16="$SAMPLES/gray16-61x47.pgm" A="$SAMPLES/rgba-64x48.pam"
-if has png; then
-    "$CODEC_TOOL" convert "$P" "$T/rgb.png"
-    "$CODEC_TOOL" convert "$G16" "$T/g16.png"
-    "$CODEC_TOOL" convert "$A" "$T/rgba.png"
-    crop_case "PNG RGB to PNG" "$P" "$T/rgb.png" 33x21+40+30 png
+
+# rgb_case EXT NAME DECODER: $T/rgb.EXT and $T/g16.EXT made by codec-tool;
+# an RGB crop of rgb.EXT into EXT, which DECODER reads as the CPU crop.
+rgb_case() {
+    "$CODEC_TOOL" convert "$P" "$T/rgb.$1"
+    "$CODEC_TOOL" convert "$G16" "$T/g16.$1"
+    crop_case "$2 RGB to $2" "$P" "$T/rgb.$1" 33x21+40+30 "$1"
     "$IMGCROP" "$P" 33x21+40+30 "$T/ref-rgb.ppm"
-    tool_agrees "pngtopam reads roicopy's PNG as the CPU crop" "$T/gpu.png" "$T/ref-rgb.ppm" pngtopam
+    tool_agrees "$3 reads roicopy's $2 as the CPU crop" "$T/gpu.$1" "$T/ref-rgb.ppm" "$3"
+}
+
+if has png; then
+    rgb_case png PNG pngtopam
+    "$CODEC_TOOL" convert "$A" "$T/rgba.png"
     crop_case "PNG RGB to PPM (extension rule)" "$P" "$T/rgb.png" 80x60+0+0 ppm
     crop_case "PNG 16-bit gray to PGM" "$G16" "$T/g16.png" 20x30+41+17 pgm
     crop_case "PNG 16-bit gray to PNG" "$G16" "$T/g16.png" 61x1+0+46 png
@@ -111,11 +118,7 @@ else
 fi
 
 if has tiff; then
-    "$CODEC_TOOL" convert "$P" "$T/rgb.tif"
-    "$CODEC_TOOL" convert "$G16" "$T/g16.tif"
-    crop_case "TIFF RGB to TIFF" "$P" "$T/rgb.tif" 33x21+40+30 tif
-    "$IMGCROP" "$P" 33x21+40+30 "$T/ref-rgb.ppm"
-    tool_agrees "tifftopnm reads roicopy's TIFF as the CPU crop" "$T/gpu.tif" "$T/ref-rgb.ppm" tifftopnm
+    rgb_case tif TIFF tifftopnm
     crop_case "TIFF 16-bit gray to PGM" "$G16" "$T/g16.tif" 20x30+41+17 pgm
     crop_case "TIFF 16-bit gray to .tiff" "$G16" "$T/g16.tif" 61x47+0+0 tiff
     crop_case "PPM to TIFF (extension rule)" "$P" "$P" 9x9+70+50 tif

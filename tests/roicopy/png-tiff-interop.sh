@@ -9,20 +9,9 @@
 # corrupt files are refused with the library's message (exit 3), without
 # a leak or an invalid access under valgrind when it is installed.  A
 # case whose tool is missing, or whose codec is not compiled in, skips.
-: "${top_srcdir:=.}"
-: "${top_builddir:=.}"
+. "${top_srcdir:-.}/tests/lib/tap.sh"
 TOOL="$top_builddir/tests/roicopy/codec-tool"
 S="$top_srcdir/samples"
-T=$(mktemp -d "${TMPDIR:-/tmp}/png-tiff-interop.XXXXXX") || {
-    echo "Bail out! mktemp failed"; exit 1; }
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
-
-n=0
-pass() { n=$((n + 1)); echo "ok $n - $*"; }
-fail() { n=$((n + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - # SKIP $*"; }
-have() { command -v "$1" >/dev/null 2>&1; }
 
 formats=$("$TOOL" formats) || { echo "Bail out! $TOOL does not run"; exit 1; }
 case " $formats " in *" png "*) png=yes ;; *) png=no ;; esac
@@ -47,7 +36,7 @@ make_with() {
     d=$1 out=$2 tool=$3
     shift 3
     if ! have "$tool"; then
-        skip "$d: $tool is not installed"
+        skip_one "$d: $tool is not installed"
         return 1
     fi
     if ! "$tool" "$@" >"$out" 2>"$T/tool.err" || [ ! -s "$out" ]; then
@@ -80,22 +69,28 @@ fi
 have pamstack && pamstack "$G8" "$G8" >"$T/ga.pam" 2>/dev/null && GA8="$T/ga.pam"
 
 # ---- PNG made by netpbm, decoded by png-io ----------------------------------
-png_decode() { # DESC SOURCE CONVERTER [ARGS]
-    d=$1 src=$2 conv=$3
-    shift 3
-    if [ $png = no ]; then skip "$d: PNG not compiled in"; return; fi
-    if [ -z "$src" ]; then skip "$d: no source (netpbm tools missing)"; return; fi
-    make_with "$d" "$T/made.png" "$conv" "$@" "$src" || return
-    same "$d: pixels equal the source" "$T/made.png" "$src"
+# decode png|tiff DESC SOURCE CONVERTER [ARGS]: CONVERTER (netpbm's, or
+# tiffcp) makes the file from SOURCE; the codec must decode SOURCE's pixels.
+decode() {
+    case $1 in
+    png) built=$png ext=png name=PNG ;;
+    *) built=$tiff ext=tif name=TIFF ;;
+    esac
+    d=$2 src=$3 conv=$4
+    shift 4
+    if [ "$built" = no ]; then skip_one "$d: $name not compiled in"; return; fi
+    if [ -z "$src" ]; then skip_one "$d: no source (netpbm tools missing)"; return; fi
+    make_with "$d" "$T/made.$ext" "$conv" "$@" "$src" || return
+    same "$d: pixels equal the source" "$T/made.$ext" "$src"
 }
-png_decode "PNG gray8 (pnmtopng)" "$G8" pnmtopng
-png_decode "PNG gray16 (pnmtopng)" "$G16" pnmtopng
-png_decode "PNG rgb8 (pnmtopng)" "$RGB8" pnmtopng
-png_decode "PNG rgb16 (pnmtopng)" "$RGB16" pnmtopng
-png_decode "PNG rgba8 (pamtopng)" "$RGBA8" pamtopng
-png_decode "PNG rgb8 interlaced (pnmtopng -interlace)" "$RGB8" pnmtopng -interlace
-png_decode "PNG gray16 interlaced (pnmtopng -interlace)" "$G16" pnmtopng -interlace
-png_decode "PNG rgba8 interlaced (pamtopng -interlace)" "$RGBA8" pamtopng -interlace
+decode png "PNG gray8 (pnmtopng)" "$G8" pnmtopng
+decode png "PNG gray16 (pnmtopng)" "$G16" pnmtopng
+decode png "PNG rgb8 (pnmtopng)" "$RGB8" pnmtopng
+decode png "PNG rgb16 (pnmtopng)" "$RGB16" pnmtopng
+decode png "PNG rgba8 (pamtopng)" "$RGBA8" pamtopng
+decode png "PNG rgb8 interlaced (pnmtopng -interlace)" "$RGB8" pnmtopng -interlace
+decode png "PNG gray16 interlaced (pnmtopng -interlace)" "$G16" pnmtopng -interlace
+decode png "PNG rgba8 interlaced (pamtopng -interlace)" "$RGBA8" pamtopng -interlace
 
 # Palette and 1-bit: the PNG must really be one (colour type 3, bit depth 1).
 png_kind() { od -An -tu1 -j24 -N2 "$1" | tr -s ' ' | sed 's/^ //'; }
@@ -106,8 +101,8 @@ if [ $png = yes ] && [ -n "$FEW" ] && make_with "PNG palette" "$T/pal.png" pnmto
     *) fail "PNG palette: pnmtopng made bit depth/type $k, not a palette" ;;
     esac
 else
-    [ $png = yes ] && [ -z "$FEW" ] && skip "PNG palette: pamdepth missing"
-    [ $png = no ] && skip "PNG palette: PNG not compiled in"
+    [ $png = yes ] && [ -z "$FEW" ] && skip_one "PNG palette: pamdepth missing"
+    [ $png = no ] && skip_one "PNG palette: PNG not compiled in"
 fi
 if [ $png = yes ] && [ -n "$BIT" ] && make_with "PNG 1-bit" "$T/bit.png" pnmtopng "$T/bit.pbm"; then
     k=$(png_kind "$T/bit.png")
@@ -117,16 +112,16 @@ if [ $png = yes ] && [ -n "$BIT" ] && make_with "PNG 1-bit" "$T/bit.png" pnmtopn
         fail "PNG 1-bit: pnmtopng made bit depth/type $k"
     fi
 else
-    skip "PNG 1-bit: PNG or pgmtopbm/pamdepth missing"
+    skip_one "PNG 1-bit: PNG or pgmtopbm/pamdepth missing"
 fi
 
 # ---- PNG written by png-io, decoded by netpbm -------------------------------
 png_encode() { # DESC SOURCE [pngtopam ARGS]
     d=$1 src=$2
     shift 2
-    if [ $png = no ]; then skip "$d: PNG not compiled in"; return; fi
-    if [ -z "$src" ]; then skip "$d: no source"; return; fi
-    if ! have pngtopam; then skip "$d: pngtopam is not installed"; return; fi
+    if [ $png = no ]; then skip_one "$d: PNG not compiled in"; return; fi
+    if [ -z "$src" ]; then skip_one "$d: no source"; return; fi
+    if ! have pngtopam; then skip_one "$d: pngtopam is not installed"; return; fi
     if ! "$TOOL" convert "$src" "$T/ours.png" 2>"$T/err"; then
         fail "$d: png-io cannot write"; sed 's/^/#   /' "$T/err"; return
     fi
@@ -143,28 +138,20 @@ png_encode "png-io gray+alpha8" "$GA8" -alphapam
 png_encode "png-io rgba8" "$RGBA8" -alphapam
 
 # ---- TIFF made by netpbm and tiffcp, decoded by tiff-io ----------------------
-tiff_decode() { # DESC SOURCE CONVERTER [ARGS]
-    d=$1 src=$2 conv=$3
-    shift 3
-    if [ $tiff = no ]; then skip "$d: TIFF not compiled in"; return; fi
-    if [ -z "$src" ]; then skip "$d: no source"; return; fi
-    make_with "$d" "$T/made.tif" "$conv" "$@" "$src" || return
-    same "$d: pixels equal the source" "$T/made.tif" "$src"
-}
-tiff_decode "TIFF gray8 (pnmtotiff)" "$G8" pnmtotiff
-tiff_decode "TIFF gray16 (pnmtotiff)" "$G16" pnmtotiff
-tiff_decode "TIFF rgb8 LZW (pnmtotiff -lzw)" "$RGB8" pnmtotiff -lzw
-tiff_decode "TIFF rgb16 deflate (pnmtotiff -flate)" "$RGB16" pnmtotiff -flate
-tiff_decode "TIFF rgb8 one row a strip (pnmtotiff -rowsperstrip 1)" "$RGB8" pnmtotiff -rowsperstrip 1
-tiff_decode "TIFF rgba8 (pamtotiff)" "$RGBA8" pamtotiff
+decode tiff "TIFF gray8 (pnmtotiff)" "$G8" pnmtotiff
+decode tiff "TIFF gray16 (pnmtotiff)" "$G16" pnmtotiff
+decode tiff "TIFF rgb8 LZW (pnmtotiff -lzw)" "$RGB8" pnmtotiff -lzw
+decode tiff "TIFF rgb16 deflate (pnmtotiff -flate)" "$RGB16" pnmtotiff -flate
+decode tiff "TIFF rgb8 one row a strip (pnmtotiff -rowsperstrip 1)" "$RGB8" pnmtotiff -rowsperstrip 1
+decode tiff "TIFF rgba8 (pamtotiff)" "$RGBA8" pamtotiff
 
 # tiffcp rewrites a netpbm-made TIFF in other layouts.
 tiffcp_case() { # DESC SOURCE-TIFF EXPECTED PAGE TIFFCP-ARGS...
     d=$1 in=$2 want=$3 page=$4
     shift 4
-    if [ $tiff = no ]; then skip "$d: TIFF not compiled in"; return; fi
-    if ! have tiffcp; then skip "$d: tiffcp is not installed (libtiff-tools)"; return; fi
-    if [ ! -s "$in" ]; then skip "$d: pnmtotiff is not installed"; return; fi
+    if [ $tiff = no ]; then skip_one "$d: TIFF not compiled in"; return; fi
+    if ! have tiffcp; then skip_one "$d: tiffcp is not installed (libtiff-tools)"; return; fi
+    if [ ! -s "$in" ]; then skip_one "$d: pnmtotiff is not installed"; return; fi
     if ! tiffcp "$@" "$T/cp.tif" >"$T/err" 2>&1; then
         fail "$d: tiffcp failed"; sed 's/^/#   /' "$T/err"; return
     fi
@@ -195,9 +182,9 @@ fi
 # ---- TIFF written by tiff-io, decoded by netpbm -----------------------------
 tiff_encode() { # DESC SOURCE
     d=$1 src=$2
-    if [ $tiff = no ]; then skip "$d: TIFF not compiled in"; return; fi
-    if [ -z "$src" ]; then skip "$d: no source"; return; fi
-    if ! have tifftopnm; then skip "$d: tifftopnm is not installed"; return; fi
+    if [ $tiff = no ]; then skip_one "$d: TIFF not compiled in"; return; fi
+    if [ -z "$src" ]; then skip_one "$d: no source"; return; fi
+    if ! have tifftopnm; then skip_one "$d: tifftopnm is not installed"; return; fi
     if ! "$TOOL" convert "$src" "$T/ours.tif" 2>"$T/err"; then
         fail "$d: tiff-io cannot write"; sed 's/^/#   /' "$T/err"; return
     fi
@@ -251,7 +238,7 @@ if [ $png = yes ] && "$TOOL" convert "$RGB8" "$T/good.png" 2>/dev/null; then
     corrupt "PNG empty file" "$T/empty.png" "truncated file"
     corrupt "PNG from /dev/null" /dev/null "is a character device, not a regular file"
 else
-    skip "PNG corrupt files: PNG not compiled in"
+    skip_one "PNG corrupt files: PNG not compiled in"
 fi
 if [ $tiff = yes ] && "$TOOL" convert "$RGB8" "$T/good.tif" 2>/dev/null; then
     size=$(wc -c <"$T/good.tif")
@@ -262,7 +249,7 @@ if [ $tiff = yes ] && "$TOOL" convert "$RGB8" "$T/good.tif" 2>/dev/null; then
     { head -c 4 "$T/good.tif"; printf '\010\000\000\000\377\377'; } >"$T/bad-count.tif"
     corrupt "TIFF impossible directory" "$T/bad-count.tif" "libtiff: "
 else
-    skip "TIFF corrupt files: TIFF not compiled in"
+    skip_one "TIFF corrupt files: TIFF not compiled in"
 fi
 
-echo "1..$n"
+finish

@@ -18,24 +18,6 @@ if [ -z "$formats" ]; then
 fi
 pass "roicopy --version lists the formats: $formats"
 
-# plan_has DESCRIPTION 'LINE...' ARGS: as in dry-run.sh.
-plan_has() {
-    desc=$1
-    printf '%s\n' "$2" >"$T/want"
-    shift 2
-    env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$@" >"$T/plan" 2>"$T/err"
-    rc=$?
-    while IFS= read -r line; do
-        grep -qF -- "$line" "$T/plan" || printf '%s\n' "$line"
-    done <"$T/want" >"$T/missing"
-    if [ $rc -eq 0 ] && [ ! -s "$T/err" ] && [ ! -s "$T/missing" ] && out_dir_intact; then
-        pass "$desc"
-    else
-        fail "$desc: exit $rc"
-        diag_file "$T/missing"; diag_file "$T/plan"; diag_file "$T/err"
-    fi
-}
-
 # make_png IN.pam OUT.png: through netpbm when it is there.
 make_png() {
     if command -v pnmtopng >/dev/null 2>&1; then

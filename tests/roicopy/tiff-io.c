@@ -18,34 +18,9 @@
 #include <tiffio.h>
 
 #include "../tools/tiff-io.h"
+#include "image-files.h"
 
-static char dir[64];
 static char err[IMAGE_ERR_MAX];
-
-static const char *path_of(const char *name)
-{
-    static char p[256];
-    (void)snprintf(p, sizeof p, "%s/%s", dir, name);
-    return p;
-}
-
-static void put_file(const char *name, const void *data, size_t n)
-{
-    FILE *f = fopen(path_of(name), "wb");
-    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0)
-        bail("cannot write %s", path_of(name));
-}
-
-static unsigned char *get_file(const char *name, size_t *n)
-{
-    FILE *f = fopen(path_of(name), "rb");
-    unsigned char *buf = (unsigned char *)malloc(1 << 22);
-    if (!f || !buf)
-        bail("cannot read %s", path_of(name));
-    *n = fread(buf, 1, 1 << 22, f);
-    fclose(f);
-    return buf;
-}
 
 /* A test image: geometry, sample type and how libtiff stores it. */
 typedef struct spec {
@@ -170,34 +145,21 @@ static void libtiff_write(const char *name, const char *mode,
     TIFFClose(t);
 }
 
+static int tiff_page_pixels(const char *path, const image_header *h, void *dst,
+                            size_t dst_pitch, char *e, size_t esz)
+{
+    return tiff_io_read_pixels(path, h->page, h, dst, dst_pitch, e, esz);
+}
+
 /* Read page of name with a padded pitch; tightly packed pixels or NULL. */
 static unsigned char *read_tiff(const char *name, unsigned page,
                                 image_header *h)
 {
-    size_t pitch, y;
-    unsigned char *buf, *tight;
     err[0] = '\0';
     if (tiff_io_read_header(path_of(name), page, h, err, sizeof err))
         return NULL;
-    pitch = h->row_bytes + 7;
-    buf = (unsigned char *)malloc(pitch * h->height);
-    tight = (unsigned char *)malloc(h->total_bytes);
-    if (!buf || !tight)
-        bail("out of memory");
-    memset(buf, 0xEE, pitch * h->height);
-    if (tiff_io_read_pixels(path_of(name), page, h, buf, pitch, err,
-                            sizeof err)) {
-        free(buf);
-        free(tight);
-        return NULL;
-    }
-    for (y = 0; y < h->height; ++y) {
-        if (buf[y * pitch + h->row_bytes] != 0xEE)
-            bail("%s: the reader wrote into the pitch padding", name);
-        memcpy(tight + y * h->row_bytes, buf + y * pitch, h->row_bytes);
-    }
-    free(buf);
-    return tight;
+    h->page = page;
+    return read_padded(name, h, 7, tiff_page_pixels, err, sizeof err);
 }
 
 static void decodes(const char *name, unsigned page, const spec *s,
@@ -218,17 +180,11 @@ static void decodes(const char *name, unsigned page, const spec *s,
 
 static spec base(uint32_t w, uint32_t h, uint16_t spp, uint16_t bps)
 {
-    spec s;
-    memset(&s, 0, sizeof s);
-    s.w = w;
-    s.h = h;
-    s.spp = spp;
-    s.bps = bps;
-    s.fmt = bps == 32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT;
-    s.photo = spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
-    s.planar = PLANARCONFIG_CONTIG;
-    s.compression = COMPRESSION_NONE;
-    s.seed = spp * 10u + bps;
+    spec s = {.w = w, .h = h, .spp = spp, .bps = bps,
+              .fmt = bps == 32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT,
+              .photo = spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK,
+              .planar = PLANARCONFIG_CONTIG, .compression = COMPRESSION_NONE,
+              .seed = spp * 10u + bps};
     return s;
 }
 
@@ -296,15 +252,9 @@ static void round_trip(size_t ch, size_t bytes, int is_float, int swapped)
     (void)snprintf(name, sizeof name, "rt-%lu-%lu%s%s.tif", (unsigned long)ch,
                    (unsigned long)bytes, is_float ? "f" : "",
                    swapped ? "-swapped" : "");
-    memset(&h, 0, sizeof h);
-    h.width = w;
-    h.height = ht;
-    h.channels = ch;
-    h.bytes = bytes;
+    /* samples in host order, or not */
+    header_of(&h, (image_format)0, w, ht, ch, bytes, swapped ? first == 1 : first == 0);
     h.is_float = is_float;
-    h.big_endian = swapped ? first == 1 : first == 0; /* host, or not */
-    if (image_compute_sizes(&h, err, sizeof err))
-        bail("%s", err);
     pitch = h.row_bytes + 9;
     px = (unsigned char *)malloc(pitch * ht);
     for (i = 0; i < pitch * ht; ++i)
@@ -360,23 +310,31 @@ static void forged(const char *name, const spec *s)
     TIFFClose(t);
 }
 
+/* Well-formed 8x8 files in layouts the reader refuses, and why. */
+static const struct {
+    const char *name;
+    uint16_t spp, bps, fmt, photo;
+    const char *why;
+} refused_layouts[] = {
+    {"int16.tif", 1, 16, SAMPLEFORMAT_INT, PHOTOMETRIC_MINISBLACK,
+     "16-bit samples of sample format 2"},
+    {"white.tif", 1, 8, SAMPLEFORMAT_UINT, PHOTOMETRIC_MINISWHITE, "photometric interpretation 0"},
+    {"five.tif", 5, 8, SAMPLEFORMAT_UINT, PHOTOMETRIC_MINISBLACK, "5 samples a pixel"},
+};
+
 static void refusals(void)
 {
-    spec s = base(8, 8, 1, 8);
-    size_t n;
+    spec s;
+    size_t n, i;
     unsigned char *b;
-    s.bps = 16;
-    s.fmt = SAMPLEFORMAT_INT;
-    libtiff_write("int16.tif", "w", &s, 1);
-    refused("int16.tif", 0, "16-bit samples of sample format 2");
-    s = base(8, 8, 1, 8);
-    s.photo = PHOTOMETRIC_MINISWHITE;
-    libtiff_write("white.tif", "w", &s, 1);
-    refused("white.tif", 0, "photometric interpretation 0");
-    s = base(8, 8, 5, 8);
-    s.photo = PHOTOMETRIC_MINISBLACK;
-    libtiff_write("five.tif", "w", &s, 1);
-    refused("five.tif", 0, "5 samples a pixel");
+    for (i = 0; i < sizeof refused_layouts / sizeof refused_layouts[0]; ++i) {
+        s = base(8, 8, refused_layouts[i].spp, 8);
+        s.bps = refused_layouts[i].bps;
+        s.fmt = refused_layouts[i].fmt;
+        s.photo = refused_layouts[i].photo;
+        libtiff_write(refused_layouts[i].name, "w", &s, 1);
+        refused(refused_layouts[i].name, 0, refused_layouts[i].why);
+    }
     s = base(16, 16, 3, 8);
     s.compression = COMPRESSION_ADOBE_DEFLATE;
     libtiff_write("good.tif", "w", &s, 1);
@@ -405,22 +363,15 @@ static void refusals(void)
         image_header h;
         unsigned char px[64] = {0};
         int rc;
-        memset(&h, 0, sizeof h);
-        h.width = h.height = 2;
-        h.channels = 5;
-        h.bytes = 1;
-        image_compute_sizes(&h, err, sizeof err);
+        header_of(&h, (image_format)0, 2, 2, 5, 1, 0);
         write_fd("w5.tif", &h, px, 10, &rc);
         ok(rc == -1 && strstr(err, "5 channels"), "write 5 channels: "
            "refused (%s)", err);
-        h.channels = 1;
-        h.bytes = 4;
-        image_compute_sizes(&h, err, sizeof err);
+        header_of(&h, (image_format)0, 2, 2, 1, 4, 0);
         write_fd("wi32.tif", &h, px, 8, &rc);
         ok(rc == -1 && strstr(err, "4-byte integer"), "write 32-bit "
            "integers: refused (%s)", err);
-        h.bytes = 1;
-        image_compute_sizes(&h, err, sizeof err);
+        header_of(&h, (image_format)0, 2, 2, 1, 1, 0);
         err[0] = '\0';
         rc = tiff_io_write_fd(-1, &h, px, 2, err, sizeof err);
         ok(rc == -1 && err[0], "write to a bad descriptor: refused (%s)",
@@ -434,10 +385,7 @@ static void refusals(void)
 int main(void)
 {
     size_t c;
-    (void)snprintf(dir, sizeof dir, "%s/tiff-io.XXXXXX",
-                   getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir))
-        bail("mkdtemp: %s", strerror(errno));
+    scratch_open("tiff-io");
     plan(0);
     for (c = 1; c <= 4; ++c) {
         round_trip(c, 1, 0, 0);
@@ -447,11 +395,6 @@ int main(void)
     }
     layouts();
     refusals();
-    {
-        char cmd[128];
-        (void)snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            diag("could not remove %s", dir);
-    }
+    scratch_close();
     done_testing();
 }

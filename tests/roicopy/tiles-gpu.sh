@@ -22,9 +22,8 @@
 tiles_same() {
     desc=$1
     shift
-    crop_args=
-    while [ "$1" != -- ]; do crop_args="$crop_args $1"; shift; done
-    shift
+    crop_args_of "$@"
+    shift "$crop_shift"
     rm -rf "$T/tiles" && mkdir "$T/tiles"
     if ! "$ROICOPY" --dry-run "$@" -o "$T/tiles" >"$T/plan" 2>"$T/err" ||
         ! "$ROICOPY" --verify -q "$@" -o "$T/tiles" >"$T/stdout" 2>>"$T/err"; then

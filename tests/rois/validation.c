@@ -8,21 +8,9 @@
 
 #include "tap.h"
 #include <cuxfer.h>
+#include "views.h"
 
 static unsigned char host[1], dense[1];
-
-static cuxfer_view mk(void *p, size_t w, size_t h, size_t elem, size_t pitch)
-{
-    cuxfer_view v;
-    memset(&v, 0, sizeof v);
-    v.ptr = p;
-    v.width = w;
-    v.height = h;
-    v.elem_size = elem;
-    v.pitch = pitch;
-    v.device = -1;
-    return v;
-}
 
 /* Brute force: do any two non-empty ROIs share an element? */
 static int overlap_ref(const cuxfer_roi *r, size_t n)
@@ -44,12 +32,32 @@ static size_t rnd(size_t n)
     return (size_t)(rng >> 8) % n;
 }
 
+/* Dense views for the four ROIs of 768 bytes: what cuxfer_rois_check
+ * says, and its reason (whole, or a part of it; NULL: not checked). */
+static const struct dense_case {
+    size_t w, h, elem, pitch;
+    cudaError_t want;
+    const char *what, *reason;
+    int whole;
+    const char *names;
+} dense_views[] = {
+    {1 << 18, 1, 2, 1 << 20, cudaErrorInvalidValue, "element sizes differ: refused",
+     "cuxfer_rois_copy_async: element sizes differ: host view 4 bytes, dense view 2 bytes", 1,
+     "reason names both element sizes"},
+    {16, 4, 4, 128, cudaErrorInvalidValue, "a pitched dense view refused",
+     "not contiguous: pitch 128, rows of 64 bytes", 0, "reason names pitch and row"},
+    {100, 1, 4, 400, cudaErrorInvalidValue, "a dense view too small refused",
+     "cuxfer_rois_copy_async: 4 ROIs need 768 bytes, the dense view holds 400", 1,
+     "reason names need and capacity"},
+    {192, 1, 4, 768, cudaSuccess, "a dense view of exactly the bytes passes", NULL, 0, NULL},
+};
+
 int main(void)
 {
     /* 1000 x 800 RGBA8, dense buffer of 1 MiB (no memory is touched) */
-    cuxfer_view hv = mk(host, 1000, 800, 4, 4096), dv = mk(dense, 1 << 18, 1, 4, 1 << 20), t;
+    cuxfer_view hv = view_of(host, 1000, 800, 4, 4096), dv = view_of(dense, 1 << 18, 1, 4, 1 << 20), t;
     cuxfer_roi r[8], big[100];
-    size_t total = 0, off[9];
+    size_t total = 0, off[9], i;
     int trial, mism = 0, mism_wide = 0, found = 0;
     plan(0);
 
@@ -83,24 +91,15 @@ int main(void)
     is_int(cudaSuccess, cuxfer_rois_check(CUXFER_ROIS_D2H, &hv, r, 4, &dv, NULL),
            "an empty ROI at the far corner passes");
 
-    t = mk(dense, 1 << 18, 1, 2, 1 << 20);
-    is_int(cudaErrorInvalidValue, cuxfer_rois_check(CUXFER_ROIS_H2D, &hv, r, 4, &t, NULL),
-           "element sizes differ: refused");
-    is_string("cuxfer_rois_copy_async: element sizes differ: host view 4 bytes, dense view 2 bytes",
-              cuxfer_last_reason(), "reason names both element sizes");
-    t = mk(dense, 16, 4, 4, 128);
-    is_int(cudaErrorInvalidValue, cuxfer_rois_check(CUXFER_ROIS_H2D, &hv, r, 4, &t, NULL),
-           "a pitched dense view refused");
-    contains(cuxfer_last_reason(), "not contiguous: pitch 128, rows of 64 bytes",
-             "reason names pitch and row");
-    t = mk(dense, 100, 1, 4, 400);
-    is_int(cudaErrorInvalidValue, cuxfer_rois_check(CUXFER_ROIS_H2D, &hv, r, 4, &t, NULL),
-           "a dense view too small refused");
-    is_string("cuxfer_rois_copy_async: 4 ROIs need 768 bytes, the dense view holds 400",
-              cuxfer_last_reason(), "reason names need and capacity");
-    t = mk(dense, 192, 1, 4, 768);
-    is_int(cudaSuccess, cuxfer_rois_check(CUXFER_ROIS_H2D, &hv, r, 4, &t, NULL),
-           "a dense view of exactly the bytes passes");
+    for (i = 0; i < sizeof dense_views / sizeof dense_views[0]; ++i) {
+        const struct dense_case *c = &dense_views[i];
+        t = view_of(dense, c->w, c->h, c->elem, c->pitch);
+        is_int(c->want, cuxfer_rois_check(CUXFER_ROIS_H2D, &hv, r, 4, &t, NULL), "%s", c->what);
+        if (c->reason && c->whole)
+            is_string(c->reason, cuxfer_last_reason(), "%s", c->names);
+        else if (c->reason)
+            contains(cuxfer_last_reason(), c->reason, "%s", c->names);
+    }
     is_int(cudaErrorInvalidValue, cuxfer_rois_check(7, &hv, r, 4, &dv, NULL),
            "unknown direction refused");
     contains(cuxfer_last_reason(), "direction 7", "reason names the direction");
@@ -108,7 +107,7 @@ int main(void)
            "NULL rois with n 3 refused");
     is_int(cudaErrorInvalidValue, cuxfer_rois_check(CUXFER_ROIS_H2D, NULL, r, 3, &dv, NULL),
            "NULL host view refused");
-    t = mk(host, 1000, 800, 4, 3999);
+    t = view_of(host, 1000, 800, 4, 3999);
     is_int(cudaErrorInvalidPitchValue, cuxfer_rois_check(CUXFER_ROIS_H2D, &t, r, 3, &dv, NULL),
            "a host view whose row exceeds its pitch refused");
 
@@ -147,9 +146,9 @@ int main(void)
         enum { MAXN = 300 };
         static cuxfer_roi rr[MAXN];
         size_t n = trial < 200 ? 2 + rnd(30) : MAXN, i;
-        cuxfer_view wide = mk(host, (size_t)1 << 52, 1024, 1, (size_t)1 << 52);
-        cuxfer_view dd = mk(dense, (size_t)1 << 40, 1, 1, (size_t)1 << 40);
-        cuxfer_view dd4 = mk(dense, (size_t)1 << 38, 1, 4, (size_t)1 << 40);
+        cuxfer_view wide = view_of(host, (size_t)1 << 52, 1024, 1, (size_t)1 << 52);
+        cuxfer_view dd = view_of(dense, (size_t)1 << 40, 1, 1, (size_t)1 << 40);
+        cuxfer_view dd4 = view_of(dense, (size_t)1 << 38, 1, 4, (size_t)1 << 40);
         int want, got;
         for (i = 0; i < n; ++i) {
             rr[i].width = rnd(trial % 3 ? 24 : 3);
@@ -187,7 +186,7 @@ int main(void)
     {
         int lmism = 0, lfound = 0, lclean = 0;
         size_t i;
-        cuxfer_view dd4_l = mk(dense, (size_t)1 << 38, 1, 4, (size_t)1 << 40);
+        cuxfer_view dd4_l = view_of(dense, (size_t)1 << 38, 1, 4, (size_t)1 << 40);
         for (trial = 0; trial < 120; ++trial) {
             enum { LN = 400 };
             static cuxfer_roi lr[LN];

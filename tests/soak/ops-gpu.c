@@ -48,6 +48,8 @@ struct soak_gpu {
     unsigned char *buf[B_COUNT], *mod[B_COUNT], *tmp;
     cudaStream_t nb, blk, sig, cap, other;
     cudaStream_t io; /* the model's bytes in and out (push) */
+    cuxfer_stream_pool pool, wpool; /* its own two streams; sig and io wrapped */
+    unsigned char *fan_h, *fan_d;   /* FANB bytes each: op_fan's and op_ring's own */
     cuxfer_timer timer;
     cuxfer_latch latch;
     cuxfer_plan2d plan[3]; /* SPAN, PACK, AUTO: small chunks, many of them per copy */
@@ -66,6 +68,7 @@ struct soak_gpu {
     char held_others[4096]; /* the threads' calls when the hold ran out */
 };
 #define G0N ((size_t)4099)
+#define FANB ((size_t)65536)
 #define G0OFF ((size_t)8192)
 
 static struct {
@@ -692,8 +695,16 @@ static int cleanup_call(soak_thread *t, callctx *c)
         CK(t, cuxfer_graph_destroy(&c->g));
     if (c->call == COMP_POOL_RELEASE && c->blk.impl)
         CK(t, cuxfer_pinned_pool_release(&G.pool, &c->blk, CUXFER_POOL_IDLE));
-    if (c->call == COMP_STAGE)
+    if (c->call == COMP_STAGE) {
+        /* polled to the end first (cuxfer_stager(3): done once the query
+         * returns something other than cudaErrorNotReady) */
+        double t0 = soak_now_ms();
+        while (cuxfer_stager_query(&t->g->stager) == cudaErrorNotReady && soak_now_ms() - t0 < 30000.0) {
+            struct timespec ts = {0, 100000L};
+            nanosleep(&ts, NULL);
+        }
         (void)cuxfer_stager_wait(&t->g->stager, 30000);
+    }
     return 0;
 }
 
@@ -921,7 +932,7 @@ static int op_alloc(soak_thread *t)
     size_t n = 1 + soak_size(t, 100000);
     unsigned char *pg;
     cuxfer_pinned_block b;
-    switch (soak_below(t, 5)) {
+    switch (soak_below(t, 7)) {
     case 0:
         soak_say(t, "cuxfer_host_alloc(&p, %zu, 1, 0); cuxfer_memory_kind; cuxfer_host_free", n);
         CK(t, cuxfer_host_alloc(&p, n, 1, 0));
@@ -959,6 +970,65 @@ static int op_alloc(soak_thread *t)
             return soak_fail(t, "a 1 PiB pool block was handed out");
         (void)cudaGetLastError();
         break;
+    case 5: {
+        /* a view of its own: the pitch holds the row, the kind is right */
+        cuxfer_view v;
+        size_t w = 1 + soak_size(t, 300), h = 1 + soak_size(t, 50);
+        size_t es = (size_t)1 << soak_below(t, 4), align = soak_below(t, 2) ? 256 : 0;
+        int dev = (int)soak_below(t, 2);
+        if (dev)
+            soak_say(t, "cuxfer_view_alloc_device(&v, %zu, %zu, %zu); check; row bytes; free", w, h, es);
+        else
+            soak_say(t, "cuxfer_view_alloc_host(&v, %zu, %zu, %zu, %zu); check; row bytes; free", w,
+                     h, es, align);
+        CK(t, dev ? cuxfer_view_alloc_device(&v, w, h, es) : cuxfer_view_alloc_host(&v, w, h, es, align));
+        if (cuxfer_view_row_bytes(&v) != w * es || v.pitch < w * es || v.width != w ||
+            v.height != h || (align && v.pitch % align) ||
+            cuxfer_memory_kind(v.ptr) != (dev ? CUXFER_MEMORY_DEVICE : CUXFER_MEMORY_PINNED))
+            return soak_fail(t, "the view is %zu x %zu, pitch %zu, row %zu bytes, %s", v.width,
+                             v.height, v.pitch, cuxfer_view_row_bytes(&v),
+                             cuxfer_memkind_name(cuxfer_memory_kind(v.ptr)));
+        CK(t, cuxfer_view_check(&v, "v"));
+        CK(t, cuxfer_view_free(&v));
+        break;
+    }
+    case 6: {
+        /* a latch made for device 0 and a timer made with options */
+        soak_gpu *g = t->g;
+        cuxfer_latch l;
+        cuxfer_timer tm;
+        cuxfer_timer_options to;
+        float ms = -1.0f;
+        memset(&to, 0, sizeof to);
+        soak_say(t, "cuxfer_latch_init_on(&l, 0); expect 1; arm; wait; "
+                    "cuxfer_timer_create_with({0}); start; stop; ms; destroy both; "
+                    "cuxfer_host_is_pinned, the policies, cuxfer_device_max_pitch, cuxfer_gbps");
+        CK(t, cuxfer_latch_init_on(&l, 0));
+        CK(t, cuxfer_latch_expect(&l, 1));
+        CK(t, cuxfer_latch_arm(&l, g->nb));
+        CK(t, cuxfer_latch_wait(&l, 20000));
+        CK(t, cuxfer_latch_destroy(&l));
+        CK(t, cuxfer_timer_create_with(&tm, &to));
+        CK(t, cuxfer_timer_start(&tm, g->nb));
+        CK(t, cuxfer_timer_stop(&tm, g->nb));
+        CK(t, cuxfer_timer_ms(&tm, CUXFER_WAIT, &ms));
+        CK(t, cuxfer_timer_destroy(&tm));
+        if (!(ms >= 0.0f && ms < 60000.0f))
+            return soak_fail(t, "cuxfer_timer_ms gave %g ms", (double)ms);
+        /* the queries beside them */
+        if (cuxfer_host_is_pinned(g->buf[B_PIN]) != 1 || cuxfer_host_is_pinned(g->buf[B_PAGE]) != 0)
+            return soak_fail(t, "cuxfer_host_is_pinned is wrong about pinned or pageable memory");
+        if (cuxfer_pageable_policy() < CUXFER_PAGEABLE_ALLOW ||
+            cuxfer_pageable_policy() > CUXFER_PAGEABLE_ERROR ||
+            cuxfer_default_stream_policy() < CUXFER_PAGEABLE_ALLOW ||
+            cuxfer_default_stream_policy() > CUXFER_PAGEABLE_ERROR)
+            return soak_fail(t, "a policy out of range: pageable %d, default stream %d",
+                             cuxfer_pageable_policy(), cuxfer_default_stream_policy());
+        if (cuxfer_device_max_pitch(0) < 65536 || cuxfer_gbps(1000000000, 1000.0f) != 1.0)
+            return soak_fail(t, "cuxfer_device_max_pitch(0) %zu, cuxfer_gbps(1 GB, 1 s) %g",
+                             cuxfer_device_max_pitch(0), cuxfer_gbps(1000000000, 1000.0f));
+        break;
+    }
     default:
         soak_say(t, "cuxfer_managed_alloc(&p, %zu, 1, cudaMemAttachGlobal); kind; free", n);
         CK(t, cuxfer_managed_alloc(&p, n, 1, cudaMemAttachGlobal));
@@ -967,6 +1037,116 @@ static int op_alloc(soak_thread *t)
         CK(t, cuxfer_managed_free(p));
         break;
     }
+    return 0;
+}
+
+/* The ring's slot work: its upload copied on the device to offset 2048,
+ * which the job's download brings back. */
+static cudaError_t ring_work(const cuxfer_ring_slot *slot, void *arg)
+{
+    size_t n = *(const size_t *)arg;
+    return n ? cudaMemcpyAsync((unsigned char *)slot->device + 2048, slot->device, n,
+                               cudaMemcpyDeviceToDevice, slot->stream)
+             : cudaSuccess;
+}
+
+/* A ring's cycle: a depth drawn, a slot acquired, its buffers found, a
+ * job of upload, work and download submitted and drained, the bytes
+ * back; a refused submit keeps the slot, which is then given back. */
+static int op_ring(soak_thread *t)
+{
+    soak_gpu *g = t->g;
+    cuxfer_ring_slot *slot = NULL;
+    cuxfer_ring_job job;
+    void *h = NULL, *d = NULL;
+    int n = cuxfer_ring_slots(&g->ring), depth = 1 + (int)soak_below(t, 2);
+    size_t up = soak_size(t, 2048);
+    soak_say(t, "cuxfer_ring_set_depth(%d); acquire; slot_buffers; submit(h2d %zu, work, d2h %zu); "
+                "drain; acquire; submit refused; release", depth, up, up);
+    if (n != 2)
+        return soak_fail(t, "cuxfer_ring_slots says %d, want 2", n);
+    CK(t, cuxfer_ring_set_depth(&g->ring, depth));
+    if (cuxfer_ring_depth(&g->ring) != depth)
+        return soak_fail(t, "cuxfer_ring_depth says %d, want %d", cuxfer_ring_depth(&g->ring), depth);
+    CK(t, cuxfer_ring_acquire(&g->ring, &slot));
+    CK(t, cuxfer_ring_slot_buffers(&g->ring, slot->index, &h, &d));
+    if (h != slot->host || d != slot->device)
+        return soak_fail(t, "cuxfer_ring_slot_buffers gave %p/%p, the slot has %p/%p", h, d,
+                         slot->host, slot->device);
+    soak_fill(t, h, up);
+    memcpy(g->tmp, h, up);
+    memset((unsigned char *)h + 2048, POISON, 2048);
+    memset(&job, 0, sizeof job);
+    job.h2d_bytes = up;
+    job.work = ring_work;
+    job.arg = &up;
+    job.d2h_bytes = up;
+    job.d2h_host_offset = job.d2h_device_offset = 2048;
+    CK(t, cuxfer_ring_submit(&g->ring, slot, &job));
+    CK(t, cuxfer_ring_drain(&g->ring));
+    if (soak_compare(t, (unsigned char *)h + 2048, g->tmp, up, "the ring slot's download"))
+        return 1;
+    CK(t, cuxfer_ring_acquire(&g->ring, &slot));
+    job.h2d_bytes = slot->host_bytes + 1;
+    if (soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_submit(&g->ring, slot, &job)))
+        return 1;
+    CK(t, cuxfer_ring_release(&g->ring, slot));
+    CK(t, cuxfer_ring_set_depth(&g->ring, n));
+    return 0;
+}
+
+/* Fan-out and fan-in through a stream pool (its own, or two streams
+ * wrapped): an upload on s behind a delay, each of the pool's two streams
+ * copies half of it on the device behind a delay of its own, s downloads
+ * what they wrote.  A missing fence reads poison.  Then an event pool's
+ * round robin. */
+static int op_fan(soak_thread *t)
+{
+    soak_gpu *g = t->g;
+    cuxfer_stream_pool *p = soak_below(t, 2) ? &g->pool : &g->wpool;
+    size_t n = 1 + soak_size(t, FANB / 2 - 1), half = n / 2;
+    int how = (int)soak_below(t, 2), c = 1 + (int)soak_below(t, 4), k;
+    unsigned char *dst = g->fan_d + FANB / 2, *back = g->fan_h + FANB / 2;
+    cudaStream_t s = g->nb, q[2];
+    cuxfer_event_pool ep;
+    cudaEvent_t e0;
+    soak_say(t, "%s on %s, %zu bytes; cuxfer_stream_pool_next x2; cuxfer_stream_pool_sync; "
+                "cuxfer_event_pool_create(%d), next x%d, destroy",
+             how ? "cuxfer_stream_all_wait/cuxfer_stream_wait_all"
+                 : "cuxfer_stream_pool_wait/cuxfer_stream_wait_pool",
+             p == &g->pool ? "a pool (cuxfer_stream_pool_create_on)"
+                           : "a wrapped pool (cuxfer_stream_pool_wrap)",
+             n, c, c + 1);
+    soak_fill(t, g->fan_h, n);
+    memcpy(g->tmp, g->fan_h, n);
+    memset(back, POISON, n);
+    CK(t, cuxfer_stream_pool_next(p, &q[0]));
+    CK(t, cuxfer_stream_pool_next(p, &q[1]));
+    if (q[0] == q[1])
+        return soak_fail(t, "cuxfer_stream_pool_next gave one stream twice in a pool of two");
+    CK(t, cudaMemsetAsync(g->fan_d, POISON, FANB, s));
+    CK(t, cudaLaunchHostFunc(s, delay_fn, NULL));
+    CK(t, cuxfer_copy_async(g->fan_d, g->fan_h, n, s));
+    CK(t, how ? cuxfer_stream_all_wait(q, 2, s) : cuxfer_stream_pool_wait(p, s));
+    CK(t, cudaLaunchHostFunc(q[0], delay_fn, NULL));
+    CK(t, cuxfer_copy_async(dst, g->fan_d, half, q[0]));
+    CK(t, cuxfer_copy_async(dst + half, g->fan_d + half, n - half, q[1]));
+    CK(t, how ? cuxfer_stream_wait_all(s, q, 2) : cuxfer_stream_wait_pool(s, p));
+    CK(t, cuxfer_copy_async(back, dst, n, s));
+    CK(t, cudaStreamSynchronize(s));
+    CK(t, cuxfer_stream_pool_sync(p));
+    if (soak_compare(t, back, g->tmp, n, "the fan-in's download"))
+        return 1;
+    CK(t, cuxfer_event_pool_create(&ep, c));
+    e0 = cuxfer_event_pool_next(&ep);
+    for (k = 1; k < c; ++k)
+        if (cuxfer_event_pool_next(&ep) == e0)
+            return soak_fail(t, "an event pool of %d gave its first event back after %d", c, k);
+    if (cuxfer_event_pool_next(&ep) != e0)
+        return soak_fail(t, "an event pool of %d did not give its first event back", c);
+    CK(t, cudaEventRecord(e0, s));
+    CK(t, cudaEventSynchronize(e0));
+    CK(t, cuxfer_event_pool_destroy(&ep));
     return 0;
 }
 
@@ -1011,11 +1191,13 @@ static int op_call_locked(soak_thread *t)
 }
 
 static int op_alloc_locked(soak_thread *t) { return locked(t, op_alloc, 0); }
+static int op_ring_locked(soak_thread *t) { return locked(t, op_ring, 0); }
+static int op_fan_locked(soak_thread *t) { return locked(t, op_fan, 0); }
 
 const soak_op soak_gpu_ops[] = {
     {"call", op_call_locked}, {"call", op_call_locked}, {"call", op_call_locked},
     {"call", op_call_locked}, {"call", op_call_locked}, {"call", op_call_locked},
-    {"alloc", op_alloc_locked},
+    {"alloc", op_alloc_locked}, {"ring", op_ring_locked}, {"fan", op_fan_locked},
 };
 const int soak_gpu_nops = (int)(sizeof soak_gpu_ops / sizeof soak_gpu_ops[0]);
 
@@ -1160,6 +1342,15 @@ int soak_gpu_thread_init(soak_thread *t)
     ro.chunk_bytes = 4096;
     SETUP(cuxfer_rois_create(&g->rois, &ro));
     SETUP(cuxfer_ring_create(&g->ring, 2, 4096, 4096, NULL));
+    SETUP(cuxfer_stream_pool_create_on(&g->pool, 0, 2, cudaStreamNonBlocking, 0));
+    {
+        cudaStream_t two[2];
+        two[0] = g->sig;
+        two[1] = g->io;
+        SETUP(cuxfer_stream_pool_wrap(&g->wpool, two, 2));
+    }
+    SETUP(cuxfer_host_alloc((void **)&g->fan_h, FANB, 1, 0));
+    SETUP(cuxfer_device_alloc((void **)&g->fan_d, FANB, 1));
     SETUP(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     SETUP(cuxfer_graph_begin(s));
     SETUP(cudaMemcpyAsync(g->buf[B_DEV] + G0OFF, g->buf[B_PIN], G0N, cudaMemcpyHostToDevice, s));
@@ -1208,6 +1399,10 @@ int soak_gpu_thread_fini(soak_thread *t)
     DOWN(cuxfer_graph_destroy(&g->g0));
     DOWN(cuxfer_rois_destroy(&g->rois));
     DOWN(cuxfer_ring_destroy(&g->ring));
+    DOWN(cuxfer_stream_pool_destroy(&g->pool));
+    DOWN(cuxfer_stream_pool_destroy(&g->wpool));
+    DOWN(cuxfer_host_free(g->fan_h));
+    DOWN(cuxfer_device_free(g->fan_d));
     DOWN(cuxfer_stager_destroy(&g->stager));
     for (i = 0; i < 3; ++i)
         DOWN(cuxfer_plan2d_destroy(&g->plan[i]));

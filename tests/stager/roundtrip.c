@@ -38,26 +38,37 @@ static void dev_load(size_t n)
     GPU_MUST(cudaDeviceSynchronize());
 }
 
-/* Stage pat + hoff -> dev + doff (n bytes), wait, read back, compare. */
-static void check_h2d(cuxfer_stager *st, const char *name, size_t n, size_t hoff, size_t doff)
+/* A staged copy of n bytes in direction dir ("H2D", "D2H") that started
+ * with err at t0: the start and cuxfer_stager_wait as points, the time of a
+ * 300 MiB copy as a diagnostic.  0 when it did not start. */
+static int started_and_waited(cuxfer_stager *st, const char *name, const char *dir,
+                              cudaError_t err, double t0, size_t n, size_t hoff, size_t doff)
 {
-    cudaError_t err;
-    double t0, el;
-    dev_poison();
-    t0 = now_ms();
-    err = cuxfer_stage_h2d(st, dev + doff, pat + hoff, n, after);
-    if (!ok(err == cudaSuccess, "%s: H2D of %zu bytes (offsets %zu/%zu) started", name, n, hoff,
-            doff)) {
+    double el;
+    if (!ok(err == cudaSuccess, "%s: %s of %zu bytes (offsets %zu/%zu) started", name, dir, n,
+            hoff, doff)) {
         diag("  %s: %s", cudaGetErrorName(err), cuxfer_last_reason());
-        return;
+        return 0;
     }
     err = cuxfer_stager_wait(st, 60000);
     el = now_ms() - t0;
-    if (!ok(err == cudaSuccess, "%s: H2D of %zu bytes: wait succeeds", name, n))
+    if (!ok(err == cudaSuccess, "%s: %s of %zu bytes: wait succeeds", name, dir, n))
         diag("  %s: %s", cudaGetErrorName(err), cuxfer_last_reason());
     if (n == MAXB)
-        diag("%s: staged H2D of 300 MiB: %.2f ms, %.2f GB/s (call to wait)", name, el,
+        diag("%s: staged %s of 300 MiB: %.2f ms, %.2f GB/s (call to wait)", name, dir, el,
              (double)n / (el * 1e6));
+    return 1;
+}
+
+/* Stage pat + hoff -> dev + doff (n bytes), wait, read back, compare. */
+static void check_h2d(cuxfer_stager *st, const char *name, size_t n, size_t hoff, size_t doff)
+{
+    double t0;
+    dev_poison();
+    t0 = now_ms();
+    if (!started_and_waited(st, name, "H2D", cuxfer_stage_h2d(st, dev + doff, pat + hoff, n, after),
+                            t0, n, hoff, doff))
+        return;
     GPU_MUST(cudaMemcpy(chk, dev, TOTAL, cudaMemcpyDeviceToHost));
     ok(count_diff(chk + doff, pat + hoff, n, name) == 0, "%s: H2D of %zu bytes is byte-exact",
        name, n);
@@ -68,24 +79,13 @@ static void check_h2d(cuxfer_stager *st, const char *name, size_t n, size_t hoff
 /* dev + doff -> out + hoff (n bytes), wait, compare with pat + doff. */
 static void check_d2h(cuxfer_stager *st, const char *name, size_t n, size_t hoff, size_t doff)
 {
-    cudaError_t err;
-    double t0, el;
+    double t0;
     dev_load(doff + n);
     memset(out, 0xA5, TOTAL);
     t0 = now_ms();
-    err = cuxfer_stage_d2h(st, out + hoff, dev + doff, n, after);
-    if (!ok(err == cudaSuccess, "%s: D2H of %zu bytes (offsets %zu/%zu) started", name, n, hoff,
-            doff)) {
-        diag("  %s: %s", cudaGetErrorName(err), cuxfer_last_reason());
+    if (!started_and_waited(st, name, "D2H", cuxfer_stage_d2h(st, out + hoff, dev + doff, n, after),
+                            t0, n, hoff, doff))
         return;
-    }
-    err = cuxfer_stager_wait(st, 60000);
-    el = now_ms() - t0;
-    if (!ok(err == cudaSuccess, "%s: D2H of %zu bytes: wait succeeds", name, n))
-        diag("  %s: %s", cudaGetErrorName(err), cuxfer_last_reason());
-    if (n == MAXB)
-        diag("%s: staged D2H of 300 MiB: %.2f ms, %.2f GB/s (call to wait)", name, el,
-             (double)n / (el * 1e6));
     ok(count_diff(out + hoff, pat + doff, n, name) == 0, "%s: D2H of %zu bytes is byte-exact",
        name, n);
     ok(all_bytes(out, hoff, 0xA5) && all_bytes(out + hoff + n, GUARD, 0xA5),
@@ -94,12 +94,8 @@ static void check_d2h(cuxfer_stager *st, const char *name, size_t n, size_t hoff
 
 static cuxfer_stager_options opts(int slots, size_t slot_bytes, int threads, int strategy)
 {
-    cuxfer_stager_options o;
-    memset(&o, 0, sizeof o);
-    o.slots = slots;
-    o.slot_bytes = slot_bytes;
-    o.threads = threads;
-    o.strategy = strategy;
+    cuxfer_stager_options o = {.slots = slots, .slot_bytes = slot_bytes, .threads = threads,
+                               .strategy = strategy};
     return o;
 }
 
@@ -251,8 +247,7 @@ static void held(const char *name, const cuxfer_stager_options *o, int d2h)
         w[i].st = &st;
         w[i].released = &released;
         w[i].err = cudaErrorUnknown;
-        if (pthread_create(&th[i], NULL, wait_thread, &w[i]) != 0)
-            bail("pthread_create failed");
+        start_thread(&th[i], wait_thread, &w[i]);
     }
     sleep_ms(100);
     for (i = 0; i < W; ++i)
@@ -408,8 +403,7 @@ static void destroy_in_flight(void)
     memset(out, 0xA5, 64 * MIB);
     GPU_MUST(gate_hold(&g, after));
     GPU_OK(cuxfer_stage_d2h(&st, out, dev, 64 * MIB, after), "D2H behind a held `after`");
-    if (pthread_create(&th, NULL, open_later, &g) != 0)
-        bail("pthread_create failed");
+    start_thread(&th, open_later, &g);
     t0 = now_ms();
     GPU_OK(cuxfer_stager_destroy(&st), "destroy while `after` is held");
     el = now_ms() - t0;

@@ -21,10 +21,36 @@ static int all_zero(const void *p, size_t n)
     return 1;
 }
 
+/* Options out of range, one field at a time (the others 0: defaults), and
+ * the reason (whole, or a part of it; NULL: not checked). */
+static const struct bad_option {
+    int slots;
+    size_t slot_bytes;
+    int threads, strategy;
+    const char *what, *reason;
+    int whole;
+    const char *names;
+} bad_options[] = {
+    {-1, 0, 0, 0, "slots -1 refused", "cuxfer_stager_options: slots -1 is outside 1..64", 1,
+     "reason names slots and the range"},
+    {65, 0, 0, 0, "slots 65 refused", NULL, 0, NULL},
+    {0, 4095, 0, 0, "slot_bytes 4095 refused",
+     "cuxfer_stager_options: slot_bytes 4095 is outside 4096..1073741824", 1,
+     "reason names slot_bytes and the range"},
+    {0, ((size_t)1 << 30) + 1, 0, 0, "slot_bytes 1 GiB + 1 refused", NULL, 0, NULL},
+    {0, 0, -2, 0, "threads -2 refused", "cuxfer_stager_options: threads -2 is outside 1..64", 1,
+     "reason names threads and the range"},
+    {0, 0, 65, 0, "threads 65 refused", NULL, 0, NULL},
+    {0, 0, 0, CUXFER_STAGE_DIRECT, "strategy DIRECT cannot be asked for",
+     "strategy 3 is not CUXFER_STAGE_AUTO", 0, "reason names the strategy"},
+    {0, 0, 0, -1, "strategy -1 refused", NULL, 0, NULL},
+};
+
 static void options(void)
 {
     cuxfer_stager_options in, out;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t i;
     int want_threads = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
 
     memset(&out, 0x55, sizeof out);
@@ -55,37 +81,19 @@ static void options(void)
     in.strategy = CUXFER_STAGE_COPY;
     is_int(cudaSuccess, cuxfer_stager_options_resolve(&out, &in), "the maxima are accepted");
 
-    memset(&in, 0, sizeof in);
-    in.slots = -1;
-    is_int(cudaErrorInvalidValue, cuxfer_stager_options_resolve(&out, &in), "slots -1 refused");
-    is_string("cuxfer_stager_options: slots -1 is outside 1..64", cuxfer_last_reason(),
-              "reason names slots and the range");
-    in.slots = 65;
-    is_int(cudaErrorInvalidValue, cuxfer_stager_options_resolve(&out, &in), "slots 65 refused");
-    in.slots = 0;
-    in.slot_bytes = 4095;
-    is_int(cudaErrorInvalidValue, cuxfer_stager_options_resolve(&out, &in),
-           "slot_bytes 4095 refused");
-    is_string("cuxfer_stager_options: slot_bytes 4095 is outside 4096..1073741824",
-              cuxfer_last_reason(), "reason names slot_bytes and the range");
-    in.slot_bytes = ((size_t)1 << 30) + 1;
-    is_int(cudaErrorInvalidValue, cuxfer_stager_options_resolve(&out, &in),
-           "slot_bytes 1 GiB + 1 refused");
-    in.slot_bytes = 0;
-    in.threads = -2;
-    is_int(cudaErrorInvalidValue, cuxfer_stager_options_resolve(&out, &in), "threads -2 refused");
-    is_string("cuxfer_stager_options: threads -2 is outside 1..64", cuxfer_last_reason(),
-              "reason names threads and the range");
-    in.threads = 65;
-    is_int(cudaErrorInvalidValue, cuxfer_stager_options_resolve(&out, &in), "threads 65 refused");
-    in.threads = 0;
-    in.strategy = CUXFER_STAGE_DIRECT;
-    is_int(cudaErrorInvalidValue, cuxfer_stager_options_resolve(&out, &in),
-           "strategy DIRECT cannot be asked for");
-    contains(cuxfer_last_reason(), "strategy 3 is not CUXFER_STAGE_AUTO",
-             "reason names the strategy");
-    in.strategy = -1;
-    is_int(cudaErrorInvalidValue, cuxfer_stager_options_resolve(&out, &in), "strategy -1 refused");
+    for (i = 0; i < sizeof bad_options / sizeof bad_options[0]; ++i) {
+        const struct bad_option *c = &bad_options[i];
+        memset(&in, 0, sizeof in);
+        in.slots = c->slots;
+        in.slot_bytes = c->slot_bytes;
+        in.threads = c->threads;
+        in.strategy = c->strategy;
+        is_int(cudaErrorInvalidValue, cuxfer_stager_options_resolve(&out, &in), "%s", c->what);
+        if (c->reason && c->whole)
+            is_string(c->reason, cuxfer_last_reason(), "%s", c->names);
+        else if (c->reason)
+            contains(cuxfer_last_reason(), c->reason, "%s", c->names);
+    }
     is_int(cudaErrorInvalidValue, cuxfer_stager_options_resolve(NULL, NULL), "NULL out refused");
     contains(cuxfer_last_reason(), "out is NULL", "reason names out");
 }
@@ -131,38 +139,50 @@ static void create_destroy(void)
     is_int(cudaSuccess, cuxfer_stager_destroy(&st), "destroy after that is safe");
 }
 
+/* cuxfer_stage_d2h or cuxfer_stage_h2d, on stream 0. */
+static cudaError_t stage(int d2h, cuxfer_stager *st, void *dst, const void *src, size_t n)
+{
+    return d2h ? cuxfer_stage_d2h(st, dst, src, n, (cudaStream_t)0)
+               : cuxfer_stage_h2d(st, dst, src, n, (cudaStream_t)0);
+}
+
+static const struct bad_arg {
+    int d2h, null_stager;
+    void *dst;
+    const void *src;
+    size_t bytes;
+    const char *what, *reason; /* reason NULL: not checked */
+} bad_args[] = {
+    {0, 1, other, host, 16, "h2d with a NULL stager refused", "cuxfer_stage_h2d: stager is NULL"},
+    {1, 1, host, other, 16, "d2h with a NULL stager refused", "cuxfer_stage_d2h: stager is NULL"},
+    {0, 0, NULL, host, 16, "h2d: NULL dst_device refused", "cuxfer_stage_h2d: dst_device is NULL"},
+    {0, 0, other, NULL, 16, "h2d: NULL src_pageable refused",
+     "cuxfer_stage_h2d: src_pageable is NULL"},
+    {1, 0, NULL, other, 16, "d2h: NULL dst_pageable refused",
+     "cuxfer_stage_d2h: dst_pageable is NULL"},
+    {1, 0, host, NULL, 16, "d2h: NULL src_device refused", "cuxfer_stage_d2h: src_device is NULL"},
+    {0, 0, other, host, 0, "h2d: 0 bytes refused", "cuxfer_stage_h2d: bytes is 0: nothing to stage"},
+    {1, 0, host, other, 0, "d2h: 0 bytes refused", NULL},
+};
+
 static void stage_arguments(void)
 {
     cuxfer_stager st;
     void *wrap = (void *)(UINTPTR_MAX - 10);
+    size_t i;
 
     memset(&st, 0, sizeof st);
-    is_int(cudaErrorInvalidValue, cuxfer_stage_h2d(NULL, other, host, 16, (cudaStream_t)0),
-           "h2d with a NULL stager refused");
-    is_string("cuxfer_stage_h2d: stager is NULL", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_d2h(NULL, host, other, 16, (cudaStream_t)0),
-           "d2h with a NULL stager refused");
-    is_string("cuxfer_stage_d2h: stager is NULL", cuxfer_last_reason(), "reason");
-
-    /* Argument checks come before the stager's state: a zeroed stager
-     * still reports the bad argument. */
-    is_int(cudaErrorInvalidValue, cuxfer_stage_h2d(&st, NULL, host, 16, (cudaStream_t)0),
-           "h2d: NULL dst_device refused");
-    is_string("cuxfer_stage_h2d: dst_device is NULL", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_h2d(&st, other, NULL, 16, (cudaStream_t)0),
-           "h2d: NULL src_pageable refused");
-    is_string("cuxfer_stage_h2d: src_pageable is NULL", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_d2h(&st, NULL, other, 16, (cudaStream_t)0),
-           "d2h: NULL dst_pageable refused");
-    is_string("cuxfer_stage_d2h: dst_pageable is NULL", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_d2h(&st, host, NULL, 16, (cudaStream_t)0),
-           "d2h: NULL src_device refused");
-    is_string("cuxfer_stage_d2h: src_device is NULL", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_h2d(&st, other, host, 0, (cudaStream_t)0),
-           "h2d: 0 bytes refused");
-    is_string("cuxfer_stage_h2d: bytes is 0: nothing to stage", cuxfer_last_reason(), "reason");
-    is_int(cudaErrorInvalidValue, cuxfer_stage_d2h(&st, host, other, 0, (cudaStream_t)0),
-           "d2h: 0 bytes refused");
+    /* A NULL stager, then NULL arguments and 0 bytes: argument checks come
+     * before the stager's state, so a zeroed stager still reports the bad
+     * argument. */
+    for (i = 0; i < sizeof bad_args / sizeof bad_args[0]; ++i) {
+        const struct bad_arg *c = &bad_args[i];
+        is_int(cudaErrorInvalidValue, stage(c->d2h, c->null_stager ? NULL : &st, c->dst, c->src,
+                                            c->bytes),
+               "%s", c->what);
+        if (c->reason)
+            is_string(c->reason, cuxfer_last_reason(), "reason");
+    }
     is_int(cudaErrorInvalidValue, cuxfer_stage_h2d(&st, other, wrap, 11, (cudaStream_t)0),
            "h2d: a source range that wraps refused");
     contains(cuxfer_last_reason(), "cuxfer_stage_h2d: src_pageable", "reason names the source");

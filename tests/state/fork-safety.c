@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "fork-children.h"
 #include <cuxfer.h>
 
 #define FORKS 200
@@ -59,38 +60,15 @@ static int child(void)
 
 int main(void)
 {
-    pthread_t t[THREADS];
-    int i, n = 0, clean = 0, hung = 0, wrong = 0;
+    int n = 0;
+    fork_tally tally;
     plan(3);
     have_gpu = cuxfer_device_count(&n) == cudaSuccess && n > 0;
     if (!have_gpu)
         diag("no CUDA device: the threads only read and write reasons (%s)", cuxfer_last_reason());
-    for (i = 0; i < THREADS; ++i)
-        if (pthread_create(&t[i], NULL, hammer, ranges[i]) != 0)
-            bail("pthread_create");
-    for (i = 0; i < FORKS; ++i) {
-        int status = 0;
-        pid_t pid;
-        fflush(stdout);
-        pid = fork();
-        if (pid < 0)
-            bail("fork");
-        if (pid == 0)
-            _exit(child());
-        if (waitpid(pid, &status, 0) != pid)
-            bail("waitpid");
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            ++clean;
-        else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-            ++hung;
-        else
-            ++wrong;
-    }
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    for (i = 0; i < THREADS; ++i)
-        pthread_join(t[i], NULL);
-    is_int(0, hung, "no child hung in cuxfer (of %d forks)", FORKS);
-    is_int(0, wrong, "every child's own cuxfer calls worked");
-    is_int(FORKS, clean, "every child exited 0");
+    tally = fork_children(FORKS, child, THREADS, hammer, ranges[0], sizeof ranges[0], &stop);
+    is_int(0, tally.hung, "no child hung in cuxfer (of %d forks)", FORKS);
+    is_int(0, tally.wrong, "every child's own cuxfer calls worked");
+    is_int(FORKS, tally.clean, "every child exited 0");
     done_testing();
 }

@@ -23,6 +23,20 @@
  * prefetch and advice on a device whose capability query says
  * concurrentManagedAccess = 0 (from fault-injection.c), and the exact
  * registry range of cuxfer_device_alloc (from typed-alloc.c). */
+/* The second unit's functions: unit b defines them, the main unit calls
+ * them. */
+#include <pthread.h> /* struct timespec, in the strict C99 unit too */
+#include <stddef.h>
+void *unit_b_state(void);
+void unit_b_fail(const char *s);
+int unit_b_lookup(const void *p);
+size_t unit_b_stager_size(void);
+size_t unit_b_options_size(void);
+const char *unit_b_reason(void);
+int unit_b_policy(void);
+void unit_b_deadline(struct timespec *t, long ms);
+int unit_b_timedwait_ms(long ms, double *took_ms);
+
 #ifdef INTERNALS_UNIT_B
 /* Unit b (tests/state/internals-b.c includes this file): every configuration
  * value set otherwise than in the main unit, to check that units built
@@ -38,17 +52,6 @@ static int unit_b_logged;
 #define CUXFER_DEFAULT_STREAM_POLICY CUXFER_PAGEABLE_ALLOW
 #define CUXFER_REASON_MAX 512
 #include <cuxfer.h>
-
-void *unit_b_state(void);
-void unit_b_fail(const char *s);
-int unit_b_lookup(const void *p);
-size_t unit_b_stager_size(void);
-size_t unit_b_options_size(void);
-const char *unit_b_reason(void);
-int unit_b_policy(void);
-
-void unit_b_deadline(struct timespec *t, long ms);
-int unit_b_timedwait_ms(long ms, double *took_ms);
 
 void unit_b_deadline(struct timespec *t, long ms) { cuxfer_impl_deadline(t, ms); }
 /* A timed wait of ms on a condition variable nobody signals, as the
@@ -91,19 +94,28 @@ int unit_b_policy(void) { return cuxfer_pageable_policy(); }
 #include <unistd.h>
 
 #include "gpu.h"
+#include "fork-children.h"
 
 extern int setenv(const char *, const char *, int);
 extern int unsetenv(const char *);
 
+/* Set the variable `name` (unset it for NULL), make the header forget the
+ * value it parsed (*parsed) and ask for the policy again (policy()). */
+static int env_reparse(const char *name, const char *value, int *parsed, int (*policy)(void))
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+    *parsed = 0;
+    return policy();
+}
+
 /* Set CUXFER_PAGEABLE and make the header read it again. */
 static int env_policy(const char *value)
 {
-    if (value)
-        setenv("CUXFER_PAGEABLE", value, 1);
-    else
-        unsetenv("CUXFER_PAGEABLE");
-    cuxfer_impl_state_get()->env_policy = 0; /* forget the parsed value */
-    return cuxfer_pageable_policy();
+    return env_reparse("CUXFER_PAGEABLE", value, &cuxfer_impl_state_get()->env_policy,
+                       cuxfer_pageable_policy);
 }
 
 /* A fresh policy for the GPU part: parsed again, nothing warned yet. */
@@ -345,12 +357,8 @@ static void managed_without_capability(cudaStream_t s)
  * and which streams the guard takes for the legacy one in this unit. */
 static int env_stream_policy(const char *value)
 {
-    if (value)
-        setenv("CUXFER_DEFAULT_STREAM", value, 1);
-    else
-        unsetenv("CUXFER_DEFAULT_STREAM");
-    cuxfer_impl_state_get()->env_stream_policy = 0; /* forget the parsed value */
-    return cuxfer_default_stream_policy();
+    return env_reparse("CUXFER_DEFAULT_STREAM", value,
+                       &cuxfer_impl_state_get()->env_stream_policy, cuxfer_default_stream_policy);
 }
 
 static void stream_guard_env(void)
@@ -486,34 +494,11 @@ static int fk_child(void)
 
 static void fork_registry(void)
 {
-    pthread_t t[FK_THREADS];
-    int i, clean = 0, hung = 0, wrong = 0;
-    fflush(stdout);
-    for (i = 0; i < FK_THREADS; ++i)
-        if (pthread_create(&t[i], NULL, fk_hammer, fk_ranges[i]) != 0)
-            bail("pthread_create");
-    for (i = 0; i < FK_FORKS; ++i) {
-        int status = 0;
-        pid_t pid = fork();
-        if (pid < 0)
-            bail("fork");
-        if (pid == 0)
-            _exit(fk_child());
-        if (waitpid(pid, &status, 0) != pid)
-            bail("waitpid");
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            ++clean;
-        else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-            ++hung;
-        else
-            ++wrong;
-    }
-    __atomic_store_n(&fk_stop, 1, __ATOMIC_RELEASE);
-    for (i = 0; i < FK_THREADS; ++i)
-        pthread_join(t[i], NULL);
-    is_int(0, hung, "fork: no child hung in the registry (of %d forks)", FK_FORKS);
-    is_int(0, wrong, "fork: every child found an empty, working registry");
-    is_int(FK_FORKS, clean, "fork: every child exited 0");
+    fork_tally tally = fork_children(FK_FORKS, fk_child, FK_THREADS, fk_hammer, fk_ranges[0],
+                                     sizeof fk_ranges[0], &fk_stop);
+    is_int(0, tally.hung, "fork: no child hung in the registry (of %d forks)", FK_FORKS);
+    is_int(0, tally.wrong, "fork: every child found an empty, working registry");
+    is_int(FK_FORKS, tally.clean, "fork: every child exited 0");
 }
 
 /* Two units built with different configuration values share one state
@@ -521,15 +506,6 @@ static void fork_registry(void)
  * one size; this unit caches a classification, then unit b writes a
  * reason longer than the buffer: the cache must survive; the pageable
  * policy's default is per unit by design. */
-void *unit_b_state(void);
-void unit_b_fail(const char *s);
-int unit_b_lookup(const void *p);
-size_t unit_b_stager_size(void);
-size_t unit_b_options_size(void);
-const char *unit_b_reason(void);
-int unit_b_policy(void);
-void unit_b_deadline(struct timespec *t, long ms);
-int unit_b_timedwait_ms(long ms, double *took_ms);
 
 /* Unit b is strict ISO C99 (no _POSIX_C_SOURCE): its timed waits still
  * run on CLOCK_MONOTONIC to the millisecond, as this POSIX unit's do (they
@@ -648,15 +624,9 @@ static void rois_host_gather(void)
             cuxfer_impl_team team;
             cuxfer_impl_team_start(&team, teams[ti] - 1, NULL, NULL);
             for (ci = 0; ci < sizeof chunks / sizeof chunks[0]; ++ci) {
-                struct cuxfer_impl_rois_job j;
+                struct cuxfer_impl_rois_job j = {.base = img, .pitch = PITCH, .elem = E,
+                                                 .rois = rois, .off = off, .n = n};
                 size_t a, len, ch = chunks[ci], total = off[n];
-                memset(&j, 0, sizeof j);
-                j.base = img;
-                j.pitch = PITCH;
-                j.elem = E;
-                j.rois = rois;
-                j.off = off;
-                j.n = n;
                 memset(dense, 0x5a, sizeof dense);
                 for (a = 0; a < total; a += len) { /* gather, chunk by chunk */
                     len = total - a < ch ? total - a : ch;
@@ -781,6 +751,30 @@ static void team_door(void)
  * Every row must match
  * byte for byte, no gap byte may be written, and each record must come
  * back free (its busy flag cleared by the host function itself). */
+/* One run of the planner's host function on pl's team, through record
+ * number `run`, as the planner queues it: h rows of w bytes from src
+ * (spitch apart; 0: dense, a PACK scatter) to dst (dpitch apart; a gather
+ * writes them dense), desc the gather's descriptor (NULL: none).  1 if the
+ * host function left the record busy. */
+static int run_scatter_rec(cuxfer_plan2d *pl, int run, unsigned char *dst,
+                           const unsigned char *src, size_t spitch, size_t dpitch, size_t w,
+                           size_t h, cuxfer_impl_tile *desc)
+{
+    struct cuxfer_impl_scatter_rec *rec = &pl->recs[run % CUXFER_IMPL_PLAN_RECS];
+    memset(&rec->job, 0, sizeof rec->job);
+    rec->plan = pl;
+    rec->job.dst = dst;
+    rec->job.src = src;
+    rec->job.spitch = spitch;
+    rec->job.dpitch = dpitch;
+    rec->job.row = w;
+    rec->job.rows = h;
+    rec->job.desc = desc;
+    __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
+    cuxfer_impl_plan_scatter(rec);
+    return __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+}
+
 static void pack_scatter_on_team(void)
 {
     static const size_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24, 32, 48, 64, 100, 128, 256};
@@ -792,7 +786,6 @@ static void pack_scatter_on_team(void)
                 ? (SC_MAXROW + SC_WIDE_GAP) * SC_WIDE_ROWS
                 : (SC_MAXROW + SC_GAP) * SC_MAXROWS];
     static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
-    struct cuxfer_impl_scatter_rec *rec;
     size_t wi, hi, gi, i, y, x;
     int ti, bad_rows = 0, bad_gaps = 0, busy_left = 0, runs = 0;
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
@@ -804,19 +797,10 @@ static void pack_scatter_on_team(void)
                     size_t w = widths[wi], h = heights[hi], pitch = w + gaps[gi];
                     if (gaps[gi] == SC_WIDE_GAP && h > SC_WIDE_ROWS)
                         continue;
-                    rec = &pl.recs[runs % CUXFER_IMPL_PLAN_RECS];
                     for (i = 0; i < w * h; ++i)
                         stage[i] = (unsigned char)(i * 37u + w + (size_t)ti);
                     memset(dst, 0x5a, pitch * h);
-                    rec->plan = &pl;
-                    rec->job.dst = dst;
-                    rec->job.src = stage;
-                    rec->job.dpitch = pitch;
-                    rec->job.row = w;
-                    rec->job.rows = h;
-                    __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
-                    cuxfer_impl_plan_scatter(rec);
-                    busy_left += __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+                    busy_left += run_scatter_rec(&pl, runs, dst, stage, 0, pitch, w, h, NULL);
                     for (y = 0; y < h; ++y) {
                         if (memcmp(dst + y * pitch, stage + y * w, w) != 0) {
                             if (!bad_rows++)
@@ -856,7 +840,6 @@ static void gather_on_team(void)
     static cuxfer_impl_tile desc[2]; /* the second one must stay poisoned */
     static unsigned char poison[sizeof desc[1]];
     static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
-    struct cuxfer_impl_scatter_rec *rec;
     size_t wi, hi, i;
     int ti, bad_rows = 0, bad_tail = 0, bad_src = 0, bad_desc = 0, busy_left = 0, runs = 0;
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
@@ -870,19 +853,7 @@ static void gather_on_team(void)
                 memset(stage, 0x5a, w * h + 64);
                 memset(desc, 0x5a, sizeof desc);
                 memset(poison, 0x5a, sizeof poison);
-                rec = &pl.recs[runs % CUXFER_IMPL_PLAN_RECS];
-                memset(&rec->job, 0, sizeof rec->job);
-                rec->plan = &pl;
-                rec->job.dst = stage;
-                rec->job.src = src;
-                rec->job.spitch = pitch;
-                rec->job.dpitch = w;
-                rec->job.row = w;
-                rec->job.rows = h;
-                rec->job.desc = desc;
-                __atomic_store_n(&rec->busy, 1, __ATOMIC_RELAXED);
-                cuxfer_impl_plan_scatter(rec);
-                busy_left += __atomic_load_n(&rec->busy, __ATOMIC_ACQUIRE) != 0;
+                busy_left += run_scatter_rec(&pl, runs, stage, src, pitch, w, w, h, desc);
                 for (i = 0; i < h; ++i)
                     if (memcmp(stage + i * w, src + i * pitch, w) != 0 && !bad_rows++)
                         diag("gather, team %d, %zu-byte rows x %zu: row %zu differs", teams[ti], w,
@@ -1061,6 +1032,179 @@ static void span_gathered_on_gpu(void)
     GPU_MUST(cuxfer_plan2d_destroy(&pl));
 }
 
+/* SPAN's extraction by the copy kernel, on the CPU: the two launches that
+ * cuxfer_impl_span_kx describes, run through a model of the kernel (as
+ * its PTX, section 9b, reads them: units of 2^ul bytes, ul from the OR of
+ * the launch's addresses, pitch and row; unit i of the tile is row
+ * i / (rb >> ul), column i % (rb >> ul); strided side at host + src + row
+ * x pitch, dense side at dense + dst + i units; d2h 0 copies strided to
+ * dense, 1 dense to strided), must move a chunk's rows from the scratch
+ * (source pitch) into the destination (its pitch), rows of 1 to 8 bytes
+ * at every offset, leaving every other byte alone. */
+static void kx_model(const cuxfer_impl_tile *t, unsigned char *host, size_t pitch,
+                     unsigned char *dense, unsigned d2h, uintptr_t align)
+{
+    unsigned ul = 0;
+    size_t i, ru;
+    while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
+        ++ul;
+    ru = t->rb >> ul;
+    for (i = 0; i < (size_t)t->rows * ru; ++i) {
+        unsigned char *sp = host + t->src + i / ru * pitch + ((i % ru) << ul);
+        unsigned char *dp = dense + t->dst + (i << ul);
+        if (d2h)
+            memcpy(sp, dp, (size_t)1 << ul);
+        else
+            memcpy(dp, sp, (size_t)1 << ul);
+    }
+}
+
+static void span_kx_model(void)
+{
+    enum { KM_ROWS = 37, KM_MAXP = 40, KM_BUF = KM_ROWS * KM_MAXP + 64 };
+    static unsigned char scratch[KM_BUF] __attribute__((aligned(16)));
+    static unsigned char dst[KM_BUF] __attribute__((aligned(16)));
+    static unsigned char dense[KM_BUF] __attribute__((aligned(16)));
+    static const size_t rows_l[] = {1, 2, 5, KM_ROWS};
+    size_t w, sp, dpx, so, doff, no, ri, i;
+    int bad = 0, runs = 0;
+    cuxfer_impl_tile t;
+    struct cuxfer_impl_kx_launch l[2];
+    for (w = 1; w <= 8; ++w)
+        for (sp = w + 1; sp <= 3 * w + 5; sp += w + 1)
+            for (dpx = 0; dpx < 3; ++dpx)
+                for (so = 0; so < 16; so += 4)
+                    for (doff = 0; doff < 5; ++doff)
+                        for (no = 0; no < 16; no += 8)
+                            for (ri = 0; ri < sizeof rows_l / sizeof rows_l[0]; ++ri) {
+                                /* 16-byte aligned bases, so the offsets decide the units */
+                                unsigned char *sc = scratch + so, *to = dst + doff;
+                                unsigned char *dn = dense + no;
+                                size_t dp = dpx == 0 ? 32 : dpx == 1 ? w + 1 : 2 * w + 4;
+                                size_t rows = rows_l[ri], y, x;
+                                for (i = 0; i < KM_BUF; ++i)
+                                    scratch[i] = (unsigned char)(i * 131u + w * 7u + sp);
+                                memset(dst, 0xA5, sizeof dst);
+                                memset(dense, 0x5A, sizeof dense);
+                                cuxfer_impl_tile_put(&t, 0, 0, rows, w);
+                                cuxfer_impl_span_kx(sc, sp, to, dp, dn, w, l);
+                                kx_model(&t, (unsigned char *)l[0].host, l[0].pitch,
+                                         (unsigned char *)l[0].dense, l[0].d2h, l[0].align);
+                                kx_model(&t, (unsigned char *)l[1].host, l[1].pitch,
+                                         (unsigned char *)l[1].dense, l[1].d2h, l[1].align);
+                                ++runs;
+                                for (i = 0; i < KM_BUF; ++i) {
+                                    size_t at = i < doff ? dp : (i - doff) % dp;
+                                    y = i < doff ? 0 : (i - doff) / dp;
+                                    x = at < w && y < rows ? sc[y * sp + at] : 0xA5;
+                                    if (dst[i] != x && !bad++)
+                                        diag("span kx: %zu-byte rows x %zu, pitches %zu -> %zu, "
+                                             "offset %zu: byte %zu is %#x, not %#zx", w, rows,
+                                             sp, dp, doff, i, dst[i], x);
+                                }
+                                for (i = 0; i < KM_BUF; ++i)
+                                    if (dense[i] != 0x5A && (i < no || i >= no + rows * w) &&
+                                        !bad++)
+                                        diag("span kx: dense byte %zu outside the rows written",
+                                             i);
+                            }
+    is_int(0, bad, "SPAN's kernel extraction, %d chunks through a model of the kernel: rows "
+           "byte-exact at the destination's pitch, nothing else written", runs);
+}
+
+/* A SPAN copy's last chunk, and which descriptor pairs match a copy. */
+static void span_kx_chunks(void)
+{
+    static cuxfer_impl_tile d[2];
+    size_t h, per, y, rows;
+    int bad = 0;
+    for (per = 1; per < 40; ++per)
+        for (h = 1; h < 200; ++h) {
+            /* cuxfer_impl_plan_span_rows's chunks: every one but the last
+             * has per rows, the last cuxfer_impl_span_last's */
+            for (y = 0; y < h; y += rows) {
+                rows = h - y < per ? h - y : per;
+                if (rows != per && y + rows != h)
+                    bad++;
+                if (y + rows == h && rows != cuxfer_impl_span_last(h, per) && !bad++)
+                    diag("span: %zu rows by %zu: last chunk %zu, span_last %zu", h, per, rows,
+                         cuxfer_impl_span_last(h, per));
+            }
+        }
+    is_int(0, bad, "the last chunk of a SPAN copy has cuxfer_impl_span_last's rows, the others per");
+    cuxfer_impl_tile_put(&d[0], 0, 0, 4096, 2);
+    cuxfer_impl_tile_put(&d[1], 0, 0, 17, 2);
+    ok(cuxfer_impl_kx_holds(d, 4096, 17, 2), "a pair holding {4096, 2}, {17, 2} matches them");
+    ok(!cuxfer_impl_kx_holds(d, 4096, 17, 1) && !cuxfer_impl_kx_holds(d, 4096, 16, 2) &&
+           !cuxfer_impl_kx_holds(d, 4095, 17, 2),
+       "and no other row width, last chunk or chunk");
+    d[1].dst = 8;
+    ok(!cuxfer_impl_kx_holds(d, 4096, 17, 2), "nor a pair with an offset");
+}
+
+/* SPAN's descriptor pairs on the GPU: a pair is rewritten only once the
+ * launches that read it are done.  With aux held (it waits for an event
+ * behind a host function), each new shape takes a free pair whose event
+ * is then recorded behind the hold; once all are busy a fifth shape gets
+ * none (-1: the copy engine extracts) and no pair changes, while a shape
+ * a busy pair already holds still gets it.  Released, a pair is free. */
+static int kx_release;
+static void CUDART_CB kx_hold(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&kx_release, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static void span_kx_pairs_on_gpu(void)
+{
+    cuxfer_plan2d pl;
+    cudaStream_t hs;
+    cudaEvent_t he;
+    int j[CUXFER_IMPL_KX_PAIRS], i, again, distinct = 1, held = 1;
+    cuxfer_impl_tile before[2 * CUXFER_IMPL_KX_PAIRS];
+    GPU_MUST(cuxfer_plan2d_create(&pl, NULL));
+    if (!pl.dpack) {
+        skip(5, "the plan has no copy kernel (runtime before 12.5)");
+        GPU_MUST(cuxfer_plan2d_destroy(&pl));
+        return;
+    }
+    GPU_MUST(cudaStreamCreateWithFlags(&hs, cudaStreamNonBlocking));
+    GPU_MUST(cudaEventCreateWithFlags(&he, cudaEventDisableTiming));
+    __atomic_store_n(&kx_release, 0, __ATOMIC_RELEASE);
+    GPU_MUST(cudaLaunchHostFunc(hs, kx_hold, NULL));
+    GPU_MUST(cudaEventRecord(he, hs));
+    GPU_MUST(cudaStreamWaitEvent(pl.aux, he, 0));
+    for (i = 0; i < CUXFER_IMPL_KX_PAIRS; ++i) {
+        j[i] = cuxfer_impl_kx_pair(&pl, 1000 + (size_t)i, 3, 1);
+        if (j[i] < 0 || !cuxfer_impl_kx_holds(pl.kdesc + CUXFER_IMPL_KX_BASE + 2 * j[i],
+                                               1000 + (size_t)i, 3, 1))
+            distinct = 0;
+        else
+            GPU_MUST(cudaEventRecord(pl.ev_kx[j[i]], pl.aux));
+        if (i && j[i] == j[i - 1])
+            distinct = 0;
+    }
+    ok(distinct, "%d shapes take %d pairs, each written with its values", CUXFER_IMPL_KX_PAIRS,
+       CUXFER_IMPL_KX_PAIRS);
+    memcpy(before, pl.kdesc + CUXFER_IMPL_KX_BASE, sizeof before);
+    is_int(-1, cuxfer_impl_kx_pair(&pl, 5000, 1, 4), "every pair busy: a new shape gets none");
+    ok(memcmp(before, pl.kdesc + CUXFER_IMPL_KX_BASE, sizeof before) == 0,
+       "and no busy pair was rewritten");
+    again = cuxfer_impl_kx_pair(&pl, 1002, 3, 1);
+    is_int(j[2], again, "a shape a busy pair holds still gets that pair");
+    held = cudaEventQuery(pl.ev_kx[j[0]]) == cudaErrorNotReady;
+    (void)cudaGetLastError();
+    __atomic_store_n(&kx_release, 1, __ATOMIC_RELEASE);
+    GPU_MUST(cudaStreamSynchronize(hs));
+    GPU_MUST(cudaStreamSynchronize(pl.aux));
+    ok(held && cuxfer_impl_kx_pair(&pl, 5000, 1, 4) >= 0,
+       "released (the events were pending while held), a pair is free for it");
+    GPU_MUST(cudaEventDestroy(he));
+    GPU_MUST(cudaStreamDestroy(hs));
+    GPU_MUST(cuxfer_plan2d_destroy(&pl));
+}
+
 /* cuxfer_device_alloc records exactly N elements in the registry (moved
  * from typed-alloc.c; the driver alone would call the bytes just past the
  * end device memory too, within its allocation granularity). */
@@ -1123,8 +1267,6 @@ static void pack_direct_share(void)
 
 int main(void)
 {
-    int n = 0;
-    const char *req = getenv("CUXFER_REQUIRE_GPU");
     cudaStream_t s;
     plan(0);
     guard_env();
@@ -1148,19 +1290,18 @@ int main(void)
     is_int(30000, (int)cuxfer_impl_gather_share(256, 100000), "the share has no upper row bound "
            "(AUTO's span_max_row bounds SPAN)");
     pack_direct_share();
+    span_kx_model();
+    span_kx_chunks();
     strict_c99_clock();
 
-    if (cuxfer_device_count(&n) != cudaSuccess || n < 1) {
-        if (req && atoi(req) > 0)
-            bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req, cuxfer_last_reason());
-        skip(1, "the GPU part: no CUDA device: %s", cuxfer_last_reason());
+    if (!gpu_present(1))
         done_testing();
-    }
     GPU_MUST(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     guard_on_gpu(s);
     managed_without_capability(s);
     device_alloc_registry();
     span_gathered_on_gpu();
+    span_kx_pairs_on_gpu();
     GPU_MUST(cudaStreamDestroy(s));
     done_testing();
 }

@@ -9,8 +9,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
-#include "tap.h"
-#include <cuxfer.h>
+#include "gpu.h"
 
 typedef const void *(*state_fn)(void);
 typedef const char *(*reason_fn)(void);
@@ -46,7 +45,6 @@ int main(int argc, char **argv)
     register_fn p_register;
     kind_fn p_classify;
     alloc_fn p_alloc;
-    int n = 0;
     void *pinned = NULL;
     if (argc != 2)
         bail("usage: plugin-state-host PLUGIN.so");
@@ -70,13 +68,8 @@ int main(int argc, char **argv)
 
     /* The registry: the plugin pins, the host unpins or frees, and the
      * address is asked again on both sides. */
-    if (cuxfer_device_count(&n) != cudaSuccess || n < 1) {
-        const char *req = getenv("CUXFER_REQUIRE_GPU");
-        if (req && atoi(req) > 0)
-            bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req, cuxfer_last_reason());
-        skip(9, "no CUDA device: %s", cuxfer_last_reason());
+    if (!gpu_present(9))
         done_testing();
-    }
     is_int(cudaSuccess, p_register(buffer, sizeof buffer), "the plugin pins a 64 KiB range");
     is_int(CUXFER_MEMORY_PINNED, cuxfer_memory_kind(buffer + 100),
            "a range the plugin registered is known to the host");

@@ -27,9 +27,7 @@ static void test_timer_refusals(void)
     float ms;
     cudaError_t err;
 
-    memset(&t, 0, sizeof t);
-    GPU_OK(cuxfer_timer_destroy(&t), "destroy of a zeroed timer is safe");
-    GPU_OK(cuxfer_timer_destroy(NULL), "destroy of NULL is safe");
+    DESTROY_IS_SAFE(t, cuxfer_timer_destroy, "timer");
     err = cuxfer_timer_start(&t, s);
     is_int(cudaErrorInvalidValue, err, "start on a timer never created refused");
 
@@ -72,6 +70,7 @@ struct reader {
     float ms;
     cudaError_t err;
     int done;
+    pthread_t th;
 };
 
 static void *read_waiting(void *arg)
@@ -82,6 +81,17 @@ static void *read_waiting(void *arg)
     return NULL;
 }
 
+/* Start r->th reading t with CUXFER_WAIT: 1 if it is still blocked after
+ * 100 ms. */
+static int reader_blocks(struct reader *r, cuxfer_timer *t)
+{
+    memset(r, 0, sizeof *r);
+    r->t = t;
+    r->ms = 1.0f;
+    r->err = cudaErrorUnknown;
+    return start_blocked(&r->th, read_waiting, r, &r->done, 100);
+}
+
 static void test_timer_held(void)
 {
     enum { BYTES = 64 << 20 };
@@ -89,7 +99,6 @@ static void test_timer_held(void)
     cudaStream_t s = make_stream();
     unsigned char *h = NULL, *d = NULL;
     struct reader r;
-    pthread_t th;
     gate g;
     float ms;
     cudaError_t err;
@@ -110,19 +119,12 @@ static void test_timer_held(void)
     ok(isnan(ms), "and *ms is NaN, never a garbage number");
     is_int(cudaSuccess, cudaGetLastError(), "no error is left behind for cudaGetLastError");
 
-    memset(&r, 0, sizeof r);
-    r.t = &t;
-    r.ms = 1.0f;
-    r.err = cudaErrorUnknown;
-    if (pthread_create(&th, NULL, read_waiting, &r) != 0)
-        bail("pthread_create failed");
-    sleep_ms(100);
-    ok(!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE),
+    ok(reader_blocks(&r, &t),
        "CUXFER_WAIT blocks while the stream is held (100 ms)");
     gate_open(&g);
     if (!ok(wait_flag(&r.done, 10000), "CUXFER_WAIT returns once the stream runs (10 s bound)"))
         bail("cuxfer_timer_ms(CUXFER_WAIT) never returned");
-    pthread_join(th, NULL);
+    pthread_join(r.th, NULL);
     is_int(cudaSuccess, r.err, "CUXFER_WAIT succeeds");
     ok(r.ms > 0.0f && !isnan(r.ms), "the waited time is positive (%g ms)", (double)r.ms);
     is_int(0, g.timed_out, "the gate was opened by the test, not by its time limit");
@@ -163,9 +165,7 @@ static void test_stream_wait(void)
     int ran;
     cudaError_t err;
 
-    GPU_MUST(cudaMallocHost((void **)&src, BYTES));
-    GPU_MUST(cudaMallocHost((void **)&dst, BYTES));
-    GPU_MUST(cudaMalloc((void **)&d, BYTES));
+    copy_bufs_alloc(&src, &dst, &d, BYTES);
     fill_pattern(src, BYTES, 11);
     GPU_MUST(cudaMemset(d, 0x5A, BYTES));
     GPU_MUST(cudaDeviceSynchronize());
@@ -225,9 +225,7 @@ static void test_stream_wait(void)
 
     GPU_MUST(cudaStreamDestroy(a));
     GPU_MUST(cudaStreamDestroy(b));
-    GPU_MUST(cudaFree(d));
-    GPU_MUST(cudaFreeHost(src));
-    GPU_MUST(cudaFreeHost(dst));
+    copy_bufs_free(src, dst, d);
 }
 
 struct taker {
@@ -294,8 +292,7 @@ static void test_event_pool(void)
     for (i = 0; i < 4; ++i) {
         memset(&tk[i], 0, sizeof tk[i]);
         tk[i].p = &p;
-        if (pthread_create(&th[i], NULL, take_events, &tk[i]) != 0)
-            bail("pthread_create failed");
+        start_thread(&th[i], take_events, &tk[i]);
     }
     for (i = 0; i < 4; ++i) {
         int k;
@@ -322,7 +319,6 @@ static void timer_two_streams(int hold_start)
     cudaStream_t a = make_stream(), b = make_stream();
     unsigned char *h = NULL, *d = NULL;
     struct reader r;
-    pthread_t th;
     gate g;
     float ms;
     cudaError_t err;
@@ -341,18 +337,11 @@ static void timer_two_streams(int hold_start)
     err = cuxfer_timer_ms(&t, CUXFER_NOWAIT, &ms);
     is_int(cudaErrorNotReady, err, "%s: CUXFER_NOWAIT gives cudaErrorNotReady", which);
     ok(isnan(ms), "%s: and NaN", which);
-    memset(&r, 0, sizeof r);
-    r.t = &t;
-    r.ms = 1.0f;
-    r.err = cudaErrorUnknown;
-    if (pthread_create(&th, NULL, read_waiting, &r) != 0)
-        bail("pthread_create failed");
-    sleep_ms(100);
-    ok(!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE), "%s: CUXFER_WAIT blocks (100 ms)", which);
+    ok(reader_blocks(&r, &t), "%s: CUXFER_WAIT blocks (100 ms)", which);
     gate_open(&g);
     if (!ok(wait_flag(&r.done, 10000), "%s: CUXFER_WAIT returns (10 s bound)", which))
         bail("cuxfer_timer_ms(CUXFER_WAIT) never returned");
-    pthread_join(th, NULL);
+    pthread_join(r.th, NULL);
     is_int(cudaSuccess, r.err, "%s: CUXFER_WAIT succeeds, never cudaErrorNotReady (%s)", which,
            cudaGetErrorName(r.err));
     ok(!isnan(r.ms) && r.ms >= 0.0f, "%s: a time >= 0 ms, never NaN or negative (%g)", which,

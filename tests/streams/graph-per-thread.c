@@ -25,9 +25,7 @@ int main(void)
     gpu_require(1);
     guard_install(60);
     plan(0);
-    GPU_MUST(cudaMallocHost((void **)&in, BYTES));
-    GPU_MUST(cudaMallocHost((void **)&out, BYTES));
-    GPU_MUST(cudaMalloc((void **)&dev, BYTES));
+    copy_bufs_alloc(&in, &out, &dev, BYTES);
     GPU_MUST(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
     want = (unsigned char *)malloc(BYTES);
     if (!want)
@@ -71,9 +69,7 @@ int main(void)
 
     GPU_MUST(cudaStreamSynchronize(other));
     GPU_MUST(cudaStreamDestroy(other));
-    GPU_MUST(cudaFree(dev));
-    GPU_MUST(cudaFreeHost(in));
-    GPU_MUST(cudaFreeHost(out));
+    copy_bufs_free(in, out, dev);
     free(want);
     done_testing();
 }

@@ -49,9 +49,7 @@ static void test_refusals(cudaStream_t s)
     cuxfer_graph g;
     cudaError_t err;
 
-    memset(&g, 0, sizeof g);
-    GPU_OK(cuxfer_graph_destroy(&g), "destroy of a zeroed graph is safe");
-    GPU_OK(cuxfer_graph_destroy(NULL), "destroy of NULL is safe");
+    DESTROY_IS_SAFE(g, cuxfer_graph_destroy, "graph");
     err = cuxfer_graph_launch(&g, s);
     is_int(cudaErrorInvalidValue, err, "launch of a zeroed graph refused");
 

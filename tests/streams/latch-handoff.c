@@ -61,9 +61,7 @@ static void test_on_complete(void)
     cudaError_t err;
     int i;
 
-    GPU_MUST(cudaMallocHost((void **)&src, BYTES));
-    GPU_MUST(cudaMallocHost((void **)&dst, BYTES));
-    GPU_MUST(cudaMalloc((void **)&d, BYTES));
+    copy_bufs_alloc(&src, &dst, &d, BYTES);
     fill_pattern(src, BYTES, 21);
     memset(dst, 0xA5, BYTES);
     memset(&sn, 0, sizeof sn);
@@ -91,9 +89,7 @@ static void test_on_complete(void)
     GPU_OK(cudaStreamSynchronize(s), "stream completes");
 
     GPU_MUST(cudaStreamDestroy(s));
-    GPU_MUST(cudaFree(d));
-    GPU_MUST(cudaFreeHost(src));
-    GPU_MUST(cudaFreeHost(dst));
+    copy_bufs_free(src, dst, d);
 }
 
 /* --- latch basics and timeouts -------------------------------------------- */
@@ -107,9 +103,7 @@ static void test_latch_basics(void)
     cudaError_t err;
     int i;
 
-    memset(&l, 0, sizeof l);
-    GPU_OK(cuxfer_latch_destroy(&l), "destroy of a zeroed latch is safe");
-    GPU_OK(cuxfer_latch_destroy(NULL), "destroy of NULL is safe");
+    DESTROY_IS_SAFE(l, cuxfer_latch_destroy, "latch");
     err = cuxfer_latch_arm(&l, s);
     is_int(cudaErrorInvalidValue, err, "arm of a latch never initialized refused");
     err = cuxfer_latch_wait(&l, 0);
@@ -193,8 +187,7 @@ static void test_many_waiters(void)
         w[i].l = &l;
         w[i].released = &released;
         w[i].err = cudaErrorUnknown;
-        if (pthread_create(&th[i], NULL, wait_latch, &w[i]) != 0)
-            bail("pthread_create failed");
+        start_thread(&th[i], wait_latch, &w[i]);
     }
     sleep_ms(150);
     for (i = 0; i < W; ++i)
@@ -272,13 +265,17 @@ static int wait_until(struct handoff *h, int (*pred)(struct handoff *, int), int
 static int buffer_free(struct handoff *h, int f) { return h->consumed >= f - 1; }
 static int frame_queued(struct handoff *h, int f) { return h->queued > f; }
 
-static void give_up(struct handoff *h)
+/* Set *field (queued, consumed or stop) to v under h->mu and wake the
+ * other side. */
+static void publish(struct handoff *h, int *field, int v)
 {
     pthread_mutex_lock(&h->mu);
-    h->stop = 1;
+    *field = v;
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
 }
+
+static void give_up(struct handoff *h) { publish(h, &h->stop, 1); }
 
 static void *producer(void *arg)
 {
@@ -299,12 +296,8 @@ static void *producer(void *arg)
             err = cudaMemcpyAsync(h->dst[b], h->dev[b], n, cudaMemcpyDeviceToHost, h->s);
         if (err == cudaSuccess)
             err = cuxfer_latch_arm(&h->latch, h->s);
-        if (err == cudaSuccess) {
-            pthread_mutex_lock(&h->mu);
-            h->queued = f + 1;
-            pthread_cond_broadcast(&h->cv);
-            pthread_mutex_unlock(&h->mu);
-        }
+        if (err == cudaSuccess)
+            publish(h, &h->queued, f + 1);
     }
     h->producer_err = err;
     if (err != cudaSuccess)
@@ -336,10 +329,7 @@ static void *consumer(void *arg)
             if (h->bad_frames++ < 3)
                 diag("  frame %d (%zu bytes) differs", f, n);
         }
-        pthread_mutex_lock(&h->mu);
-        h->consumed = f + 1;
-        pthread_cond_broadcast(&h->cv);
-        pthread_mutex_unlock(&h->mu);
+        publish(h, &h->consumed, f + 1);
     }
     h->consumer_err = err;
     if (err != cudaSuccess)
@@ -367,9 +357,8 @@ static void test_producer_consumer(void)
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.cv, NULL);
     t0 = now_ms();
-    if (pthread_create(&tp, NULL, producer, &h) != 0 ||
-        pthread_create(&tc, NULL, consumer, &h) != 0)
-        bail("pthread_create failed");
+    start_thread(&tp, producer, &h);
+    start_thread(&tc, consumer, &h);
     both = 0;
     while (now_ms() - t0 < 30000.0) {
         if (__atomic_load_n(&h.producer_done, __ATOMIC_ACQUIRE) &&
@@ -416,9 +405,7 @@ static void test_graph_capture(void)
     cudaError_t err;
     int r;
 
-    GPU_MUST(cudaMallocHost((void **)&src, BYTES));
-    GPU_MUST(cudaMallocHost((void **)&dst, BYTES));
-    GPU_MUST(cudaMalloc((void **)&d, BYTES));
+    copy_bufs_alloc(&src, &dst, &d, BYTES);
     GPU_MUST(cuxfer_latch_init(&l));
     memset(&g, 0, sizeof g);
 
@@ -461,9 +448,7 @@ static void test_graph_capture(void)
     GPU_OK(cuxfer_graph_destroy(&g), "destroy the graph");
     GPU_OK(cuxfer_latch_destroy(&l), "destroy the latch");
     GPU_MUST(cudaStreamDestroy(s));
-    GPU_MUST(cudaFree(d));
-    GPU_MUST(cudaFreeHost(src));
-    GPU_MUST(cudaFreeHost(dst));
+    copy_bufs_free(src, dst, d);
 }
 
 /* --- a failed arm does not poison the latch -------------------------------- */
@@ -591,8 +576,7 @@ static void test_expect_before_arm(void)
     GPU_OK(cuxfer_latch_expect(&l, EXP_N), "declare %d signals before any arm", EXP_N);
     err = cuxfer_latch_wait(&l, 50);
     is_int(cudaErrorNotReady, err, "a wait before any arm does not pass (50 ms)");
-    if (pthread_create(&th, NULL, arm_late, &p) != 0)
-        bail("pthread_create failed");
+    start_thread(&th, arm_late, &p);
     t0 = now_ms();
     err = cuxfer_latch_wait(&l, 10000);
     el = now_ms() - t0;

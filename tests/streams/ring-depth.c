@@ -67,20 +67,6 @@ static void *producer(void *arg)
     return NULL;
 }
 
-/* 1 with a device; without one the CPU checks above stand alone (a
- * skip), unless CUXFER_REQUIRE_GPU asks for a device. */
-static int gpu_present(void)
-{
-    int n = 0;
-    const char *req = getenv("CUXFER_REQUIRE_GPU");
-    if (cuxfer_device_count(&n) == cudaSuccess)
-        return 1;
-    if (req && atoi(req) > 0)
-        bail("CUXFER_REQUIRE_GPU=%s but no CUDA device: %s", req, cuxfer_last_reason());
-    skip(1, "no CUDA device: %s", cuxfer_last_reason());
-    return 0;
-}
-
 static int lockless_done;
 
 static void *lockless_cycle(void *arg)
@@ -124,7 +110,7 @@ int main(void)
     is_int(cudaErrorInvalidValue, err, "slot_ms of NULL refused");
     ok(ms == 0.0f, "slot_ms sets *ms on a refusal");
 
-    if (!gpu_present())
+    if (!gpu_present(1)) /* the CPU checks above stand alone */
         done_testing();
 
     /* Depth below capacity. */

@@ -258,10 +258,7 @@ static void test_acquire_waits(void)
     memset(&a, 0, sizeof a);
     a.ring = &ring;
     a.err = cudaErrorUnknown;
-    if (pthread_create(&th, NULL, acquire_thread, &a) != 0)
-        bail("pthread_create failed");
-    sleep_ms(200);
-    ok(!__atomic_load_n(&a.done, __ATOMIC_ACQUIRE),
+    ok(start_blocked(&th, acquire_thread, &a, &a.done, 200),
        "acquire of slot 0 blocks while its submission is held (200 ms)");
     ok(all_bytes((unsigned char *)s0->host + OUT_OFF, FRAME_MAX, 0xA5),
        "slot 0's download has not happened yet");
@@ -282,10 +279,7 @@ static void test_acquire_waits(void)
     memset(&a, 0, sizeof a);
     a.ring = &ring;
     a.err = cudaErrorUnknown;
-    if (pthread_create(&th, NULL, acquire_thread, &a) != 0)
-        bail("pthread_create failed");
-    sleep_ms(100);
-    ok(!__atomic_load_n(&a.done, __ATOMIC_ACQUIRE),
+    ok(start_blocked(&th, acquire_thread, &a, &a.done, 100),
        "a second thread's acquire waits while the slot is held (100 ms)");
     GPU_OK(cuxfer_ring_release(&ring, s1), "release slot 1");
     if (!ok(wait_flag(&a.done, 10000), "the waiting acquire then returns (10 s)"))

@@ -313,7 +313,11 @@ static int is_error(cudaError_t e)
 int main(void)
 {
     struct report lr, rr, tr, dr;
-    int lok, rok, tok, dok;
+    int lok, rok, tok, dok, i;
+    void (*const cases[4])(struct report *) = {latch_case, ring_case, timer_case, done_case};
+    const char *const names[4] = {"latch", "ring", "timer", "on_done"};
+    struct report *const reports[4] = {&lr, &rr, &tr, &dr};
+    int *const reported[4] = {&lok, &rok, &tok, &dok};
     pid_t pids[4];
     double t0, ms[4];
 
@@ -323,23 +327,14 @@ int main(void)
     /* All children first: the parent must not touch CUDA before its last
      * fork (a cudaGetErrorName call here made the next child's CUDA fail
      * with cudaErrorInitializationError on the H200). */
+    for (i = 0; i < 4; ++i) {
+        t0 = now_ms();
+        pids[i] = run_child(cases[i], reports[i], names[i], reported[i]);
+        ms[i] = now_ms() - t0;
+    }
     t0 = now_ms();
-    pids[0] = run_child(latch_case, &lr, "latch", &lok);
-    ms[0] = now_ms() - t0;
-    t0 = now_ms();
-    pids[1] = run_child(ring_case, &rr, "ring", &rok);
-    ms[1] = now_ms() - t0;
-    t0 = now_ms();
-    pids[2] = run_child(timer_case, &tr, "timer", &tok);
-    ms[2] = now_ms() - t0;
-    t0 = now_ms();
-    pids[3] = run_child(done_case, &dr, "on_done", &dok);
-    ms[3] = now_ms() - t0;
-    t0 = now_ms();
-    lok &= reap(pids[0], "latch");
-    rok &= reap(pids[1], "ring");
-    tok &= reap(pids[2], "timer");
-    dok &= reap(pids[3], "on_done");
+    for (i = 0; i < 4; ++i)
+        *reported[i] &= reap(pids[i], names[i]);
     diag("children reported after %.0f, %.0f, %.0f and %.0f ms; all exited %.0f ms later",
          ms[0], ms[1], ms[2], ms[3], now_ms() - t0);
 

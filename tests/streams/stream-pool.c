@@ -92,9 +92,7 @@ static void test_create(void)
     is_int(cudaErrorInvalidValue, err, "count CUXFER_STREAM_POOL_MAX + 1 refused");
     GPU_OK(cuxfer_stream_pool_destroy(&p), "destroy after a refused count is safe");
 
-    memset(&p, 0, sizeof p);
-    GPU_OK(cuxfer_stream_pool_destroy(&p), "destroy of a zeroed pool is safe");
-    GPU_OK(cuxfer_stream_pool_destroy(NULL), "destroy of NULL is safe");
+    DESTROY_IS_SAFE(p, cuxfer_stream_pool_destroy, "pool");
     GPU_OK(cuxfer_stream_pool_sync(&p), "sync of a zeroed pool is a no-op");
 }
 
@@ -200,10 +198,7 @@ static void test_round_robin_and_leases(void)
     memset(&w, 0, sizeof w);
     w.p = &p;
     w.err = cudaErrorUnknown;
-    if (pthread_create(&th, NULL, acquire_waiting, &w) != 0)
-        bail("pthread_create failed");
-    sleep_ms(150);
-    ok(!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE),
+    ok(start_blocked(&th, acquire_waiting, &w, &w.done, 150),
        "CUXFER_WAIT on an exhausted pool blocks (150 ms)");
     GPU_OK(cuxfer_stream_pool_release(&p, held[1]), "release one lease from the main thread");
     if (!ok(wait_flag(&w.done, 5000), "the waiting acquire returns after the release (5 s bound)")) {
@@ -420,8 +415,7 @@ static void test_hammer(void)
         memset(&w[i], 0, sizeof w[i]);
         w[i].h = &h;
         w[i].id = i;
-        if (pthread_create(&th[i], NULL, hammer_thread, &w[i]) != 0)
-            bail("pthread_create failed");
+        start_thread(&th[i], hammer_thread, &w[i]);
     }
     t0 = now_ms();
     all_done = 0;
