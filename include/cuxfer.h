@@ -132,14 +132,9 @@
     (CUXFER_VERSION_MAJOR * 10000 + CUXFER_VERSION_MINOR * 100 +               \
      CUXFER_VERSION_PATCH)
 
-/* Every function is static inline: the only storage that works when the
- * header is included by many units, libraries and plugins (an empty
- * definition gives multiple definitions, a bare `inline` undefined
- * references).  CUXFER_API may still be defined to `static` or
- * `static inline` (possibly with attributes); anything else stops the
- * build below with cuxfer_impl_CUXFER_API_must_be_static in the message
- * (except a bare `inline` under GCC in C mode, which GCC lets through: it
- * then fails at link time, with undefined references). */
+/* Every function is static inline (doc/DESIGN.md, section 1: why).
+ * CUXFER_API may be defined to `static` or `static inline`, possibly with
+ * attributes; anything else stops the build below. */
 #ifndef CUXFER_API
 #define CUXFER_API static inline
 #endif
@@ -510,14 +505,8 @@ struct cuxfer_impl_state {
     int peer[CUXFER_IMPL_MAX_DEVICES * CUXFER_IMPL_MAX_DEVICES];
 };
 
-/* This object's note and slot, defined in assembly: a note
- * (.note.cuxfer: "cuxfer", type CUXFER_IMPL_STATE_LAYOUT, and as
- * descriptor the slot's address relative to the descriptor, which needs no
- * run-time relocation) and the slot, hidden so never shared with another
- * object.  Both are in one COMDAT group, so each object has one of each;
- * .ifndef keeps it to one when link-time optimization joins the units'
- * assembly.  The slot's section refers to the note so that --gc-sections,
- * which keeps the slot (the code uses it), keeps the note too. */
+/* This object's note and slot, in one COMDAT group (doc/DESIGN.md,
+ * section 3: the note's layout, .ifndef and --gc-sections). */
 __asm__(".ifndef cuxfer_impl_slot_v1\n"
         ".pushsection .note.cuxfer,\"aG\",%note,cuxfer_impl_anchor_v1,comdat\n"
         ".balign 4\n"
@@ -2541,7 +2530,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void 
     return cuxfer_impl_debug_sync(err, s);
 }
 
-/* cudaMemcpyAsync with cuxfer's checks (man 3 cuxfer_copy). */
+/* cudaMemcpyAsync with cuxfer's checks (man 3 cuxfer_copy2d_async). */
 CUXFER_API cudaError_t cuxfer_copy_async(void *dst, const void *src, size_t bytes,
                                          cudaStream_t s)
 {
@@ -2836,11 +2825,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p)
     return first;
 }
 
-/* cuxfer_timer_options flags.  BLOCKING_SYNC: the events are made with
- * cudaEventBlockingSync, so a CUXFER_WAIT read sleeps in the driver instead
- * of spinning a core (simpleStreams' --sync_method).  ON_DEVICE: make the
- * events on options.device instead of the current device (a flag, so that
- * the zeroed options, device 0 included, mean "the current device"). */
+/* cuxfer_timer_options flags (man 3 cuxfer_timer).  ON_DEVICE is a flag so
+ * that zeroed options, device 0 included, mean "the current device". */
 #define CUXFER_TIMER_BLOCKING_SYNC 0x1u
 #define CUXFER_TIMER_ON_DEVICE 0x2u
 
@@ -2967,10 +2953,8 @@ CUXFER_API cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s)
     return cudaSuccess;
 }
 
-/* Mark the stop on stream s; refused before a start.  On another stream
- * than the start's, s first waits (on the GPU) for the start event, so the
- * stop can never complete before the start: the interval is never
- * negative and a completed stop means both events completed. */
+/* Mark the stop on s; refused before a start.  Another stream first waits
+ * for the start event, so the interval is never negative. */
 CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
 {
     int saved;
@@ -3142,10 +3126,9 @@ CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
 }
 
 /* Refuse, before anything is queued, what would break a capture: a
- * capturing waiter cannot wait for a stream outside its capture (the
- * dependency would point outside the graph: cudaErrorStreamCaptureIsolation),
- * and the legacy stream cannot be used while a blocking stream is captured
- * (cudaErrorStreamCaptureImplicit).  *cap_sig: the signaler is capturing. */
+ * capturing waiter and a signaler outside its capture (the dependency would
+ * leave the graph), the legacy stream while a blocking stream is captured.
+ * *cap_sig: the signaler is capturing. */
 CUXFER_API cudaError_t cuxfer_impl_wait_check(const char *call, cudaStream_t waiter,
                                               int waiter_cap, cudaStream_t signaler,
                                               int *cap_sig)
@@ -3193,10 +3176,8 @@ CUXFER_API cudaError_t cuxfer_impl_wait1(const char *call, cudaStream_t waiter,
     return err;
 }
 
-/* Make `waiter` wait, on the GPU, for everything queued so far on
- * `signaler` (man 3 cuxfer_stream_pool): a timing-free event, any two
- * devices, capture-safe (fork or join recorded; a capturing waiter and a
- * signaler outside the capture refused before anything is queued). */
+/* Make `waiter` wait, on the GPU, for the work queued so far on `signaler`
+ * (man 3 cuxfer_timer): any two devices, capture-safe. */
 CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t signaler)
 {
     int cw, cs;
@@ -3282,7 +3263,7 @@ CUXFER_API cudaError_t cuxfer_stream_wait_pool(cudaStream_t s, cuxfer_stream_poo
     return cuxfer_stream_wait_all(s, p->streams, p->count);
 }
 
-/* Timing-free events handed out round robin (man 3 cuxfer_stream_pool). */
+/* Timing-free events handed out round robin (man 3 cuxfer_timer). */
 struct cuxfer_event_pool {
     cudaEvent_t *events;
     int count;
@@ -3454,7 +3435,7 @@ CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, v
 }
 
 /* 1 when work queued on s would go into a graph capture or break one
- * (man 3 cuxfer_graph): cuxfer_impl_stream_state > UNCAPTURED or the
+ * (man 3 cuxfer_on_complete): cuxfer_impl_stream_state > UNCAPTURED or the
  * implicit-capture error, so a helper that asks first refuses where the
  * kit does.  Any other failed query: 0. */
 CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
@@ -7506,11 +7487,9 @@ CUXFER_API void cuxfer_impl_stager_await(cuxfer_stager *st, size_t si, size_t le
     pthread_mutex_unlock(&st->mu);
 }
 
-/* End a piecewise job.  After a failure: stop the workers from starting
- * pieces and wait for every DMA queued so far (they read or write the
- * slots and the caller's device buffer).  Then close the team's job and
- * wait for the workers inside it: after this no thread and no copy
- * engine touches the caller's memory. */
+/* End a piecewise job: after a failure stop the workers and wait for every
+ * DMA queued so far; then close the team's job.  After this no thread and
+ * no copy engine touches the caller's memory. */
 CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st, cudaError_t err)
 {
     cudaError_t e;
@@ -7633,10 +7612,8 @@ CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_sta
     return cuxfer_impl_stager_finish(st, err);
 }
 
-/* One DMA between the caller's buffer and the device: DIRECT, or REGISTER
- * once the buffer is page-locked here.  Returns cudaErrorNotSupported
- * without doing anything when registration fails: the caller falls back to
- * COPY. */
+/* One DMA: DIRECT, or REGISTER once the buffer is page-locked here; a
+ * failed registration does nothing (cudaErrorNotSupported: fall back to COPY). */
 CUXFER_API cudaError_t cuxfer_impl_stager_whole(cuxfer_stager *st, cuxfer_impl_stage_job *job,
                                                 char *why, size_t why_n)
 {
@@ -7845,10 +7822,8 @@ CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stag
     return cudaSuccess;
 }
 
-/* Wait for the last job and collect its result.  timeout_ms < 0: no limit;
- * 0: do not wait (cuxfer_stager_query).  The coordinator waits for the
- * copies with cudaEventSynchronize, which returns when a stream fails, so a
- * failed copy is reported, never waited on forever. */
+/* Wait for the last job (timeout_ms < 0: no limit; 0: a query) and collect
+ * its result; a failed copy ends the coordinator's event wait, never hangs. */
 CUXFER_API cudaError_t cuxfer_impl_stager_collect(cuxfer_stager *st, const char *call,
                                                   long timeout_ms, int quiet)
 {
