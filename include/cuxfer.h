@@ -17,43 +17,16 @@
  *     ... CPU work overlaps the copy ...
  *     CUXFER_CHECK(cudaStreamSynchronize(s));
  *
- * STEP BY STEP (man 3 cuxfer lists a page for each family)
- *  1. Memory.  Allocate pinned host memory (cuxfer_host_alloc) or pin what
- *     you have (cuxfer_host_register): an "async" copy from pageable
- *     memory blocks the caller and runs at a sixth of the link.  Device
- *     memory: cuxfer_device_alloc; managed: cuxfer_managed_alloc with
- *     cuxfer_prefetch.  cuxfer_memory_kind says what a pointer is.
- *  2. Views.  Describe 2D data as views (pointer, pitch in bytes, width and
- *     height in elements, element size: cuxfer_view_wrap, or
- *     cuxfer_view_alloc_host/_device) and cut ROIs with cuxfer_view_sub:
- *     the ROI pointer arithmetic and every bound is checked for you.
- *  3. Copies.  cuxfer_copy2d_async / cuxfer_copy_async on an explicit,
- *     non-blocking stream (cuxfer_stream_pool_*): never stream 0.
- *     cuxfer_copy / cuxfer_copy2d: the same checks, synchronously (the
- *     cudaMemcpy of a program).
- *  4. Order and time.  cuxfer_stream_wait makes one stream wait for
- *     another on the GPU (cuxfer_stream_wait_all: fan-in,
- *     cuxfer_stream_all_wait: fan-out, cuxfer_stream_pool_wait and
- *     cuxfer_stream_wait_pool: a whole pool); cuxfer_timer_* times stream
- *     work (cuxfer_timer_create_with: blocking-sync events); cuxfer_latch
- *     and cuxfer_on_complete hand finished work to CPU threads;
- *     cuxfer_on_done calls back with the stream's status, also after a
- *     failure.
- *  5. Overlap.  Queue frame i+1's upload while frame i computes and comes
- *     back: cuxfer_ring_*; replay a fixed sequence cheaply: cuxfer_graph_*.
- *  6. Repeated sizes.  cuxfer_pinned_pool_* caches pinned blocks (no
- *     cudaHostAlloc per frame, bounded waste).
- *  7. Narrow rows.  cuxfer_plan2d_* moves ROIs whose rows are a few bytes
- *     wide at link speed, where one cudaMemcpy2DAsync is DMA-bound per row.
- *  8. Pageable memory you cannot pin.  cuxfer_stager_* copies it through
- *     pinned slots with worker threads, asynchronously.
- *  9. Many regions at once.  cuxfer_rois_* moves N tiles of one host
- *     image into a dense device batch (and back) with one kernel over the
- *     mapped image, or host threads and pinned staging, far faster than
- *     one copy per tile.
- * 10. Check every call: CUXFER_CHECK aborts with a readable report,
- *     CUXFER_TRY returns the error; cuxfer_last_reason() says why a cuxfer
- *     call refused its arguments (man 3 cuxfer_check).
+ * WHICH PAGE (man 3 cuxfer: the overview; one page a family)
+ *  pinned, device and managed memory   cuxfer_host_alloc, cuxfer_managed_alloc,
+ *                                      cuxfer_memory_kind, cuxfer_pinned_pool
+ *  2D data and ROIs                    cuxfer_view
+ *  copies (async and synchronous)      cuxfer_copy2d_async, cuxfer_copy
+ *  streams, order, time, callbacks     cuxfer_stream_pool, cuxfer_timer,
+ *                                      cuxfer_on_complete, cuxfer_on_done
+ *  overlap and replay                  cuxfer_ring, cuxfer_graph
+ *  narrow rows, many tiles, pageable   cuxfer_plan2d, cuxfer_rois, cuxfer_stager
+ *  errors and CUXFER_CHECK             man 3 cuxfer_check
  *
  * CONFIGURATION (define before the include; all have defaults)
  *  CUXFER_ON_ERROR(err)   what CUXFER_CHECK does after printing  (abort())
