@@ -6304,7 +6304,7 @@ struct cuxfer_rois_options {
                                  included (default: online CPUs, at most 16) */
     int strategy;             /* CUXFER_ROIS_AUTO, or force one */
     size_t direct_tile_bytes; /* AUTO takes DIRECT when the mean tile has at
-                                 least this many bytes (default 1 MiB with
+                                 least this many bytes (default 3 MiB with
                                  KERNEL, 16 KiB x threads without: where
                                  the loop runs near the link and the other
                                  strategies would not win) */
@@ -6755,7 +6755,7 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
                                 err != cudaSuccess ? ")" : "");
     }
     if (p->opt.direct_tile_bytes == 0)
-        p->opt.direct_tile_bytes = p->kernel ? (size_t)1 << 20
+        p->opt.direct_tile_bytes = p->kernel ? (size_t)3 << 20
                                              : (size_t)16384 * (size_t)p->opt.threads;
     (void)cuxfer_impl_team_start(&p->team, p->opt.threads - 1, NULL, NULL);
     p->team_up = 1;

@@ -342,9 +342,11 @@ int main(void)
 #if CUDART_VERSION >= 12050
         is_int(CUXFER_ROIS_KERNEL, cuxfer_rois_choose(&p[0], nrois[0], t0),
                "AUTO picks KERNEL for 2400 tiles of 8x8");
-        /* the default threshold, 1 MiB a tile (cuxfer_rois(3)) */
+        /* the default threshold, 3 MiB a tile (cuxfer_rois(3)) */
         is_int(CUXFER_ROIS_KERNEL, cuxfer_rois_choose(&p[0], 256, (size_t)256 * (256 << 10)),
                "AUTO picks KERNEL for 256 tiles of 256 KiB (256x256 RGBA8)");
+        is_int(CUXFER_ROIS_KERNEL, cuxfer_rois_choose(&p[0], 28, (size_t)28 * 768 * 768 * 4),
+               "AUTO picks KERNEL for 28 tiles of 2.25 MiB (768x768 RGBA8)");
         is_int(CUXFER_ROIS_DIRECT, cuxfer_rois_choose(&p[0], 16, (size_t)16 << 22),
                "AUTO picks DIRECT for 16 tiles of 4 MiB (1024x1024 RGBA8)");
 #else
