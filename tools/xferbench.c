@@ -498,8 +498,8 @@ static cuxfer_plan2d planner;
 
 /* The planner's targets, strided side's pitch 2 x width (man 3
  * cuxfer_plan2d, doc/PERF.md, "Targets"): H2D at least 4 x raw cudaMemcpy2DAsync at
- * 8-byte rows and 2.5 x at 16; D2H (raised by issue 14) 4 x at 8, 2 x at
- * 16 and 1.2 x at 32; never below 0.98 x; and (issue 29) a cv of at most
+ * 8-byte rows and 2.5 x at 16; D2H 4 x at 8, 2 x at
+ * 16 and 1.2 x at 32; never below 0.98 x; and a cv of at most
  * 5 % at every width in both directions (returned in *max_cv). */
 static double plan_target(size_t w, int d2h, char *text, size_t n, double *max_cv)
 {
@@ -515,7 +515,7 @@ static double plan_target(size_t w, int d2h, char *text, size_t n, double *max_c
     return t;
 }
 
-/* Narrow rows, host to device (issue 29): the planner at least 0.9 x its
+/* Narrow rows, host to device: the planner at least 0.9 x its
  * own device-to-host figure at the same width, and at least 8, 10 and
  * 16 GB/s at 1, 2 and 4-byte rows (0: no such target). */
 #define NARROW_H2D_VS_D2H 0.90
@@ -1141,7 +1141,7 @@ static void bench_roundtrip(cudaStream_t s, cuxfer_timer *t)
  * the first upload and the last download.  The same with the raw
  * cudaMemcpy2DAsync (the baseline) and with cuxfer_copy2d_async, at
  * several band counts; GB/s counted over both directions, against the
- * bidirectional link of this run.  Target (issue 29): the best band count
+ * bidirectional link of this run.  Target: the best band count
  * at least 0.95 of that link. */
 static const int banded_counts[] = {4, 8, 16, 32};
 #define BANDED_MAX 32
@@ -1371,7 +1371,7 @@ static double rois_target(size_t side, char *text, size_t n)
     return t;
 }
 
-/* Against the 1D link of the same direction (issue 29): 0.85 from 32x32
+/* Against the 1D link of the same direction: 0.85 from 32x32
  * tiles up, 0.6 at 16x16, 0.3 at 8x8, 0.8 for the mixed sizes; and the
  * plan under test within 3 % of the fastest forced strategy. */
 static double rois_link_target(size_t side, char *text, size_t n)
