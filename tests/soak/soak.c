@@ -187,7 +187,7 @@ void soak_snapshot(char *buf, size_t n)
     size_t used = 0;
     buf[0] = '\0';
     for (k = 0; k < soak_opt.threads && used + 1 < n; ++k) {
-        int w = snprintf(buf + used, n - used, "\n#     thread %d: step %ld, op %s, %s: %.200s", k,
+        int w = snprintf(buf + used, n - used, "\n#   thread %d: step %ld, op %s, %s: %.200s", k,
                          T[k].step, T[k].op ? T[k].op : "-",
                          __atomic_load_n(&T[k].t0, __ATOMIC_ACQUIRE) > 0 ? "running" : "idle",
                          T[k].call);
@@ -209,14 +209,12 @@ static void *watchdog(void *arg)
         for (i = 0; i < soak_opt.threads; ++i) {
             double t0 = (double)__atomic_load_n(&T[i].t0, __ATOMIC_ACQUIRE) / 1e3;
             if (t0 > 0 && now - t0 > o_step_limit_ms) {
-                int k;
+                static char all[SOAK_MAX_THREADS * 300];
                 printf("not ok 1 - soak: HANG: seed %llu thread %d step %ld op %s ran %.0f ms "
                        "(bound %.0f ms)\n", o_seed, i, T[i].step, T[i].op, now - t0,
                        o_step_limit_ms);
-                for (k = 0; k < soak_opt.threads; ++k)
-                    printf("#   thread %d: step %ld, op %s, %s: %s\n", k, T[k].step,
-                           T[k].op ? T[k].op : "-",
-                           T[k].t0 > 0 ? "running" : "idle", T[k].call);
+                soak_snapshot(all, sizeof all);
+                printf("%s\n", all + 1); /* past its leading newline */
                 if (trial_fd >= 0) { /* a hang fails a shrinker's trial too */
                     ssize_t w = write(trial_fd, T[i].op, strlen(T[i].op));
                     (void)w;
