@@ -2822,15 +2822,13 @@ struct cuxfer_timer {
 /* Release a timer's events; safe on a zeroed timer. */
 CUXFER_API cudaError_t cuxfer_timer_destroy(cuxfer_timer *t)
 {
-    cudaError_t e1 = cudaSuccess, e2 = cudaSuccess;
+    cudaError_t first = cudaSuccess;
     if (!t)
         return cudaSuccess;
-    if (t->start)
-        e1 = cudaEventDestroy(t->start);
-    if (t->stop)
-        e2 = cudaEventDestroy(t->stop);
+    cuxfer_impl_keep(&first, cuxfer_impl_event_drop(t->start));
+    cuxfer_impl_keep(&first, cuxfer_impl_event_drop(t->stop));
     memset(t, 0, sizeof *t);
-    return e1 != cudaSuccess ? e1 : e2;
+    return first;
 }
 
 /* cuxfer_timer_create with options (NULL: the defaults). */
@@ -3009,7 +3007,7 @@ CUXFER_API cudaError_t cuxfer_impl_order_event_make(cudaEvent_t *ev)
 CUXFER_API void cuxfer_impl_order_event_drop(cudaEvent_t ev)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    if (ev && cudaEventDestroy(ev) != cudaSuccess)
+    if (cuxfer_impl_event_drop(ev) != cudaSuccess)
         (void)cudaGetLastError();
     cuxfer_impl_relax_end(rx);
 }
@@ -6670,15 +6668,14 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
     if (p->team_up)
         cuxfer_impl_team_stop(&p->team);
     for (i = 0; i < CUXFER_ROIS_SLOTS; ++i) {
-        if (p->ev[i]) {
+        if (p->ev[i])
             cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->ev[i]));
-            (void)cudaEventDestroy(p->ev[i]);
-        }
+        (void)cuxfer_impl_event_drop(p->ev[i]);
         (void)cuxfer_host_free(p->stage[i]);
     }
     for (i = 0; i < p->nx; ++i) {
         cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->xev[i]));
-        (void)cudaEventDestroy(p->xev[i]);
+        (void)cuxfer_impl_event_drop(p->xev[i]);
         (void)cuxfer_host_free(p->xstage[i]);
     }
     free(p->xstage);
