@@ -2994,9 +2994,7 @@ CUXFER_API double cuxfer_gbps(size_t bytes, float ms)
  * Relaxed: they touch no stream. */
 CUXFER_API cudaError_t cuxfer_impl_order_event_make(cudaEvent_t *ev)
 {
-    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cuxfer_impl_event_create(ev, cudaEventDisableTiming);
-    cuxfer_impl_relax_end(rx);
+    cudaError_t err = cuxfer_impl_event_create(ev, cudaEventDisableTiming); /* Relaxed */
     if (err != cudaSuccess) {
         *ev = NULL;
         (void)cudaGetLastError();
