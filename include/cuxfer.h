@@ -1586,9 +1586,8 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
     }
     if (err != cudaSuccess) {
         *p = NULL;
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_host_alloc: cudaHostAlloc of %zu bytes: %s",
-                                bytes, cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_host_alloc: cudaHostAlloc of %zu bytes: %s",
+                                     bytes, cudaGetErrorName(err));
     }
     cuxfer_impl_reg_add(*p, bytes, CUXFER_MEMORY_PINNED, -1);
     return cudaSuccess;
@@ -1666,11 +1665,9 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
         err = cudaHostUnregister(p);
         cuxfer_impl_relax_end(rx);
     }
-    if (err != cudaSuccess) { /* not registered: nothing changes */
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_host_unregister: cudaHostUnregister(%p): %s", p,
-                                cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess) /* not registered: nothing changes */
+        return cuxfer_impl_fail_cuda(err, "cuxfer_host_unregister: cudaHostUnregister(%p): %s",
+                                     p, cudaGetErrorName(err));
     /* After the unregister: the range is still the caller's memory, so no
      * other registration can take it in between. */
     cuxfer_impl_reg_remove(p);
@@ -1808,9 +1805,8 @@ CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
     err = cuxfer_impl_mmalloc(p, bytes, flags);
     if (err != cudaSuccess) {
         *p = NULL;
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_managed_alloc: %zu bytes: %s", bytes,
-                                cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_managed_alloc: %zu bytes: %s", bytes,
+                                     cudaGetErrorName(err));
     }
     return cudaSuccess;
 }
@@ -2884,13 +2880,11 @@ CUXFER_API cudaError_t cuxfer_impl_record_on(cudaEvent_t ev, int device, cudaStr
     if (err == cudaSuccess)
         err = cudaEventRecord(ev, s);
     cuxfer_impl_restore_device(saved);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError(); /* nothing left behind */
-        return cuxfer_impl_fail(err, "cuxfer_timer: cannot record on stream %p: %s (the "
-                                "timer's events belong to device %d: start and stop go on "
-                                "streams of that device)", (void *)s, cudaGetErrorName(err),
-                                device);
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_timer: cannot record on stream %p: %s (the "
+                                     "timer's events belong to device %d: start and stop go "
+                                     "on streams of that device)", (void *)s,
+                                     cudaGetErrorName(err), device);
     return err;
 }
 
@@ -4285,11 +4279,10 @@ CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s
                                 "be used now); launch the graph on a stream that is not",
                                 (void *)s);
     err = cudaGraphLaunch(g->exec, s);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_graph_launch: stream %p: %s (a graph runs on the "
-                                "device it was captured on)", (void *)s, cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_graph_launch: stream %p: %s (a graph runs on "
+                                     "the device it was captured on)", (void *)s,
+                                     cudaGetErrorName(err));
     return cudaSuccess;
 }
 
@@ -4540,12 +4533,11 @@ CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaS
     err = cuxfer_impl_stream_record(s, &b->ready, &b->ready_dev, &saved);
     cuxfer_impl_restore_device(saved);
     cuxfer_impl_relax_end(rx);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_pinned_pool_release: cannot record an event on "
-                                "stream %p (device %d): %s; the block stays acquired", (void *)s,
-                                cuxfer_impl_stream_device(s), cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_pinned_pool_release: cannot record an event "
+                                     "on stream %p (device %d): %s; the block stays acquired",
+                                     (void *)s, cuxfer_impl_stream_device(s),
+                                     cudaGetErrorName(err));
     b->pending = 1;
     return cudaSuccess;
 }
