@@ -1586,9 +1586,8 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
     }
     if (err != cudaSuccess) {
         *p = NULL;
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_host_alloc: cudaHostAlloc of %zu bytes: %s",
-                                bytes, cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_host_alloc: cudaHostAlloc of %zu bytes: %s",
+                                     bytes, cudaGetErrorName(err));
     }
     cuxfer_impl_reg_add(*p, bytes, CUXFER_MEMORY_PINNED, -1);
     return cudaSuccess;
@@ -1666,11 +1665,9 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
         err = cudaHostUnregister(p);
         cuxfer_impl_relax_end(rx);
     }
-    if (err != cudaSuccess) { /* not registered: nothing changes */
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_host_unregister: cudaHostUnregister(%p): %s", p,
-                                cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess) /* not registered: nothing changes */
+        return cuxfer_impl_fail_cuda(err, "cuxfer_host_unregister: cudaHostUnregister(%p): %s",
+                                     p, cudaGetErrorName(err));
     /* After the unregister: the range is still the caller's memory, so no
      * other registration can take it in between. */
     cuxfer_impl_reg_remove(p);
@@ -1808,9 +1805,8 @@ CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
     err = cuxfer_impl_mmalloc(p, bytes, flags);
     if (err != cudaSuccess) {
         *p = NULL;
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_managed_alloc: %zu bytes: %s", bytes,
-                                cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_managed_alloc: %zu bytes: %s", bytes,
+                                     cudaGetErrorName(err));
     }
     return cudaSuccess;
 }
@@ -2822,15 +2818,13 @@ struct cuxfer_timer {
 /* Release a timer's events; safe on a zeroed timer. */
 CUXFER_API cudaError_t cuxfer_timer_destroy(cuxfer_timer *t)
 {
-    cudaError_t e1 = cudaSuccess, e2 = cudaSuccess;
+    cudaError_t first = cudaSuccess;
     if (!t)
         return cudaSuccess;
-    if (t->start)
-        e1 = cudaEventDestroy(t->start);
-    if (t->stop)
-        e2 = cudaEventDestroy(t->stop);
+    cuxfer_impl_keep(&first, cuxfer_impl_event_drop(t->start));
+    cuxfer_impl_keep(&first, cuxfer_impl_event_drop(t->stop));
     memset(t, 0, sizeof *t);
-    return e1 != cudaSuccess ? e1 : e2;
+    return first;
 }
 
 /* cuxfer_timer_create with options (NULL: the defaults). */
@@ -2886,13 +2880,11 @@ CUXFER_API cudaError_t cuxfer_impl_record_on(cudaEvent_t ev, int device, cudaStr
     if (err == cudaSuccess)
         err = cudaEventRecord(ev, s);
     cuxfer_impl_restore_device(saved);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError(); /* nothing left behind */
-        return cuxfer_impl_fail(err, "cuxfer_timer: cannot record on stream %p: %s (the "
-                                "timer's events belong to device %d: start and stop go on "
-                                "streams of that device)", (void *)s, cudaGetErrorName(err),
-                                device);
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_timer: cannot record on stream %p: %s (the "
+                                     "timer's events belong to device %d: start and stop go "
+                                     "on streams of that device)", (void *)s,
+                                     cudaGetErrorName(err), device);
     return err;
 }
 
@@ -2996,9 +2988,7 @@ CUXFER_API double cuxfer_gbps(size_t bytes, float ms)
  * Relaxed: they touch no stream. */
 CUXFER_API cudaError_t cuxfer_impl_order_event_make(cudaEvent_t *ev)
 {
-    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cuxfer_impl_event_create(ev, cudaEventDisableTiming);
-    cuxfer_impl_relax_end(rx);
+    cudaError_t err = cuxfer_impl_event_create(ev, cudaEventDisableTiming); /* Relaxed */
     if (err != cudaSuccess) {
         *ev = NULL;
         (void)cudaGetLastError();
@@ -3009,7 +2999,7 @@ CUXFER_API cudaError_t cuxfer_impl_order_event_make(cudaEvent_t *ev)
 CUXFER_API void cuxfer_impl_order_event_drop(cudaEvent_t ev)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    if (ev && cudaEventDestroy(ev) != cudaSuccess)
+    if (cuxfer_impl_event_drop(ev) != cudaSuccess)
         (void)cudaGetLastError();
     cuxfer_impl_relax_end(rx);
 }
@@ -4289,11 +4279,10 @@ CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s
                                 "be used now); launch the graph on a stream that is not",
                                 (void *)s);
     err = cudaGraphLaunch(g->exec, s);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_graph_launch: stream %p: %s (a graph runs on the "
-                                "device it was captured on)", (void *)s, cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_graph_launch: stream %p: %s (a graph runs on "
+                                     "the device it was captured on)", (void *)s,
+                                     cudaGetErrorName(err));
     return cudaSuccess;
 }
 
@@ -4544,12 +4533,11 @@ CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaS
     err = cuxfer_impl_stream_record(s, &b->ready, &b->ready_dev, &saved);
     cuxfer_impl_restore_device(saved);
     cuxfer_impl_relax_end(rx);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        return cuxfer_impl_fail(err, "cuxfer_pinned_pool_release: cannot record an event on "
-                                "stream %p (device %d): %s; the block stays acquired", (void *)s,
-                                cuxfer_impl_stream_device(s), cudaGetErrorName(err));
-    }
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_pinned_pool_release: cannot record an event "
+                                     "on stream %p (device %d): %s; the block stays acquired",
+                                     (void *)s, cuxfer_impl_stream_device(s),
+                                     cudaGetErrorName(err));
     b->pending = 1;
     return cudaSuccess;
 }
@@ -6670,15 +6658,14 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
     if (p->team_up)
         cuxfer_impl_team_stop(&p->team);
     for (i = 0; i < CUXFER_ROIS_SLOTS; ++i) {
-        if (p->ev[i]) {
+        if (p->ev[i])
             cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->ev[i]));
-            (void)cudaEventDestroy(p->ev[i]);
-        }
+        (void)cuxfer_impl_event_drop(p->ev[i]);
         (void)cuxfer_host_free(p->stage[i]);
     }
     for (i = 0; i < p->nx; ++i) {
         cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->xev[i]));
-        (void)cudaEventDestroy(p->xev[i]);
+        (void)cuxfer_impl_event_drop(p->xev[i]);
         (void)cuxfer_host_free(p->xstage[i]);
     }
     free(p->xstage);
