@@ -43,10 +43,10 @@ typedef struct prefetched {
 typedef struct prefetch_set {
     const roicopy_plan *p;
     prefetched *pf;        /* one per frame */
-    unsigned char **bufs;  /* nbufs buffers of in_bytes + out_bytes */
+    unsigned char **bufs;  /* nbufs buffers: the input, then the output */
     int *free_bufs;        /* a stack of free buffer indices */
     int nbufs, nfree;
-    size_t in_bytes, out_offset; /* out at out_offset of each buffer */
+    size_t out_offset;     /* out at out_offset of each buffer */
     size_t next;           /* the next frame to read */
     int go;                /* reading allowed (0 until roicopy_prefetch_go
                               with ROICOPY_PREFETCH_MB=0) */
