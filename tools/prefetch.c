@@ -170,7 +170,6 @@ prefetch_set *roicopy_prefetch_start(const roicopy_plan *p)
         want = (size_t)lo;
     if (want > p->nframes)
         want = p->nframes;
-    ps->in_bytes = in;
     ps->out_offset = in;
     ps->go = !hold;
     ps->pf = (prefetched *)calloc(p->nframes ? p->nframes : 1, sizeof *ps->pf);

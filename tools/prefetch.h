@@ -23,7 +23,8 @@
 
 /* The I/O threads of a batch when --threads does not say: the online
  * CPUs (at least 4, at most 64), no more than frames, and no more than a
- * quarter of the memory holds buffers for (one each, plus one). */
+ * quarter of the memory holds buffers for (two each: one being written,
+ * one read ahead). */
 int roicopy_batch_threads(const roicopy_plan *p);
 
 /* A frame's state in the set. */
@@ -43,10 +44,10 @@ typedef struct prefetched {
 typedef struct prefetch_set {
     const roicopy_plan *p;
     prefetched *pf;        /* one per frame */
-    unsigned char **bufs;  /* nbufs buffers of in_bytes + out_bytes */
+    unsigned char **bufs;  /* nbufs buffers: the input, then the output */
     int *free_bufs;        /* a stack of free buffer indices */
     int nbufs, nfree;
-    size_t in_bytes, out_offset; /* out at out_offset of each buffer */
+    size_t out_offset;     /* out at out_offset of each buffer */
     size_t next;           /* the next frame to read */
     int go;                /* reading allowed (0 until roicopy_prefetch_go
                               with ROICOPY_PREFETCH_MB=0) */
@@ -58,9 +59,9 @@ typedef struct prefetch_set {
 } prefetch_set;
 
 /* Allocate the buffers (as many frames as ROICOPY_PREFETCH_MB allows, a
- * quarter of the memory and at most 1024 MB by default; at least one per
- * thread and one more) and start p->threads reading threads.  NULL when
- * out of memory (the message printed). */
+ * quarter of the memory and at most 1024 MB by default; at least two per
+ * thread, at most one per frame) and start p->threads reading threads.
+ * NULL when out of memory (the message printed). */
 prefetch_set *roicopy_prefetch_start(const roicopy_plan *p);
 
 /* Let the threads read (after ROICOPY_PREFETCH_MB=0 held them back until

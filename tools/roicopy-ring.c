@@ -47,6 +47,7 @@
  * own elements. */
 typedef struct ring_layout {
     size_t out_offset, host_bytes;
+    size_t out_bytes; /* the largest output: the link measurement's size */
     size_t dev_row_bytes, dev_rows;
     cuxfer_view *dev; /* slot i's device view, on the slot's device */
 } ring_layout;
@@ -79,6 +80,7 @@ static ring_layout plan_ring(const roicopy_plan *p)
     /* Page-aligned output area: the download lands on its own pages. */
     l.out_offset = round_up(in, 4096);
     l.host_bytes = l.out_offset + (out ? out : 1);
+    l.out_bytes = out;
     l.dev_row_bytes = row;
     l.dev_rows = rows;
     l.dev = NULL;
@@ -456,7 +458,6 @@ static int ring_setup(const roicopy_plan *p, ring_run *rr)
 {
     const char *file = p->frames[0].input;
     int rc, i;
-    size_t k;
     cuxfer_ring_options opt;
     roicopy_gpu_prestart_join();
     if ((rc = roicopy_setup_devices(p)) != RC_OK)
@@ -475,9 +476,7 @@ static int ring_setup(const roicopy_plan *p, ring_run *rr)
         pthread_mutex_init(&rr->slot_mu[i], NULL);
     }
     rr->nslot_mu = p->streams;
-    for (k = 0; k < p->nframes; ++k)
-        if (p->frames[k].out.total_bytes > rr->times.link_bytes)
-            rr->times.link_bytes = p->frames[k].out.total_bytes;
+    rr->times.link_bytes = rr->l.out_bytes;
     if ((p->timing || p->json) &&
         (rc = roicopy_measure_bidir(p, rr->times.link_bytes,
                                     &rr->times.bidir_ms)) != RC_OK)
