@@ -17,6 +17,10 @@
 #       own runtime would be 13: they are left out), then
 #       `make check` with CUXFER_REQUIRE_GPU=1 and LD_LIBRARY_PATH=DIR/cuda-V/lib,
 #       and a check that the test programs really load that libcudart.
+#   sh .ci/gpu-runtimes.sh build DIR   (any machine, CI included)
+#       the same builds without running anything: every C test compiles
+#       and links against each runtime, the per-thread-default-stream
+#       programs included (the header matrix compiles the header alone).
 #       The sources: when the tree is configured in place (config.status),
 #       a clean copy made by its `make distdir` into DIR/src (VPATH builds
 #       refuse a configured source tree); otherwise the tree itself, which
@@ -37,7 +41,7 @@ top=$(pwd)
 : "${CUXFER_REQUIRE_GPU:=1}"
 
 usage() {
-    echo "usage: $0 fetch DIR | run DIR" >&2
+    echo "usage: $0 fetch DIR | run DIR | build DIR" >&2
     exit 2
 }
 [ $# -eq 2 ] || usage
@@ -126,6 +130,7 @@ run_one() {
         return
     fi
     result ok "CUDA $v: the library, tools and C tests build"
+    [ "$mode" = build ] && return
     got=$(env -u LD_LIBRARY_PATH ldd "$build/tests/devices/gpu-smoke" 2>/dev/null |
         sed -n 's/.*libcudart[^ ]* => \([^ ]*\).*/\1/p')
     case $got in
@@ -166,7 +171,7 @@ pick_sources() {
 
 case $mode in
 fetch) for v in $GPU_RUNTIMES; do fetch_one "$v"; done ;;
-run)
+run | build)
     if [ ! -d "$dir" ]; then
         result "not ok" "no folder $dir: run '$0 fetch $dir' where pip works, and carry it"
         finish

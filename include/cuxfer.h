@@ -3326,8 +3326,10 @@ CUXFER_API cudaError_t cuxfer_impl_capture_graph(cudaStream_t s, cudaGraph_t *g)
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     cudaError_t err;
     *g = NULL;
-#if CUDART_VERSION >= 13000
+#if CUDART_VERSION >= 13000 /* 7 arguments from 13; 12 names the 6-argument form so */
     err = cudaStreamGetCaptureInfo(s, &st, NULL, g, NULL, NULL, NULL);
+#elif CUDART_VERSION >= 12000
+    err = cudaStreamGetCaptureInfo(s, &st, NULL, g, NULL, NULL);
 #else
     err = cudaStreamGetCaptureInfo_v2(s, &st, NULL, g, NULL, NULL);
 #endif

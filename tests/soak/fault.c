@@ -20,6 +20,18 @@
 #include <time.h>
 #include <unistd.h>
 
+struct fault_report {
+    int skip;            /* 1: no device; 2: no library API (CUDA < 12.0) */
+    int reached;
+    cudaError_t setup, wait, timer;
+    double wait_ms;
+    int callback_ran, ms_is_number;
+    char what[CUXFER_REASON_MAX + 256];
+};
+
+/* The faulting kernel and the stream's host functions: the library API
+ * (cudaLibraryLoadData) that loads the kernel came with CUDA 12.0. */
+#if CUDART_VERSION >= 12000
 static const char fault_ptx[] =
     ".version 7.0\n"
     ".target sm_52\n"
@@ -33,15 +45,6 @@ static const char fault_ptx[] =
     "  st.global.u32 [%rd1], %r1;\n"
     "  ret;\n"
     "}\n";
-
-struct fault_report {
-    int skip;            /* 1: no device; 2: no library API (CUDA < 12.0) */
-    int reached;
-    cudaError_t setup, wait, timer;
-    double wait_ms;
-    int callback_ran, ms_is_number;
-    char what[CUXFER_REASON_MAX + 256];
-};
 
 static int ran, gate_open;
 static void CUDART_CB mark(void *arg)
@@ -61,6 +64,7 @@ static void CUDART_CB gate(void *arg)
         nanosleep(&ts, NULL);
     }
 }
+#endif
 
 #define FSETUP(expr)                                                                        \
     do {                                                                                    \
