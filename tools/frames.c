@@ -41,10 +41,23 @@ size_t roicopy_pitch_estimate(size_t row_bytes)
 
 /* ---- frames and bands --------------------------------------------------- */
 
+/* Without --streams, one pinned input is cut into bands of about
+ * ROICOPY_BAND_BYTES, at most ROICOPY_AUTO_BANDS of them: band i's
+ * download overlaps band i + 1's upload, so n bands keep both directions
+ * busy but for the first upload and the last download, about n / (n + 1)
+ * of the bidirectional link (doc/PERF.md has the measured curve). */
 int roicopy_band_count(const roicopy_plan *p, const roicopy_frame *f)
 {
-    return (size_t)p->streams > f->roi.height ? (int)f->roi.height
-                                              : p->streams;
+    size_t n = (size_t)p->streams;
+    if (!p->streams_given && p->nframes == 1 && !p->pageable) {
+        size_t bytes = f->roi.width * f->elem_per_pixel * f->elem_size * f->roi.height;
+        size_t want = bytes / ROICOPY_BAND_BYTES;
+        if (want > ROICOPY_AUTO_BANDS)
+            want = ROICOPY_AUTO_BANDS;
+        if (want > n)
+            n = want;
+    }
+    return n > f->roi.height ? (int)f->roi.height : (int)n;
 }
 
 void roicopy_band_rows(size_t h, size_t n, size_t i, size_t *y0, size_t *y1)
