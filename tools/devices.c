@@ -5,6 +5,7 @@
  * "roicopy: FILE: CUDA: <error name>: <reason>".
  */
 #include "devices.h"
+#include "report.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -47,6 +48,7 @@ static void *prestart_main(void *arg)
         if (cudaSetDevice(prestart_devices[i]) == cudaSuccess)
             (void)cudaFree(0);
     (void)cudaGetLastError(); /* this thread's, not the main thread's */
+    roicopy_trace("the CUDA context is up (helper thread)");
     return NULL;
 }
 

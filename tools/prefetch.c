@@ -10,6 +10,7 @@
  * and before the first write, while the CUDA context starts.
  */
 #include "prefetch.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,8 @@ static void read_one(prefetch_set *ps, size_t i, unsigned char *buf)
         q->crop = buf + f->roi.y * f->in.row_bytes +
                   f->roi.x * f->in.pixel_bytes;
     }
+    if (i == 0 || i + 1 == ps->p->nframes)
+        roicopy_trace(i == 0 ? "frame 0 read" : "the last frame read");
     pthread_mutex_lock(&ps->mu);
     q->state = rc ? PF_FAILED : PF_READ;
     pthread_cond_broadcast(&ps->cv);

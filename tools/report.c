@@ -11,6 +11,8 @@
 #include <cuxfer.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -381,6 +383,22 @@ double roicopy_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+void roicopy_trace(const char *what)
+{
+    static double t0;
+    static int on = -1;
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    double t = roicopy_now_ms();
+    pthread_mutex_lock(&mu);
+    if (on < 0) {
+        on = getenv("ROICOPY_TRACE") != NULL;
+        t0 = t;
+    }
+    if (on)
+        fprintf(stderr, "roicopy: trace: %8.1f ms %s\n", t - t0, what);
+    pthread_mutex_unlock(&mu);
 }
 
 static void print_stage(const char *indent, const char *name,

@@ -80,6 +80,10 @@ void roicopy_report_ring(const roicopy_plan *p, const ring_times *r);
 /* A monotonic clock, in ms, for wall times. */
 double roicopy_now_ms(void);
 
+/* ROICOPY_TRACE set: "roicopy: trace: <ms since the first trace> <what>"
+ * on stderr, from any thread (the phases of a run, for doc/PERF.md). */
+void roicopy_trace(const char *what);
+
 /* The end of the run: standard output flushed and closed; when that
  * fails (a full disk, /dev/full, a closed pipe), say so and return
  * RC_OUTPUT if status is better, else status. */

@@ -186,6 +186,8 @@ static void frame_done(const roicopy_plan *p, ring_run *rr, int skipped)
     pthread_mutex_lock(&rr->lock);
     rr->skipped += (size_t)skipped;
     roicopy_progress(p, ++rr->done);
+    if (rr->done == 1 || rr->done == p->nframes)
+        roicopy_trace(rr->done == 1 ? "the first frame written" : "the last frame written");
     pthread_mutex_unlock(&rr->lock);
 }
 
@@ -460,6 +462,7 @@ static int ring_setup(const roicopy_plan *p, ring_run *rr)
     int rc, i;
     cuxfer_ring_options opt;
     roicopy_gpu_prestart_join();
+    roicopy_trace("ring setup: the context joined");
     if ((rc = roicopy_setup_devices(p)) != RC_OK)
         return rc;
     memset(&opt, 0, sizeof opt);
@@ -486,6 +489,7 @@ static int ring_setup(const roicopy_plan *p, ring_run *rr)
     GPU_TRY(file, slot_memory(rr));
     if (p->timing || p->json)
         GPU_TRY(file, cuxfer_timer_create(&rr->span));
+    roicopy_trace("ring setup: done");
 done:
     return rc;
 }
@@ -503,6 +507,7 @@ static int ring_finish(const roicopy_plan *p, ring_run *rr, double t0)
     if ((rc = sync_output_dirs()) != RC_OK)
         goto done;
     rr->times.wall_ms = roicopy_now_ms() - t0;
+    roicopy_trace("the output directories synced");
     if (timed)
         GPU_TRY(file, cuxfer_timer_ms(&rr->span, CUXFER_WAIT,
                                       &rr->times.span_ms));

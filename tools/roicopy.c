@@ -1069,6 +1069,7 @@ static int run(int argc, char **argv)
     options o;
     roicopy_plan p;
     int rc, worst;
+    roicopy_trace("main");
     memset(&o, 0, sizeof o);
     memset(&p, 0, sizeof p);
     o.streams = 1;
@@ -1102,6 +1103,7 @@ static int run(int argc, char **argv)
      * run before anything is done, with it the good frames go on and the
      * exit status is the worst of all. */
     worst = plan_frames(&o, &p);
+    roicopy_trace("inputs checked");
     rc = RC_OK;
     if ((!worst || o.keep_going) && p.nframes > 0 &&
         (rc = check_canvas(&o, &p)) == 0) {
@@ -1124,6 +1126,7 @@ static int run(int argc, char **argv)
                    (unsigned long)p.nskipped);
     }
     roicopy_gpu_prestart_join(); /* never exit under a starting context */
+    roicopy_trace("the run is over; the process exits");
     free_plan(&p);
     free(o.args);
     free(o.rois);

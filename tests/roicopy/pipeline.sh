@@ -11,7 +11,8 @@
 #  - PNG and TIFF frames (decoded whole, not by rows) when built with them;
 #  - a PNG whose pixels fail to decode: -k skips and names it, writes the
 #    others, exit 3; without -k exit 3 and it is not written;
-#  - --threads in the plan of --dry-run (text and JSON) and its limits.
+#  - --threads in the plan of --dry-run (text and JSON) and its limits;
+#  - ROICOPY_TRACE: the phases on stderr, in order.
 # The GPU's side of the same pipeline is tests/roicopy/gpu.sh's.
 : "${top_builddir:=.}"
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
@@ -56,6 +57,20 @@ same() {
     if [ -z "$why" ]; then pass "$desc"; else fail "$desc:$why"; diag_file "$T/err"; fi
 }
 same "40 frames, default threads" -
+# ROICOPY_TRACE: the phases on stderr, in order, the frames unchanged
+rm -rf "$T/o"; mkdir "$T/o"
+ROICOPY_TRACE=1 ROICOPY_IO_ONLY=1 "$ROICOPY" --quiet --roi $ROI "$T"/in/f* -o "$T/o" 2>"$T/err"
+rc=$?
+sed -n 's/^roicopy: trace: *[0-9.]* ms //p' "$T/err" |
+    grep -xE 'main|inputs checked|the first frame written|the last frame written|the output directories synced|the run is over; the process exits' >"$T/phases"
+printf '%s\n' main "inputs checked" "the first frame written" "the last frame written" \
+    "the output directories synced" "the run is over; the process exits" >"$T/want"
+if [ $rc -eq 0 ] && cmp -s "$T/want" "$T/phases" && [ "$(ls -A "$T/o" | wc -l)" -eq 40 ] &&
+    [ "$(grep -vc '^roicopy: trace: ' "$T/err")" -eq 0 ]; then
+    pass "ROICOPY_TRACE prints the phases in order on stderr"
+else
+    fail "ROICOPY_TRACE: exit $rc"; diag_file "$T/err"
+fi
 same "40 frames, --threads 1" - --threads 1
 same "40 frames, --threads 7, --verify" - --threads 7 --verify
 same "more threads than frames (--threads 128)" - --threads 128
