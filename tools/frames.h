@@ -36,8 +36,8 @@ enum {
 #define ROICOPY_PITCH_ALIGN 512
 /* One input without --streams: bands of about this many bytes each way, at
  * most ROICOPY_AUTO_BANDS (frames.c, roicopy_band_count) */
-#define ROICOPY_BAND_BYTES ((size_t)4 << 20)
-#define ROICOPY_AUTO_BANDS 64
+#define ROICOPY_BAND_BYTES ((size_t)8 << 20)
+#define ROICOPY_AUTO_BANDS 32
 
 /* The most devices --devices takes (and the most bands or ring slots). */
 #define ROICOPY_MAX_DEVICES 64

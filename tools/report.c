@@ -419,7 +419,7 @@ static void print_stages(const char *indent, const stage_time *t,
 {
     print_stage(indent, "H2D", &t[ST_H2D], &t[ST_LINK_H2D], bytes, repeat);
     print_stage(indent, "D2H", &t[ST_D2H], &t[ST_LINK_D2H], bytes, repeat);
-    print_stage(indent, "total", &t[ST_TOTAL], NULL, 2 * bytes, repeat);
+    print_stage(indent, "total", &t[ST_TOTAL], &t[ST_LINK_BOTH], 2 * bytes, repeat);
 }
 
 /* "0,1,2" */
@@ -468,6 +468,7 @@ static void json_stages(const stage_time *t, size_t bytes, int repeat)
     json_stage("h2d", &t[ST_H2D], bytes, repeat);
     json_stage("d2h", &t[ST_D2H], bytes, repeat);
     json_stage("total", &t[ST_TOTAL], 2 * bytes, repeat);
+    json_stage("link_both", &t[ST_LINK_BOTH], 2 * bytes, repeat);
     json_stage("link_h2d", &t[ST_LINK_H2D], bytes, repeat);
     json_stage("link_d2h", &t[ST_LINK_D2H], bytes, repeat);
 }

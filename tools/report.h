@@ -38,7 +38,7 @@ typedef struct stage_time {
 void roicopy_stage_add(stage_time *t, float ms);
 
 /* The stages --timing reports for one input. */
-enum stage { ST_H2D, ST_D2H, ST_TOTAL, ST_LINK_H2D, ST_LINK_D2H, ST_COUNT };
+enum stage { ST_H2D, ST_D2H, ST_TOTAL, ST_LINK_H2D, ST_LINK_D2H, ST_LINK_BOTH, ST_COUNT };
 
 /* One device's share of a one-input run. */
 typedef struct part_times {

@@ -37,12 +37,13 @@
 /* ---- one input: bands on pool streams, spread over the devices ---------- */
 
 /* What a pass queues: the banded 2D copies, or the raw 1D link (one plain
- * cudaMemcpyAsync per device of its share of the bytes). */
+ * cudaMemcpyAsync per device and direction of its share of the bytes;
+ * both directions at once on two streams). */
 enum pass {
     PASS_H2D = 1, PASS_D2H = 2, PASS_BOTH = 3,
-    PASS_LINK_H2D = 4, PASS_LINK_D2H = 8
+    PASS_LINK_H2D = 4, PASS_LINK_D2H = 8, PASS_LINK_BOTH = 12
 };
-#define PASS_LINK (PASS_LINK_H2D | PASS_LINK_D2H)
+#define PASS_LINK PASS_LINK_BOTH
 
 /* The three views of one band: rows [y0, y0 + height) of the ROI on the
  * host, on its device, and of the host output. */
@@ -62,6 +63,8 @@ typedef struct dev_part {
     cuxfer_view canvas, dev;  /* its rows, or the ROI's place in its canvas */
     cuxfer_stream_pool pool;  /* one stream per band, on this device */
     cudaStream_t lead;        /* its first band's stream */
+    cudaStream_t down;        /* the pool's extra stream: the link's
+                                 download when both directions run */
     cuxfer_timer timer;       /* this device's span of a timed pass */
 } dev_part;
 
@@ -133,7 +136,7 @@ static cudaError_t part_setup(single_run *r, dev_part *d,
         err = cuxfer_timer_create(&d->timer);
     err = roicopy_back_home(r->home, err);
     if (err == cudaSuccess)
-        err = cuxfer_stream_pool_create_on(&d->pool, d->device, d->nbands, 0,
+        err = cuxfer_stream_pool_create_on(&d->pool, d->device, d->nbands + 1, 0,
                                            0);
     return err;
 }
@@ -172,6 +175,9 @@ static cudaError_t make_bands(single_run *r, const cuxfer_view *src)
         if (!d->lead)
             d->lead = bd->stream;
     }
+    for (i = 0; i < r->nparts; ++i) /* after its bands: the extra stream */
+        if (r->parts[i].nbands)
+            CUXFER_TRY(cuxfer_stream_pool_next(&r->parts[i].pool, &r->parts[i].down));
     return cudaSuccess;
 }
 
@@ -185,11 +191,14 @@ static cudaError_t queue_part(single_run *r, int k, enum pass what)
             (unsigned char *)(r->link_host ? r->link_host : r->out.ptr) +
             d->host_offset;
         void *dev = d->canvas.ptr ? d->canvas.ptr : d->dev.ptr;
-        int up = (what & PASS_LINK_H2D) != 0;
-        return cudaMemcpyAsync(up ? dev : (void *)host, up ? (void *)host : dev,
-                               d->bytes, up ? cudaMemcpyHostToDevice
-                                            : cudaMemcpyDeviceToHost,
-                               d->lead);
+        /* both ways: the same buffers, whose bytes the last pass (the
+         * banded copies) replaces */
+        if (what & PASS_LINK_H2D)
+            CUXFER_TRY(cudaMemcpyAsync(dev, host, d->bytes, cudaMemcpyHostToDevice, d->lead));
+        if (what & PASS_LINK_D2H)
+            CUXFER_TRY(cudaMemcpyAsync(host, dev, d->bytes, cudaMemcpyDeviceToHost,
+                                       what == PASS_LINK_BOTH ? d->down : d->lead));
+        return cudaSuccess;
     }
     for (i = k; i < r->nbands; i += r->nparts) {
         band *b = &r->bands[i];
@@ -204,8 +213,9 @@ static cudaError_t queue_part(single_run *r, int k, enum pass what)
 /* With a timer: the run's timer starts on the lead stream (band 0's, on
  * the home device); every device's lead waits for it and starts that
  * device's timer; the device's other band streams wait for their lead.
- * The raw link uses only the device leads. */
-static cudaError_t fork_timed(single_run *r, int link)
+ * The raw link uses only the device leads, and both ways their down
+ * streams. */
+static cudaError_t fork_timed(single_run *r, int link, int both)
 {
     cudaStream_t lead = r->parts[0].lead;
     int k, i;
@@ -216,6 +226,8 @@ static cudaError_t fork_timed(single_run *r, int link)
             continue;
         CUXFER_TRY(roicopy_wait_for(d->lead, lead, r->home, r->home));
         CUXFER_TRY(cuxfer_timer_start(&d->timer, d->lead));
+        if (both)
+            CUXFER_TRY(roicopy_wait_for(d->down, d->lead, d->device, r->home));
         for (i = k; !link && i < r->nbands; i += r->nparts)
             CUXFER_TRY(roicopy_wait_for(r->bands[i].stream, d->lead,
                                         d->device, r->home));
@@ -225,7 +237,7 @@ static cudaError_t fork_timed(single_run *r, int link)
 
 /* The mirror of fork_timed: each device's lead waits for its bands and
  * stops its timer, the lead waits for every device and stops the run's. */
-static cudaError_t join_timed(single_run *r, int link)
+static cudaError_t join_timed(single_run *r, int link, int both)
 {
     cudaStream_t lead = r->parts[0].lead;
     int k, i;
@@ -236,6 +248,8 @@ static cudaError_t join_timed(single_run *r, int link)
         for (i = k; !link && i < r->nbands; i += r->nparts)
             CUXFER_TRY(roicopy_wait_for(d->lead, r->bands[i].stream,
                                         d->device, r->home));
+        if (both)
+            CUXFER_TRY(roicopy_wait_for(d->lead, d->down, d->device, r->home));
         CUXFER_TRY(cuxfer_timer_stop(&d->timer, d->lead));
         CUXFER_TRY(roicopy_wait_for(lead, d->lead, d->device, r->home));
     }
@@ -245,9 +259,9 @@ static cudaError_t join_timed(single_run *r, int link)
 /* Queue one pass over every band (or the link) of every device. */
 static cudaError_t queue_pass(single_run *r, enum pass what, int timed)
 {
-    int k, link = (what & PASS_LINK) != 0;
+    int k, link = (what & PASS_LINK) != 0, both = what == PASS_LINK_BOTH;
     if (timed)
-        CUXFER_TRY(fork_timed(r, link));
+        CUXFER_TRY(fork_timed(r, link, both));
     for (k = 0; k < r->nparts; ++k) {
         cudaError_t err;
         if (!r->parts[k].nbands)
@@ -257,7 +271,7 @@ static cudaError_t queue_pass(single_run *r, enum pass what, int timed)
             err = queue_part(r, k, what);
         CUXFER_TRY(roicopy_back_home(r->home, err));
     }
-    return timed ? join_timed(r, link) : cudaSuccess;
+    return timed ? join_timed(r, link, both) : cudaSuccess;
 }
 
 static cudaError_t timed_pass(single_run *r, enum pass what, enum stage st)
@@ -289,7 +303,8 @@ static cudaError_t sync_parts(single_run *r)
 }
 
 /* --repeat K rounds.  With timing each round measures the link (every
- * device at once, each moving its share), the two directions alone, then
+ * device at once, each moving its share: up, down, both at once), the two
+ * directions alone, then
  * the overlapped banded copy whose result is kept: the last pass always
  * leaves the ROI in r->out. */
 static cudaError_t copy_rounds(single_run *r, const roicopy_plan *p)
@@ -299,6 +314,7 @@ static cudaError_t copy_rounds(single_run *r, const roicopy_plan *p)
         if (timed) {
             CUXFER_TRY(timed_pass(r, PASS_LINK_H2D, ST_LINK_H2D));
             CUXFER_TRY(timed_pass(r, PASS_LINK_D2H, ST_LINK_D2H));
+            CUXFER_TRY(timed_pass(r, PASS_LINK_BOTH, ST_LINK_BOTH));
             CUXFER_TRY(timed_pass(r, PASS_H2D, ST_H2D));
             CUXFER_TRY(timed_pass(r, PASS_D2H, ST_D2H));
             CUXFER_TRY(timed_pass(r, PASS_BOTH, ST_TOTAL));

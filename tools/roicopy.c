@@ -105,7 +105,7 @@ static void usage(FILE *f)
         "  --place X,Y        put the ROI at X,Y of a device canvas...\n"
         "  --canvas WxH       ...of this size (both or neither)\n"
         "  --streams N        cut the ROI into N bands on N streams (1..64;\n"
-        "                     default: bands of about 4 MiB, at most 64);\n"
+        "                     default: bands of about 8 MiB, at most 32);\n"
         "                     with several inputs: frames in flight (ring slots)\n"
         "  --threads N        several inputs: N threads read ahead and N copy\n"
         "                     and write (1..128; default: the CPUs, 4..64)\n"

@@ -73,17 +73,17 @@ frame 2:  slot 2 on device 0" \
 plan_has "--pageable with several inputs: frames one at a time, banded" "pipeline: 2 frames, one at a time (--pageable: the ring needs pinned memory)
 bands:    3 (one stream each): rows 0-1 rows 2-4 rows 5-7" \
     --pageable --roi 8x8+1+1 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" -o "$OUT"
-# A pinned ROI of 16 MiB: four bands of 4 MiB by default; --streams and
+# A pinned ROI of 32 MiB: four bands of 8 MiB by default; --streams and
 # --pageable keep their own count.
-{ printf 'P5\n4096 4096\n255\n'; head -c 16777216 /dev/zero; } >"$T/big.pgm"
-plan_has "a big ROI: bands of 4 MiB by default" "bands:    4 (one stream each): rows 0-1023 rows 1024-2047 rows 2048-3071 rows 3072-4095" \
+{ printf 'P5\n4096 8192\n255\n'; head -c 33554432 /dev/zero; } >"$T/big.pgm"
+plan_has "a big ROI: bands of 8 MiB by default" "bands:    4 (one stream each): rows 0-2047 rows 2048-4095 rows 4096-6143 rows 6144-8191" \
     "$T/big.pgm" "$OUT/new.pgm"
-plan_has "a big ROI: --streams 2 is two bands" "bands:    2 (one stream each): rows 0-2047 rows 2048-4095" \
+plan_has "a big ROI: --streams 2 is two bands" "bands:    2 (one stream each): rows 0-4095 rows 4096-8191" \
     --streams 2 "$T/big.pgm" "$OUT/new.pgm"
-plan_has "a big ROI: --pageable stays one band" "bands:    1 (one stream each): rows 0-4095" \
+plan_has "a big ROI: --pageable stays one band" "bands:    1 (one stream each): rows 0-8191" \
     --pageable "$T/big.pgm" "$OUT/new.pgm"
-plan_has "a ROI just under 8 MiB: one band" "bands:    1 (one stream each): rows 0-2046" \
-    --roi 4096x2047 "$T/big.pgm" "$OUT/new.pgm"
+plan_has "a ROI just under 16 MiB: one band" "bands:    1 (one stream each): rows 0-4094" \
+    --roi 4096x4095 "$T/big.pgm" "$OUT/new.pgm"
 plan_has "--repeat shows in the bytes line" "1200 each way (40 bytes x 30 rows), 5 times" \
     --repeat 5 --roi 40x30 "$SAMPLES/gray-97x61.pgm" "$OUT/new.pgm"
 finish

@@ -87,9 +87,9 @@ fi
 # -- timing and JSON ---------------------------------------------------------
 if "$ROICOPY" --timing --json --repeat 2 --streams 2 "$T/big.pam" "$T/t.pam" >"$T/stdout" 2>"$T/err" &&
     grep -q '^  H2D .* GB/s .*raw 1D link' "$T/stdout" &&
-    grep -q '^  D2H ' "$T/stdout" && grep -q '^  total ' "$T/stdout" &&
-    grep -q '^{"input":".*,"h2d_ms":[0-9.]*,.*"link_d2h_gbps":[0-9.]*,.*}$' "$T/stdout"; then
-    pass "--timing prints per-stage times and the raw link; --json one object"
+    grep -q '^  D2H ' "$T/stdout" && grep -q '^  total .* GB/s .*raw 1D link .*, ratio ' "$T/stdout" &&
+    grep -q '^{"input":".*,"h2d_ms":[0-9.]*,.*"link_both_gbps":[0-9.]*,.*"link_d2h_gbps":[0-9.]*,.*}$' "$T/stdout"; then
+    pass "--timing prints per-stage times and the raw link (both ways for the total); --json one object"
 else
     fail "--timing/--json"; diag_file "$T/stdout"; diag_file "$T/err"
 fi
