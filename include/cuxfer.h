@@ -863,6 +863,19 @@ CUXFER_API int cuxfer_impl_stream_state(cudaStream_t s, cudaError_t *err)
                                                  : CUXFER_IMPL_STREAM_INVALIDATED;
 }
 
+/* The state of s in *cap, refusing UNUSABLE with the query's error and
+ * "CALL: WHAT %p cannot be used now" (what: "stream", "waiter stream"...). */
+CUXFER_API cudaError_t cuxfer_impl_stream_usable(const char *call, const char *what,
+                                                 cudaStream_t s, int *cap)
+{
+    cudaError_t err;
+    *cap = cuxfer_impl_stream_state(s, &err);
+    if (*cap < 0)
+        return cuxfer_impl_fail(err, "%s: %s %p cannot be used now: %s", call, what, (void *)s,
+                                cudaGetErrorName(err));
+    return cudaSuccess;
+}
+
 /* Stepping outside the capture mode: while any thread captures in
  * cudaStreamCaptureModeGlobal, a "potentially unsafe" call (event and
  * stream queries, allocations, pointer queries) from a thread not in
@@ -2893,11 +2906,8 @@ CUXFER_API cudaError_t cuxfer_impl_record_on(cudaEvent_t ev, int device, cudaStr
  * call that could touch the capture. */
 CUXFER_API cudaError_t cuxfer_impl_timer_stream_ok(const char *call, cudaStream_t s)
 {
-    cudaError_t err;
-    int cap = cuxfer_impl_stream_state(s, &err);
-    if (cap < 0)
-        return cuxfer_impl_fail(err, "%s: stream %p cannot be used now: %s", call, (void *)s,
-                                cudaGetErrorName(err));
+    int cap;
+    CUXFER_TRY(cuxfer_impl_stream_usable(call, "stream", s, &cap));
     if (cap)
         return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
                                 "%s: stream %p is being captured into a graph; a timer "
@@ -3096,26 +3106,12 @@ CUXFER_API cudaError_t cuxfer_impl_wait_check(const char *call, cudaStream_t wai
                                               int waiter_cap, cudaStream_t signaler,
                                               int *cap_sig)
 {
-    cudaError_t err;
-    *cap_sig = cuxfer_impl_stream_state(signaler, &err);
-    if (*cap_sig < 0)
-        return cuxfer_impl_fail(err, "%s: signaler stream %p cannot be used now: %s", call,
-                                (void *)signaler, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable(call, "signaler stream", signaler, cap_sig));
     if (waiter_cap && !*cap_sig)
         return cuxfer_impl_fail(cudaErrorStreamCaptureIsolation,
                                 "%s: waiter stream %p is being captured but signaler stream %p "
                                 "is not: a graph cannot wait for work outside it", call,
                                 (void *)waiter, (void *)signaler);
-    return cudaSuccess;
-}
-
-CUXFER_API cudaError_t cuxfer_impl_waiter_state(const char *call, cudaStream_t waiter, int *cap)
-{
-    cudaError_t err;
-    *cap = cuxfer_impl_stream_state(waiter, &err);
-    if (*cap < 0)
-        return cuxfer_impl_fail(err, "%s: waiter stream %p cannot be used now: %s", call,
-                                (void *)waiter, cudaGetErrorName(err));
     return cudaSuccess;
 }
 
@@ -3146,7 +3142,7 @@ CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t sign
     int cw, cs;
     if (waiter == signaler)
         return cudaSuccess;
-    CUXFER_TRY(cuxfer_impl_waiter_state("cuxfer_stream_wait", waiter, &cw));
+    CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_stream_wait", "waiter stream", waiter, &cw));
     CUXFER_TRY(cuxfer_impl_wait_check("cuxfer_stream_wait", waiter, cw, signaler, &cs));
     return cuxfer_impl_wait1("cuxfer_stream_wait", waiter, signaler);
 }
@@ -3160,7 +3156,7 @@ CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStr
     if (n < 0 || (n > 0 && !signalers))
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %d signalers%s", call, n,
                                 n < 0 ? "" : " in a NULL array");
-    CUXFER_TRY(cuxfer_impl_waiter_state(call, waiter, &cw));
+    CUXFER_TRY(cuxfer_impl_stream_usable(call, "waiter stream", waiter, &cw));
     for (i = 0; i < n; ++i) {
         if (signalers[i] == waiter)
             continue;
@@ -3188,7 +3184,7 @@ CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n
     for (i = 0; i < n; ++i) {
         if (waiters[i] == signaler)
             continue;
-        CUXFER_TRY(cuxfer_impl_waiter_state(call, waiters[i], &cw));
+        CUXFER_TRY(cuxfer_impl_stream_usable(call, "waiter stream", waiters[i], &cw));
         CUXFER_TRY(cuxfer_impl_wait_check(call, waiters[i], cw, signaler, &cs));
         any = 1;
     }
@@ -3293,14 +3289,12 @@ CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
 /* Run fn(arg) once the work queued so far on s is done (cudaLaunchHostFunc). */
 CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg)
 {
-    cudaError_t err;
+    int cap;
     if (!fn)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_complete: fn is NULL");
     /* The legacy stream while a blocking stream is captured: queueing on
      * it would invalidate that capture, so refuse first. */
-    if (cuxfer_impl_stream_state(s, &err) == CUXFER_IMPL_STREAM_UNUSABLE)
-        return cuxfer_impl_fail(err, "cuxfer_on_complete: stream %p cannot be used now: %s",
-                                (void *)s, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_on_complete", "stream", s, &cap));
     return cudaLaunchHostFunc(s, fn, arg);
 }
 
@@ -3386,10 +3380,7 @@ CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, v
     cudaError_t err;
     if (!fn)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_done: fn is NULL");
-    cap = cuxfer_impl_stream_state(s, &err);
-    if (cap < 0)
-        return cuxfer_impl_fail(err, "cuxfer_on_done: stream %p cannot be used now: %s",
-                                (void *)s, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_on_done", "stream", s, &cap));
     if (cap)
         return cuxfer_impl_on_done_captured(s, fn, arg);
     err = cudaStreamAddCallback(s, fn, arg, 0);
@@ -4201,10 +4192,7 @@ CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s)
                                 "cuxfer_graph_begin: %s (the legacy default stream) cannot be "
                                 "captured; use a stream of your own or cudaStreamPerThread",
                                 s ? "cudaStreamLegacy" : "stream 0");
-    cap = cuxfer_impl_stream_state(s, &err);
-    if (cap < 0)
-        return cuxfer_impl_fail(err, "cuxfer_graph_begin: stream %p cannot be used now: %s",
-                                (void *)s, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_graph_begin", "stream", s, &cap));
     if (cap)
         return cuxfer_impl_fail(cudaErrorIllegalState,
                                 "cuxfer_graph_begin: the stream is already capturing");
@@ -6083,10 +6071,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view
     strategy = cuxfer_plan2d_choose(p, dst, src);
     if (strategy == CUXFER_PLAN_DIRECT)
         return cuxfer_copy2d_async(dst, src, s);
-    cap = cuxfer_impl_stream_state(s, &err);
-    if (cap < 0)
-        return cuxfer_impl_fail(err, "cuxfer_plan2d_copy_async: stream %p cannot be used now: "
-                                "%s", (void *)s, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_plan2d_copy_async", "stream", s, &cap));
     if (cap)
         return cuxfer_copy2d_async(dst, src, s);
 #if CUDART_VERSION >= 12080
@@ -7155,10 +7140,8 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
     if (cuxfer_impl_classify_cached(host->ptr, NULL) == CUXFER_MEMORY_DEVICE)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: the host view at %p is device memory", call, host->ptr);
-    cap = cuxfer_impl_stream_state(s, &err);
-    if (cap < 0) /* e.g. stream 0 while another stream captures */
-        return cuxfer_impl_fail(err, "%s: stream %p cannot be used now: %s", call, (void *)s,
-                                cudaGetErrorName(err));
+    /* refused: e.g. stream 0 while another stream captures */
+    CUXFER_TRY(cuxfer_impl_stream_usable(call, "stream", s, &cap));
     want = cuxfer_rois_choose(p, n, total);
     while (want == CUXFER_ROIS_KERNEL || want == CUXFER_ROIS_GATHER) {
         cudaError_t refuse = cudaSuccess;
