@@ -910,31 +910,34 @@ CUXFER_API void cuxfer_impl_relax_end(cuxfer_impl_relax r)
         (void)cuxfer_impl_relax_to(r.mode);
 }
 
+/* cuxfer_impl_relax_end, passing err through.  A Relaxed call reads
+ * "rx = cuxfer_impl_relax_begin(); err = cuxfer_impl_relax_done(rx, cudaX(...));":
+ * cudaX, an argument, runs before the mode is restored. */
+CUXFER_API cudaError_t cuxfer_impl_relax_done(cuxfer_impl_relax r, cudaError_t err)
+{
+    cuxfer_impl_relax_end(r);
+    return err;
+}
+
 /* Waits and queries on cuxfer's own events and streams (or a caller's
  * event of no capture), in Relaxed mode: never part of a graph being
  * built, and the mode switch costs far less than the query. */
 CUXFER_API cudaError_t cuxfer_impl_event_query(cudaEvent_t e)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaEventQuery(e);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaEventQuery(e));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_event_sync(cudaEvent_t e)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaEventSynchronize(e);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaEventSynchronize(e));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_stream_sync(cudaStream_t s)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaStreamSynchronize(s);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaStreamSynchronize(s));
 }
 
 /* Allocation and creation of cuxfer's own memory, events and streams, in
@@ -942,49 +945,37 @@ CUXFER_API cudaError_t cuxfer_impl_stream_sync(cudaStream_t s)
 CUXFER_API cudaError_t cuxfer_impl_dmalloc(void **p, size_t bytes)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaMalloc(p, bytes);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaMalloc(p, bytes));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_dmalloc_pitch(void **p, size_t *pitch, size_t w, size_t h)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaMallocPitch(p, pitch, w, h);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaMallocPitch(p, pitch, w, h));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_mmalloc(void **p, size_t bytes, unsigned flags)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaMallocManaged(p, bytes, flags);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaMallocManaged(p, bytes, flags));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_dfree(void *p)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaFree(p);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaFree(p));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_event_create(cudaEvent_t *e, unsigned flags)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaEventCreateWithFlags(e, flags);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaEventCreateWithFlags(e, flags));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_stream_create(cudaStream_t *s, unsigned flags, int prio)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaStreamCreateWithPriority(s, flags, prio);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaStreamCreateWithPriority(s, flags, prio));
 }
 
 /* Teardown: destroy what was made, skip what was not (never stream 0). */
@@ -1082,8 +1073,7 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
     if (device)
         *device = -1;
     rx = cuxfer_impl_relax_begin(); /* a query: must not break a capture */
-    err = cudaPointerGetAttributes(&a, p);
-    cuxfer_impl_relax_end(rx);
+    err = cuxfer_impl_relax_done(rx, cudaPointerGetAttributes(&a, p));
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         return err == cudaErrorInvalidValue && p ? CUXFER_MEMORY_PAGEABLE
@@ -1582,6 +1572,7 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
     const unsigned known = cudaHostAllocPortable | cudaHostAllocMapped |
                            cudaHostAllocWriteCombined;
     size_t bytes = 0;
+    cuxfer_impl_relax rx;
     cudaError_t err;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_alloc: p is NULL");
@@ -1590,13 +1581,10 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_host_alloc: unknown flags 0x%x", flags & ~known);
     CUXFER_TRY(cuxfer_impl_bytes("cuxfer_host_alloc", count, elem_size, &bytes));
-    {
-        /* Relaxed: pinning touches no stream, so another thread's Global
-         * capture survives it (as in PyTorch's host allocator). */
-        cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-        err = cudaHostAlloc(p, bytes, flags);
-        cuxfer_impl_relax_end(rx);
-    }
+    /* Relaxed: pinning touches no stream, so another thread's Global
+     * capture survives it (as in PyTorch's host allocator). */
+    rx = cuxfer_impl_relax_begin();
+    err = cuxfer_impl_relax_done(rx, cudaHostAlloc(p, bytes, flags));
     if (err != cudaSuccess) {
         *p = NULL;
         return cuxfer_impl_fail_cuda(err, "cuxfer_host_alloc: cudaHostAlloc of %zu bytes: %s",
@@ -1615,8 +1603,7 @@ CUXFER_API cudaError_t cuxfer_host_free(void *p)
         return cudaSuccess;
     cuxfer_impl_reg_remove(p);
     rx = cuxfer_impl_relax_begin(); /* no stream: keep other threads' captures */
-    err = cudaFreeHost(p);
-    cuxfer_impl_relax_end(rx);
+    err = cuxfer_impl_relax_done(rx, cudaFreeHost(p));
     if (err != cudaSuccess)
         return cuxfer_impl_fail_cuda(err, "cuxfer_host_free: cudaFreeHost(%p): %s", p,
                                      cudaGetErrorName(err));
@@ -1628,6 +1615,7 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
 {
     unsigned known = cudaHostRegisterPortable | cudaHostRegisterMapped |
                      cudaHostRegisterIoMemory;
+    cuxfer_impl_relax rx;
     cudaError_t err;
 #ifdef cudaHostRegisterReadOnly
     known |= cudaHostRegisterReadOnly;
@@ -1655,11 +1643,8 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
                                     "cudaHostRegisterReadOnly", dev);
     }
 #endif
-    {
-        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* no stream, as above */
-        err = cudaHostRegister(p, bytes, flags);
-        cuxfer_impl_relax_end(rx);
-    }
+    rx = cuxfer_impl_relax_begin(); /* no stream, as above */
+    err = cuxfer_impl_relax_done(rx, cudaHostRegister(p, bytes, flags));
     if (err != cudaSuccess)
         return cuxfer_impl_fail_cuda(err, "cuxfer_host_register: %p, %zu bytes: %s", p, bytes,
                                      cudaGetErrorName(err));
@@ -1670,14 +1655,12 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
 /* Undo cuxfer_host_register. */
 CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
 {
+    cuxfer_impl_relax rx;
     cudaError_t err;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_unregister: p is NULL");
-    {
-        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* no stream, as above */
-        err = cudaHostUnregister(p);
-        cuxfer_impl_relax_end(rx);
-    }
+    rx = cuxfer_impl_relax_begin(); /* no stream, as above */
+    err = cuxfer_impl_relax_done(rx, cudaHostUnregister(p));
     if (err != cudaSuccess) /* not registered: nothing changes */
         return cuxfer_impl_fail_cuda(err, "cuxfer_host_unregister: cudaHostUnregister(%p): %s",
                                      p, cudaGetErrorName(err));
@@ -1854,9 +1837,8 @@ CUXFER_API cudaError_t cuxfer_impl_managed_check(const char *call, const void *p
     if (target >= 0) {
         int n = 0;
         cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query: keep captures */
-        if (cudaGetDeviceCount(&n) != cudaSuccess)
+        if (cuxfer_impl_relax_done(rx, cudaGetDeviceCount(&n)) != cudaSuccess)
             (void)cudaGetLastError();
-        cuxfer_impl_relax_end(rx);
         if (target >= n)
             return cuxfer_impl_fail(cudaErrorInvalidDevice,
                                     "%s: device %d does not exist (%d device(s))", call, target, n);
@@ -2055,8 +2037,8 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
         return c;
     {
         cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* may run inside a capture */
-        cudaError_t err = cudaDeviceGetAttribute(&v, cudaDevAttrMaxPitch, dev);
-        cuxfer_impl_relax_end(rx);
+        cudaError_t err =
+            cuxfer_impl_relax_done(rx, cudaDeviceGetAttribute(&v, cudaDevAttrMaxPitch, dev));
         if (err != cudaSuccess || v <= 0) {
             (void)cudaGetLastError();
             return 0;
@@ -3009,9 +2991,8 @@ CUXFER_API cudaError_t cuxfer_impl_order_event_make(cudaEvent_t *ev)
 CUXFER_API void cuxfer_impl_order_event_drop(cudaEvent_t ev)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    if (cuxfer_impl_event_drop(ev) != cudaSuccess)
+    if (cuxfer_impl_relax_done(rx, cuxfer_impl_event_drop(ev)) != cudaSuccess)
         (void)cudaGetLastError();
-    cuxfer_impl_relax_end(rx);
 }
 
 /* Record *ev on s with the current device being `dev`: an event of that
@@ -4244,8 +4225,7 @@ CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
         /* Instantiation is an "unsafe" call: Relaxed, so that another
          * thread's Global-mode capture survives it. */
         cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-        err = cudaGraphInstantiateWithFlags(&g->exec, g->graph, 0);
-        cuxfer_impl_relax_end(rx);
+        err = cuxfer_impl_relax_done(rx, cudaGraphInstantiateWithFlags(&g->exec, g->graph, 0));
     }
     if (err != cudaSuccess) {
         (void)cuxfer_graph_destroy(g);
@@ -5317,8 +5297,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_rec(cuxfer_plan2d *p, struct cuxfer_impl
     cudaError_t q;
     while (__atomic_load_n(&x->busy, __ATOMIC_ACQUIRE)) {
         rx = cuxfer_impl_relax_begin();
-        q = cudaStreamQuery(p->host);
-        cuxfer_impl_relax_end(rx);
+        q = cuxfer_impl_relax_done(rx, cudaStreamQuery(p->host));
         if (q == cudaSuccess)
             break; /* nothing pending on the host stream: its function ran or never will */
         if (q != cudaErrorNotReady)
