@@ -2628,10 +2628,9 @@ CUXFER_API cudaError_t cuxfer_impl_pool_create_here(cuxfer_stream_pool *p, int c
         err = cuxfer_impl_stream_create(&p->streams[i], sflags, priority);
         if (err != cudaSuccess) {
             p->streams[i] = NULL;
-            (void)cudaGetLastError();
             (void)cuxfer_stream_pool_destroy(p);
-            return cuxfer_impl_fail(err, "cuxfer_stream_pool_create: stream %d of %d: %s",
-                                    i, count, cudaGetErrorName(err));
+            return cuxfer_impl_fail_cuda(err, "cuxfer_stream_pool_create: stream %d of %d: %s",
+                                         i, count, cudaGetErrorName(err));
         }
     }
     return cudaSuccess;
@@ -3105,11 +3104,9 @@ CUXFER_API cudaError_t cuxfer_impl_wait1(const char *call, cudaStream_t waiter,
     cudaError_t err = cuxfer_impl_mark(call, signaler, &ev, &saved);
     if (err == cudaSuccess) {
         err = cudaStreamWaitEvent(waiter, ev, 0);
-        if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            err = cuxfer_impl_fail(err, "%s: waiter stream %p cannot wait: %s", call,
-                                   (void *)waiter, cudaGetErrorName(err));
-        }
+        if (err != cudaSuccess)
+            err = cuxfer_impl_fail_cuda(err, "%s: waiter stream %p cannot wait: %s", call,
+                                        (void *)waiter, cudaGetErrorName(err));
         cuxfer_impl_order_event_drop(ev);
     }
     cuxfer_impl_restore_device(saved);
@@ -3176,11 +3173,9 @@ CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n
         if (waiters[i] == signaler)
             continue;
         err = cudaStreamWaitEvent(waiters[i], ev, 0);
-        if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            err = cuxfer_impl_fail(err, "%s: waiters[%d] (stream %p) cannot wait: %s", call, i,
-                                   (void *)waiters[i], cudaGetErrorName(err));
-        }
+        if (err != cudaSuccess)
+            err = cuxfer_impl_fail_cuda(err, "%s: waiters[%d] (stream %p) cannot wait: %s", call,
+                                        i, (void *)waiters[i], cudaGetErrorName(err));
     }
     cuxfer_impl_order_event_drop(ev);
     cuxfer_impl_restore_device(saved);
@@ -3577,8 +3572,8 @@ CUXFER_API cudaError_t cuxfer_impl_latch_arm_failed(cuxfer_latch *l, cudaStream_
     }
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
-    return cuxfer_impl_fail(err, "cuxfer_latch_arm: stream %p: %s: %s", (void *)s, what,
-                            cudaGetErrorName(err));
+    return cuxfer_impl_fail_cuda(err, "cuxfer_latch_arm: stream %p: %s: %s", (void *)s, what,
+                                 cudaGetErrorName(err));
 }
 
 /* Queue a signal on s: outside a capture it takes one signal declared by
@@ -3614,7 +3609,6 @@ CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
                         : cudaEventRecord(w->event, s);
     cuxfer_impl_restore_device(saved);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         pthread_mutex_unlock(&l->arm_mu);
         return cuxfer_impl_latch_arm_failed(l, s, capturing, err,
                                             "cannot record the latch's event (a stream of "
@@ -3626,10 +3620,8 @@ CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
     err = cudaLaunchHostFunc(s, capturing ? cuxfer_impl_latch_fire_graph : cuxfer_impl_latch_fire,
                              l);
     pthread_mutex_unlock(&l->arm_mu);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
+    if (err != cudaSuccess)
         return cuxfer_impl_latch_arm_failed(l, s, capturing, err, "cudaLaunchHostFunc");
-    }
     pthread_mutex_lock(&l->mu);
     if (!capturing) {
         if (l->credit > 0)
@@ -4121,12 +4113,11 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
     /* The slot's device is current for the copies and the caller's work. */
     e = cuxfer_impl_ring_enter(slot->device_id, &saved);
     if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        if (saved >= 0 && cudaSetDevice(saved) != cudaSuccess)
-            (void)cudaGetLastError();
-        return cuxfer_impl_fail(e, "cuxfer_ring_submit: cannot make slot %d's device %d "
-                                "current: %s (nothing queued, the slot still held)",
-                                slot->index, slot->device_id, cudaGetErrorName(e));
+        if (saved >= 0)
+            (void)cudaSetDevice(saved);
+        return cuxfer_impl_fail_cuda(e, "cuxfer_ring_submit: cannot make slot %d's device %d "
+                                     "current: %s (nothing queued, the slot still held)",
+                                     slot->index, slot->device_id, cudaGetErrorName(e));
     }
     if (slot->start)
         err = cudaEventRecord(slot->start, slot->stream);
@@ -4455,12 +4446,11 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
         b = (struct cuxfer_impl_pblock *)calloc(1, sizeof *b);
         err = b ? cudaHostAlloc(&b->ptr, cs, p->opt.flags) : cudaErrorMemoryAllocation;
         if (err != cudaSuccess) {
-            (void)cudaGetLastError();
             free(b);
             pthread_mutex_unlock(&p->mu);
             cuxfer_impl_relax_end(rx);
-            return cuxfer_impl_fail(err, "cuxfer_pinned_pool_acquire: cudaHostAlloc of %zu "
-                                    "bytes: %s", cs, cudaGetErrorName(err));
+            return cuxfer_impl_fail_cuda(err, "cuxfer_pinned_pool_acquire: cudaHostAlloc of %zu "
+                                         "bytes: %s", cs, cudaGetErrorName(err));
         }
         b->size = cs;
         p->stats.misses++;
@@ -6150,13 +6140,12 @@ CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t
     if (err == cudaSuccess)
         err = cudaEventRecord(p->ev_fork, s);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         cuxfer_impl_restore_device(saved);
-        return cuxfer_impl_fail(err == cudaErrorInvalidResourceHandle ? cudaErrorInvalidDevice
-                                                                       : err,
-                                "cuxfer_plan2d_calibrate: stream %p cannot be used on the "
-                                "plan's device %d (%s): calibrate on a stream of that device",
-                                (void *)s, p->device, cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err == cudaErrorInvalidResourceHandle ? cudaErrorInvalidDevice
+                                                                            : err,
+                                     "cuxfer_plan2d_calibrate: stream %p cannot be used on the "
+                                     "plan's device %d (%s): calibrate on a stream of that device",
+                                     (void *)s, p->device, cudaGetErrorName(err));
     }
     t = p->tuning;
     t.span_max_row = 0;
@@ -6986,10 +6975,9 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, cuxf
         if (err == cudaSuccess)
             err = cuxfer_impl_event_create(&p->xev[i], cudaEventDisableTiming);
         if (err != cudaSuccess) {
-            (void)cudaGetLastError();
             (void)cuxfer_host_free(p->xstage[i]);
-            return cuxfer_impl_fail(err, "cuxfer_rois_copy_async: a descriptor slot of %zu "
-                                    "bytes: %s", bytes, cudaGetErrorName(err));
+            return cuxfer_impl_fail_cuda(err, "cuxfer_rois_copy_async: a descriptor slot of %zu "
+                                         "bytes: %s", bytes, cudaGetErrorName(err));
         }
         p->nx = i + 1;
     }
@@ -7078,9 +7066,8 @@ CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir
         (void)cudaGetLastError();
         why = "the stream belongs to another device than the plan's";
     } else if (*err != cudaSuccess) {
-        (void)cudaGetLastError();
-        (void)cuxfer_impl_fail(*err, "%s: cudaEventRecord on the stream: %s", call,
-                               cudaGetErrorName(*err));
+        (void)cuxfer_impl_fail_cuda(*err, "%s: cudaEventRecord on the stream: %s", call,
+                                    cudaGetErrorName(*err));
     } else if (want == CUXFER_ROIS_GATHER) {
         *err = cuxfer_impl_rois_gather(p, dir, host, rois, n, (unsigned char *)dense->ptr, total,
                                        s);
