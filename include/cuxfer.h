@@ -2975,18 +2975,8 @@ CUXFER_API double cuxfer_gbps(size_t bytes, float ms)
 
 /* The event that orders two streams lives for one call: one kept per
  * thread and device would outlive its thread and dangle after
- * cudaDeviceReset (an ABA on a reused handle).  Made and destroyed
- * Relaxed: they touch no stream. */
-CUXFER_API cudaError_t cuxfer_impl_order_event_make(cudaEvent_t *ev)
-{
-    cudaError_t err = cuxfer_impl_event_create(ev, cudaEventDisableTiming); /* Relaxed */
-    if (err != cudaSuccess) {
-        *ev = NULL;
-        (void)cudaGetLastError();
-    }
-    return err;
-}
-
+ * cudaDeviceReset (an ABA on a reused handle).  Made (record_here) and
+ * destroyed Relaxed: they touch no stream. */
 CUXFER_API void cuxfer_impl_order_event_drop(cudaEvent_t ev)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
@@ -3006,8 +2996,12 @@ CUXFER_API cudaError_t cuxfer_impl_record_here(cudaStream_t s, cudaEvent_t *ev, 
         *ev = NULL;
     }
     if (!*ev) {
-        if ((err = cuxfer_impl_order_event_make(ev)) != cudaSuccess)
+        err = cuxfer_impl_event_create(ev, cudaEventDisableTiming); /* Relaxed */
+        if (err != cudaSuccess) {
+            *ev = NULL;
+            (void)cudaGetLastError();
             return err;
+        }
         *ev_dev = dev;
     }
     return cudaEventRecord(*ev, s);
