@@ -4241,7 +4241,6 @@ CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s
     return cudaSuccess;
 }
 
-
 /* ------------------------------------------------------------------------
  * 9. The pinned pool: cached page-locked blocks with bounded waste
  * ------------------------------------------------------------------------ */
@@ -6212,7 +6211,6 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     err = cuxfer_impl_plan_calibrate(p, s, out, report, arg);
     pthread_mutex_unlock(&p->mu);
     return err;
-
 }
 
 /* ------------------------------------------------------------------------
@@ -6246,7 +6244,6 @@ struct cuxfer_rois_options {
                                  the loop runs near the link and the other
                                  strategies would not win) */
 };
-
 
 /* --- the plan ------------------------------------------------------------- */
 
