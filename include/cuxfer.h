@@ -1465,16 +1465,6 @@ CUXFER_API cudaError_t cuxfer_impl_view_fill(cuxfer_view *v, void *ptr, size_t p
     return cudaSuccess;
 }
 
-/* The same for cuxfer's own views (wrapped, allocated, internal). */
-CUXFER_API cudaError_t cuxfer_impl_view_init(cuxfer_view *v, void *ptr, size_t pitch,
-                                             size_t width, size_t height,
-                                             size_t elem_size, cuxfer_memkind kind,
-                                             int device)
-{
-    return cuxfer_impl_view_fill(v, ptr, pitch, width, height, elem_size, kind, device,
-                                 "cuxfer_view_wrap:");
-}
-
 /* A view whose kind the caller states: validated, never classified, so no
  * CUDA call (man 3 cuxfer_view).  *v is zeroed first; it owns nothing. */
 CUXFER_API cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
@@ -1923,14 +1913,12 @@ CUXFER_API cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
                                         size_t elem_size)
 {
     int dev = -1;
-    cuxfer_memkind kind;
     if (!v)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_wrap: view is NULL");
     memset(v, 0, sizeof *v);
-    CUXFER_TRY(cuxfer_impl_view_init(v, ptr, pitch, width, height, elem_size,
-                                     CUXFER_MEMORY_UNKNOWN, -1));
-    kind = cuxfer_impl_classify(ptr, &dev);
-    v->kind = kind;
+    CUXFER_TRY(cuxfer_impl_view_fill(v, ptr, pitch, width, height, elem_size,
+                                     CUXFER_MEMORY_UNKNOWN, -1, "cuxfer_view_wrap:"));
+    v->kind = cuxfer_impl_classify(ptr, &dev);
     v->device = dev;
     return cudaSuccess;
 }
@@ -1961,8 +1949,8 @@ CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
     if (err != cudaSuccess)
         return cuxfer_impl_fail_cuda(err, "cuxfer_view_alloc_device: cudaMallocPitch %zu x %zu: %s",
                                      row, height, cudaGetErrorName(err));
-    CUXFER_TRY(cuxfer_impl_view_init(v, p, pitch, width, height, elem_size,
-                                     CUXFER_MEMORY_DEVICE, cuxfer_impl_current_device()));
+    CUXFER_TRY(cuxfer_impl_view_fill(v, p, pitch, width, height, elem_size, CUXFER_MEMORY_DEVICE,
+                                     cuxfer_impl_current_device(), "cuxfer_view_alloc_device:"));
     v->flags = CUXFER_VIEW_OWNS_DEVICE;
     cuxfer_impl_reg_add(p, pitch * height, CUXFER_MEMORY_DEVICE, v->device);
     return cudaSuccess;
@@ -1998,8 +1986,8 @@ CUXFER_API cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width, size
                                 "overflows size_t", width, height, elem_size, row_align);
     pitch &= ~(row_align - 1);
     CUXFER_TRY(cuxfer_host_alloc(&p, total, 1, cudaHostAllocDefault));
-    CUXFER_TRY(cuxfer_impl_view_init(v, p, pitch, width, height, elem_size,
-                                     CUXFER_MEMORY_PINNED, -1));
+    CUXFER_TRY(cuxfer_impl_view_fill(v, p, pitch, width, height, elem_size,
+                                     CUXFER_MEMORY_PINNED, -1, "cuxfer_view_alloc_host:"));
     v->flags = CUXFER_VIEW_OWNS_HOST;
     return cudaSuccess;
 }
@@ -6157,9 +6145,11 @@ CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t
          * calibration's row cap) */
         size_t w = rows_b[i], ht = total / w > ((size_t)1 << 23) ? (size_t)1 << 23 : total / w;
         double raw = 0, plan = 0;
-        err = cuxfer_impl_view_init(&hv, h, 2 * w, w, ht, 1, CUXFER_MEMORY_PINNED, -1);
+        err = cuxfer_impl_view_fill(&hv, h, 2 * w, w, ht, 1, CUXFER_MEMORY_PINNED, -1,
+                                    "cuxfer_plan2d_calibrate:");
         if (err == cudaSuccess)
-            err = cuxfer_impl_view_init(&dv, d, w, w, ht, 1, CUXFER_MEMORY_DEVICE, p->device);
+            err = cuxfer_impl_view_fill(&dv, d, w, w, ht, 1, CUXFER_MEMORY_DEVICE, p->device,
+                                        "cuxfer_plan2d_calibrate:");
         if (err == cudaSuccess)
             err = cuxfer_impl_plan_time(p, 0, &dv, &hv, s, e0, e1, &raw);
         if (err == cudaSuccess)
