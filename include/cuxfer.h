@@ -7012,21 +7012,11 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
     return cudaSuccess;
 }
 
-/* Why GATHER cannot run on stream s now (NULL: it can).  cap is the
- * stream's state (cuxfer_impl_stream_state). */
-CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p, int cap)
-{
-    if (cap != CUXFER_IMPL_STREAM_UNCAPTURED)
-        return "the stream is being captured into a graph (the host gather would not replay)";
-    if (cuxfer_impl_current_device() != p->device)
-        return "the calling thread's device is not the plan's";
-    return NULL;
-}
-
-/* KERNEL or GATHER (want) on stream s, Relaxed (the plan's own events, no
- * capture contains them), after a probe record proves that s takes them.
- * NULL when the strategy ran (*err: how it went), else why it cannot run
- * here, with in *refuse the error a forced strategy returns. */
+/* KERNEL or GATHER (want) on stream s (cap: its cuxfer_impl_stream_state),
+ * Relaxed (the plan's own events, no capture contains them), after a probe
+ * record proves that s takes them.  NULL when the strategy ran (*err: how
+ * it went), else why it cannot run here, with in *refuse the error a
+ * forced strategy returns. */
 CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir,
                                                const cuxfer_view *host, const cuxfer_roi *rois,
                                                size_t n, const cuxfer_view *dense, size_t total,
@@ -7034,13 +7024,15 @@ CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir
                                                cudaError_t *refuse)
 {
     static const char call[] = "cuxfer_rois_copy_async";
-    const char *why = cuxfer_impl_rois_no_gather(p, cap);
+    const char *why = NULL;
     cuxfer_impl_relax rx;
     void *hdev = NULL;
-    *refuse = cap != CUXFER_IMPL_STREAM_UNCAPTURED ? cudaErrorStreamCaptureUnsupported
-                                                   : cudaErrorInvalidDevice;
-    if (why)
-        return why;
+    *refuse = cudaErrorStreamCaptureUnsupported;
+    if (cap != CUXFER_IMPL_STREAM_UNCAPTURED)
+        return "the stream is being captured into a graph (the host gather would not replay)";
+    *refuse = cudaErrorInvalidDevice;
+    if (cuxfer_impl_current_device() != p->device)
+        return "the calling thread's device is not the plan's";
     rx = cuxfer_impl_relax_begin();
     *err = cudaEventRecord(p->ev_probe, s);
     if (*err == cudaErrorInvalidResourceHandle) {
