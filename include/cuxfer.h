@@ -1668,10 +1668,9 @@ CUXFER_API cudaError_t cuxfer_device_alloc(void **p, size_t count, size_t elem_s
     size_t bytes = 0;
     cudaError_t err;
     int n = 0;
-    if (p)
-        *p = NULL;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_device_alloc: p is NULL");
+    *p = NULL;
     CUXFER_TRY(cuxfer_impl_bytes("cuxfer_device_alloc", count, elem_size, &bytes));
     err = cuxfer_impl_dmalloc(p, bytes);
     if (err == cudaSuccess) {
@@ -4179,14 +4178,11 @@ CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
 {
     cudaError_t err;
     if (!g) {
-        cudaGraph_t dropped = NULL;
-        cuxfer_impl_relax rx;
-        if (cudaStreamEndCapture(s, &dropped) != cudaSuccess)
+        cuxfer_graph dropped = {NULL, NULL};
+        if (cudaStreamEndCapture(s, &dropped.graph) != cudaSuccess)
             (void)cudaGetLastError();
-        rx = cuxfer_impl_relax_begin(); /* an unsafe call, as in destroy */
-        if (dropped && cudaGraphDestroy(dropped) != cudaSuccess)
+        if (cuxfer_graph_destroy(&dropped) != cudaSuccess)
             (void)cudaGetLastError();
-        cuxfer_impl_relax_end(rx);
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_end: graph is NULL (the "
                                 "capture on stream %p is ended all the same)", (void *)s);
     }
