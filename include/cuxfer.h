@@ -5093,14 +5093,9 @@ CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, 
 
 /* Options of cuxfer_plan2d_create; {0} means the defaults. */
 struct cuxfer_plan2d_options {
-    size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB); the
-                           plan holds two on the device and two pinned
-                           (and a third on the device with the copy
-                           kernel); PACK pipelines their halves */
-    int threads;        /* host threads (PACK's scatter, SPAN's gather),
-                           CUDA's host-function thread included
-                           (default: cores - 2, at most 16; at most
-                           CUXFER_PLAN_MAX_THREADS) */
+    size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB) */
+    int threads;        /* host threads, CUDA's host-function thread
+                           included (default: cores - 2, at most 16) */
     int strategy;       /* CUXFER_PLAN_AUTO, or force one */
 };
 
@@ -6219,16 +6214,12 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
 
 /* Options of cuxfer_rois_create; {0} means the defaults. */
 struct cuxfer_rois_options {
-    size_t chunk_bytes;       /* pinned staging per slot (default 4 MiB, at
-                                 least 4096); the plan holds CUXFER_ROIS_SLOTS */
-    int threads;              /* gather/scatter threads, the calling thread
-                                 included (default: online CPUs, at most 16) */
+    size_t chunk_bytes;       /* pinned staging per slot (default 4 MiB) */
+    int threads;              /* threads, caller included (CPUs, <= 16) */
     int strategy;             /* CUXFER_ROIS_AUTO, or force one */
-    size_t direct_tile_bytes; /* AUTO takes DIRECT when the mean tile has at
-                                 least this many bytes (default 3 MiB with
-                                 KERNEL, 16 KiB x threads without: where
-                                 the loop runs near the link and the other
-                                 strategies would not win) */
+    size_t direct_tile_bytes; /* AUTO: DIRECT from this mean tile size (3 MiB
+                                 with KERNEL, else 16 KiB x threads: there
+                                 the per-tile loop runs near the link) */
 };
 
 /* --- the plan ------------------------------------------------------------- */
@@ -7147,8 +7138,7 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
 struct cuxfer_stager_options {
     int slots;         /* pinned slots in the ring, 1..64 (0: 4) */
     size_t slot_bytes; /* bytes per slot, 4 KiB..1 GiB (0: 16 MiB) */
-    int threads;       /* worker threads that memcpy, 1..64 (0: the online
-                        * cores, at most 16) */
+    int threads;       /* copy threads, 1..64 (0: cores, at most 16) */
     int strategy;      /* CUXFER_STAGE_AUTO (0), _COPY or _REGISTER */
 };
 
