@@ -4658,13 +4658,7 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
  * `keep` (doc/PERF.md, "Behind the constants": the team's size). */
 CUXFER_API int cuxfer_impl_team_default(int keep)
 {
-    long cores;
-#ifdef _SC_NPROCESSORS_ONLN
-    cores = sysconf(_SC_NPROCESSORS_ONLN);
-#else
-    cores = 4;
-#endif
-    cores -= keep;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN) - keep;
     return cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
 }
 
