@@ -2650,11 +2650,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int coun
                                                  unsigned flags, int priority)
 {
     int dev = cuxfer_impl_current_device();
-    if (dev < 0) { /* no device: CUDA's own error, from the first stream */
-        if (p)
-            memset(p, 0, sizeof *p);
+    if (dev < 0) /* no device: CUDA's own error, from the first stream */
         return cuxfer_impl_pool_create_here(p, count, flags, priority);
-    }
     return cuxfer_stream_pool_create_on(p, dev, count, flags, priority);
 }
 
@@ -2853,22 +2850,6 @@ CUXFER_API cudaError_t cuxfer_timer_create(cuxfer_timer *t)
     return cuxfer_timer_create_with(t, NULL);
 }
 
-/* Record ev on s with the event's device current. */
-CUXFER_API cudaError_t cuxfer_impl_record_on(cudaEvent_t ev, int device, cudaStream_t s)
-{
-    int saved;
-    cudaError_t err = cuxfer_impl_use_device(device, &saved);
-    if (err == cudaSuccess)
-        err = cudaEventRecord(ev, s);
-    cuxfer_impl_restore_device(saved);
-    if (err != cudaSuccess)
-        return cuxfer_impl_fail_cuda(err, "cuxfer_timer: cannot record on stream %p: %s (the "
-                                     "timer's events belong to device %d: start and stop go "
-                                     "on streams of that device)", (void *)s,
-                                     cudaGetErrorName(err), device);
-    return err;
-}
-
 /* Timers measure real launches: their events inside a capture would become
  * graph nodes that cudaEventElapsedTime cannot read.  Refused before any
  * call that could touch the capture. */
@@ -2886,11 +2867,21 @@ CUXFER_API cudaError_t cuxfer_impl_timer_stream_ok(const char *call, cudaStream_
 /* Mark the start on stream s (a stream of the timer's device). */
 CUXFER_API cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s)
 {
+    int saved;
+    cudaError_t err;
     if (!t || !t->start)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_start: timer not created");
     CUXFER_TRY(cuxfer_impl_timer_stream_ok("cuxfer_timer_start", s));
     t->state = 0;
-    CUXFER_TRY(cuxfer_impl_record_on(t->start, t->device, s));
+    err = cuxfer_impl_use_device(t->device, &saved); /* the events' device */
+    if (err == cudaSuccess)
+        err = cudaEventRecord(t->start, s);
+    cuxfer_impl_restore_device(saved);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_timer: cannot record on stream %p: %s (the "
+                                     "timer's events belong to device %d: start and stop go "
+                                     "on streams of that device)", (void *)s,
+                                     cudaGetErrorName(err), t->device);
     t->start_stream = s;
     t->state = 1;
     return cudaSuccess;
@@ -4386,16 +4377,12 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
     pthread_mutex_lock(&p->mu);
     /* The queries and allocations below touch no stream: Relaxed, switched
      * only when needed (a warm acquire makes no CUDA call). */
-#define CUXFER_IMPL_POOL_RELAX()                                               \
-    do {                                                                       \
-        if (!relaxed) {                                                        \
-            rx = cuxfer_impl_relax_begin();                                    \
-            relaxed = 1;                                                       \
-        }                                                                      \
-    } while (0)
     for (pp = &p->free_lists[c]; (b = *pp) != NULL; pp = &b->next) {
         if (b->pending) {
-            CUXFER_IMPL_POOL_RELAX();
+            if (!relaxed) {
+                rx = cuxfer_impl_relax_begin();
+                relaxed = 1;
+            }
             if (cudaEventQuery(b->ready) != cudaSuccess) {
                 (void)cudaGetLastError();
                 continue; /* a copy still reads it: not yet */
@@ -4408,7 +4395,8 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
     if (b) {
         p->stats.hits++;
     } else {
-        CUXFER_IMPL_POOL_RELAX();
+        if (!relaxed)
+            rx = cuxfer_impl_relax_begin();
         if (p->opt.cap_bytes && p->stats.reserved + cs > p->opt.cap_bytes)
             cuxfer_impl_pool_release_cached(p, cs);
         if (p->opt.cap_bytes && p->stats.reserved + cs > p->opt.cap_bytes) {
@@ -4435,7 +4423,6 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
         if (p->stats.reserved > p->stats.peak_reserved)
             p->stats.peak_reserved = p->stats.reserved;
     }
-#undef CUXFER_IMPL_POOL_RELAX
     b->requested = bytes;
     b->next = NULL;
     p->stats.in_use += b->size;
