@@ -410,13 +410,10 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
 /* ------------------------------------------------------------------------
  * Process-wide state: everything cuxfer keeps between calls
  * ------------------------------------------------------------------------
- * One struct cuxfer_impl_state per process, found by cuxfer_impl_state_get(),
- * plus one struct cuxfer_impl_thread per thread (a pthread key of the
- * state), found by cuxfer_impl_thread_get().  Nothing else in the header
- * outlives a call.  No configuration macro changes the size or layout of
- * either.  How every copy of the header finds the same state (an ELF note
- * per object pointing at a hidden slot, dl_iterate_phdr, a compare-and-swap)
- * and why weak symbols would not do: doc/DESIGN.md, section 3. */
+ * One struct cuxfer_impl_state per process (cuxfer_impl_state_get) and one
+ * struct cuxfer_impl_thread per thread (cuxfer_impl_thread_get); nothing
+ * else outlives a call, and no setting changes their layout.  Why, and how
+ * every copy of the header finds the same state: doc/DESIGN.md, section 3. */
 #define CUXFER_IMPL_MAX_DEVICES 64
 #define CUXFER_IMPL_KCACHE 8
 #define CUXFER_IMPL_KCACHE_USES 256u
@@ -6807,31 +6804,27 @@ CUXFER_API cudaError_t cuxfer_impl_rois_d2h(cuxfer_rois *p, struct cuxfer_impl_r
                                             const unsigned char *dense, size_t total,
                                             cudaStream_t s)
 {
-    size_t ch = p->opt.chunk_bytes, chunks = (total + ch - 1) / ch, c, q;
+    size_t ch = p->opt.chunk_bytes, chunks = (total + ch - 1) / ch, c = 0, q = 0;
     int k;
-    for (q = 0; q < chunks && q < CUXFER_ROIS_SLOTS; ++q) {
-        k = (int)(q % CUXFER_ROIS_SLOTS);
-        /* a previous H2D on another stream may still read this slot */
-        CUXFER_TRY(cudaStreamWaitEvent(s, p->ev[k], 0));
-        CUXFER_TRY(cudaMemcpyAsync(p->stage[k], dense + q * ch,
-                                   total - q * ch < ch ? total - q * ch : ch,
-                                   cudaMemcpyDefault, s));
-        CUXFER_TRY(cudaEventRecord(p->ev[k], s));
-    }
-    for (c = 0; c < chunks; ++c) {
-        k = (int)(c % CUXFER_ROIS_SLOTS);
+    while (c < chunks) {
+        if (q < chunks && q < c + CUXFER_ROIS_SLOTS) { /* chunk q down, into a free slot */
+            k = (int)(q % CUXFER_ROIS_SLOTS);
+            if (q < CUXFER_ROIS_SLOTS) /* a previous H2D on another stream may read it */
+                CUXFER_TRY(cudaStreamWaitEvent(s, p->ev[k], 0));
+            CUXFER_TRY(cudaMemcpyAsync(p->stage[k], dense + q * ch,
+                                       total - q * ch < ch ? total - q * ch : ch,
+                                       cudaMemcpyDefault, s));
+            CUXFER_TRY(cudaEventRecord(p->ev[k], s));
+            ++q;
+            continue;
+        }
+        k = (int)(c % CUXFER_ROIS_SLOTS); /* chunk c, once it arrived, to the tiles */
         CUXFER_TRY(cuxfer_impl_event_sync(p->ev[k]));
         j->stage = (unsigned char *)p->stage[k];
         j->a = c * ch;
         j->b = total - c * ch < ch ? total : (c + 1) * ch;
         cuxfer_impl_team_run(&p->team, cuxfer_impl_rois_part, j);
-        q = c + CUXFER_ROIS_SLOTS;
-        if (q < chunks) {
-            CUXFER_TRY(cudaMemcpyAsync(p->stage[k], dense + q * ch,
-                                       total - q * ch < ch ? total - q * ch : ch,
-                                       cudaMemcpyDefault, s));
-            CUXFER_TRY(cudaEventRecord(p->ev[k], s));
-        }
+        ++c;
     }
     return cudaSuccess;
 }
