@@ -5636,23 +5636,6 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
 
-/* PACK's packing of one slot with the copy kernel on s, into pinned
- * staging through its mapping.  The descriptor sits under the scatter
- * record `rec`, handed out again only after its host function ran. */
-CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
-                                                    struct cuxfer_impl_scatter_rec *rec,
-                                                    const unsigned char *src, size_t pitch,
-                                                    size_t row, size_t rows,
-                                                    unsigned char *stage_dev, cudaStream_t s)
-{
-    size_t idx = (size_t)(rec - p->recs);
-    cuxfer_impl_tile_put(&p->kdesc[idx], 0, 0, rows, row); /* rows <= a slot's bytes */
-    return cuxfer_impl_kernel_launch(p->kernel, p->kblocks, &p->kdesc_dev[idx], 1, src, pitch,
-                                     stage_dev, 0,
-                                     (uintptr_t)src | (uintptr_t)stage_dev | pitch | row,
-                                     rows * row, s);
-}
-
 /* SPAN's gathered share: the last rows of the copy are gathered densely by
  * the team and unpacked by the kernel, crossing the link without their
  * gaps (doc/PERF.md, "Behind the constants": SPAN's gathered share).  Only
@@ -5870,11 +5853,18 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_rows(cuxfer_plan2d *p, const cuxfer
         const unsigned char *from = (const unsigned char *)src->ptr + y * src->pitch;
         rows = cuxfer_impl_plan_rows(per, c, height - y);
         if (kern) {
+            /* into the staging through its mapping; the descriptor sits
+             * under the record, handed out again after its host function */
+            unsigned char *to = (unsigned char *)p->hstage_dev[k % 2] + (size_t)(k / 2) * slot;
+            size_t di;
             CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_freed[k], 0));
             CUXFER_TRY(cuxfer_impl_plan_rec(p, &rec));
-            err = cuxfer_impl_plan_pack_launch(p, rec, from, src->pitch, row, rows,
-                                               (unsigned char *)p->hstage_dev[k % 2] +
-                                                   (size_t)(k / 2) * slot, s);
+            di = (size_t)(rec - p->recs);
+            cuxfer_impl_tile_put(&p->kdesc[di], 0, 0, rows, row); /* rows <= a slot's bytes */
+            err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, &p->kdesc_dev[di], 1, from,
+                                            src->pitch, to, 0,
+                                            (uintptr_t)from | (uintptr_t)to | src->pitch | row,
+                                            rows * row, s);
             if (err != cudaSuccess) {
                 __atomic_store_n(&rec->busy, 0, __ATOMIC_RELEASE); /* never launched */
                 return err;
