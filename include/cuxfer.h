@@ -837,7 +837,7 @@ CUXFER_API void cuxfer_impl_restore_device(int saved)
  * UNUSABLE is a failed query with its error (most often
  * cudaErrorStreamCaptureImplicit: the legacy stream while a blocking
  * stream is captured).  Callers refuse or adapt on state > UNCAPTURED and
- * refuse state < 0 with the error. */
+ * refuse state < 0 with the error (cuxfer_impl_stream_usable). */
 enum {
     CUXFER_IMPL_STREAM_UNUSABLE = -1,
     CUXFER_IMPL_STREAM_UNCAPTURED = 0,
@@ -7791,10 +7791,7 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
     CUXFER_TRY(cuxfer_impl_stage_kinds(call, d2h, host, dev, &hk));
     /* Before anything is queued: recording on the legacy stream while a
      * blocking stream is captured would invalidate that capture. */
-    cap = cuxfer_impl_stream_state(after, &err);
-    if (cap < 0)
-        return cuxfer_impl_fail(err, "%s: the stream `after` (%p) cannot be used now: %s", call,
-                                (void *)after, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable(call, "the stream `after`", after, &cap));
     if (cap)
         return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
                                 "%s: the stream `after` is being captured into a graph; a "
