@@ -5186,13 +5186,13 @@ CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, si
 {
     if (j->spitch)
         cuxfer_impl_copy_rows(j->dst + from * j->row, j->row, j->src + from * j->spitch, j->spitch,
-                         j->row, to - from, 0);
+                              j->row, to - from, 0);
     else
         cuxfer_impl_copy_rows(j->dst + from * j->dpitch, j->dpitch, j->src + from * j->row, j->row,
-                         j->row, to - from,
-                         j->dpitch >= CUXFER_IMPL_SCATTER_AHEAD
-                             ? 1
-                             : CUXFER_IMPL_SCATTER_AHEAD / j->dpitch);
+                              j->row, to - from,
+                              j->dpitch >= CUXFER_IMPL_SCATTER_AHEAD
+                                  ? 1
+                                  : CUXFER_IMPL_SCATTER_AHEAD / j->dpitch);
 }
 
 /* A team member's part of a scatter (or gather) job: blocks of rows taken
@@ -5359,8 +5359,7 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
             err = cuxfer_impl_event_create(&p->ev_gfreed[i], cudaEventDisableTiming);
     }
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        cuxfer_impl_kernel_unload(&p->klib, &p->kernel);
+        cuxfer_impl_kernel_unload(&p->klib, &p->kernel); /* clears err */
         (void)cuxfer_host_free(p->kdesc);
         p->kdesc = NULL;
         return;
@@ -6581,8 +6580,7 @@ CUXFER_API void cuxfer_impl_rois_kernel_load(cuxfer_rois *p)
     p->no_kernel = cuxfer_impl_kernel_load(p->device, &p->lib, &p->kernel, &p->kblocks, &err);
     for (i = 0; i < CUXFER_ROIS_SLOTS && !p->no_kernel; ++i)
         if ((err = cudaHostGetDevicePointer(&p->stage_dev[i], p->stage[i], 0)) != cudaSuccess) {
-            (void)cudaGetLastError();
-            cuxfer_impl_kernel_unload(&p->lib, &p->kernel);
+            cuxfer_impl_kernel_unload(&p->lib, &p->kernel); /* clears err */
             p->no_kernel = "the staging is not mapped into the device (cudaHostGetDevicePointer)";
         }
     if (p->no_kernel)
