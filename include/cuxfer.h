@@ -5542,18 +5542,15 @@ CUXFER_API int cuxfer_impl_kx_holds(const cuxfer_impl_tile *d, size_t per, size_
 CUXFER_API int cuxfer_impl_kx_pair(cuxfer_plan2d *p, size_t per, size_t last, size_t row)
 {
     cuxfer_impl_tile *d = p->kdesc + CUXFER_IMPL_KX_BASE;
-    cuxfer_impl_relax rx;
     cudaError_t q = cudaErrorNotReady;
     unsigned i, j = 0;
     for (i = 0; i < CUXFER_IMPL_KX_PAIRS; ++i)
         if (cuxfer_impl_kx_holds(d + 2 * i, per, last, row))
             return (int)i;
-    rx = cuxfer_impl_relax_begin();
     for (i = 0; i < CUXFER_IMPL_KX_PAIRS && q != cudaSuccess; ++i) {
         j = (p->kx_next + i) % CUXFER_IMPL_KX_PAIRS;
-        q = cudaEventQuery(p->ev_kx[j]);
+        q = cuxfer_impl_event_query(p->ev_kx[j]);
     }
-    cuxfer_impl_relax_end(rx);
     if (q != cudaSuccess) {
         (void)cudaGetLastError();
         return -1;
