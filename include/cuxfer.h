@@ -410,13 +410,10 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
 /* ------------------------------------------------------------------------
  * Process-wide state: everything cuxfer keeps between calls
  * ------------------------------------------------------------------------
- * One struct cuxfer_impl_state per process, found by cuxfer_impl_state_get(),
- * plus one struct cuxfer_impl_thread per thread (a pthread key of the
- * state), found by cuxfer_impl_thread_get().  Nothing else in the header
- * outlives a call.  No configuration macro changes the size or layout of
- * either.  How every copy of the header finds the same state (an ELF note
- * per object pointing at a hidden slot, dl_iterate_phdr, a compare-and-swap)
- * and why weak symbols would not do: doc/DESIGN.md, section 3. */
+ * One struct cuxfer_impl_state per process (cuxfer_impl_state_get) and one
+ * struct cuxfer_impl_thread per thread (cuxfer_impl_thread_get); nothing
+ * else outlives a call, and no setting changes their layout.  Why, and how
+ * every copy of the header finds the same state: doc/DESIGN.md, section 3. */
 #define CUXFER_IMPL_MAX_DEVICES 64
 #define CUXFER_IMPL_KCACHE 8
 #define CUXFER_IMPL_KCACHE_USES 256u
@@ -840,7 +837,7 @@ CUXFER_API void cuxfer_impl_restore_device(int saved)
  * UNUSABLE is a failed query with its error (most often
  * cudaErrorStreamCaptureImplicit: the legacy stream while a blocking
  * stream is captured).  Callers refuse or adapt on state > UNCAPTURED and
- * refuse state < 0 with the error. */
+ * refuse state < 0 with the error (cuxfer_impl_stream_usable). */
 enum {
     CUXFER_IMPL_STREAM_UNUSABLE = -1,
     CUXFER_IMPL_STREAM_UNCAPTURED = 0,
@@ -861,6 +858,19 @@ CUXFER_API int cuxfer_impl_stream_state(cudaStream_t s, cudaError_t *err)
     return st == cudaStreamCaptureStatusNone     ? CUXFER_IMPL_STREAM_UNCAPTURED
            : st == cudaStreamCaptureStatusActive ? CUXFER_IMPL_STREAM_CAPTURING
                                                  : CUXFER_IMPL_STREAM_INVALIDATED;
+}
+
+/* The state of s in *cap, refusing UNUSABLE with the query's error and
+ * "CALL: WHAT %p cannot be used now" (what: "stream", "waiter stream"...). */
+CUXFER_API cudaError_t cuxfer_impl_stream_usable(const char *call, const char *what,
+                                                 cudaStream_t s, int *cap)
+{
+    cudaError_t err;
+    *cap = cuxfer_impl_stream_state(s, &err);
+    if (*cap < 0)
+        return cuxfer_impl_fail(err, "%s: %s %p cannot be used now: %s", call, what, (void *)s,
+                                cudaGetErrorName(err));
+    return cudaSuccess;
 }
 
 /* Stepping outside the capture mode: while any thread captures in
@@ -897,31 +907,34 @@ CUXFER_API void cuxfer_impl_relax_end(cuxfer_impl_relax r)
         (void)cuxfer_impl_relax_to(r.mode);
 }
 
+/* cuxfer_impl_relax_end, passing err through.  A Relaxed call reads
+ * "rx = cuxfer_impl_relax_begin(); err = cuxfer_impl_relax_done(rx, cudaX(...));":
+ * cudaX, an argument, runs before the mode is restored. */
+CUXFER_API cudaError_t cuxfer_impl_relax_done(cuxfer_impl_relax r, cudaError_t err)
+{
+    cuxfer_impl_relax_end(r);
+    return err;
+}
+
 /* Waits and queries on cuxfer's own events and streams (or a caller's
  * event of no capture), in Relaxed mode: never part of a graph being
  * built, and the mode switch costs far less than the query. */
 CUXFER_API cudaError_t cuxfer_impl_event_query(cudaEvent_t e)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaEventQuery(e);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaEventQuery(e));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_event_sync(cudaEvent_t e)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaEventSynchronize(e);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaEventSynchronize(e));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_stream_sync(cudaStream_t s)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaStreamSynchronize(s);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaStreamSynchronize(s));
 }
 
 /* Allocation and creation of cuxfer's own memory, events and streams, in
@@ -929,49 +942,37 @@ CUXFER_API cudaError_t cuxfer_impl_stream_sync(cudaStream_t s)
 CUXFER_API cudaError_t cuxfer_impl_dmalloc(void **p, size_t bytes)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaMalloc(p, bytes);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaMalloc(p, bytes));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_dmalloc_pitch(void **p, size_t *pitch, size_t w, size_t h)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaMallocPitch(p, pitch, w, h);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaMallocPitch(p, pitch, w, h));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_mmalloc(void **p, size_t bytes, unsigned flags)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaMallocManaged(p, bytes, flags);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaMallocManaged(p, bytes, flags));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_dfree(void *p)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaFree(p);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaFree(p));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_event_create(cudaEvent_t *e, unsigned flags)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaEventCreateWithFlags(e, flags);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaEventCreateWithFlags(e, flags));
 }
 
 CUXFER_API cudaError_t cuxfer_impl_stream_create(cudaStream_t *s, unsigned flags, int prio)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    cudaError_t err = cudaStreamCreateWithPriority(s, flags, prio);
-    cuxfer_impl_relax_end(rx);
-    return err;
+    return cuxfer_impl_relax_done(rx, cudaStreamCreateWithPriority(s, flags, prio));
 }
 
 /* Teardown: destroy what was made, skip what was not (never stream 0). */
@@ -1069,8 +1070,7 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
     if (device)
         *device = -1;
     rx = cuxfer_impl_relax_begin(); /* a query: must not break a capture */
-    err = cudaPointerGetAttributes(&a, p);
-    cuxfer_impl_relax_end(rx);
+    err = cuxfer_impl_relax_done(rx, cudaPointerGetAttributes(&a, p));
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         return err == cudaErrorInvalidValue && p ? CUXFER_MEMORY_PAGEABLE
@@ -1462,16 +1462,6 @@ CUXFER_API cudaError_t cuxfer_impl_view_fill(cuxfer_view *v, void *ptr, size_t p
     return cudaSuccess;
 }
 
-/* The same for cuxfer's own views (wrapped, allocated, internal). */
-CUXFER_API cudaError_t cuxfer_impl_view_init(cuxfer_view *v, void *ptr, size_t pitch,
-                                             size_t width, size_t height,
-                                             size_t elem_size, cuxfer_memkind kind,
-                                             int device)
-{
-    return cuxfer_impl_view_fill(v, ptr, pitch, width, height, elem_size, kind, device,
-                                 "cuxfer_view_wrap:");
-}
-
 /* A view whose kind the caller states: validated, never classified, so no
  * CUDA call (man 3 cuxfer_view).  *v is zeroed first; it owns nothing. */
 CUXFER_API cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
@@ -1569,6 +1559,7 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
     const unsigned known = cudaHostAllocPortable | cudaHostAllocMapped |
                            cudaHostAllocWriteCombined;
     size_t bytes = 0;
+    cuxfer_impl_relax rx;
     cudaError_t err;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_alloc: p is NULL");
@@ -1577,13 +1568,10 @@ CUXFER_API cudaError_t cuxfer_host_alloc(void **p, size_t count,
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_host_alloc: unknown flags 0x%x", flags & ~known);
     CUXFER_TRY(cuxfer_impl_bytes("cuxfer_host_alloc", count, elem_size, &bytes));
-    {
-        /* Relaxed: pinning touches no stream, so another thread's Global
-         * capture survives it (as in PyTorch's host allocator). */
-        cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-        err = cudaHostAlloc(p, bytes, flags);
-        cuxfer_impl_relax_end(rx);
-    }
+    /* Relaxed: pinning touches no stream, so another thread's Global
+     * capture survives it (as in PyTorch's host allocator). */
+    rx = cuxfer_impl_relax_begin();
+    err = cuxfer_impl_relax_done(rx, cudaHostAlloc(p, bytes, flags));
     if (err != cudaSuccess) {
         *p = NULL;
         return cuxfer_impl_fail_cuda(err, "cuxfer_host_alloc: cudaHostAlloc of %zu bytes: %s",
@@ -1602,8 +1590,7 @@ CUXFER_API cudaError_t cuxfer_host_free(void *p)
         return cudaSuccess;
     cuxfer_impl_reg_remove(p);
     rx = cuxfer_impl_relax_begin(); /* no stream: keep other threads' captures */
-    err = cudaFreeHost(p);
-    cuxfer_impl_relax_end(rx);
+    err = cuxfer_impl_relax_done(rx, cudaFreeHost(p));
     if (err != cudaSuccess)
         return cuxfer_impl_fail_cuda(err, "cuxfer_host_free: cudaFreeHost(%p): %s", p,
                                      cudaGetErrorName(err));
@@ -1615,6 +1602,7 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
 {
     unsigned known = cudaHostRegisterPortable | cudaHostRegisterMapped |
                      cudaHostRegisterIoMemory;
+    cuxfer_impl_relax rx;
     cudaError_t err;
 #ifdef cudaHostRegisterReadOnly
     known |= cudaHostRegisterReadOnly;
@@ -1642,11 +1630,8 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
                                     "cudaHostRegisterReadOnly", dev);
     }
 #endif
-    {
-        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* no stream, as above */
-        err = cudaHostRegister(p, bytes, flags);
-        cuxfer_impl_relax_end(rx);
-    }
+    rx = cuxfer_impl_relax_begin(); /* no stream, as above */
+    err = cuxfer_impl_relax_done(rx, cudaHostRegister(p, bytes, flags));
     if (err != cudaSuccess)
         return cuxfer_impl_fail_cuda(err, "cuxfer_host_register: %p, %zu bytes: %s", p, bytes,
                                      cudaGetErrorName(err));
@@ -1657,14 +1642,12 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
 /* Undo cuxfer_host_register. */
 CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
 {
+    cuxfer_impl_relax rx;
     cudaError_t err;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_host_unregister: p is NULL");
-    {
-        cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* no stream, as above */
-        err = cudaHostUnregister(p);
-        cuxfer_impl_relax_end(rx);
-    }
+    rx = cuxfer_impl_relax_begin(); /* no stream, as above */
+    err = cuxfer_impl_relax_done(rx, cudaHostUnregister(p));
     if (err != cudaSuccess) /* not registered: nothing changes */
         return cuxfer_impl_fail_cuda(err, "cuxfer_host_unregister: cudaHostUnregister(%p): %s",
                                      p, cudaGetErrorName(err));
@@ -1682,10 +1665,9 @@ CUXFER_API cudaError_t cuxfer_device_alloc(void **p, size_t count, size_t elem_s
     size_t bytes = 0;
     cudaError_t err;
     int n = 0;
-    if (p)
-        *p = NULL;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_device_alloc: p is NULL");
+    *p = NULL;
     CUXFER_TRY(cuxfer_impl_bytes("cuxfer_device_alloc", count, elem_size, &bytes));
     err = cuxfer_impl_dmalloc(p, bytes);
     if (err == cudaSuccess) {
@@ -1841,9 +1823,8 @@ CUXFER_API cudaError_t cuxfer_impl_managed_check(const char *call, const void *p
     if (target >= 0) {
         int n = 0;
         cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* a query: keep captures */
-        if (cudaGetDeviceCount(&n) != cudaSuccess)
+        if (cuxfer_impl_relax_done(rx, cudaGetDeviceCount(&n)) != cudaSuccess)
             (void)cudaGetLastError();
-        cuxfer_impl_relax_end(rx);
         if (target >= n)
             return cuxfer_impl_fail(cudaErrorInvalidDevice,
                                     "%s: device %d does not exist (%d device(s))", call, target, n);
@@ -1928,14 +1909,12 @@ CUXFER_API cudaError_t cuxfer_view_wrap(cuxfer_view *v, void *ptr, size_t pitch,
                                         size_t elem_size)
 {
     int dev = -1;
-    cuxfer_memkind kind;
     if (!v)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_wrap: view is NULL");
     memset(v, 0, sizeof *v);
-    CUXFER_TRY(cuxfer_impl_view_init(v, ptr, pitch, width, height, elem_size,
-                                     CUXFER_MEMORY_UNKNOWN, -1));
-    kind = cuxfer_impl_classify(ptr, &dev);
-    v->kind = kind;
+    CUXFER_TRY(cuxfer_impl_view_fill(v, ptr, pitch, width, height, elem_size,
+                                     CUXFER_MEMORY_UNKNOWN, -1, "cuxfer_view_wrap:"));
+    v->kind = cuxfer_impl_classify(ptr, &dev);
     v->device = dev;
     return cudaSuccess;
 }
@@ -1966,8 +1945,8 @@ CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
     if (err != cudaSuccess)
         return cuxfer_impl_fail_cuda(err, "cuxfer_view_alloc_device: cudaMallocPitch %zu x %zu: %s",
                                      row, height, cudaGetErrorName(err));
-    CUXFER_TRY(cuxfer_impl_view_init(v, p, pitch, width, height, elem_size,
-                                     CUXFER_MEMORY_DEVICE, cuxfer_impl_current_device()));
+    CUXFER_TRY(cuxfer_impl_view_fill(v, p, pitch, width, height, elem_size, CUXFER_MEMORY_DEVICE,
+                                     cuxfer_impl_current_device(), "cuxfer_view_alloc_device:"));
     v->flags = CUXFER_VIEW_OWNS_DEVICE;
     cuxfer_impl_reg_add(p, pitch * height, CUXFER_MEMORY_DEVICE, v->device);
     return cudaSuccess;
@@ -2003,8 +1982,8 @@ CUXFER_API cudaError_t cuxfer_view_alloc_host(cuxfer_view *v, size_t width, size
                                 "overflows size_t", width, height, elem_size, row_align);
     pitch &= ~(row_align - 1);
     CUXFER_TRY(cuxfer_host_alloc(&p, total, 1, cudaHostAllocDefault));
-    CUXFER_TRY(cuxfer_impl_view_init(v, p, pitch, width, height, elem_size,
-                                     CUXFER_MEMORY_PINNED, -1));
+    CUXFER_TRY(cuxfer_impl_view_fill(v, p, pitch, width, height, elem_size,
+                                     CUXFER_MEMORY_PINNED, -1, "cuxfer_view_alloc_host:"));
     v->flags = CUXFER_VIEW_OWNS_HOST;
     return cudaSuccess;
 }
@@ -2042,8 +2021,8 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
         return c;
     {
         cuxfer_impl_relax rx = cuxfer_impl_relax_begin(); /* may run inside a capture */
-        cudaError_t err = cudaDeviceGetAttribute(&v, cudaDevAttrMaxPitch, dev);
-        cuxfer_impl_relax_end(rx);
+        cudaError_t err =
+            cuxfer_impl_relax_done(rx, cudaDeviceGetAttribute(&v, cudaDevAttrMaxPitch, dev));
         if (err != cudaSuccess || v <= 0) {
             (void)cudaGetLastError();
             return 0;
@@ -2633,10 +2612,9 @@ CUXFER_API cudaError_t cuxfer_impl_pool_create_here(cuxfer_stream_pool *p, int c
         err = cuxfer_impl_stream_create(&p->streams[i], sflags, priority);
         if (err != cudaSuccess) {
             p->streams[i] = NULL;
-            (void)cudaGetLastError();
             (void)cuxfer_stream_pool_destroy(p);
-            return cuxfer_impl_fail(err, "cuxfer_stream_pool_create: stream %d of %d: %s",
-                                    i, count, cudaGetErrorName(err));
+            return cuxfer_impl_fail_cuda(err, "cuxfer_stream_pool_create: stream %d of %d: %s",
+                                         i, count, cudaGetErrorName(err));
         }
     }
     return cudaSuccess;
@@ -2669,11 +2647,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int coun
                                                  unsigned flags, int priority)
 {
     int dev = cuxfer_impl_current_device();
-    if (dev < 0) { /* no device: CUDA's own error, from the first stream */
-        if (p)
-            memset(p, 0, sizeof *p);
+    if (dev < 0) /* no device: CUDA's own error, from the first stream */
         return cuxfer_impl_pool_create_here(p, count, flags, priority);
-    }
     return cuxfer_stream_pool_create_on(p, dev, count, flags, priority);
 }
 
@@ -2872,32 +2847,13 @@ CUXFER_API cudaError_t cuxfer_timer_create(cuxfer_timer *t)
     return cuxfer_timer_create_with(t, NULL);
 }
 
-/* Record ev on s with the event's device current. */
-CUXFER_API cudaError_t cuxfer_impl_record_on(cudaEvent_t ev, int device, cudaStream_t s)
-{
-    int saved;
-    cudaError_t err = cuxfer_impl_use_device(device, &saved);
-    if (err == cudaSuccess)
-        err = cudaEventRecord(ev, s);
-    cuxfer_impl_restore_device(saved);
-    if (err != cudaSuccess)
-        return cuxfer_impl_fail_cuda(err, "cuxfer_timer: cannot record on stream %p: %s (the "
-                                     "timer's events belong to device %d: start and stop go "
-                                     "on streams of that device)", (void *)s,
-                                     cudaGetErrorName(err), device);
-    return err;
-}
-
 /* Timers measure real launches: their events inside a capture would become
  * graph nodes that cudaEventElapsedTime cannot read.  Refused before any
  * call that could touch the capture. */
 CUXFER_API cudaError_t cuxfer_impl_timer_stream_ok(const char *call, cudaStream_t s)
 {
-    cudaError_t err;
-    int cap = cuxfer_impl_stream_state(s, &err);
-    if (cap < 0)
-        return cuxfer_impl_fail(err, "%s: stream %p cannot be used now: %s", call, (void *)s,
-                                cudaGetErrorName(err));
+    int cap;
+    CUXFER_TRY(cuxfer_impl_stream_usable(call, "stream", s, &cap));
     if (cap)
         return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
                                 "%s: stream %p is being captured into a graph; a timer "
@@ -2908,11 +2864,21 @@ CUXFER_API cudaError_t cuxfer_impl_timer_stream_ok(const char *call, cudaStream_
 /* Mark the start on stream s (a stream of the timer's device). */
 CUXFER_API cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s)
 {
+    int saved;
+    cudaError_t err;
     if (!t || !t->start)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_start: timer not created");
     CUXFER_TRY(cuxfer_impl_timer_stream_ok("cuxfer_timer_start", s));
     t->state = 0;
-    CUXFER_TRY(cuxfer_impl_record_on(t->start, t->device, s));
+    err = cuxfer_impl_use_device(t->device, &saved); /* the events' device */
+    if (err == cudaSuccess)
+        err = cudaEventRecord(t->start, s);
+    cuxfer_impl_restore_device(saved);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_timer: cannot record on stream %p: %s (the "
+                                     "timer's events belong to device %d: start and stop go "
+                                     "on streams of that device)", (void *)s,
+                                     cudaGetErrorName(err), t->device);
     t->start_stream = s;
     t->state = 1;
     return cudaSuccess;
@@ -2984,24 +2950,13 @@ CUXFER_API double cuxfer_gbps(size_t bytes, float ms)
 
 /* The event that orders two streams lives for one call: one kept per
  * thread and device would outlive its thread and dangle after
- * cudaDeviceReset (an ABA on a reused handle).  Made and destroyed
- * Relaxed: they touch no stream. */
-CUXFER_API cudaError_t cuxfer_impl_order_event_make(cudaEvent_t *ev)
-{
-    cudaError_t err = cuxfer_impl_event_create(ev, cudaEventDisableTiming); /* Relaxed */
-    if (err != cudaSuccess) {
-        *ev = NULL;
-        (void)cudaGetLastError();
-    }
-    return err;
-}
-
+ * cudaDeviceReset (an ABA on a reused handle).  Made (record_here) and
+ * destroyed Relaxed: they touch no stream. */
 CUXFER_API void cuxfer_impl_order_event_drop(cudaEvent_t ev)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    if (cuxfer_impl_event_drop(ev) != cudaSuccess)
+    if (cuxfer_impl_relax_done(rx, cuxfer_impl_event_drop(ev)) != cudaSuccess)
         (void)cudaGetLastError();
-    cuxfer_impl_relax_end(rx);
 }
 
 /* Record *ev on s with the current device being `dev`: an event of that
@@ -3016,8 +2971,12 @@ CUXFER_API cudaError_t cuxfer_impl_record_here(cudaStream_t s, cudaEvent_t *ev, 
         *ev = NULL;
     }
     if (!*ev) {
-        if ((err = cuxfer_impl_order_event_make(ev)) != cudaSuccess)
+        err = cuxfer_impl_event_create(ev, cudaEventDisableTiming); /* Relaxed */
+        if (err != cudaSuccess) {
+            *ev = NULL;
+            (void)cudaGetLastError();
             return err;
+        }
         *ev_dev = dev;
     }
     return cudaEventRecord(*ev, s);
@@ -3096,26 +3055,12 @@ CUXFER_API cudaError_t cuxfer_impl_wait_check(const char *call, cudaStream_t wai
                                               int waiter_cap, cudaStream_t signaler,
                                               int *cap_sig)
 {
-    cudaError_t err;
-    *cap_sig = cuxfer_impl_stream_state(signaler, &err);
-    if (*cap_sig < 0)
-        return cuxfer_impl_fail(err, "%s: signaler stream %p cannot be used now: %s", call,
-                                (void *)signaler, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable(call, "signaler stream", signaler, cap_sig));
     if (waiter_cap && !*cap_sig)
         return cuxfer_impl_fail(cudaErrorStreamCaptureIsolation,
                                 "%s: waiter stream %p is being captured but signaler stream %p "
                                 "is not: a graph cannot wait for work outside it", call,
                                 (void *)waiter, (void *)signaler);
-    return cudaSuccess;
-}
-
-CUXFER_API cudaError_t cuxfer_impl_waiter_state(const char *call, cudaStream_t waiter, int *cap)
-{
-    cudaError_t err;
-    *cap = cuxfer_impl_stream_state(waiter, &err);
-    if (*cap < 0)
-        return cuxfer_impl_fail(err, "%s: waiter stream %p cannot be used now: %s", call,
-                                (void *)waiter, cudaGetErrorName(err));
     return cudaSuccess;
 }
 
@@ -3128,11 +3073,9 @@ CUXFER_API cudaError_t cuxfer_impl_wait1(const char *call, cudaStream_t waiter,
     cudaError_t err = cuxfer_impl_mark(call, signaler, &ev, &saved);
     if (err == cudaSuccess) {
         err = cudaStreamWaitEvent(waiter, ev, 0);
-        if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            err = cuxfer_impl_fail(err, "%s: waiter stream %p cannot wait: %s", call,
-                                   (void *)waiter, cudaGetErrorName(err));
-        }
+        if (err != cudaSuccess)
+            err = cuxfer_impl_fail_cuda(err, "%s: waiter stream %p cannot wait: %s", call,
+                                        (void *)waiter, cudaGetErrorName(err));
         cuxfer_impl_order_event_drop(ev);
     }
     cuxfer_impl_restore_device(saved);
@@ -3146,7 +3089,7 @@ CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t sign
     int cw, cs;
     if (waiter == signaler)
         return cudaSuccess;
-    CUXFER_TRY(cuxfer_impl_waiter_state("cuxfer_stream_wait", waiter, &cw));
+    CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_stream_wait", "waiter stream", waiter, &cw));
     CUXFER_TRY(cuxfer_impl_wait_check("cuxfer_stream_wait", waiter, cw, signaler, &cs));
     return cuxfer_impl_wait1("cuxfer_stream_wait", waiter, signaler);
 }
@@ -3160,7 +3103,7 @@ CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStr
     if (n < 0 || (n > 0 && !signalers))
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %d signalers%s", call, n,
                                 n < 0 ? "" : " in a NULL array");
-    CUXFER_TRY(cuxfer_impl_waiter_state(call, waiter, &cw));
+    CUXFER_TRY(cuxfer_impl_stream_usable(call, "waiter stream", waiter, &cw));
     for (i = 0; i < n; ++i) {
         if (signalers[i] == waiter)
             continue;
@@ -3188,7 +3131,7 @@ CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n
     for (i = 0; i < n; ++i) {
         if (waiters[i] == signaler)
             continue;
-        CUXFER_TRY(cuxfer_impl_waiter_state(call, waiters[i], &cw));
+        CUXFER_TRY(cuxfer_impl_stream_usable(call, "waiter stream", waiters[i], &cw));
         CUXFER_TRY(cuxfer_impl_wait_check(call, waiters[i], cw, signaler, &cs));
         any = 1;
     }
@@ -3199,11 +3142,9 @@ CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n
         if (waiters[i] == signaler)
             continue;
         err = cudaStreamWaitEvent(waiters[i], ev, 0);
-        if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            err = cuxfer_impl_fail(err, "%s: waiters[%d] (stream %p) cannot wait: %s", call, i,
-                                   (void *)waiters[i], cudaGetErrorName(err));
-        }
+        if (err != cudaSuccess)
+            err = cuxfer_impl_fail_cuda(err, "%s: waiters[%d] (stream %p) cannot wait: %s", call,
+                                        i, (void *)waiters[i], cudaGetErrorName(err));
     }
     cuxfer_impl_order_event_drop(ev);
     cuxfer_impl_restore_device(saved);
@@ -3293,14 +3234,12 @@ CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
 /* Run fn(arg) once the work queued so far on s is done (cudaLaunchHostFunc). */
 CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg)
 {
-    cudaError_t err;
+    int cap;
     if (!fn)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_complete: fn is NULL");
     /* The legacy stream while a blocking stream is captured: queueing on
      * it would invalidate that capture, so refuse first. */
-    if (cuxfer_impl_stream_state(s, &err) == CUXFER_IMPL_STREAM_UNUSABLE)
-        return cuxfer_impl_fail(err, "cuxfer_on_complete: stream %p cannot be used now: %s",
-                                (void *)s, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_on_complete", "stream", s, &cap));
     return cudaLaunchHostFunc(s, fn, arg);
 }
 
@@ -3386,10 +3325,7 @@ CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, v
     cudaError_t err;
     if (!fn)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_done: fn is NULL");
-    cap = cuxfer_impl_stream_state(s, &err);
-    if (cap < 0)
-        return cuxfer_impl_fail(err, "cuxfer_on_done: stream %p cannot be used now: %s",
-                                (void *)s, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_on_done", "stream", s, &cap));
     if (cap)
         return cuxfer_impl_on_done_captured(s, fn, arg);
     err = cudaStreamAddCallback(s, fn, arg, 0);
@@ -3605,8 +3541,8 @@ CUXFER_API cudaError_t cuxfer_impl_latch_arm_failed(cuxfer_latch *l, cudaStream_
     }
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
-    return cuxfer_impl_fail(err, "cuxfer_latch_arm: stream %p: %s: %s", (void *)s, what,
-                            cudaGetErrorName(err));
+    return cuxfer_impl_fail_cuda(err, "cuxfer_latch_arm: stream %p: %s: %s", (void *)s, what,
+                                 cudaGetErrorName(err));
 }
 
 /* Queue a signal on s: outside a capture it takes one signal declared by
@@ -3642,7 +3578,6 @@ CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
                         : cudaEventRecord(w->event, s);
     cuxfer_impl_restore_device(saved);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         pthread_mutex_unlock(&l->arm_mu);
         return cuxfer_impl_latch_arm_failed(l, s, capturing, err,
                                             "cannot record the latch's event (a stream of "
@@ -3654,10 +3589,8 @@ CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
     err = cudaLaunchHostFunc(s, capturing ? cuxfer_impl_latch_fire_graph : cuxfer_impl_latch_fire,
                              l);
     pthread_mutex_unlock(&l->arm_mu);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
+    if (err != cudaSuccess)
         return cuxfer_impl_latch_arm_failed(l, s, capturing, err, "cudaLaunchHostFunc");
-    }
     pthread_mutex_lock(&l->mu);
     if (!capturing) {
         if (l->credit > 0)
@@ -4149,12 +4082,11 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
     /* The slot's device is current for the copies and the caller's work. */
     e = cuxfer_impl_ring_enter(slot->device_id, &saved);
     if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        if (saved >= 0 && cudaSetDevice(saved) != cudaSuccess)
-            (void)cudaGetLastError();
-        return cuxfer_impl_fail(e, "cuxfer_ring_submit: cannot make slot %d's device %d "
-                                "current: %s (nothing queued, the slot still held)",
-                                slot->index, slot->device_id, cudaGetErrorName(e));
+        if (saved >= 0)
+            (void)cudaSetDevice(saved);
+        return cuxfer_impl_fail_cuda(e, "cuxfer_ring_submit: cannot make slot %d's device %d "
+                                     "current: %s (nothing queued, the slot still held)",
+                                     slot->index, slot->device_id, cudaGetErrorName(e));
     }
     if (slot->start)
         err = cudaEventRecord(slot->start, slot->stream);
@@ -4201,10 +4133,7 @@ CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s)
                                 "cuxfer_graph_begin: %s (the legacy default stream) cannot be "
                                 "captured; use a stream of your own or cudaStreamPerThread",
                                 s ? "cudaStreamLegacy" : "stream 0");
-    cap = cuxfer_impl_stream_state(s, &err);
-    if (cap < 0)
-        return cuxfer_impl_fail(err, "cuxfer_graph_begin: stream %p cannot be used now: %s",
-                                (void *)s, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_graph_begin", "stream", s, &cap));
     if (cap)
         return cuxfer_impl_fail(cudaErrorIllegalState,
                                 "cuxfer_graph_begin: the stream is already capturing");
@@ -4237,14 +4166,11 @@ CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
 {
     cudaError_t err;
     if (!g) {
-        cudaGraph_t dropped = NULL;
-        cuxfer_impl_relax rx;
-        if (cudaStreamEndCapture(s, &dropped) != cudaSuccess)
+        cuxfer_graph dropped = {NULL, NULL};
+        if (cudaStreamEndCapture(s, &dropped.graph) != cudaSuccess)
             (void)cudaGetLastError();
-        rx = cuxfer_impl_relax_begin(); /* an unsafe call, as in destroy */
-        if (dropped && cudaGraphDestroy(dropped) != cudaSuccess)
+        if (cuxfer_graph_destroy(&dropped) != cudaSuccess)
             (void)cudaGetLastError();
-        cuxfer_impl_relax_end(rx);
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_end: graph is NULL (the "
                                 "capture on stream %p is ended all the same)", (void *)s);
     }
@@ -4256,8 +4182,7 @@ CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
         /* Instantiation is an "unsafe" call: Relaxed, so that another
          * thread's Global-mode capture survives it. */
         cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-        err = cudaGraphInstantiateWithFlags(&g->exec, g->graph, 0);
-        cuxfer_impl_relax_end(rx);
+        err = cuxfer_impl_relax_done(rx, cudaGraphInstantiateWithFlags(&g->exec, g->graph, 0));
     }
     if (err != cudaSuccess) {
         (void)cuxfer_graph_destroy(g);
@@ -4287,7 +4212,6 @@ CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s
                                      cudaGetErrorName(err));
     return cudaSuccess;
 }
-
 
 /* ------------------------------------------------------------------------
  * 9. The pinned pool: cached page-locked blocks with bounded waste
@@ -4450,16 +4374,12 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
     pthread_mutex_lock(&p->mu);
     /* The queries and allocations below touch no stream: Relaxed, switched
      * only when needed (a warm acquire makes no CUDA call). */
-#define CUXFER_IMPL_POOL_RELAX()                                               \
-    do {                                                                       \
-        if (!relaxed) {                                                        \
-            rx = cuxfer_impl_relax_begin();                                    \
-            relaxed = 1;                                                       \
-        }                                                                      \
-    } while (0)
     for (pp = &p->free_lists[c]; (b = *pp) != NULL; pp = &b->next) {
         if (b->pending) {
-            CUXFER_IMPL_POOL_RELAX();
+            if (!relaxed) {
+                rx = cuxfer_impl_relax_begin();
+                relaxed = 1;
+            }
             if (cudaEventQuery(b->ready) != cudaSuccess) {
                 (void)cudaGetLastError();
                 continue; /* a copy still reads it: not yet */
@@ -4472,7 +4392,8 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
     if (b) {
         p->stats.hits++;
     } else {
-        CUXFER_IMPL_POOL_RELAX();
+        if (!relaxed)
+            rx = cuxfer_impl_relax_begin();
         if (p->opt.cap_bytes && p->stats.reserved + cs > p->opt.cap_bytes)
             cuxfer_impl_pool_release_cached(p, cs);
         if (p->opt.cap_bytes && p->stats.reserved + cs > p->opt.cap_bytes) {
@@ -4487,12 +4408,11 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
         b = (struct cuxfer_impl_pblock *)calloc(1, sizeof *b);
         err = b ? cudaHostAlloc(&b->ptr, cs, p->opt.flags) : cudaErrorMemoryAllocation;
         if (err != cudaSuccess) {
-            (void)cudaGetLastError();
             free(b);
             pthread_mutex_unlock(&p->mu);
             cuxfer_impl_relax_end(rx);
-            return cuxfer_impl_fail(err, "cuxfer_pinned_pool_acquire: cudaHostAlloc of %zu "
-                                    "bytes: %s", cs, cudaGetErrorName(err));
+            return cuxfer_impl_fail_cuda(err, "cuxfer_pinned_pool_acquire: cudaHostAlloc of %zu "
+                                         "bytes: %s", cs, cudaGetErrorName(err));
         }
         b->size = cs;
         p->stats.misses++;
@@ -4500,7 +4420,6 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
         if (p->stats.reserved > p->stats.peak_reserved)
             p->stats.peak_reserved = p->stats.reserved;
     }
-#undef CUXFER_IMPL_POOL_RELAX
     b->requested = bytes;
     b->next = NULL;
     p->stats.in_use += b->size;
@@ -4723,13 +4642,7 @@ CUXFER_API void *cuxfer_impl_team_worker(void *a)
  * `keep` (doc/PERF.md, "Behind the constants": the team's size). */
 CUXFER_API int cuxfer_impl_team_default(int keep)
 {
-    long cores;
-#ifdef _SC_NPROCESSORS_ONLN
-    cores = sysconf(_SC_NPROCESSORS_ONLN);
-#else
-    cores = 4;
-#endif
-    cores -= keep;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN) - keep;
     return cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
 }
 
@@ -5158,14 +5071,9 @@ CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, 
 
 /* Options of cuxfer_plan2d_create; {0} means the defaults. */
 struct cuxfer_plan2d_options {
-    size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB); the
-                           plan holds two on the device and two pinned
-                           (and a third on the device with the copy
-                           kernel); PACK pipelines their halves */
-    int threads;        /* host threads (PACK's scatter, SPAN's gather),
-                           CUDA's host-function thread included
-                           (default: cores - 2, at most 16; at most
-                           CUXFER_PLAN_MAX_THREADS) */
+    size_t chunk_bytes; /* scratch per pipeline stage (default 8 MiB) */
+    int threads;        /* host threads, CUDA's host-function thread
+                           included (default: cores - 2, at most 16) */
     int strategy;       /* CUXFER_PLAN_AUTO, or force one */
 };
 
@@ -5278,13 +5186,13 @@ CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, si
 {
     if (j->spitch)
         cuxfer_impl_copy_rows(j->dst + from * j->row, j->row, j->src + from * j->spitch, j->spitch,
-                         j->row, to - from, 0);
+                              j->row, to - from, 0);
     else
         cuxfer_impl_copy_rows(j->dst + from * j->dpitch, j->dpitch, j->src + from * j->row, j->row,
-                         j->row, to - from,
-                         j->dpitch >= CUXFER_IMPL_SCATTER_AHEAD
-                             ? 1
-                             : CUXFER_IMPL_SCATTER_AHEAD / j->dpitch);
+                              j->row, to - from,
+                              j->dpitch >= CUXFER_IMPL_SCATTER_AHEAD
+                                  ? 1
+                                  : CUXFER_IMPL_SCATTER_AHEAD / j->dpitch);
 }
 
 /* A team member's part of a scatter (or gather) job: blocks of rows taken
@@ -5329,8 +5237,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_rec(cuxfer_plan2d *p, struct cuxfer_impl
     cudaError_t q;
     while (__atomic_load_n(&x->busy, __ATOMIC_ACQUIRE)) {
         rx = cuxfer_impl_relax_begin();
-        q = cudaStreamQuery(p->host);
-        cuxfer_impl_relax_end(rx);
+        q = cuxfer_impl_relax_done(rx, cudaStreamQuery(p->host));
         if (q == cudaSuccess)
             break; /* nothing pending on the host stream: its function ran or never will */
         if (q != cudaErrorNotReady)
@@ -5452,8 +5359,7 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
             err = cuxfer_impl_event_create(&p->ev_gfreed[i], cudaEventDisableTiming);
     }
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        cuxfer_impl_kernel_unload(&p->klib, &p->kernel);
+        cuxfer_impl_kernel_unload(&p->klib, &p->kernel); /* clears err */
         (void)cuxfer_host_free(p->kdesc);
         p->kdesc = NULL;
         return;
@@ -5636,18 +5542,15 @@ CUXFER_API int cuxfer_impl_kx_holds(const cuxfer_impl_tile *d, size_t per, size_
 CUXFER_API int cuxfer_impl_kx_pair(cuxfer_plan2d *p, size_t per, size_t last, size_t row)
 {
     cuxfer_impl_tile *d = p->kdesc + CUXFER_IMPL_KX_BASE;
-    cuxfer_impl_relax rx;
     cudaError_t q = cudaErrorNotReady;
     unsigned i, j = 0;
     for (i = 0; i < CUXFER_IMPL_KX_PAIRS; ++i)
         if (cuxfer_impl_kx_holds(d + 2 * i, per, last, row))
             return (int)i;
-    rx = cuxfer_impl_relax_begin();
     for (i = 0; i < CUXFER_IMPL_KX_PAIRS && q != cudaSuccess; ++i) {
         j = (p->kx_next + i) % CUXFER_IMPL_KX_PAIRS;
-        q = cudaEventQuery(p->ev_kx[j]);
+        q = cuxfer_impl_event_query(p->ev_kx[j]);
     }
-    cuxfer_impl_relax_end(rx);
     if (q != cudaSuccess) {
         (void)cudaGetLastError();
         return -1;
@@ -5727,23 +5630,6 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
     CUXFER_TRY(err);
     CUXFER_TRY(cudaEventRecord(p->ev_join, p->aux));
     return cudaStreamWaitEvent(s, p->ev_join, 0);
-}
-
-/* PACK's packing of one slot with the copy kernel on s, into pinned
- * staging through its mapping.  The descriptor sits under the scatter
- * record `rec`, handed out again only after its host function ran. */
-CUXFER_API cudaError_t cuxfer_impl_plan_pack_launch(cuxfer_plan2d *p,
-                                                    struct cuxfer_impl_scatter_rec *rec,
-                                                    const unsigned char *src, size_t pitch,
-                                                    size_t row, size_t rows,
-                                                    unsigned char *stage_dev, cudaStream_t s)
-{
-    size_t idx = (size_t)(rec - p->recs);
-    cuxfer_impl_tile_put(&p->kdesc[idx], 0, 0, rows, row); /* rows <= a slot's bytes */
-    return cuxfer_impl_kernel_launch(p->kernel, p->kblocks, &p->kdesc_dev[idx], 1, src, pitch,
-                                     stage_dev, 0,
-                                     (uintptr_t)src | (uintptr_t)stage_dev | pitch | row,
-                                     rows * row, s);
 }
 
 /* SPAN's gathered share: the last rows of the copy are gathered densely by
@@ -5963,11 +5849,18 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_rows(cuxfer_plan2d *p, const cuxfer
         const unsigned char *from = (const unsigned char *)src->ptr + y * src->pitch;
         rows = cuxfer_impl_plan_rows(per, c, height - y);
         if (kern) {
+            /* into the staging through its mapping; the descriptor sits
+             * under the record, handed out again after its host function */
+            unsigned char *to = (unsigned char *)p->hstage_dev[k % 2] + (size_t)(k / 2) * slot;
+            size_t di;
             CUXFER_TRY(cudaStreamWaitEvent(s, p->ev_freed[k], 0));
             CUXFER_TRY(cuxfer_impl_plan_rec(p, &rec));
-            err = cuxfer_impl_plan_pack_launch(p, rec, from, src->pitch, row, rows,
-                                               (unsigned char *)p->hstage_dev[k % 2] +
-                                                   (size_t)(k / 2) * slot, s);
+            di = (size_t)(rec - p->recs);
+            cuxfer_impl_tile_put(&p->kdesc[di], 0, 0, rows, row); /* rows <= a slot's bytes */
+            err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, &p->kdesc_dev[di], 1, from,
+                                            src->pitch, to, 0,
+                                            (uintptr_t)from | (uintptr_t)to | src->pitch | row,
+                                            rows * row, s);
             if (err != cudaSuccess) {
                 __atomic_store_n(&rec->busy, 0, __ATOMIC_RELEASE); /* never launched */
                 return err;
@@ -6083,10 +5976,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view
     strategy = cuxfer_plan2d_choose(p, dst, src);
     if (strategy == CUXFER_PLAN_DIRECT)
         return cuxfer_copy2d_async(dst, src, s);
-    cap = cuxfer_impl_stream_state(s, &err);
-    if (cap < 0)
-        return cuxfer_impl_fail(err, "cuxfer_plan2d_copy_async: stream %p cannot be used now: "
-                                "%s", (void *)s, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_plan2d_copy_async", "stream", s, &cap));
     if (cap)
         return cuxfer_copy2d_async(dst, src, s);
 #if CUDART_VERSION >= 12080
@@ -6186,13 +6076,12 @@ CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t
     if (err == cudaSuccess)
         err = cudaEventRecord(p->ev_fork, s);
     if (err != cudaSuccess) {
-        (void)cudaGetLastError();
         cuxfer_impl_restore_device(saved);
-        return cuxfer_impl_fail(err == cudaErrorInvalidResourceHandle ? cudaErrorInvalidDevice
-                                                                       : err,
-                                "cuxfer_plan2d_calibrate: stream %p cannot be used on the "
-                                "plan's device %d (%s): calibrate on a stream of that device",
-                                (void *)s, p->device, cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err == cudaErrorInvalidResourceHandle ? cudaErrorInvalidDevice
+                                                                            : err,
+                                     "cuxfer_plan2d_calibrate: stream %p cannot be used on the "
+                                     "plan's device %d (%s): calibrate on a stream of that device",
+                                     (void *)s, p->device, cudaGetErrorName(err));
     }
     t = p->tuning;
     t.span_max_row = 0;
@@ -6211,9 +6100,11 @@ CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t
          * calibration's row cap) */
         size_t w = rows_b[i], ht = total / w > ((size_t)1 << 23) ? (size_t)1 << 23 : total / w;
         double raw = 0, plan = 0;
-        err = cuxfer_impl_view_init(&hv, h, 2 * w, w, ht, 1, CUXFER_MEMORY_PINNED, -1);
+        err = cuxfer_impl_view_fill(&hv, h, 2 * w, w, ht, 1, CUXFER_MEMORY_PINNED, -1,
+                                    "cuxfer_plan2d_calibrate:");
         if (err == cudaSuccess)
-            err = cuxfer_impl_view_init(&dv, d, w, w, ht, 1, CUXFER_MEMORY_DEVICE, p->device);
+            err = cuxfer_impl_view_fill(&dv, d, w, w, ht, 1, CUXFER_MEMORY_DEVICE, p->device,
+                                        "cuxfer_plan2d_calibrate:");
         if (err == cudaSuccess)
             err = cuxfer_impl_plan_time(p, 0, &dv, &hv, s, e0, e1, &raw);
         if (err == cudaSuccess)
@@ -6265,7 +6156,6 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
     err = cuxfer_impl_plan_calibrate(p, s, out, report, arg);
     pthread_mutex_unlock(&p->mu);
     return err;
-
 }
 
 /* ------------------------------------------------------------------------
@@ -6288,18 +6178,13 @@ CUXFER_API cudaError_t cuxfer_plan2d_calibrate(cuxfer_plan2d *p, cudaStream_t s,
 
 /* Options of cuxfer_rois_create; {0} means the defaults. */
 struct cuxfer_rois_options {
-    size_t chunk_bytes;       /* pinned staging per slot (default 4 MiB, at
-                                 least 4096); the plan holds CUXFER_ROIS_SLOTS */
-    int threads;              /* gather/scatter threads, the calling thread
-                                 included (default: online CPUs, at most 16) */
+    size_t chunk_bytes;       /* pinned staging per slot (default 4 MiB) */
+    int threads;              /* threads, caller included (CPUs, <= 16) */
     int strategy;             /* CUXFER_ROIS_AUTO, or force one */
-    size_t direct_tile_bytes; /* AUTO takes DIRECT when the mean tile has at
-                                 least this many bytes (default 3 MiB with
-                                 KERNEL, 16 KiB x threads without: where
-                                 the loop runs near the link and the other
-                                 strategies would not win) */
+    size_t direct_tile_bytes; /* AUTO: DIRECT from this mean tile size (3 MiB
+                                 with KERNEL, else 16 KiB x threads: there
+                                 the per-tile loop runs near the link) */
 };
-
 
 /* --- the plan ------------------------------------------------------------- */
 
@@ -6692,8 +6577,7 @@ CUXFER_API void cuxfer_impl_rois_kernel_load(cuxfer_rois *p)
     p->no_kernel = cuxfer_impl_kernel_load(p->device, &p->lib, &p->kernel, &p->kblocks, &err);
     for (i = 0; i < CUXFER_ROIS_SLOTS && !p->no_kernel; ++i)
         if ((err = cudaHostGetDevicePointer(&p->stage_dev[i], p->stage[i], 0)) != cudaSuccess) {
-            (void)cudaGetLastError();
-            cuxfer_impl_kernel_unload(&p->lib, &p->kernel);
+            cuxfer_impl_kernel_unload(&p->lib, &p->kernel); /* clears err */
             p->no_kernel = "the staging is not mapped into the device (cudaHostGetDevicePointer)";
         }
     if (p->no_kernel)
@@ -6905,31 +6789,27 @@ CUXFER_API cudaError_t cuxfer_impl_rois_d2h(cuxfer_rois *p, struct cuxfer_impl_r
                                             const unsigned char *dense, size_t total,
                                             cudaStream_t s)
 {
-    size_t ch = p->opt.chunk_bytes, chunks = (total + ch - 1) / ch, c, q;
+    size_t ch = p->opt.chunk_bytes, chunks = (total + ch - 1) / ch, c = 0, q = 0;
     int k;
-    for (q = 0; q < chunks && q < CUXFER_ROIS_SLOTS; ++q) {
-        k = (int)(q % CUXFER_ROIS_SLOTS);
-        /* a previous H2D on another stream may still read this slot */
-        CUXFER_TRY(cudaStreamWaitEvent(s, p->ev[k], 0));
-        CUXFER_TRY(cudaMemcpyAsync(p->stage[k], dense + q * ch,
-                                   total - q * ch < ch ? total - q * ch : ch,
-                                   cudaMemcpyDefault, s));
-        CUXFER_TRY(cudaEventRecord(p->ev[k], s));
-    }
-    for (c = 0; c < chunks; ++c) {
-        k = (int)(c % CUXFER_ROIS_SLOTS);
+    while (c < chunks) {
+        if (q < chunks && q < c + CUXFER_ROIS_SLOTS) { /* chunk q down, into a free slot */
+            k = (int)(q % CUXFER_ROIS_SLOTS);
+            if (q < CUXFER_ROIS_SLOTS) /* a previous H2D on another stream may read it */
+                CUXFER_TRY(cudaStreamWaitEvent(s, p->ev[k], 0));
+            CUXFER_TRY(cudaMemcpyAsync(p->stage[k], dense + q * ch,
+                                       total - q * ch < ch ? total - q * ch : ch,
+                                       cudaMemcpyDefault, s));
+            CUXFER_TRY(cudaEventRecord(p->ev[k], s));
+            ++q;
+            continue;
+        }
+        k = (int)(c % CUXFER_ROIS_SLOTS); /* chunk c, once it arrived, to the tiles */
         CUXFER_TRY(cuxfer_impl_event_sync(p->ev[k]));
         j->stage = (unsigned char *)p->stage[k];
         j->a = c * ch;
         j->b = total - c * ch < ch ? total : (c + 1) * ch;
         cuxfer_impl_team_run(&p->team, cuxfer_impl_rois_part, j);
-        q = c + CUXFER_ROIS_SLOTS;
-        if (q < chunks) {
-            CUXFER_TRY(cudaMemcpyAsync(p->stage[k], dense + q * ch,
-                                       total - q * ch < ch ? total - q * ch : ch,
-                                       cudaMemcpyDefault, s));
-            CUXFER_TRY(cudaEventRecord(p->ev[k], s));
-        }
+        ++c;
     }
     return cudaSuccess;
 }
@@ -7022,10 +6902,9 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, cuxf
         if (err == cudaSuccess)
             err = cuxfer_impl_event_create(&p->xev[i], cudaEventDisableTiming);
         if (err != cudaSuccess) {
-            (void)cudaGetLastError();
             (void)cuxfer_host_free(p->xstage[i]);
-            return cuxfer_impl_fail(err, "cuxfer_rois_copy_async: a descriptor slot of %zu "
-                                    "bytes: %s", bytes, cudaGetErrorName(err));
+            return cuxfer_impl_fail_cuda(err, "cuxfer_rois_copy_async: a descriptor slot of %zu "
+                                         "bytes: %s", bytes, cudaGetErrorName(err));
         }
         p->nx = i + 1;
     }
@@ -7079,21 +6958,11 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
     return cudaSuccess;
 }
 
-/* Why GATHER cannot run on stream s now (NULL: it can).  cap is the
- * stream's state (cuxfer_impl_stream_state). */
-CUXFER_API const char *cuxfer_impl_rois_no_gather(const cuxfer_rois *p, int cap)
-{
-    if (cap != CUXFER_IMPL_STREAM_UNCAPTURED)
-        return "the stream is being captured into a graph (the host gather would not replay)";
-    if (cuxfer_impl_current_device() != p->device)
-        return "the calling thread's device is not the plan's";
-    return NULL;
-}
-
-/* KERNEL or GATHER (want) on stream s, Relaxed (the plan's own events, no
- * capture contains them), after a probe record proves that s takes them.
- * NULL when the strategy ran (*err: how it went), else why it cannot run
- * here, with in *refuse the error a forced strategy returns. */
+/* KERNEL or GATHER (want) on stream s (cap: its cuxfer_impl_stream_state),
+ * Relaxed (the plan's own events, no capture contains them), after a probe
+ * record proves that s takes them.  NULL when the strategy ran (*err: how
+ * it went), else why it cannot run here, with in *refuse the error a
+ * forced strategy returns. */
 CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir,
                                                const cuxfer_view *host, const cuxfer_roi *rois,
                                                size_t n, const cuxfer_view *dense, size_t total,
@@ -7101,22 +6970,23 @@ CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir
                                                cudaError_t *refuse)
 {
     static const char call[] = "cuxfer_rois_copy_async";
-    const char *why = cuxfer_impl_rois_no_gather(p, cap);
+    const char *why = NULL;
     cuxfer_impl_relax rx;
     void *hdev = NULL;
-    *refuse = cap != CUXFER_IMPL_STREAM_UNCAPTURED ? cudaErrorStreamCaptureUnsupported
-                                                   : cudaErrorInvalidDevice;
-    if (why)
-        return why;
+    *refuse = cudaErrorStreamCaptureUnsupported;
+    if (cap != CUXFER_IMPL_STREAM_UNCAPTURED)
+        return "the stream is being captured into a graph (the host gather would not replay)";
+    *refuse = cudaErrorInvalidDevice;
+    if (cuxfer_impl_current_device() != p->device)
+        return "the calling thread's device is not the plan's";
     rx = cuxfer_impl_relax_begin();
     *err = cudaEventRecord(p->ev_probe, s);
     if (*err == cudaErrorInvalidResourceHandle) {
         (void)cudaGetLastError();
         why = "the stream belongs to another device than the plan's";
     } else if (*err != cudaSuccess) {
-        (void)cudaGetLastError();
-        (void)cuxfer_impl_fail(*err, "%s: cudaEventRecord on the stream: %s", call,
-                               cudaGetErrorName(*err));
+        (void)cuxfer_impl_fail_cuda(*err, "%s: cudaEventRecord on the stream: %s", call,
+                                    cudaGetErrorName(*err));
     } else if (want == CUXFER_ROIS_GATHER) {
         *err = cuxfer_impl_rois_gather(p, dir, host, rois, n, (unsigned char *)dense->ptr, total,
                                        s);
@@ -7155,10 +7025,8 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
     if (cuxfer_impl_classify_cached(host->ptr, NULL) == CUXFER_MEMORY_DEVICE)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: the host view at %p is device memory", call, host->ptr);
-    cap = cuxfer_impl_stream_state(s, &err);
-    if (cap < 0) /* e.g. stream 0 while another stream captures */
-        return cuxfer_impl_fail(err, "%s: stream %p cannot be used now: %s", call, (void *)s,
-                                cudaGetErrorName(err));
+    /* refused: e.g. stream 0 while another stream captures */
+    CUXFER_TRY(cuxfer_impl_stream_usable(call, "stream", s, &cap));
     want = cuxfer_rois_choose(p, n, total);
     while (want == CUXFER_ROIS_KERNEL || want == CUXFER_ROIS_GATHER) {
         cudaError_t refuse = cudaSuccess;
@@ -7229,8 +7097,7 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
 struct cuxfer_stager_options {
     int slots;         /* pinned slots in the ring, 1..64 (0: 4) */
     size_t slot_bytes; /* bytes per slot, 4 KiB..1 GiB (0: 16 MiB) */
-    int threads;       /* worker threads that memcpy, 1..64 (0: the online
-                        * cores, at most 16) */
+    int threads;       /* copy threads, 1..64 (0: cores, at most 16) */
     int strategy;      /* CUXFER_STAGE_AUTO (0), _COPY or _REGISTER */
 };
 
@@ -7919,10 +7786,7 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
     CUXFER_TRY(cuxfer_impl_stage_kinds(call, d2h, host, dev, &hk));
     /* Before anything is queued: recording on the legacy stream while a
      * blocking stream is captured would invalidate that capture. */
-    cap = cuxfer_impl_stream_state(after, &err);
-    if (cap < 0)
-        return cuxfer_impl_fail(err, "%s: the stream `after` (%p) cannot be used now: %s", call,
-                                (void *)after, cudaGetErrorName(err));
+    CUXFER_TRY(cuxfer_impl_stream_usable(call, "the stream `after`", after, &cap));
     if (cap)
         return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
                                 "%s: the stream `after` is being captured into a graph; a "
