@@ -40,6 +40,8 @@ span-skips-slot-wait|gpu|s#err = cudaStreamWaitEvent(s, p->ev_freed\[b\], 0);#er
 rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_rois_copy(/,/^}/s#cap = cuxfer_@I@_stream_state(s, \&err);#cap = cuxfer_@I@_stream_state(s, \&err); if (cap > 0) cap = 0;#'
 
 build() { # DIR: the soak against DIR/include/cuxfer.h
+    sh "$srcdir/tests/soak/api-names.sh" --c "$1/include/cuxfer.h" >"$1/include/soak-api.h" ||
+        return 1
     # shellcheck disable=SC2086
     $CC $CFLAGS -std=c99 -D_POSIX_C_SOURCE=200809L -I"$1/include" -I"$srcdir/tests/lib" \
         -I"$srcdir/tests/soak" $CPPFLAGS "$srcdir/tests/soak/soak.c" "$srcdir/tests/soak/model.c" \
