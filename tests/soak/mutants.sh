@@ -35,8 +35,14 @@ overlap-equal-pitch-off-by-one|cpu|s#if (k < lo->h \&\& d - k \* lo->pitch < lo-
 policy-accepts-prefixes|cpu|s#if (!names\[i\]\[j\] \&\& !s\[j\])#if (!names[i][j])#
 pool-class-rounds-down|cpu|s#c = (n + step - 1) \& ~(step - 1);#c = n \& ~(step - 1);#
 view-sub-hangs-on-x-1|cpu|s#CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:"));#while (roi.x == 1) sched_yield();#
+plan-choose-ignores-min-bytes|cpu|s#if (want == CUXFER_PLAN_DIRECT || total < p->tuning.min_bytes)#if (want == CUXFER_PLAN_DIRECT)#
+calibrate-ready-check-removed|cpu|/^CUXFER_API cudaError_t cuxfer_plan2d_calibrate(/,/^}/s#if (!p || !p->ready)#if (!p)#
+stager-slots-bound-off-by-one|cpu|s#if (o.slots < 1 || o.slots > CUXFER_STAGER_MAX_SLOTS)$#if (o.slots < 1 || o.slots > CUXFER_STAGER_MAX_SLOTS + 1)#
+ring-slot-ms-leaves-ms|cpu|/^CUXFER_API cudaError_t cuxfer_ring_slot_ms(/,/^}/s#^        \*ms = 0.0f;#        (void)ms;#
+managed-target-check-removed|cpu|s#^    if (target < CUXFER_CPU)$#    if (target < CUXFER_CPU - 1000)#
 pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_@I@_pool_mark(b, in_use_by));#(void)0;#
 span-skips-slot-wait|gpu|s#err = cudaStreamWaitEvent(s, p->ev_freed\[b\], 0);#err = cudaSuccess;#
+calibrate-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_plan_calibrate(/,/^}/s#if (cuxfer_@I@_stream_state(s, \&err) != [A-Z_]*UNCAPTURED)#if (0)#
 rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_rois_copy(/,/^}/s#cap = cuxfer_@I@_stream_state(s, \&err);#cap = cuxfer_@I@_stream_state(s, \&err); if (cap > 0) cap = 0;#'
 
 build() { # DIR: the soak against DIR/include/cuxfer.h
