@@ -7,6 +7,7 @@
 #include "soak.h"
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static int mul(size_t a, size_t b, size_t *r) { return __builtin_mul_overflow(a, b, r); }
@@ -258,4 +259,16 @@ cudaError_t model_managed_args(const void *p, size_t bytes, int target)
     if (!p || !bytes)
         return cudaErrorInvalidValue;
     return target < CUXFER_CPU ? cudaErrorInvalidDevice : cudaSuccess;
+}
+
+/* man 3 cuxfer_memory_kind, cuxfer_copy2d_async: the policy a word of
+ * CUXFER_PAGEABLE or CUXFER_DEFAULT_STREAM sets (allow, warn or error, in
+ * any case), and the default, warn, for NULL or any other word. */
+int model_policy(const char *word)
+{
+    if (word && !strcasecmp(word, "allow"))
+        return CUXFER_PAGEABLE_ALLOW;
+    if (word && !strcasecmp(word, "error"))
+        return CUXFER_PAGEABLE_ERROR;
+    return CUXFER_PAGEABLE_WARN;
 }

@@ -40,6 +40,8 @@ calibrate-ready-check-removed|cpu|/^CUXFER_API cudaError_t cuxfer_plan2d_calibra
 stager-slots-bound-off-by-one|cpu|s#if (o.slots < 1 || o.slots > CUXFER_STAGER_MAX_SLOTS)$#if (o.slots < 1 || o.slots > CUXFER_STAGER_MAX_SLOTS + 1)#
 ring-slot-ms-leaves-ms|cpu|/^CUXFER_API cudaError_t cuxfer_ring_slot_ms(/,/^}/s#^        \*ms = 0.0f;#        (void)ms;#
 managed-target-check-removed|cpu|s#^    if (target < CUXFER_CPU)$#    if (target < CUXFER_CPU - 1000)#
+gbps-in-kilobytes|cpu|s#return ms > 0.0f ? (double)bytes / ((double)ms \* 1e6) : 0.0;#return ms > 0.0f ? (double)bytes / ((double)ms * 1e3) : 0.0;#
+pool-destroy-refuses-zeroed|cpu|/^CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool \*p)$/,/^}/s#^        return cudaSuccess;#        return cuxfer_@I@_fail(cudaErrorInvalidValue, "not created");#
 pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_@I@_pool_mark(b, in_use_by));#(void)0;#
 span-skips-slot-wait|gpu|s#err = cudaStreamWaitEvent(s, p->ev_freed\[b\], 0);#err = cudaSuccess;#
 calibrate-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_plan_calibrate(/,/^}/s#if (cuxfer_@I@_stream_state(s, \&err) != [A-Z_]*UNCAPTURED)#if (0)#

@@ -8,6 +8,7 @@
  * addresses move the arena's bytes, the model's addresses the model's.
  */
 #include "soak.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,14 @@ static int op_view(soak_thread *t)
                            CUXFER_MEMORY_PAGEABLE, -1);
     if (soak_expect(t, want, got))
         return 1;
+    /* the same numbers, checked as a view and measured */
+    soak_say(t, "cuxfer_view_check(view{ptr %p, pitch %zu, w %zu, h %zu, es %zu}, \"v\"); "
+                "cuxfer_view_row_bytes", v.ptr, v.pitch, v.width, v.height, v.elem_size);
+    if (soak_expect(t, want, cuxfer_view_check(&v, "v")))
+        return 1;
+    if (cuxfer_view_row_bytes(&v) != v.width * v.elem_size)
+        return soak_fail(t, "cuxfer_view_row_bytes says %zu, width x elem_size is %zu",
+                         cuxfer_view_row_bytes(&v), v.width * v.elem_size);
     if (got != cudaSuccess) {
         static const cuxfer_view zero;
         if (memcmp(&ks, &zero, sizeof ks) != 0)
@@ -354,10 +363,90 @@ static int op_policy(soak_thread *t)
     static const int want[] = {1, 2, 3, 1, 2, 3, 0, 0, 0, 0, 0};
     size_t i = soak_below(t, sizeof want / sizeof want[0]);
     int got;
+    size_t bytes = soak_size(t, (size_t)1 << 40);
+    float ms = (float)(1 + soak_below(t, 100000)) / 64.0f;
+    double gb, mgb;
     soak_say(t, "cuxfer_pageable_policy_parse(\"%s\")", words[i]);
     got = cuxfer_pageable_policy_parse(words[i]);
     if (got != want[i])
         return soak_fail(t, "got %d, want %d", got, want[i]);
+    /* the policies in effect: the environment's word when valid, else the
+     * default, warn (the environment is read once; the soak never changes
+     * it after its start) */
+    soak_say(t, "cuxfer_pageable_policy(), cuxfer_default_stream_policy()");
+    if (cuxfer_pageable_policy() != model_policy(getenv("CUXFER_PAGEABLE")) ||
+        cuxfer_default_stream_policy() != model_policy(getenv("CUXFER_DEFAULT_STREAM")))
+        return soak_fail(t, "policies %d and %d, the environment says %d and %d",
+                         cuxfer_pageable_policy(), cuxfer_default_stream_policy(),
+                         model_policy(getenv("CUXFER_PAGEABLE")),
+                         model_policy(getenv("CUXFER_DEFAULT_STREAM")));
+    soak_say(t, "cuxfer_gbps(%zu, %g)", bytes, (double)ms);
+    gb = cuxfer_gbps(bytes, ms);
+    mgb = (double)bytes / 1e9 / ((double)ms / 1e3);
+    if (!(fabs(gb - mgb) <= 1e-9 * mgb))
+        return soak_fail(t, "cuxfer_gbps gave %.17g GB/s, want %.17g", gb, mgb);
+    return 0;
+}
+
+/* Objects never created (zeroed, or NULL where the page allows it): every
+ * destroy is safe on them and leaves them zeroed, the queries answer 0. */
+static int op_zeroed(soak_thread *t)
+{
+    union {
+        cuxfer_graph g;
+        cuxfer_latch l;
+        cuxfer_pinned_pool pp;
+        cuxfer_plan2d p;
+        cuxfer_ring r;
+        cuxfer_rois ro;
+        cuxfer_stager st;
+        cuxfer_stream_pool sp;
+        cuxfer_timer tm;
+        cuxfer_view v;
+        unsigned char bytes[1];
+    } u;
+    static const char *const names[] = {
+        "cuxfer_graph_destroy", "cuxfer_latch_destroy", "cuxfer_pinned_pool_destroy",
+        "cuxfer_plan2d_destroy", "cuxfer_ring_destroy", "cuxfer_rois_destroy",
+        "cuxfer_stager_destroy", "cuxfer_stream_pool_destroy", "cuxfer_timer_destroy",
+        "cuxfer_view_free", "pool trim and stats", "ring slots and depth"};
+    int which = (int)soak_below(t, sizeof names / sizeof names[0]), null = soak_below(t, 2) == 0;
+    size_t i;
+    cudaError_t got = cudaSuccess;
+    memset(&u, 0, sizeof u);
+    soak_say(t, "%s(%s)", names[which], null && (which == 5 || which >= 9) ? "NULL" : "zeroed");
+    switch (which) {
+    case 0: got = cuxfer_graph_destroy(&u.g); break;
+    case 1: got = cuxfer_latch_destroy(&u.l); break;
+    case 2: got = cuxfer_pinned_pool_destroy(&u.pp); break;
+    case 3: got = cuxfer_plan2d_destroy(&u.p); break;
+    case 4: got = cuxfer_ring_destroy(&u.r); break;
+    case 5: got = cuxfer_rois_destroy(null ? NULL : &u.ro); break;
+    case 6: got = cuxfer_stager_destroy(&u.st); break;
+    case 7: got = cuxfer_stream_pool_destroy(&u.sp); break;
+    case 8: got = cuxfer_timer_destroy(&u.tm); break;
+    case 9: got = cuxfer_view_free(null ? NULL : &u.v); break;
+    case 10: {
+        cuxfer_pinned_pool_stats ps, zero;
+        got = cuxfer_pinned_pool_trim(&u.pp);
+        ps = cuxfer_pinned_pool_get_stats(&u.pp);
+        memset(&zero, 0, sizeof zero);
+        if (memcmp(&ps, &zero, sizeof ps) != 0)
+            return soak_fail(t, "a pool never created has stats (in use %zu, reserved %zu)",
+                             ps.in_use, ps.reserved);
+        break;
+    }
+    default:
+        if (cuxfer_ring_slots(null ? NULL : &u.r) != 0 || cuxfer_ring_depth(null ? NULL : &u.r) != 0)
+            return soak_fail(t, "a ring never created has %d slots, depth %d",
+                             cuxfer_ring_slots(&u.r), cuxfer_ring_depth(&u.r));
+        break;
+    }
+    if (soak_expect(t, cudaSuccess, got))
+        return 1;
+    for (i = 0; i < sizeof u; ++i)
+        if (u.bytes[i])
+            return soak_fail(t, "the object is not zeroed after the call (byte %zu)", i);
     return 0;
 }
 
@@ -544,6 +633,7 @@ const soak_op soak_cpu_ops[] = {
     {"pool-class", op_class},    {"policy-parse", op_policy},
     {"plan2d-choose", op_plan_choose}, {"device-args", op_device_args},
     {"stager-options", op_stager_options}, {"ring-ms-args", op_ring_ms_args},
+    {"zeroed-objects", op_zeroed},
 };
 const int soak_cpu_nops = (int)(sizeof soak_cpu_ops / sizeof soak_cpu_ops[0]);
 

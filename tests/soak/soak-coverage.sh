@@ -17,43 +17,40 @@
 : "${top_builddir:=.}"
 . "$top_srcdir/tests/lib/tap.sh"
 
-# The public functions only the GPU mode reaches.  The CPU mode calls no
-# CUDA function (it runs where there is no driver): these allocate, free or
-# register memory, create or use streams, events and host threads, or ask
-# the runtime about a pointer or a device; the objects the rest take (a
-# timer, latch, ring, graph, pool, plan, stager) exist only once created
-# so.  Every other function's refusals and arithmetic run in the CPU mode.
+# The public functions only the GPU mode reaches: they allocate, free or
+# register memory, create, use or wait for streams, events, graphs and
+# host threads, ask the runtime about a pointer or a device, or take an
+# object that exists only once so created (a pool's lease, a ring's slot,
+# a latch armed).  The CPU mode runs what the kit decides before it needs
+# a device: arithmetic, argument checks and refusals, option resolution,
+# and the destroys and queries of objects never created.
 GPU_ONLY='
 cuxfer_device_count cuxfer_memory_kind cuxfer_host_is_pinned cuxfer_managed_concurrent
 cuxfer_device_max_pitch
-cuxfer_pageable_policy cuxfer_default_stream_policy
-cuxfer_view_alloc_device cuxfer_view_alloc_host cuxfer_view_wrap cuxfer_view_free
-cuxfer_view_check cuxfer_view_row_bytes
+cuxfer_view_alloc_device cuxfer_view_alloc_host cuxfer_view_wrap
 cuxfer_host_free cuxfer_host_register cuxfer_host_unregister cuxfer_device_free
 cuxfer_managed_alloc cuxfer_managed_free
 cuxfer_copy cuxfer_copy2d
 cuxfer_stream_pool_create cuxfer_stream_pool_create_on cuxfer_stream_pool_wrap
 cuxfer_stream_pool_next cuxfer_stream_pool_acquire cuxfer_stream_pool_release
-cuxfer_stream_pool_sync cuxfer_stream_pool_destroy
+cuxfer_stream_pool_sync
 cuxfer_timer_create cuxfer_timer_create_with cuxfer_timer_start cuxfer_timer_stop
-cuxfer_timer_ms cuxfer_timer_destroy cuxfer_gbps
+cuxfer_timer_ms
 cuxfer_stream_wait cuxfer_stream_wait_all cuxfer_stream_all_wait cuxfer_stream_pool_wait
 cuxfer_stream_wait_pool
 cuxfer_event_pool_create cuxfer_event_pool_next cuxfer_event_pool_destroy
 cuxfer_on_complete cuxfer_stream_is_capturing cuxfer_on_done
 cuxfer_latch_init cuxfer_latch_init_on cuxfer_latch_arm cuxfer_latch_wait
-cuxfer_latch_expect cuxfer_latch_destroy
+cuxfer_latch_expect
 cuxfer_ring_create cuxfer_ring_acquire cuxfer_ring_submit cuxfer_ring_release
-cuxfer_ring_drain cuxfer_ring_destroy cuxfer_ring_slots cuxfer_ring_depth
-cuxfer_ring_set_depth cuxfer_ring_stream cuxfer_ring_slot_buffers cuxfer_ring_wait
-cuxfer_stream_wait_ring
-cuxfer_graph_begin cuxfer_graph_end cuxfer_graph_launch cuxfer_graph_destroy
+cuxfer_ring_drain cuxfer_ring_set_depth cuxfer_ring_stream cuxfer_ring_slot_buffers
+cuxfer_ring_wait cuxfer_stream_wait_ring
+cuxfer_graph_begin cuxfer_graph_end cuxfer_graph_launch
 cuxfer_pinned_pool_create cuxfer_pinned_pool_acquire cuxfer_pinned_pool_release
-cuxfer_pinned_pool_trim cuxfer_pinned_pool_get_stats cuxfer_pinned_pool_destroy
-cuxfer_plan2d_create cuxfer_plan2d_copy_async cuxfer_plan2d_destroy
-cuxfer_rois_create cuxfer_rois_choose cuxfer_rois_destroy
-cuxfer_stager_create cuxfer_stager_destroy cuxfer_stage_h2d cuxfer_stage_d2h
-cuxfer_stager_wait cuxfer_stager_query
+cuxfer_plan2d_create cuxfer_plan2d_copy_async
+cuxfer_rois_create cuxfer_rois_choose
+cuxfer_stager_create cuxfer_stage_h2d cuxfer_stage_d2h cuxfer_stager_wait
+cuxfer_stager_query
 '
 
 cpu=0

@@ -101,6 +101,7 @@ typedef struct model_measure { /* one report of cuxfer_plan2d_calibrate */
 size_t model_calibrated_row(const model_measure *m, size_t n, int d2h);
 cudaError_t model_stager_options(const cuxfer_stager_options *opt, cuxfer_stager_options *out);
 cudaError_t model_managed_args(const void *p, size_t bytes, int target);
+int model_policy(const char *word);
 
 /* the operations */
 extern const soak_op soak_cpu_ops[];
