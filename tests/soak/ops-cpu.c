@@ -403,8 +403,8 @@ static int op_zeroed(soak_thread *t)
         cuxfer_stream_pool sp;
         cuxfer_timer tm;
         cuxfer_view v;
-        unsigned char bytes[1];
     } u;
+    const unsigned char *bytes = (const unsigned char *)&u;
     static const char *const names[] = {
         "cuxfer_graph_destroy", "cuxfer_latch_destroy", "cuxfer_pinned_pool_destroy",
         "cuxfer_plan2d_destroy", "cuxfer_ring_destroy", "cuxfer_rois_destroy",
@@ -445,7 +445,7 @@ static int op_zeroed(soak_thread *t)
     if (soak_expect(t, cudaSuccess, got))
         return 1;
     for (i = 0; i < sizeof u; ++i)
-        if (u.bytes[i])
+        if (bytes[i])
             return soak_fail(t, "the object is not zeroed after the call (byte %zu)", i);
     return 0;
 }
