@@ -7,6 +7,8 @@
 #include "soak.h"
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 static int mul(size_t a, size_t b, size_t *r) { return __builtin_mul_overflow(a, b, r); }
 static int add(size_t a, size_t b, size_t *r) { return __builtin_add_overflow(a, b, r); }
@@ -169,4 +171,104 @@ void model_rois_pack(int dir, const cuxfer_view *host, const cuxfer_roi *r, size
             off += w;
         }
     }
+}
+
+/* man 3 cuxfer_plan2d, cuxfer_plan2d_choose: the strategy of a copy of
+ * `height` rows of `row` bytes, the source's rows `spitch` apart, from
+ * memory of kind skind to dkind, by the plan's opt and tuning.  SPAN
+ * needs a pinned source with a pitch wider than its rows and a device
+ * destination, PACK a device source and a pinned destination; fewer than
+ * two rows, an empty row or one longer than a chunk (for PACK: than a
+ * slot, half a chunk buffer and at most 4 MiB) go direct; AUTO takes SPAN
+ * for rows of at most span_max_row bytes at a pitch of at most max_ratio
+ * rows, PACK for rows of at most pack_max_row, both only for copies of at
+ * least min_bytes. */
+int model_plan2d_choose(const cuxfer_plan2d *p, int dkind, int skind, size_t row, size_t height,
+                        size_t spitch)
+{
+    size_t chunk = p->opt.chunk_bytes, slot = chunk / 2 < ((size_t)4 << 20) ? chunk / 2 : (size_t)4 << 20;
+    int span = skind == CUXFER_MEMORY_PINNED && dkind == CUXFER_MEMORY_DEVICE && spitch > row;
+    int pack = skind == CUXFER_MEMORY_DEVICE && dkind == CUXFER_MEMORY_PINNED && row <= slot;
+    if (height < 2 || row == 0 || row > chunk)
+        return CUXFER_PLAN_DIRECT;
+    switch (p->opt.strategy) {
+    case CUXFER_PLAN_SPAN: return span ? CUXFER_PLAN_SPAN : CUXFER_PLAN_DIRECT;
+    case CUXFER_PLAN_PACK: return pack ? CUXFER_PLAN_PACK : CUXFER_PLAN_DIRECT;
+    case CUXFER_PLAN_DIRECT: return CUXFER_PLAN_DIRECT;
+    default: break;
+    }
+    if (row * height < p->tuning.min_bytes) /* rows and height are small here */
+        return CUXFER_PLAN_DIRECT;
+    if (span && row <= p->tuning.span_max_row && spitch <= p->tuning.max_ratio * row)
+        return CUXFER_PLAN_SPAN;
+    if (pack && row <= p->tuning.pack_max_row)
+        return CUXFER_PLAN_PACK;
+    return CUXFER_PLAN_DIRECT;
+}
+
+/* man 3 cuxfer_plan2d, cuxfer_plan2d_calibrate: each direction keeps the
+ * widest row up to which the plan beat the direct copy by at least 10%,
+ * from the measurements it reported (rows in the order measured). */
+size_t model_calibrated_row(const model_measure *m, size_t n, int d2h)
+{
+    size_t i, widest = 0;
+    for (i = 0; i < n; ++i) {
+        if (m[i].d2h != d2h)
+            continue;
+        if (!(m[i].planned >= 1.1 * m[i].raw))
+            break;
+        widest = m[i].row;
+    }
+    return widest;
+}
+
+/* man 3 cuxfer_stager: zero fields take the defaults (4 slots of 16 MiB,
+ * as many threads as online cores, at most 16), then slots 1..64,
+ * slot_bytes 4096..1 GiB, threads 1..64, strategy AUTO, COPY or REGISTER. */
+cudaError_t model_stager_options(const cuxfer_stager_options *opt, cuxfer_stager_options *out)
+{
+    cuxfer_stager_options o;
+#ifdef _SC_NPROCESSORS_ONLN
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+#else
+    long cores = 4; /* no way to ask: the header's guess */
+#endif
+    memset(&o, 0, sizeof o);
+    if (opt)
+        o = *opt;
+    if (!o.slots)
+        o.slots = 4;
+    if (!o.slot_bytes)
+        o.slot_bytes = (size_t)16 << 20;
+    if (!o.threads)
+        o.threads = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
+    if (o.slots < 1 || o.slots > 64 || o.slot_bytes < 4096 || o.slot_bytes > ((size_t)1 << 30) ||
+        o.threads < 1 || o.threads > 64 ||
+        (o.strategy != CUXFER_STAGE_AUTO && o.strategy != CUXFER_STAGE_COPY &&
+         o.strategy != CUXFER_STAGE_REGISTER))
+        return cudaErrorInvalidValue;
+    *out = o;
+    return cudaSuccess;
+}
+
+/* man 3 cuxfer_managed_alloc: what cuxfer_prefetch and cuxfer_advise
+ * answer before they ask CUDA anything: a NULL pointer or 0 bytes, then a
+ * target below CUXFER_CPU.  cudaSuccess: the rest is the device's to say. */
+cudaError_t model_managed_args(const void *p, size_t bytes, int target)
+{
+    if (!p || !bytes)
+        return cudaErrorInvalidValue;
+    return target < CUXFER_CPU ? cudaErrorInvalidDevice : cudaSuccess;
+}
+
+/* man 3 cuxfer_memory_kind, cuxfer_copy2d_async: the policy a word of
+ * CUXFER_PAGEABLE or CUXFER_DEFAULT_STREAM sets (allow, warn or error, in
+ * any case), and the default, warn, for NULL or any other word. */
+int model_policy(const char *word)
+{
+    if (word && !strcasecmp(word, "allow"))
+        return CUXFER_PAGEABLE_ALLOW;
+    if (word && !strcasecmp(word, "error"))
+        return CUXFER_PAGEABLE_ERROR;
+    return CUXFER_PAGEABLE_WARN;
 }

@@ -35,11 +35,21 @@ overlap-equal-pitch-off-by-one|cpu|s#if (k < lo->h \&\& d - k \* lo->pitch < lo-
 policy-accepts-prefixes|cpu|s#if (!names\[i\]\[j\] \&\& !s\[j\])#if (!names[i][j])#
 pool-class-rounds-down|cpu|s#c = (n + step - 1) \& ~(step - 1);#c = n \& ~(step - 1);#
 view-sub-hangs-on-x-1|cpu|s#CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:"));#while (roi.x == 1) sched_yield();#
+plan-choose-ignores-min-bytes|cpu|s#if (want == CUXFER_PLAN_DIRECT || total < p->tuning.min_bytes)#if (want == CUXFER_PLAN_DIRECT)#
+calibrate-ready-check-removed|cpu|/^CUXFER_API cudaError_t cuxfer_plan2d_calibrate(/,/^}/s#if (!p || !p->ready)#if (!p)#
+stager-slots-bound-off-by-one|cpu|s#if (o.slots < 1 || o.slots > CUXFER_STAGER_MAX_SLOTS)$#if (o.slots < 1 || o.slots > CUXFER_STAGER_MAX_SLOTS + 1)#
+ring-slot-ms-leaves-ms|cpu|/^CUXFER_API cudaError_t cuxfer_ring_slot_ms(/,/^}/s#^        \*ms = 0.0f;#        (void)ms;#
+managed-target-check-removed|cpu|s#^    if (target < CUXFER_CPU)$#    if (target < CUXFER_CPU - 1000)#
+gbps-in-kilobytes|cpu|s#return ms > 0.0f ? (double)bytes / ((double)ms \* 1e6) : 0.0;#return ms > 0.0f ? (double)bytes / ((double)ms * 1e3) : 0.0;#
+pool-destroy-refuses-zeroed|cpu|/^CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool \*p)$/,/^}/s#^        return cudaSuccess;#        return cuxfer_@I@_fail(cudaErrorInvalidValue, "not created");#
 pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_@I@_pool_mark(b, in_use_by));#(void)0;#
 span-skips-slot-wait|gpu|s#err = cudaStreamWaitEvent(s, p->ev_freed\[b\], 0);#err = cudaSuccess;#
+calibrate-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_plan_calibrate(/,/^}/s#if (cuxfer_@I@_stream_state(s, \&err) != [A-Z_]*UNCAPTURED)#if (0)#
 rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_rois_copy(/,/^}/s#cap = cuxfer_@I@_stream_state(s, \&err);#cap = cuxfer_@I@_stream_state(s, \&err); if (cap > 0) cap = 0;#'
 
 build() { # DIR: the soak against DIR/include/cuxfer.h
+    sh "$srcdir/tests/soak/api-names.sh" --c "$1/include/cuxfer.h" >"$1/include/soak-api.h" ||
+        return 1
     # shellcheck disable=SC2086
     $CC $CFLAGS -std=c99 -D_POSIX_C_SOURCE=200809L -I"$1/include" -I"$srcdir/tests/lib" \
         -I"$srcdir/tests/soak" $CPPFLAGS "$srcdir/tests/soak/soak.c" "$srcdir/tests/soak/model.c" \

@@ -8,6 +8,7 @@
  * addresses move the arena's bytes, the model's addresses the model's.
  */
 #include "soak.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,14 @@ static int op_view(soak_thread *t)
                            CUXFER_MEMORY_PAGEABLE, -1);
     if (soak_expect(t, want, got))
         return 1;
+    /* the same numbers, checked as a view and measured */
+    soak_say(t, "cuxfer_view_check(view{ptr %p, pitch %zu, w %zu, h %zu, es %zu}, \"v\"); "
+                "cuxfer_view_row_bytes", v.ptr, v.pitch, v.width, v.height, v.elem_size);
+    if (soak_expect(t, want, cuxfer_view_check(&v, "v")))
+        return 1;
+    if (cuxfer_view_row_bytes(&v) != v.width * v.elem_size)
+        return soak_fail(t, "cuxfer_view_row_bytes says %zu, width x elem_size is %zu",
+                         cuxfer_view_row_bytes(&v), v.width * v.elem_size);
     if (got != cudaSuccess) {
         static const cuxfer_view zero;
         if (memcmp(&ks, &zero, sizeof ks) != 0)
@@ -354,10 +363,267 @@ static int op_policy(soak_thread *t)
     static const int want[] = {1, 2, 3, 1, 2, 3, 0, 0, 0, 0, 0};
     size_t i = soak_below(t, sizeof want / sizeof want[0]);
     int got;
+    size_t bytes = soak_size(t, (size_t)1 << 40);
+    float ms = (float)(1 + soak_below(t, 100000)) / 64.0f;
+    double gb, mgb;
     soak_say(t, "cuxfer_pageable_policy_parse(\"%s\")", words[i]);
     got = cuxfer_pageable_policy_parse(words[i]);
     if (got != want[i])
         return soak_fail(t, "got %d, want %d", got, want[i]);
+    /* the policies in effect: the environment's word when valid, else the
+     * default, warn (the environment is read once; the soak never changes
+     * it after its start) */
+    soak_say(t, "cuxfer_pageable_policy(), cuxfer_default_stream_policy()");
+    if (cuxfer_pageable_policy() != model_policy(getenv("CUXFER_PAGEABLE")) ||
+        cuxfer_default_stream_policy() != model_policy(getenv("CUXFER_DEFAULT_STREAM")))
+        return soak_fail(t, "policies %d and %d, the environment says %d and %d",
+                         cuxfer_pageable_policy(), cuxfer_default_stream_policy(),
+                         model_policy(getenv("CUXFER_PAGEABLE")),
+                         model_policy(getenv("CUXFER_DEFAULT_STREAM")));
+    soak_say(t, "cuxfer_gbps(%zu, %g)", bytes, (double)ms);
+    gb = cuxfer_gbps(bytes, ms);
+    mgb = (double)bytes / 1e9 / ((double)ms / 1e3);
+    if (!(fabs(gb - mgb) <= 1e-9 * mgb))
+        return soak_fail(t, "cuxfer_gbps gave %.17g GB/s, want %.17g", gb, mgb);
+    return 0;
+}
+
+/* Objects never created (zeroed, or NULL where the page allows it): every
+ * destroy is safe on them and leaves them zeroed, the queries answer 0. */
+static int op_zeroed(soak_thread *t)
+{
+    union {
+        cuxfer_graph g;
+        cuxfer_latch l;
+        cuxfer_pinned_pool pp;
+        cuxfer_plan2d p;
+        cuxfer_ring r;
+        cuxfer_rois ro;
+        cuxfer_stager st;
+        cuxfer_stream_pool sp;
+        cuxfer_timer tm;
+        cuxfer_view v;
+    } u;
+    const unsigned char *bytes = (const unsigned char *)&u;
+    static const char *const names[] = {
+        "cuxfer_graph_destroy", "cuxfer_latch_destroy", "cuxfer_pinned_pool_destroy",
+        "cuxfer_plan2d_destroy", "cuxfer_ring_destroy", "cuxfer_rois_destroy",
+        "cuxfer_stager_destroy", "cuxfer_stream_pool_destroy", "cuxfer_timer_destroy",
+        "cuxfer_view_free", "pool trim and stats", "ring slots and depth"};
+    int which = (int)soak_below(t, sizeof names / sizeof names[0]), null = soak_below(t, 2) == 0;
+    size_t i;
+    cudaError_t got = cudaSuccess;
+    memset(&u, 0, sizeof u);
+    soak_say(t, "%s(%s)", names[which], null && (which == 5 || which >= 9) ? "NULL" : "zeroed");
+    switch (which) {
+    case 0: got = cuxfer_graph_destroy(&u.g); break;
+    case 1: got = cuxfer_latch_destroy(&u.l); break;
+    case 2: got = cuxfer_pinned_pool_destroy(&u.pp); break;
+    case 3: got = cuxfer_plan2d_destroy(&u.p); break;
+    case 4: got = cuxfer_ring_destroy(&u.r); break;
+    case 5: got = cuxfer_rois_destroy(null ? NULL : &u.ro); break;
+    case 6: got = cuxfer_stager_destroy(&u.st); break;
+    case 7: got = cuxfer_stream_pool_destroy(&u.sp); break;
+    case 8: got = cuxfer_timer_destroy(&u.tm); break;
+    case 9: got = cuxfer_view_free(null ? NULL : &u.v); break;
+    case 10: {
+        cuxfer_pinned_pool_stats ps, zero;
+        got = cuxfer_pinned_pool_trim(&u.pp);
+        ps = cuxfer_pinned_pool_get_stats(&u.pp);
+        memset(&zero, 0, sizeof zero);
+        if (memcmp(&ps, &zero, sizeof ps) != 0)
+            return soak_fail(t, "a pool never created has stats (in use %zu, reserved %zu)",
+                             ps.in_use, ps.reserved);
+        break;
+    }
+    default:
+        if (cuxfer_ring_slots(null ? NULL : &u.r) != 0 || cuxfer_ring_depth(null ? NULL : &u.r) != 0)
+            return soak_fail(t, "a ring never created has %d slots, depth %d",
+                             cuxfer_ring_slots(&u.r), cuxfer_ring_depth(&u.r));
+        break;
+    }
+    if (soak_expect(t, cudaSuccess, got))
+        return 1;
+    for (i = 0; i < sizeof u; ++i)
+        if (bytes[i])
+            return soak_fail(t, "the object is not zeroed after the call (byte %zu)", i);
+    return 0;
+}
+
+/* cuxfer_plan2d_choose on a plan whose public members (opt as created,
+ * tuning assigned) are drawn: a pure call, so views of any kind and
+ * shape, against the man page's rule (model_plan2d_choose).  Then the
+ * built-in tuning, and cuxfer_plan2d_calibrate's refusals without a plan
+ * (the GPU steps calibrate: ops-gpu.c). */
+static int op_plan_choose(soak_thread *t)
+{
+    static const cuxfer_memkind kinds[] = {CUXFER_MEMORY_PAGEABLE, CUXFER_MEMORY_PINNED,
+                                           CUXFER_MEMORY_DEVICE, CUXFER_MEMORY_MANAGED};
+    static const char *const sname[] = {"AUTO", "DIRECT", "SPAN", "PACK"};
+    cuxfer_plan2d p, q;
+    cuxfer_plan2d_tuning d, before;
+    cuxfer_view dv, sv;
+    size_t es = elems[soak_below(t, sizeof elems / sizeof elems[0])], w, h, row, pitch;
+    int got, want, dk, sk, null_plan;
+    memset(&p, 0, sizeof p);
+    p.opt.strategy = (int)soak_below(t, 4);
+    /* created plans hold chunk_bytes >= 4096; multiples of 512 */
+    p.opt.chunk_bytes = soak_below(t, 4) ? 512 * (8 + soak_below(t, 64)) : (size_t)8 << 20;
+    if (soak_below(t, 3))
+        p.tuning = cuxfer_plan2d_default_tuning();
+    else {
+        p.tuning.span_max_row = soak_size(t, 96);
+        p.tuning.pack_max_row = soak_size(t, 96);
+        p.tuning.max_ratio = soak_size(t, 8);
+        p.tuning.min_bytes = soak_size(t, 1 << 16);
+    }
+    w = soak_size(t, soak_below(t, 4) ? 48 : p.opt.chunk_bytes / es + 2);
+    h = soak_size(t, soak_below(t, 2) ? 4 : 100000);
+    row = w * es;
+    pitch = row + (soak_below(t, 3) ? soak_size(t, 4 * row + 8) : 0);
+    if (!pitch)
+        pitch = es;
+    dk = (int)soak_below(t, 4);
+    sk = (int)soak_below(t, 4);
+    memset(&dv, 0, sizeof dv);
+    dv.ptr = t->arena;
+    dv.pitch = row ? row : es;
+    dv.width = w;
+    dv.height = h;
+    dv.elem_size = es;
+    dv.kind = kinds[dk];
+    sv = dv;
+    sv.pitch = pitch;
+    sv.kind = kinds[sk];
+    soak_say(t, "cuxfer_plan2d_choose(plan{%s, chunk %zu, tuning span %zu pack %zu ratio %zu min %zu}, "
+                "dst{%s w %zu h %zu es %zu}, src{%s pitch %zu})",
+             sname[p.opt.strategy], p.opt.chunk_bytes, p.tuning.span_max_row,
+             p.tuning.pack_max_row, p.tuning.max_ratio, p.tuning.min_bytes,
+             cuxfer_memkind_name(dv.kind), w, h, es, cuxfer_memkind_name(sv.kind), pitch);
+    q = p;
+    got = cuxfer_plan2d_choose(&p, &dv, &sv);
+    want = model_plan2d_choose(&p, dv.kind, sv.kind, row, h, pitch);
+    if (got != want)
+        return soak_fail(t, "chose %d, the rule says %d", got, want);
+    if (memcmp(&p, &q, sizeof p) != 0)
+        return soak_fail(t, "cuxfer_plan2d_choose changed the plan");
+    soak_say(t, "cuxfer_plan2d_default_tuning()");
+    d = cuxfer_plan2d_default_tuning();
+    if (d.span_max_row != 32 || d.pack_max_row != 32 || d.max_ratio != 4 ||
+        d.min_bytes != ((size_t)1 << 20))
+        return soak_fail(t, "the built-in tuning is span %zu pack %zu ratio %zu min %zu, "
+                            "the page says 32, 32, 4, 1 MiB",
+                         d.span_max_row, d.pack_max_row, d.max_ratio, d.min_bytes);
+    /* a plan never created: refused, its tuning kept */
+    before = p.tuning;
+    memset(&d, 0x5a, sizeof d);
+    null_plan = (int)soak_below(t, 2);
+    soak_say(t, "cuxfer_plan2d_calibrate(%s, 0, &out, NULL, NULL)",
+             null_plan ? "NULL" : "a plan never created");
+    if (soak_expect(t, cudaErrorInvalidValue,
+                    cuxfer_plan2d_calibrate(null_plan ? NULL : &p, (cudaStream_t)0, &d, NULL,
+                                            NULL)))
+        return 1;
+    if (memcmp(&p.tuning, &before, sizeof before) != 0)
+        return soak_fail(t, "a refused calibration changed the plan's tuning");
+    return 0;
+}
+
+/* The argument checks made before any CUDA call: cuxfer_advise and
+ * cuxfer_prefetch (a NULL pointer or 0 bytes, then a target below
+ * CUXFER_CPU), cuxfer_peer_enable (a device below 0 or past the 64th). */
+static int op_device_args(soak_thread *t)
+{
+    static const enum cudaMemoryAdvise advice[] = {
+        cudaMemAdviseSetReadMostly, cudaMemAdviseUnsetReadMostly,
+        cudaMemAdviseSetPreferredLocation, cudaMemAdviseUnsetPreferredLocation,
+        cudaMemAdviseSetAccessedBy, cudaMemAdviseUnsetAccessedBy};
+    const void *p = soak_below(t, 2) ? NULL : t->arena;
+    size_t n = p ? soak_size(t, 64) : 1 + soak_size(t, 64);
+    int target = soak_below(t, 2) ? -2 - (int)soak_below(t, 1000) : (int)soak_below(t, 3) - 1;
+    int dev, peer;
+    cudaError_t want = model_managed_args(p, n, target);
+    if (want == cudaSuccess) { /* the rest asks the device: not here */
+        n = 0;
+        want = model_managed_args(p, n, target);
+    }
+    if (soak_below(t, 2)) {
+        enum cudaMemoryAdvise a = advice[soak_below(t, sizeof advice / sizeof advice[0])];
+        soak_say(t, "cuxfer_advise(%s, %zu, advice %d, target %d)", p ? "arena" : "NULL", n,
+                 (int)a, target);
+        if (soak_expect(t, want, cuxfer_advise(p, n, a, target)))
+            return 1;
+    } else {
+        soak_say(t, "cuxfer_prefetch(%s, %zu, target %d, 0)", p ? "arena" : "NULL", n, target);
+        if (soak_expect(t, want, cuxfer_prefetch(p, n, target, (cudaStream_t)0)))
+            return 1;
+    }
+    dev = soak_below(t, 2) ? -1 - (int)soak_below(t, 3) : 64 + (int)soak_below(t, 3);
+    peer = (int)soak_below(t, 2);
+    if (soak_below(t, 2)) {
+        int k = dev;
+        dev = peer;
+        peer = k;
+    }
+    soak_say(t, "cuxfer_peer_enable(%d, %d)", dev, peer);
+    return soak_expect(t, cudaErrorInvalidDevice, cuxfer_peer_enable(dev, peer));
+}
+
+/* cuxfer_stager_options_resolve of drawn options (zero fields, edges,
+ * out of range), NULL options, out the options themselves, against
+ * model_stager_options. */
+static int op_stager_options(soak_thread *t)
+{
+    static const size_t bytes[] = {0, 1, 4095, 4096, 4097, (size_t)16 << 20, (size_t)1 << 30,
+                                   ((size_t)1 << 30) + 1, SIZE_MAX};
+    cuxfer_stager_options o, out, want;
+    int how = (int)soak_below(t, 4); /* 0: NULL options, 1: out is opt, 2: out NULL */
+    cudaError_t mw, got;
+    memset(&o, 0, sizeof o);
+    o.slots = soak_below(t, 3) ? 0 : (int)soak_below(t, 68) - 1;
+    o.slot_bytes = bytes[soak_below(t, sizeof bytes / sizeof bytes[0])];
+    o.threads = soak_below(t, 3) ? 0 : (int)soak_below(t, 68) - 1;
+    o.strategy = soak_below(t, 4) ? (int)soak_below(t, 3) : (int)soak_below(t, 6) - 1;
+    soak_say(t, "cuxfer_stager_options_resolve(%s, %s{slots %d, slot_bytes %zu, threads %d, strategy %d})",
+             how == 2 ? "NULL" : how == 1 ? "&opt" : "&out", how == 0 ? "NULL " : "", o.slots,
+             o.slot_bytes, o.threads, o.strategy);
+    mw = model_stager_options(how == 0 ? NULL : &o, &want);
+    if (how == 2)
+        return soak_expect(t, cudaErrorInvalidValue, cuxfer_stager_options_resolve(NULL, &o));
+    memset(&out, 0x5a, sizeof out);
+    if (how == 1) {
+        got = cuxfer_stager_options_resolve(&o, &o);
+        out = o;
+    } else
+        got = cuxfer_stager_options_resolve(&out, how == 0 ? NULL : &o);
+    if (soak_expect(t, mw, got))
+        return 1;
+    if (got == cudaSuccess && (out.slots != want.slots || out.slot_bytes != want.slot_bytes ||
+                               out.threads != want.threads || out.strategy != want.strategy))
+        return soak_fail(t, "resolved to {%d, %zu, %d, %d}, want {%d, %zu, %d, %d}", out.slots,
+                         out.slot_bytes, out.threads, out.strategy, want.slots, want.slot_bytes,
+                         want.threads, want.strategy);
+    return 0;
+}
+
+/* cuxfer_ring_slot_ms's refusals without a ring: a NULL slot or ms, a
+ * slot of a ring without timing; *ms is 0 unless timed. */
+static int op_ring_ms_args(soak_thread *t)
+{
+    cuxfer_ring_slot slot;
+    float ms = -1.0f;
+    int how = (int)soak_below(t, 3), wait = soak_below(t, 2) ? CUXFER_WAIT : CUXFER_NOWAIT;
+    memset(&slot, 0, sizeof slot);
+    slot.index = (int)soak_below(t, 4);
+    slot.uses = soak_below(t, 3);
+    soak_say(t, "cuxfer_ring_slot_ms(%s, %s, %s)",
+             how == 0 ? "NULL" : "a slot without timing",
+             wait == CUXFER_WAIT ? "CUXFER_WAIT" : "CUXFER_NOWAIT", how == 1 ? "NULL" : "&ms");
+    if (soak_expect(t, cudaErrorInvalidValue,
+                    cuxfer_ring_slot_ms(how == 0 ? NULL : &slot, wait, how == 1 ? NULL : &ms)))
+        return 1;
+    if (how != 1 && ms != 0.0f)
+        return soak_fail(t, "a refusal left *ms = %g, not 0", (double)ms);
     return 0;
 }
 
@@ -365,6 +631,9 @@ const soak_op soak_cpu_ops[] = {
     {"view", op_view},           {"copy2d-geometry", op_copy2d}, {"copy1d-geometry", op_copy1d},
     {"rois-geometry", op_rois},  {"alloc-refusals", op_alloc_refusals},
     {"pool-class", op_class},    {"policy-parse", op_policy},
+    {"plan2d-choose", op_plan_choose}, {"device-args", op_device_args},
+    {"stager-options", op_stager_options}, {"ring-ms-args", op_ring_ms_args},
+    {"zeroed-objects", op_zeroed},
 };
 const int soak_cpu_nops = (int)(sizeof soak_cpu_ops / sizeof soak_cpu_ops[0]);
 

@@ -28,9 +28,18 @@
 enum { B_PIN, B_PAGE, B_DEV, B_MAN, B_DEV1, B_COUNT };
 static const char *const buf_name[B_COUNT] = {"pinned", "pageable", "device", "managed",
                                               "device1"};
+static const int buf_kind[B_COUNT] = {CUXFER_MEMORY_PINNED, CUXFER_MEMORY_PAGEABLE,
+                                      CUXFER_MEMORY_DEVICE, CUXFER_MEMORY_MANAGED,
+                                      CUXFER_MEMORY_DEVICE};
 #define GB ((size_t)256 << 10) /* bytes of each buffer */
 #define POISON 0xa5
 #define HOLD_MS 3000.0
+/* cuxfer_plan2d_calibrate takes seconds (its measurement size is fixed:
+ * 64 MiB of rows per width): on a stream the table says it works on, one
+ * drawn in CAL_RARE is kept (a few a minute at the soak's pace); where it
+ * is refused, at once, every one. */
+#define CAL_RARE 250
+#define CAL_MEASURES 64
 
 #ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
 #define ZERO_IS_LEGACY 0
@@ -53,10 +62,14 @@ struct soak_gpu {
     cuxfer_timer timer;
     cuxfer_latch latch;
     cuxfer_plan2d plan[3]; /* SPAN, PACK, AUTO: small chunks, many of them per copy */
+    cuxfer_plan2d cal;     /* AUTO, default chunks (the fastest calibration): calibrated */
     cuxfer_stager stager;
+    cuxfer_stager_options stager_opt; /* what it was created with */
     cuxfer_rois rois;
     cuxfer_graph g0; /* pinned [0, G0N) -> device [G0OFF, ...), captured at setup */
     cuxfer_ring ring; /* two slots on device 0: its streams for the ring fences */
+    cuxfer_ring tring; /* one slot, timing: cuxfer_ring_slot_ms */
+    long tring_cycles; /* submissions to it so far (the model's count) */
     int cb_runs, cb_bad;
     size_t cb_first;     /* the first byte the callback saw wrong */
     int cb_got, cb_exp;  /* and what it saw there, and wanted */
@@ -263,6 +276,12 @@ typedef struct callctx {
     cuxfer_graph g;
     int capturing;
     const char *step;
+    /* a calibration: what it reported and gave, the tuning before, its error */
+    model_measure meas[CAL_MEASURES];
+    size_t nmeas;
+    int meas_bad;
+    cuxfer_plan2d_tuning tun, tun_before;
+    cudaError_t cal_err;
 } callctx;
 
 static void CUDART_CB on_done(void *arg)
@@ -294,6 +313,21 @@ static void CUDART_CB delay_fn(void *arg)
     struct timespec ts = {0, 2000000L};
     (void)arg;
     nanosleep(&ts, NULL);
+}
+
+/* cuxfer_plan2d_calibrate's report: each measurement kept for the model. */
+static void cal_report(size_t row, int d2h, double raw, double planned, void *arg)
+{
+    callctx *c = (callctx *)arg;
+    if (c->nmeas == CAL_MEASURES) {
+        c->meas_bad = 1;
+        return;
+    }
+    c->meas[c->nmeas].row = row;
+    c->meas[c->nmeas].d2h = d2h;
+    c->meas[c->nmeas].raw = raw;
+    c->meas[c->nmeas].planned = planned;
+    ++c->nmeas;
 }
 
 #define STEP(expr)                                                                        \
@@ -415,6 +449,12 @@ static cudaError_t make_call(soak_thread *t, callctx *c, cudaStream_t s, int dev
         STEP(cuxfer_graph_end(&c->g, s));
         return cuxfer_graph_launch(&c->g, s);
     }
+    case COMP_CALIBRATE:
+        c->tun_before = g->cal.tuning;
+        memset(&c->tun, 0x5a, sizeof c->tun);
+        c->nmeas = 0;
+        c->cal_err = cuxfer_plan2d_calibrate(&g->cal, s, &c->tun, cal_report, c);
+        return c->cal_err;
     case COMP_IS_CAPTURING:
         if (cuxfer_stream_is_capturing(s) == c->capturing)
             return cudaSuccess;
@@ -427,14 +467,16 @@ static cudaError_t make_call(soak_thread *t, callctx *c, cudaStream_t s, int dev
 }
 
 /* Draw the call's arguments for data device dev (0 or 1). */
-static void draw_call(soak_thread *t, callctx *c, int dev)
+static void draw_call(soak_thread *t, callctx *c, int kind, int dev)
 {
     int ddev = dev ? B_DEV1 : B_DEV;
     static const int hosts[] = {B_PIN, B_PAGE, B_MAN};
     memset(c, 0, sizeof *c);
     do
         c->call = (int)soak_below(t, COMP_CALLS);
-    while (c->call == COMP_CALIBRATE); /* minutes per call: the matrix covers it */
+    while (c->call == COMP_CALIBRATE &&
+           comp_expect(COMP_CALIBRATE, kind, ZERO_IS_LEGACY, 1) != COMP_REFUSES &&
+           soak_below(t, CAL_RARE) != 0);
     c->nx = 1;
     switch (c->call) {
     case COMP_COPY: {
@@ -534,6 +576,7 @@ static void draw_call(soak_thread *t, callctx *c, int dev)
         c->x.dpitch = c->x.spitch = G0N;
         break;
     case COMP_IS_CAPTURING:
+    case COMP_CALIBRATE:
         c->nx = 0;
         break;
     default: /* TIMER, LATCH_ARM, GRAPH_BEGIN */
@@ -605,6 +648,82 @@ static int verify_call(soak_thread *t, callctx *c, const char *when)
     return 0;
 }
 
+/* A calibration that worked: every row of 1 to 128 bytes measured in
+ * both directions, in order, at finite rates, each width its direction's
+ * widest that beat the direct copy by 10% (model_calibrated_row), given
+ * in *out and in the plan's tuning; the rest of the tuning unchanged. */
+static int check_calibration(soak_thread *t, callctx *c)
+{
+    soak_gpu *g = t->g;
+    size_t i, n[2] = {0, 0}, last[2] = {0, 0}, span, pack;
+    if (c->meas_bad)
+        return soak_fail(t, "more than %d measurements reported", CAL_MEASURES);
+    for (i = 0; i < c->nmeas; ++i) {
+        const model_measure *m = &c->meas[i];
+        if ((m->d2h != 0 && m->d2h != 1) || m->row <= last[m->d2h] || m->row > 128 ||
+            !isfinite(m->raw) || !isfinite(m->planned) || m->raw <= 0 || m->planned <= 0)
+            return soak_fail(t, "report %zu: row %zu, d2h %d, raw %g GB/s, planned %g GB/s", i,
+                             m->row, m->d2h, m->raw, m->planned);
+        last[m->d2h] = m->row;
+        ++n[m->d2h];
+    }
+    if (!n[0] || n[0] != n[1] || c->meas[0].row != 1 || last[0] != 128 || last[1] != 128)
+        return soak_fail(t, "%zu and %zu measurements (H2D, D2H), rows %zu to %zu: want both "
+                            "directions, rows 1 to 128", n[0], n[1],
+                         c->nmeas ? c->meas[0].row : 0, last[0]);
+    span = model_calibrated_row(c->meas, c->nmeas, 0);
+    pack = model_calibrated_row(c->meas, c->nmeas, 1);
+    if (c->tun.span_max_row != span || c->tun.pack_max_row != pack ||
+        c->tun.max_ratio != c->tun_before.max_ratio || c->tun.min_bytes != c->tun_before.min_bytes)
+        return soak_fail(t, "calibrated span %zu pack %zu ratio %zu min %zu; the measurements "
+                            "say span %zu pack %zu, and ratio %zu min %zu were",
+                         c->tun.span_max_row, c->tun.pack_max_row, c->tun.max_ratio,
+                         c->tun.min_bytes, span, pack, c->tun_before.max_ratio,
+                         c->tun_before.min_bytes);
+    if (memcmp(&c->tun, &g->cal.tuning, sizeof c->tun) != 0)
+        return soak_fail(t, "*out and the plan's tuning differ after a calibration");
+    return 0;
+}
+
+/* A refused calibration: the error the page gives for the stream (being
+ * captured: cudaErrorStreamCaptureUnsupported; another device's:
+ * cudaErrorInvalidDevice), nothing measured, the tuning unchanged. */
+static int check_calibration_refused(soak_thread *t, const callctx *c, int kind)
+{
+    cudaError_t want = comp_is_capture(kind) ? cudaErrorStreamCaptureUnsupported
+                                             : cudaErrorInvalidDevice;
+    if (c->cal_err != want)
+        return soak_fail(t, "refused with %s, the page says %s", cudaGetErrorName(c->cal_err),
+                         cudaGetErrorName(want));
+    if (c->nmeas)
+        return soak_fail(t, "a refused calibration reported %zu measurements", c->nmeas);
+    if (memcmp(&t->g->cal.tuning, &c->tun_before, sizeof c->tun_before) != 0)
+        return soak_fail(t, "a refused calibration changed the plan's tuning");
+    return 0;
+}
+
+/* The strategy a planned copy takes: cuxfer_plan2d_choose on the views
+ * the copy wraps, against the rule (model_plan2d_choose) applied to the
+ * buffers' kinds as the soak knows them. */
+static int check_choose(soak_thread *t, const callctx *c)
+{
+    soak_gpu *g = t->g;
+    const cuxfer_plan2d *p = &g->plan[c->plan];
+    const xfer *x = &c->x;
+    cuxfer_view dv, sv;
+    int got, want;
+    soak_say(t, "cuxfer_plan2d_choose(plan %d, dst %s pitch %zu, src %s pitch %zu, %zu x %zu)",
+             c->plan, buf_name[x->db], x->dpitch, buf_name[x->sb], x->spitch, x->row, x->h);
+    if (cuxfer_view_wrap(&dv, g->buf[x->db] + x->doff, x->dpitch, x->row, x->h, 1) != cudaSuccess ||
+        cuxfer_view_wrap(&sv, g->buf[x->sb] + x->soff, x->spitch, x->row, x->h, 1) != cudaSuccess)
+        return 0; /* the copy's own wrap refuses them: the call step says so */
+    got = cuxfer_plan2d_choose(p, &dv, &sv);
+    want = model_plan2d_choose(p, buf_kind[x->db], buf_kind[x->sb], x->row, x->h, x->spitch);
+    if (got != want)
+        return soak_fail(t, "chose %d, the rule says %d", got, want);
+    return 0;
+}
+
 /* After a synchronised run: the call's own checks. */
 static int after_call(soak_thread *t, callctx *c, int replay)
 {
@@ -639,6 +758,8 @@ static int after_call(soak_thread *t, callctx *c, int replay)
     case COMP_STAGE:
         CK(t, cuxfer_stager_wait(&g->stager, 30000));
         break;
+    case COMP_CALIBRATE:
+        return check_calibration(t, c);
     default:
         break;
     }
@@ -754,7 +875,9 @@ static int op_call(soak_thread *t)
     cudaError_t argerr = cudaSuccess;
     char why[CUXFER_REASON_MAX];
     draw_kind(t, &k);
-    draw_call(t, &c, k.dev);
+    draw_call(t, &c, k.kind, k.dev);
+    if (c.call == COMP_PLAN2D && check_choose(t, &c))
+        return 1;
     if (kind_stream(t, &k))
         return 1;
     if (comp_is_capture(k.kind) && c.call == COMP_POOL_RELEASE)
@@ -912,6 +1035,8 @@ static int op_call(soak_thread *t)
                                waited ? g->held_others : "");
         }
     }
+    if (!rc && c.call == COMP_CALIBRATE && c.cal_err != cudaSuccess)
+        rc = check_calibration_refused(t, &c, k.kind);
     if (cleanup_call(t, &c))
         rc = 1;
     if (k.pooled)
@@ -932,7 +1057,7 @@ static int op_alloc(soak_thread *t)
     size_t n = 1 + soak_size(t, 100000);
     unsigned char *pg;
     cuxfer_pinned_block b;
-    switch (soak_below(t, 7)) {
+    switch (soak_below(t, 8)) {
     case 0:
         soak_say(t, "cuxfer_host_alloc(&p, %zu, 1, 0); cuxfer_memory_kind; cuxfer_host_free", n);
         CK(t, cuxfer_host_alloc(&p, n, 1, 0));
@@ -1027,6 +1152,54 @@ static int op_alloc(soak_thread *t)
         if (cuxfer_device_max_pitch(0) < 65536 || cuxfer_gbps(1000000000, 1000.0f) != 1.0)
             return soak_fail(t, "cuxfer_device_max_pitch(0) %zu, cuxfer_gbps(1 GB, 1 s) %g",
                              cuxfer_device_max_pitch(0), cuxfer_gbps(1000000000, 1000.0f));
+        {
+            /* a created stager's opt: its options, resolved */
+            cuxfer_stager_options r, m;
+            CK(t, cuxfer_stager_options_resolve(&r, &g->stager_opt));
+            if (model_stager_options(&g->stager_opt, &m) != cudaSuccess ||
+                memcmp(&r, &m, sizeof r) != 0 || memcmp(&r, &g->stager.opt, sizeof r) != 0)
+                return soak_fail(t, "the stager's options: resolved {%d, %zu, %d, %d}, in use "
+                                    "{%d, %zu, %d, %d}, the model {%d, %zu, %d, %d}",
+                                 r.slots, r.slot_bytes, r.threads, r.strategy,
+                                 g->stager.opt.slots, g->stager.opt.slot_bytes,
+                                 g->stager.opt.threads, g->stager.opt.strategy, m.slots,
+                                 m.slot_bytes, m.threads, m.strategy);
+        }
+        break;
+    }
+    case 7: {
+        /* advice on the thread's managed buffer, set then unset: works where
+         * the device has concurrentManagedAccess (else refused, nothing
+         * done); on memory of another kind, or for a device that does not
+         * exist, refused */
+        static const enum cudaMemoryAdvise set[] = {cudaMemAdviseSetReadMostly,
+                                                     cudaMemAdviseSetPreferredLocation,
+                                                     cudaMemAdviseSetAccessedBy};
+        static const enum cudaMemoryAdvise unset[] = {cudaMemAdviseUnsetReadMostly,
+                                                       cudaMemAdviseUnsetPreferredLocation,
+                                                       cudaMemAdviseUnsetAccessedBy};
+        soak_gpu *g = t->g;
+        size_t k = soak_below(t, 3), off = soak_below(t, GB), len = 1 + soak_size(t, GB - off - 1);
+        int target = (int)soak_below(t, (size_t)G.ndev + 1) - 1, other = (int)soak_below(t, 3);
+        int ndev = 0, b = other == 0 ? B_PIN : other == 1 ? B_PAGE : B_DEV;
+        cudaError_t want;
+        if (k == 2 && target == CUXFER_CPU)
+            target = 0; /* AccessedBy names a device (CUDA's rule) */
+        want = cuxfer_managed_concurrent(target == CUXFER_CPU ? 0 : target) ? cudaSuccess
+                                                                            : cudaErrorNotSupported;
+        soak_say(t, "cuxfer_advise(managed+%zu, %zu, set/unset %zu, target %d); on %s memory; "
+                    "for a device past the last", off, len, k, target, buf_name[b]);
+        if (soak_expect(t, want, cuxfer_advise(g->buf[B_MAN] + off, len, set[k], target)) ||
+            soak_expect(t, want, cuxfer_advise(g->buf[B_MAN] + off, len, unset[k], target)))
+            return 1;
+        if (soak_expect(t, cudaErrorInvalidValue,
+                        cuxfer_advise(g->buf[b] + off, len, set[k], target)))
+            return 1;
+        CK(t, cuxfer_device_count(&ndev));
+        if (soak_expect(t, cudaErrorInvalidDevice,
+                        cuxfer_advise(g->buf[B_MAN] + off, len, set[k], ndev)))
+            return 1;
+        CK(t, cudaGetLastError()); /* and nothing left behind */
         break;
     }
     default:
@@ -1050,6 +1223,56 @@ static cudaError_t ring_work(const cuxfer_ring_slot *slot, void *arg)
              : cudaSuccess;
 }
 
+/* A cycle of the timing ring: before its first submission the slot has
+ * no time (refused); after a cycle, CUXFER_NOWAIT gives the time or
+ * cudaErrorNotReady, CUXFER_WAIT the time, finite and not negative; the
+ * bytes come back. */
+static int ring_timed(soak_thread *t, size_t up)
+{
+    soak_gpu *g = t->g;
+    cuxfer_ring_slot *slot = NULL;
+    cuxfer_ring_job job;
+    cudaError_t err;
+    float ms = -1.0f;
+    unsigned char *h;
+    soak_say(t, "timing ring: acquire; cuxfer_ring_slot_ms (cycle %ld); submit(h2d %zu, d2h %zu); "
+                "cuxfer_ring_slot_ms CUXFER_NOWAIT, CUXFER_WAIT", g->tring_cycles, up, up);
+    CK(t, cuxfer_ring_acquire(&g->tring, &slot));
+    err = cuxfer_ring_slot_ms(slot, CUXFER_WAIT, &ms);
+    if (g->tring_cycles == 0) {
+        if (soak_expect(t, cudaErrorInvalidValue, err)) /* no submission yet */
+            return 1;
+    } else if (soak_expect(t, cudaSuccess, err))
+        return 1;
+    if (!isfinite(ms) || ms < 0.0f || (g->tring_cycles == 0 && ms != 0.0f))
+        return soak_fail(t, "cuxfer_ring_slot_ms gave %g ms", (double)ms);
+    h = (unsigned char *)slot->host;
+    soak_fill(t, h, up);
+    memcpy(g->tmp, h, up);
+    memset(h + 2048, POISON, 2048);
+    memset(&job, 0, sizeof job);
+    job.h2d_bytes = up;
+    job.d2h_bytes = up;
+    job.d2h_host_offset = 2048;
+    CK(t, cuxfer_ring_submit(&g->tring, slot, &job));
+    ++g->tring_cycles;
+    ms = -1.0f;
+    err = cuxfer_ring_slot_ms(slot, CUXFER_NOWAIT, &ms);
+    if (err == cudaErrorNotReady) {
+        if (ms != 0.0f)
+            return soak_fail(t, "cuxfer_ring_slot_ms: not ready, yet *ms = %g", (double)ms);
+    } else if (soak_expect(t, cudaSuccess, err))
+        return 1;
+    else if (!isfinite(ms) || ms < 0.0f)
+        return soak_fail(t, "cuxfer_ring_slot_ms(CUXFER_NOWAIT) gave %g ms", (double)ms);
+    ms = -1.0f;
+    CK(t, cuxfer_ring_slot_ms(slot, CUXFER_WAIT, &ms));
+    if (!isfinite(ms) || ms < 0.0f || ms > 60000.0f)
+        return soak_fail(t, "cuxfer_ring_slot_ms(CUXFER_WAIT) gave %g ms", (double)ms);
+    CK(t, cuxfer_ring_drain(&g->tring));
+    return soak_compare(t, h + 2048, g->tmp, up, "the timing ring's download");
+}
+
 /* A ring's cycle: a depth drawn, a slot acquired, its buffers found, a
  * job of upload, work and download submitted and drained, the bytes
  * back; a refused submit keeps the slot, which is then given back. */
@@ -1059,6 +1282,7 @@ static int op_ring(soak_thread *t)
     cuxfer_ring_slot *slot = NULL;
     cuxfer_ring_job job;
     void *h = NULL, *d = NULL;
+    float ms;
     int n = cuxfer_ring_slots(&g->ring), depth = 1 + (int)soak_below(t, 2);
     size_t up = soak_size(t, 2048);
     soak_say(t, "cuxfer_ring_set_depth(%d); acquire; slot_buffers; submit(h2d %zu, work, d2h %zu); "
@@ -1085,6 +1309,15 @@ static int op_ring(soak_thread *t)
     CK(t, cuxfer_ring_submit(&g->ring, slot, &job));
     CK(t, cuxfer_ring_drain(&g->ring));
     if (soak_compare(t, (unsigned char *)h + 2048, g->tmp, up, "the ring slot's download"))
+        return 1;
+    /* a ring without timing: its slots are not timed */
+    soak_say(t, "cuxfer_ring_slot_ms(a slot of a ring without timing, CUXFER_WAIT, &ms)");
+    ms = -1.0f;
+    if (soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_slot_ms(slot, CUXFER_WAIT, &ms)))
+        return 1;
+    if (ms != 0.0f)
+        return soak_fail(t, "a refusal left *ms = %g, not 0", (double)ms);
+    if (ring_timed(t, up))
         return 1;
     CK(t, cuxfer_ring_acquire(&g->ring, &slot));
     job.h2d_bytes = slot->host_bytes + 1;
@@ -1185,7 +1418,7 @@ static int op_call_locked(soak_thread *t)
     kindsel k;
     callctx c;
     draw_kind(&probe, &k);
-    draw_call(&probe, &c, k.dev);
+    draw_call(&probe, &c, k.kind, k.dev);
     return locked(t, op_call,
                   k.kind == COMP_GLOBAL || k.kind == COMP_HELD || c.call == COMP_GRAPH_BEGIN);
 }
@@ -1332,16 +1565,26 @@ int soak_gpu_thread_init(soak_thread *t)
         po.strategy = i == 0 ? CUXFER_PLAN_SPAN : i == 1 ? CUXFER_PLAN_PACK : CUXFER_PLAN_AUTO;
         SETUP(cuxfer_plan2d_create(&g->plan[i], &po));
     }
+    memset(&po, 0, sizeof po);
+    po.threads = 2;
+    SETUP(cuxfer_plan2d_create(&g->cal, &po));
     memset(&so, 0, sizeof so);
     so.slots = 2;
     so.slot_bytes = 4096; /* the smallest: a copy just over a slot wraps the ring */
     so.threads = 2;
+    g->stager_opt = so;
     SETUP(cuxfer_stager_create(&g->stager, &so));
     memset(&ro, 0, sizeof ro);
     ro.threads = 2;
     ro.chunk_bytes = 4096;
     SETUP(cuxfer_rois_create(&g->rois, &ro));
     SETUP(cuxfer_ring_create(&g->ring, 2, 4096, 4096, NULL));
+    {
+        cuxfer_ring_options rop;
+        memset(&rop, 0, sizeof rop);
+        rop.timing = 1;
+        SETUP(cuxfer_ring_create(&g->tring, 1, 4096, 4096, &rop));
+    }
     SETUP(cuxfer_stream_pool_create_on(&g->pool, 0, 2, cudaStreamNonBlocking, 0));
     {
         cudaStream_t two[2];
@@ -1365,6 +1608,16 @@ int soak_gpu_thread_init(soak_thread *t)
         SETUP(cuxfer_view_wrap(&sv, g->buf[B_PIN], 32, 16, 1024, 1));
         for (i = 0; i < 3; ++i)
             SETUP(cuxfer_plan2d_copy_async(&g->plan[i], &dv, &sv, g->nb));
+        /* and the calibration plan's, SPAN and PACK (its tuning made to
+         * take them for these small copies, then put back) */
+        cuxfer_plan2d_tuning tun = g->cal.tuning;
+        g->cal.tuning.min_bytes = 0;
+        SETUP(cuxfer_plan2d_copy_async(&g->cal, &dv, &sv, g->nb));
+        SETUP(cuxfer_plan2d_copy_async(&g->cal, &sv, &dv, g->nb));
+        SETUP(cudaStreamSynchronize(g->nb));
+        g->cal.tuning = tun;
+        if (push(t, B_PIN))
+            return -1;
         /* CUDA's own kernels for device-to-device copies load lazily too
          * (CUDA_MODULE_LOADING=LAZY, the default): the first such copy
          * behind a held stream would wait for the load */
@@ -1399,6 +1652,7 @@ int soak_gpu_thread_fini(soak_thread *t)
     DOWN(cuxfer_graph_destroy(&g->g0));
     DOWN(cuxfer_rois_destroy(&g->rois));
     DOWN(cuxfer_ring_destroy(&g->ring));
+    DOWN(cuxfer_ring_destroy(&g->tring));
     DOWN(cuxfer_stream_pool_destroy(&g->pool));
     DOWN(cuxfer_stream_pool_destroy(&g->wpool));
     DOWN(cuxfer_host_free(g->fan_h));
@@ -1406,6 +1660,7 @@ int soak_gpu_thread_fini(soak_thread *t)
     DOWN(cuxfer_stager_destroy(&g->stager));
     for (i = 0; i < 3; ++i)
         DOWN(cuxfer_plan2d_destroy(&g->plan[i]));
+    DOWN(cuxfer_plan2d_destroy(&g->cal));
     DOWN(cuxfer_latch_destroy(&g->latch));
     DOWN(cuxfer_timer_destroy(&g->timer));
     DOWN(cudaStreamDestroy(g->nb));

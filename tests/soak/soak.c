@@ -22,6 +22,10 @@
 #include <unistd.h>
 
 soak_options soak_opt = {0, 0, 1, 0};
+long soak_fn_calls[SOAK_NFUNCS];
+#define SOAK_F_NAME(f) #f,
+static const char *const fn_name[SOAK_NFUNCS] = {SOAK_API_LIST(SOAK_F_NAME)};
+#undef SOAK_F_NAME
 
 static unsigned long long o_seed = 1;
 static long o_steps = 0;
@@ -510,6 +514,18 @@ static int shrink(void)
 }
 
 /* ---- the run ------------------------------------------------------------ */
+/* The calls of every public function, the driver's own included
+ * (tests/soak/soak-coverage.sh reads these lines). */
+static void print_calls(void)
+{
+    int f, called = 0;
+    for (f = 0; f < SOAK_NFUNCS; ++f)
+        called += soak_fn_calls[f] > 0;
+    printf("# calls per public function of cuxfer.h (%d of %d called):\n", called, SOAK_NFUNCS);
+    for (f = 0; f < SOAK_NFUNCS; ++f)
+        printf("#   call %-38s %ld\n", fn_name[f], soak_fn_calls[f]);
+}
+
 static int run_soak(void)
 {
     int i, nthreads = replay_steps ? 1 : soak_opt.threads, rc = 0, fd0, task0, fd1 = -1, task1 = -1;
@@ -618,6 +634,8 @@ static int run_soak(void)
                s > 0 ? (double)total / s : 0.0);
     } else
         printf("ok 1 - replay of %ld steps passed\n", replay_n);
+    if (!replay_steps)
+        print_calls();
     return rc;
 }
 

@@ -16,6 +16,18 @@
 #include <cuxfer.h>
 #include <stdint.h>
 
+/* Every public function of cuxfer.h, counted: soak-api.h, made from the
+ * header by tests/soak/api-names.sh, lists them (SOAK_API_LIST) and turns
+ * each call the soak makes into soak_counted(its index) and the call; the
+ * soak prints the counts at the end, which tests/soak/soak-coverage.sh
+ * holds against the header's list. */
+#include <soak-api.h> /* the build's, not one beside this file */
+#define SOAK_F_ENUM(f) SOAK_F_##f,
+enum soak_fn { SOAK_API_LIST(SOAK_F_ENUM) SOAK_NFUNCS };
+#undef SOAK_F_ENUM
+extern long soak_fn_calls[SOAK_NFUNCS];
+static inline void soak_counted(int f) { __atomic_add_fetch(&soak_fn_calls[f], 1, __ATOMIC_RELAXED); }
+
 #define SOAK_MAX_THREADS 16
 
 typedef struct soak_gpu soak_gpu; /* ops-gpu.c */
@@ -78,6 +90,18 @@ size_t model_class_size(size_t n, int *exact); /* lower bound check: see model.c
 void model_copy2d(const cuxfer_view *d, const cuxfer_view *s); /* rows, host memory */
 void model_rois_pack(int dir, const cuxfer_view *host, const cuxfer_roi *r, size_t n,
                      unsigned char *dense);
+
+int model_plan2d_choose(const cuxfer_plan2d *p, int dkind, int skind, size_t row, size_t height,
+                        size_t spitch);
+typedef struct model_measure { /* one report of cuxfer_plan2d_calibrate */
+    size_t row;
+    int d2h;
+    double raw, planned;
+} model_measure;
+size_t model_calibrated_row(const model_measure *m, size_t n, int d2h);
+cudaError_t model_stager_options(const cuxfer_stager_options *opt, cuxfer_stager_options *out);
+cudaError_t model_managed_args(const void *p, size_t bytes, int target);
+int model_policy(const char *word);
 
 /* the operations */
 extern const soak_op soak_cpu_ops[];
