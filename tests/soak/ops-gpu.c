@@ -59,6 +59,9 @@ struct soak_gpu {
     cudaStream_t io; /* the model's bytes in and out (push) */
     cuxfer_stream_pool pool, wpool; /* its own two streams; sig and io wrapped */
     unsigned char *fan_h, *fan_d;   /* FANB bytes each: op_fan's and op_ring's own */
+    unsigned char *adv;             /* GB of managed memory that only
+                                       cuxfer_advise touches (HACKING, "Soak":
+                                       advice and held streams) */
     cuxfer_timer timer;
     cuxfer_latch latch;
     cuxfer_plan2d plan[3]; /* SPAN, PACK, AUTO: small chunks, many of them per copy */
@@ -1168,7 +1171,7 @@ static int op_alloc(soak_thread *t)
         break;
     }
     case 7: {
-        /* advice on the thread's managed buffer, set then unset: works where
+        /* advice on the thread's own advised buffer, set then unset: works where
          * the device has concurrentManagedAccess (else refused, nothing
          * done); on memory of another kind, or for a device that does not
          * exist, refused */
@@ -1187,17 +1190,17 @@ static int op_alloc(soak_thread *t)
             target = 0; /* AccessedBy names a device (CUDA's rule) */
         want = cuxfer_managed_concurrent(target == CUXFER_CPU ? 0 : target) ? cudaSuccess
                                                                             : cudaErrorNotSupported;
-        soak_say(t, "cuxfer_advise(managed+%zu, %zu, set/unset %zu, target %d); on %s memory; "
+        soak_say(t, "cuxfer_advise(advised+%zu, %zu, set/unset %zu, target %d); on %s memory; "
                     "for a device past the last", off, len, k, target, buf_name[b]);
-        if (soak_expect(t, want, cuxfer_advise(g->buf[B_MAN] + off, len, set[k], target)) ||
-            soak_expect(t, want, cuxfer_advise(g->buf[B_MAN] + off, len, unset[k], target)))
+        if (soak_expect(t, want, cuxfer_advise(g->adv + off, len, set[k], target)) ||
+            soak_expect(t, want, cuxfer_advise(g->adv + off, len, unset[k], target)))
             return 1;
         if (soak_expect(t, cudaErrorInvalidValue,
                         cuxfer_advise(g->buf[b] + off, len, set[k], target)))
             return 1;
         CK(t, cuxfer_device_count(&ndev));
         if (soak_expect(t, cudaErrorInvalidDevice,
-                        cuxfer_advise(g->buf[B_MAN] + off, len, set[k], ndev)))
+                        cuxfer_advise(g->adv + off, len, set[k], ndev)))
             return 1;
         CK(t, cudaGetLastError()); /* and nothing left behind */
         break;
@@ -1534,6 +1537,7 @@ int soak_gpu_thread_init(soak_thread *t)
     g->buf[B_PAGE] = (unsigned char *)malloc(GB);
     SETUP(cuxfer_device_alloc((void **)&g->buf[B_DEV], GB, 1));
     SETUP(cuxfer_managed_alloc((void **)&g->buf[B_MAN], GB, 1, cudaMemAttachGlobal));
+    SETUP(cuxfer_managed_alloc((void **)&g->adv, GB, 1, cudaMemAttachGlobal));
     if (G.ndev > 1) {
         SETUP(cudaSetDevice(1));
         SETUP(cuxfer_device_alloc((void **)&g->buf[B_DEV1], GB, 1));
@@ -1671,6 +1675,7 @@ int soak_gpu_thread_fini(soak_thread *t)
     DOWN(cuxfer_host_free(g->buf[B_PIN]));
     DOWN(cuxfer_device_free(g->buf[B_DEV]));
     DOWN(cuxfer_managed_free(g->buf[B_MAN]));
+    DOWN(cuxfer_managed_free(g->adv));
     if (g->buf[B_DEV1]) {
         DOWN(cudaSetDevice(1));
         DOWN(cuxfer_device_free(g->buf[B_DEV1]));

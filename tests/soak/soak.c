@@ -546,6 +546,16 @@ static int run_soak(void)
         ops = all;
     }
     soak_opt.threads = nthreads;
+    {
+        /* CUDA's first use (the driver, the primary context) opens
+         * descriptors and threads kept until exit, and a CPU-mode call may
+         * be that first use where a GPU is installed: it comes before the
+         * baseline */
+        int ndev = 0;
+        if (cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0)
+            (void)cudaFree(0);
+        (void)cudaGetLastError();
+    }
     fd0 = count_dir("/proc/self/fd");
     task0 = count_dir("/proc/self/task");
     for (i = 0; i < nthreads; ++i)
