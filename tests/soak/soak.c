@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-soak_options soak_opt = {0, 0, 1, 0};
+soak_options soak_opt = {0, 0, 1, 0, 0};
 long soak_fn_calls[SOAK_NFUNCS];
 #define SOAK_F_NAME(f) #f,
 static const char *const fn_name[SOAK_NFUNCS] = {SOAK_API_LIST(SOAK_F_NAME)};
@@ -675,7 +675,8 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: soak [--seed N] [--steps N | --seconds S] [--threads N] [--devices N]\n"
-            "            [--cpu-only] [--step-limit MS] [--record FILE] [--verbose]\n"
+            "            [--cpu-only] [--shared-gpu] [--step-limit MS] [--record FILE]\n"
+            "            [--verbose]\n"
             "       soak --replay FILE [--shrink] [--verbose]\n"
             "       soak --fault\n");
     exit(2);
@@ -706,6 +707,8 @@ int main(int argc, char **argv)
             o_step_limit_ms = atof(v);
         else if (!strcmp(a, "--cpu-only"))
             soak_opt.cpu_only = 1;
+        else if (!strcmp(a, "--shared-gpu"))
+            soak_opt.shared_gpu = 1;
         else if (!strcmp(a, "--shrink"))
             o_shrink = 1;
         else if (!strcmp(a, "--fault"))

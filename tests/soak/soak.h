@@ -56,6 +56,7 @@ typedef struct soak_op {
 /* options shared by every part */
 typedef struct soak_options {
     int verbose, cpu_only, threads, devices;
+    int shared_gpu; /* --shared-gpu: no device-memory checkpoint */
 } soak_options;
 extern soak_options soak_opt;
 
