@@ -50,8 +50,7 @@ int roicopy_band_count(const roicopy_plan *p, const roicopy_frame *f)
 {
     size_t n = (size_t)p->streams;
     if (!p->streams_given && p->nframes == 1 && !p->pageable) {
-        size_t bytes = f->roi.width * f->elem_per_pixel * f->elem_size * f->roi.height;
-        size_t want = bytes / ROICOPY_BAND_BYTES;
+        size_t want = f->out.total_bytes / ROICOPY_BAND_BYTES; /* the ROI's */
         if (want > ROICOPY_AUTO_BANDS)
             want = ROICOPY_AUTO_BANDS;
         if (want > n)

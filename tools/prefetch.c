@@ -17,11 +17,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Frame buffers are aligned to 2 MiB and asked for transparent huge pages:
- * a batch touches each buffer once, and with 4 KiB pages faulting them in
- * and unmapping them at the end was most of a 32-frame batch's system time
- * (and contends with the CUDA context's start for the address space). */
-#define BUF_ALIGN ((size_t)2 << 20)
+/* Frame buffers of a huge page or more are aligned to one and asked for
+ * transparent huge pages: a batch touches each buffer once, and with 4 KiB
+ * pages faulting them in and unmapping them at the end was most of a
+ * 32-frame batch's system time (and contends with the CUDA context's start
+ * for the address space).  Smaller ones stay page aligned. */
+#define HUGE_PAGE ((size_t)2 << 20)
 
 static size_t round_page(size_t n) { return (n + 4095) / 4096 * 4096; }
 
@@ -146,17 +147,19 @@ static void *prefetch_main(void *arg)
 static int alloc_buffers(prefetch_set *ps, int n, size_t bytes)
 {
     int i;
+    size_t align = bytes >= HUGE_PAGE ? HUGE_PAGE : 4096;
     ps->bufs = (unsigned char **)calloc((size_t)n, sizeof *ps->bufs);
     ps->free_bufs = (int *)calloc((size_t)n, sizeof *ps->free_bufs);
     if (!ps->bufs || !ps->free_bufs)
         return -1;
     for (i = 0; i < n; ++i) {
-        if (posix_memalign((void **)&ps->bufs[i], BUF_ALIGN, bytes) != 0) {
+        if (posix_memalign((void **)&ps->bufs[i], align, bytes) != 0) {
             ps->bufs[i] = NULL;
             break;
         }
 #ifdef MADV_HUGEPAGE
-        (void)madvise(ps->bufs[i], bytes, MADV_HUGEPAGE);
+        if (align == HUGE_PAGE)
+            (void)madvise(ps->bufs[i], bytes, MADV_HUGEPAGE);
 #endif
         ps->nbufs = i + 1;
     }
