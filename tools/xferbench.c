@@ -1488,7 +1488,7 @@ static void rois_check(cuxfer_rois *plan, int d2h, const cuxfer_view *img, cuxfe
 {
     size_t i, y, bytes = off[n];
     if (!d2h) {
-        BENCH_CHECK(cudaMemset(dense->ptr, 0xa5, bytes));
+        BENCH_CHECK(cudaMemsetAsync(dense->ptr, 0xa5, bytes, s)); /* before the copy on s */
         BENCH_CHECK(cuxfer_rois_copy_async(plan, CUXFER_ROIS_H2D, img, r, n, dense, s));
         BENCH_CHECK(cudaStreamSynchronize(s));
         BENCH_CHECK(cudaMemcpy(dense_back, dense->ptr, bytes, cudaMemcpyDeviceToHost));

@@ -67,6 +67,7 @@ static void poison(void)
 {
     memset(back, 0xEE, (size_t)PITCH * ROWS);
     GPU_MUST(cudaMemset(dev, 0x5A, DENSE));
+    GPU_MUST(cudaDeviceSynchronize()); /* before the copies on the non-blocking stream */
 }
 
 static void copies(cudaStream_t s, cuxfer_view *hv, cuxfer_view *dv, cuxfer_view *bv)

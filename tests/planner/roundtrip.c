@@ -132,6 +132,8 @@ static void narrow_span(void)
             fill_pattern(hb[k], hp_[k] * h_[k], (unsigned)(5000 + 97 * w + k));
             GPU_MUST(cudaMalloc((void **)&db[k], dp_[k] * h_[k] + off_[k]));
             GPU_MUST(cudaMemset(db[k], 0xA5, dp_[k] * h_[k] + off_[k]));
+            /* the poison is on the legacy stream, the copy on st: order them */
+            GPU_MUST(cudaDeviceSynchronize());
             GPU_MUST(cuxfer_view_wrap(&src, hb[k], hp_[k], w, h_[k], 1));
             GPU_MUST(cuxfer_view_wrap(&dev, db[k] + off_[k], dp_[k], w, h_[k], 1));
             GPU_OK(cuxfer_plan2d_copy_async(&p, &dev, &src, st),
@@ -323,6 +325,7 @@ int main(void)
                 fill_pattern(hb[k], hp * h, (unsigned)(2000 + 10 * w + k));
                 memset(bb[k], 0x5A, hp * h);
             }
+            GPU_MUST(cudaDeviceSynchronize()); /* the poison, before the copies on st */
             for (k = 0; k < 2; ++k) {
                 GPU_MUST(cuxfer_view_wrap(&src, hb[k], hp, w, h, 1));
                 GPU_MUST(cuxfer_view_wrap(&dev, db[k] + off, dp, w, h, 1));
