@@ -232,15 +232,26 @@ const prefetched *roicopy_prefetch_take(prefetch_set *ps, size_t i)
     return q;
 }
 
+/* Frame i's buffer back: to the free list while frames are left to read,
+ * else freed now, on this worker, while the others still write (at the
+ * end of the batch it would be freed after the last write). */
 void roicopy_prefetch_done(prefetch_set *ps, size_t i)
 {
+    unsigned char *drop = NULL;
     pthread_mutex_lock(&ps->mu);
     if (ps->pf[i].state == PF_READ || ps->pf[i].state == PF_FAILED) {
-        ps->free_bufs[ps->nfree++] = ps->pf[i].buffer;
+        int b = ps->pf[i].buffer;
+        if (ps->next >= ps->p->nframes) {
+            drop = ps->bufs[b];
+            ps->bufs[b] = NULL;
+        } else {
+            ps->free_bufs[ps->nfree++] = b;
+        }
         ps->pf[i].state = PF_WAITING;
         pthread_cond_broadcast(&ps->cv);
     }
     pthread_mutex_unlock(&ps->mu);
+    free(drop);
 }
 
 void roicopy_prefetch_stop(prefetch_set *ps)

@@ -73,7 +73,7 @@ void roicopy_prefetch_go(prefetch_set *ps);
 const prefetched *roicopy_prefetch_take(prefetch_set *ps, size_t i);
 
 /* Frame i is written (or dropped): its buffer goes back for a later
- * frame. */
+ * frame, or is freed now when every frame has a buffer. */
 void roicopy_prefetch_done(prefetch_set *ps, size_t i);
 
 /* No more reading: wakes every waiting thread (readers and takers). */

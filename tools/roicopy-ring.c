@@ -158,6 +158,8 @@ typedef struct ring_run {
     size_t done;           /* frames written or skipped */
     int status;            /* the first failure; stops taking frames */
     size_t skipped;        /* -k: frames that could not be read */
+    size_t ring_uses;      /* frames done with the ring (copied or skipped) */
+    int ring_gone;         /* the ring and its device memory freed early */
     prefetch_set *ps;      /* the read side */
 } ring_run;
 
@@ -189,6 +191,29 @@ static void frame_done(const roicopy_plan *p, ring_run *rr, int skipped)
     if (rr->done == 1 || rr->done == p->nframes)
         roicopy_trace(rr->done == 1 ? "the first frame written" : "the last frame written");
     pthread_mutex_unlock(&rr->lock);
+}
+
+static void slot_memory_free(ring_run *rr, int n);
+
+/* Frame i is done with the ring.  When every frame is (and nothing after
+ * the workers needs it: no span to stop, no replays), the worker that
+ * finished last frees the ring and its device memory while the other
+ * workers still write: unpinning them overlaps the last writes instead of
+ * following them. */
+static void ring_used(const roicopy_plan *p, ring_run *rr)
+{
+    int last;
+    pthread_mutex_lock(&rr->lock);
+    last = ++rr->ring_uses == p->nframes && !p->timing && !p->json &&
+           p->repeat < 2;
+    pthread_mutex_unlock(&rr->lock);
+    if (!last)
+        return;
+    (void)cuxfer_ring_destroy(&rr->ring);
+    slot_memory_free(rr, p->streams);
+    rr->l.dev = NULL;
+    rr->ring_gone = 1; /* read by the main thread after the joins */
+    roicopy_trace("the ring freed");
 }
 
 /* Frame i's turn: acquire the next slot of the ring (so frame i gets slot
@@ -272,12 +297,16 @@ static int copy_gpu(const roicopy_plan *p, ring_run *rr, size_t i,
         memcpy(q->out, (unsigned char *)s->host + rr->l.out_offset,
                f->out.total_bytes);
     pthread_mutex_unlock(mu);
-    return err == cudaSuccess ? RC_OK : roicopy_cuda_fail(f->input, err);
+    if (err != cudaSuccess)
+        return roicopy_cuda_fail(f->input, err);
+    ring_used(p, rr);
+    return RC_OK;
 }
 
 /* Frame i could not be read.  It still takes its turn (and gives the slot
  * straight back): with -k the frames after it keep their slots. */
-static int skip_frame(ring_run *rr, size_t i, const char *input)
+static int skip_frame(const roicopy_plan *p, ring_run *rr, size_t i,
+                      const char *input)
 {
     cuxfer_ring_slot *s = NULL;
     cudaError_t err = cudaSuccess;
@@ -286,7 +315,10 @@ static int skip_frame(ring_run *rr, size_t i, const char *input)
     if (!take_turn(rr, i, &s, &err, NULL))
         return RC_STOPPED;
     give_back(rr, s);
-    return err == cudaSuccess ? RC_OK : roicopy_cuda_fail(input, err);
+    if (err != cudaSuccess)
+        return roicopy_cuda_fail(input, err);
+    ring_used(p, rr);
+    return RC_OK;
 }
 
 /* Frame i, read: copied (through the GPU, or cropped on the CPU with
@@ -299,7 +331,7 @@ static int frame_one(const roicopy_plan *p, ring_run *rr, size_t i,
     int rc;
     if (q->state == PF_FAILED) {
         /* After the turn: every frame before this one is then written. */
-        if ((rc = skip_frame(rr, i, f->input)) != RC_OK)
+        if ((rc = skip_frame(p, rr, i, f->input)) != RC_OK)
             return rc;
         rc = roicopy_fail(RC_INPUT, f->input, "%s", q->err);
         if (!p->keep_going)
@@ -502,7 +534,7 @@ static int ring_finish(const roicopy_plan *p, ring_run *rr, double t0)
     int timed = !rr->cpu && (p->timing || p->json), rc = RC_OK;
     if (timed)
         GPU_TRY(file, roicopy_stop_span(&rr->ring, &rr->span, rr->home));
-    if (!rr->cpu)
+    if (!rr->cpu && !rr->ring_gone)
         GPU_TRY(file, cuxfer_ring_drain(&rr->ring));
     if ((rc = sync_output_dirs()) != RC_OK)
         goto done;
@@ -549,8 +581,10 @@ int roicopy_ring_run(const roicopy_plan *p)
     }
     roicopy_prefetch_free(rr.ps);
     (void)cuxfer_timer_destroy(&rr.span);
-    (void)cuxfer_ring_destroy(&rr.ring);
-    slot_memory_free(&rr, p->streams);
+    if (!rr.ring_gone) {
+        (void)cuxfer_ring_destroy(&rr.ring);
+        slot_memory_free(&rr, p->streams);
+    }
     free(rr.last);
     for (i = 0; i < rr.nslot_mu; ++i)
         pthread_mutex_destroy(&rr.slot_mu[i]);
