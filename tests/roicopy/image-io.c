@@ -597,6 +597,10 @@ static void test_signals(void)
         if (pid == 0) {
             struct rlimit no_core = {0, 0};
             setrlimit(RLIMIT_CORE, &no_core);
+            /* fatal here even when the test runs under nohup or in the
+             * background, which ignore SIGHUP, SIGINT and SIGQUIT (the
+             * cleanup leaves an ignored signal ignored) */
+            signal(sigs[i], SIG_DFL);
             image_install_signal_cleanup();
             hook_signal = sigs[i];
             image_test_write_hook = raise_hook;
