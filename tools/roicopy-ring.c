@@ -193,7 +193,7 @@ static void frame_done(const roicopy_plan *p, ring_run *rr, int skipped)
     pthread_mutex_unlock(&rr->lock);
 }
 
-static void slot_memory_free(ring_run *rr, int n);
+static void ring_free(ring_run *rr, int n);
 
 /* Frame i is done with the ring.  When every frame is (and nothing after
  * the workers needs it: no span to stop, no replays), the worker that
@@ -209,10 +209,7 @@ static void ring_used(const roicopy_plan *p, ring_run *rr)
     pthread_mutex_unlock(&rr->lock);
     if (!last)
         return;
-    (void)cuxfer_ring_destroy(&rr->ring);
-    slot_memory_free(rr, p->streams);
-    rr->l.dev = NULL;
-    rr->ring_gone = 1; /* read by the main thread after the joins */
+    ring_free(rr, p->streams); /* ring_gone: read by the main thread after the joins */
     roicopy_trace("the ring freed");
 }
 
@@ -440,11 +437,14 @@ static cudaError_t slot_memory(ring_run *rr)
     return cudaSuccess;
 }
 
-/* After the ring is destroyed (nothing in flight): free them, each on its
- * device. */
-static void slot_memory_free(ring_run *rr, int n)
+/* The ring, then (nothing in flight) each slot's device memory on its
+ * device; once: by the last frame's worker (ring_used) or at the end. */
+static void ring_free(ring_run *rr, int n)
 {
     int i;
+    if (rr->ring_gone)
+        return;
+    (void)cuxfer_ring_destroy(&rr->ring);
     for (i = 0; rr->l.dev && i < n; ++i) {
         if (!rr->l.dev[i].ptr)
             continue;
@@ -454,6 +454,8 @@ static void slot_memory_free(ring_run *rr, int n)
     if (rr->l.dev)
         (void)cudaSetDevice(rr->home);
     free(rr->l.dev);
+    rr->l.dev = NULL;
+    rr->ring_gone = 1;
 }
 
 /* --repeat K: K-1 more passes through the ring, each slot copying again
@@ -581,10 +583,7 @@ int roicopy_ring_run(const roicopy_plan *p)
     }
     roicopy_prefetch_free(rr.ps);
     (void)cuxfer_timer_destroy(&rr.span);
-    if (!rr.ring_gone) {
-        (void)cuxfer_ring_destroy(&rr.ring);
-        slot_memory_free(&rr, p->streams);
-    }
+    ring_free(&rr, p->streams);
     free(rr.last);
     for (i = 0; i < rr.nslot_mu; ++i)
         pthread_mutex_destroy(&rr.slot_mu[i]);

@@ -228,11 +228,7 @@ size_t model_calibrated_row(const model_measure *m, size_t n, int d2h)
 cudaError_t model_stager_options(const cuxfer_stager_options *opt, cuxfer_stager_options *out)
 {
     cuxfer_stager_options o;
-#ifdef _SC_NPROCESSORS_ONLN
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-#else
-    long cores = 4; /* no way to ask: the header's guess */
-#endif
     memset(&o, 0, sizeof o);
     if (opt)
         o = *opt;
