@@ -28,48 +28,68 @@ int roicopy_cuda_fail(const char *file, cudaError_t err)
     return roicopy_fail(RC_CUDA, file, "CUDA: %s: %.*s", name, (int)n, why);
 }
 
-/* ---- start-up ------------------------------------------------------------ */
+/* ---- start-up and release ----------------------------------------------- */
 
 /* Creating a CUDA context takes hundreds of milliseconds, longer than
  * checking a whole batch: a helper thread starts it (cudaFree(0) on each
  * device) while roicopy.c reads headers, and roicopy_gpu_run() waits for
- * it before its first CUDA call.  Its errors are ignored: the same call
- * fails again, reported, on the main thread. */
-static pthread_t prestart_thread;
-static int prestart_running;
-static int prestart_devices[ROICOPY_MAX_DEVICES];
-static int prestart_n;
+ * it before its first CUDA call.  Destroying it takes about a third of
+ * that, which a batch spends while its last frames are still being
+ * written: the same helper thread resets each device once the GPU's part
+ * is over (roicopy_gpu_release), and the process exits with no context
+ * left to tear down.  Errors are ignored: a failed start fails again,
+ * reported, on the main thread; a failed release leaves the context to the
+ * runtime's exit. */
+static pthread_t helper_thread;
+static int helper_running;
+static int helper_devices[ROICOPY_MAX_DEVICES];
+static int helper_n;
+static int helper_release; /* 0: start the contexts, 1: reset them */
 
-static void *prestart_main(void *arg)
+static void *helper_main(void *arg)
 {
     int i;
     (void)arg;
-    for (i = 0; i < prestart_n; ++i)
-        if (cudaSetDevice(prestart_devices[i]) == cudaSuccess)
-            (void)cudaFree(0);
+    for (i = 0; i < helper_n; ++i)
+        if (cudaSetDevice(helper_devices[i]) == cudaSuccess)
+            (void)(helper_release ? cudaDeviceReset() : cudaFree(0));
     (void)cudaGetLastError(); /* this thread's, not the main thread's */
-    roicopy_trace("the CUDA context is up (helper thread)");
+    roicopy_trace(helper_release ? "the CUDA context is released (helper thread)"
+                                 : "the CUDA context is up (helper thread)");
     return NULL;
+}
+
+static void helper_start(const int *devices, int n, int release)
+{
+    int i;
+    roicopy_gpu_join();
+    if (n < 1 || n > ROICOPY_MAX_DEVICES)
+        return;
+    for (i = 0; i < n; ++i)
+        helper_devices[i] = devices[i];
+    helper_n = n;
+    helper_release = release;
+    helper_running = pthread_create(&helper_thread, NULL, helper_main,
+                                    NULL) == 0;
 }
 
 void roicopy_gpu_prestart(const int *devices, int n)
 {
-    int i;
-    if (prestart_running || n < 1 || n > ROICOPY_MAX_DEVICES ||
-        getenv("ROICOPY_NO_PRESTART"))
-        return;
-    for (i = 0; i < n; ++i)
-        prestart_devices[i] = devices[i];
-    prestart_n = n;
-    prestart_running = pthread_create(&prestart_thread, NULL, prestart_main,
-                                      NULL) == 0;
+    if (!getenv("ROICOPY_NO_PRESTART"))
+        helper_start(devices, n, 0);
 }
 
-void roicopy_gpu_prestart_join(void)
+void roicopy_gpu_release(const int *devices, int n)
 {
-    if (prestart_running)
-        (void)pthread_join(prestart_thread, NULL);
-    prestart_running = 0;
+    if (!getenv("ROICOPY_NO_PRESTART"))
+        helper_start(devices, n, 1);
+}
+
+void roicopy_gpu_join(void)
+{
+    if (helper_running)
+        (void)pthread_join(helper_thread, NULL);
+    helper_running = 0;
 }
 
 /* ---- devices ------------------------------------------------------------- */

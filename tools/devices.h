@@ -35,11 +35,15 @@ int roicopy_cuda_fail(const char *file, cudaError_t err);
 
 /* Start the CUDA context of these devices on a helper thread, so that it
  * overlaps the checks and the reading (never for --dry-run);
- * roicopy_gpu_prestart_join() waits for it (roicopy_gpu_run() does, and
- * roicopy.c before exiting).  ROICOPY_NO_PRESTART in the environment
- * turns it off (for comparisons). */
+ * roicopy_gpu_join() waits for it (roicopy_gpu_run() does, and roicopy.c
+ * before exiting).  roicopy_gpu_release() resets the devices on the same
+ * thread once nothing will call CUDA again, so that the context's teardown
+ * overlaps the last writes instead of following them (the ring's last
+ * frame does; roicopy_ring_run joins it).  ROICOPY_NO_PRESTART in the
+ * environment turns both off (for comparisons). */
 void roicopy_gpu_prestart(const int *devices, int n);
-void roicopy_gpu_prestart_join(void);
+void roicopy_gpu_release(const int *devices, int n);
+void roicopy_gpu_join(void);
 
 /* Every device of the plan must exist; each is made current once, so one
  * that cannot be used fails here, and the home device (devices[0]) is left

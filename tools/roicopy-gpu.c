@@ -438,7 +438,7 @@ int roicopy_gpu_run(const roicopy_plan *p)
      * roicopy.c) comes up: roicopy-ring.c waits for it itself. */
     if (p->nframes > 1 && !p->pageable)
         return roicopy_ring_run(p);
-    roicopy_gpu_prestart_join();
+    roicopy_gpu_join();
     rc = roicopy_setup_devices(p);
     if (rc == RC_OK && p->nframes == 1)
         rc = run_single(p, &p->frames[0]);

@@ -197,9 +197,9 @@ static void ring_free(ring_run *rr, int n);
 
 /* Frame i is done with the ring.  When every frame is (and nothing after
  * the workers needs it: no span to stop, no replays), the worker that
- * finished last frees the ring and its device memory while the other
- * workers still write: unpinning them overlaps the last writes instead of
- * following them. */
+ * finished last frees the ring and its device memory and has the contexts
+ * released, while the other workers still write: unpinning and the
+ * context's teardown overlap the last writes instead of following them. */
 static void ring_used(const roicopy_plan *p, ring_run *rr)
 {
     int last;
@@ -211,6 +211,10 @@ static void ring_used(const roicopy_plan *p, ring_run *rr)
         return;
     ring_free(rr, p->streams); /* ring_gone: read by the main thread after the joins */
     roicopy_trace("the ring freed");
+    /* Nothing calls CUDA from here on (a worker makes its device current
+     * only once it holds a frame): the contexts go while frames are still
+     * written, joined at the end of roicopy_ring_run. */
+    roicopy_gpu_release(p->devices, p->ndevices);
 }
 
 /* Frame i's turn: acquire the next slot of the ring (so frame i gets slot
@@ -361,14 +365,7 @@ static void *ring_worker_main(void *arg)
     ring_worker *w = (ring_worker *)arg;
     const roicopy_plan *p = w->p;
     ring_run *rr = w->rr;
-    int rc = RC_OK;
-    /* The current device is per thread: the home device, as on the main
-     * thread (the span timer lives there). */
-    if (!rr->cpu) {
-        cudaError_t err = cudaSetDevice(rr->home);
-        if (err != cudaSuccess)
-            rc = roicopy_cuda_fail(p->frames[0].input, err);
-    }
+    int rc = RC_OK, homed = rr->cpu;
     while (rc == RC_OK) {
         const prefetched *q;
         size_t i;
@@ -379,6 +376,18 @@ static void *ring_worker_main(void *arg)
         pthread_mutex_unlock(&rr->lock);
         if (stop)
             break;
+        /* The current device is per thread: the home device, as on the
+         * main thread (the span timer lives there).  Made current only
+         * with a frame in hand, which keeps the ring (and the context)
+         * alive: a worker with nothing to do makes no CUDA call. */
+        if (!homed) {
+            cudaError_t err = cudaSetDevice(rr->home);
+            homed = 1;
+            if (err != cudaSuccess) {
+                rc = roicopy_cuda_fail(p->frames[i].input, err);
+                break;
+            }
+        }
         if (!(q = roicopy_prefetch_take(rr->ps, i)))
             break; /* stopped: another worker failed */
         rc = frame_one(p, rr, i, q);
@@ -495,7 +504,7 @@ static int ring_setup(const roicopy_plan *p, ring_run *rr)
     const char *file = p->frames[0].input;
     int rc, i;
     cuxfer_ring_options opt;
-    roicopy_gpu_prestart_join();
+    roicopy_gpu_join();
     roicopy_trace("ring setup: the context joined");
     if ((rc = roicopy_setup_devices(p)) != RC_OK)
         return rc;
@@ -584,6 +593,7 @@ int roicopy_ring_run(const roicopy_plan *p)
     roicopy_prefetch_free(rr.ps);
     (void)cuxfer_timer_destroy(&rr.span);
     ring_free(&rr, p->streams);
+    roicopy_gpu_join(); /* the early release (ring_used), if it began */
     free(rr.last);
     for (i = 0; i < rr.nslot_mu; ++i)
         pthread_mutex_destroy(&rr.slot_mu[i]);

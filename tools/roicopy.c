@@ -1125,7 +1125,7 @@ static int run(int argc, char **argv)
             printf("{\"frames\":0,\"skipped\":%lu}\n",
                    (unsigned long)p.nskipped);
     }
-    roicopy_gpu_prestart_join(); /* never exit under a starting context */
+    roicopy_gpu_join(); /* never exit under a starting context */
     roicopy_trace("the run is over; the process exits");
     free_plan(&p);
     free(o.args);

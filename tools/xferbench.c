@@ -347,40 +347,49 @@ static void bench_link(cudaStream_t s1, cudaStream_t s2, cuxfer_timer *t)
 /* --- enqueue cost --------------------------------------------------------- */
 
 /* Microseconds per enqueue of a small pinned H2D copy, measured on the host
- * while a gate holds the stream (so nothing executes meanwhile). */
-static stat time_enqueue(copy1d_fn f, void *d, const void *h, cudaStream_t s)
+ * while a gate holds the stream (so nothing executes meanwhile): one batch
+ * of BATCH enqueues. */
+enum { ENQ_BATCH = 200 };
+
+static double enqueue_batch_us(copy1d_fn f, void *d, const void *h, cudaStream_t s)
 {
-    enum { BATCH = 200 };
-    double v[64], t0;
-    int r, c;
-    for (r = -3; r < reps; ++r) {
-        gate_close(s);
-        t0 = now_us();
-        for (c = 0; c < BATCH; ++c)
-            BENCH_CHECK(f((unsigned char *)d + (size_t)c * 4096, (const unsigned char *)h + (size_t)c * 4096, 4096, s));
-        if (r >= 0)
-            v[r] = (now_us() - t0) / BATCH;
-        gate_open();
-        BENCH_CHECK(cudaStreamSynchronize(s));
-    }
-    return stats(v, reps);
+    double t0;
+    int c;
+    gate_close(s);
+    t0 = now_us();
+    for (c = 0; c < ENQ_BATCH; ++c)
+        BENCH_CHECK(f((unsigned char *)d + (size_t)c * 4096, (const unsigned char *)h + (size_t)c * 4096, 4096, s));
+    t0 = (now_us() - t0) / ENQ_BATCH;
+    gate_open();
+    BENCH_CHECK(cudaStreamSynchronize(s));
+    return t0;
 }
 
+/* The raw call and cuxfer's, interleaved batch by batch with the order
+ * swapped every repetition (as time_1d): a cost of about a microsecond
+ * drifts with the host's clock and caches by more than the difference
+ * measured, and must drift on both alike.  Three times the repetitions,
+ * as the link's cases. */
 static void bench_enqueue(cudaStream_t s)
 {
-    size_t n = 200 * 4096;
-    void *h = pinned(n), *d = device(n);
-    stat raw, cux;
-    int round;
+    size_t n = ENQ_BATCH * 4096;
+    void *h, *d;
+    double v[2][64];
+    int r, k, n_reps = link_reps();
     if (!want("enqueue"))
         return;
+    h = pinned(n);
+    d = device(n);
     fill(h, n, 3);
-    /* Interleave raw and cuxfer rounds so drift hits both alike. */
-    for (round = 0; round < 3; ++round) {
-        raw = time_enqueue(raw_copy, d, h, s);
-        cux = time_enqueue(cux_copy, d, h, s);
-    }
-    report("enqueue 4 KiB H2D (cost)", "us", raw, cux, 1, 1.10, "<=1.10x");
+    for (r = -6; r < n_reps; ++r)
+        for (k = 0; k < 2; ++k) {
+            int which = k ^ (r & 1); /* 0 raw, 1 cuxfer */
+            double us = enqueue_batch_us(which ? cux_copy : raw_copy, d, h, s);
+            if (r >= 0)
+                v[which][r] = us;
+        }
+    report("enqueue 4 KiB H2D (cost)", "us", stats(v[0], n_reps), stats(v[1], n_reps), 1, 1.10,
+           "<=1.10x");
     cuxfer_host_free(h);
     cudaFree(d);
 }

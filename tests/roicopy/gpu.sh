@@ -113,25 +113,34 @@ else
     fail "40-frame pipeline failed"; diag_file "$T/err"
 fi
 # The pipeline's threads against its slots: one thread, more threads than
-# slots, more slots than threads, buffers for two frames a thread
-# (ROICOPY_PREFETCH_MB=1: reused at once); every output poisoned first.
+# slots, more slots than threads, as many threads as frames, buffers for
+# two frames a thread (ROICOPY_PREFETCH_MB=1: reused at once); every output
+# poisoned first.  The ring and the context are released once the last
+# frame is back from the GPU, before the run is over (ROICOPY_TRACE).
+released() {
+    sed -n 's/^roicopy: trace: *[0-9.]* ms //p' "$1" |
+        grep -e '^the ring freed$' -e '^the CUDA context is released' -e '^the run is over' |
+        tr '\n' '|'
+}
 for args in "--threads 1 --streams 2" "--threads 16 --streams 3" \
     "--threads 5 --streams 7" "--threads 40 --streams 64"; do
     for f in "$T"/frames/*.ppm; do
         printf 'poison' >"$T/ring/$(basename "$f" .ppm).pam"
     done
     # shellcheck disable=SC2086
-    if ROICOPY_PREFETCH_MB=1 "$ROICOPY" --quiet $args --roi 50x30+9+7 --format pam \
+    if ROICOPY_TRACE=1 ROICOPY_PREFETCH_MB=1 "$ROICOPY" --quiet $args --roi 50x30+9+7 --format pam \
         "$T"/frames/*.ppm -o "$T/ring" 2>"$T/err"; then
         bad=0
         for f in "$T"/frames/*.ppm; do
             b=$(basename "$f" .ppm)
             cmp -s "$T/ring/$b.pam" "$T/ref/$b.pam" || bad=$((bad + 1))
         done
-        if [ $bad -eq 0 ] && [ "$(ls -A "$T/ring" | wc -l)" -eq 40 ]; then
-            pass "40 frames, $args, two buffers a thread: all match"
+        order=$(released "$T/err")
+        if [ $bad -eq 0 ] && [ "$(ls -A "$T/ring" | wc -l)" -eq 40 ] &&
+            [ "$order" = "the ring freed|the CUDA context is released (helper thread)|the run is over; the process exits|" ]; then
+            pass "40 frames, $args, two buffers a thread: all match; the context released early"
         else
-            fail "40 frames, $args: $bad mismatches"
+            fail "40 frames, $args: $bad mismatches, trace $order"
         fi
     else
         fail "40 frames, $args failed"; diag_file "$T/err"
@@ -151,11 +160,12 @@ else
     fail "--pageable with several inputs"; diag_file "$T/err"
 fi
 rm -f "$T"/ring/*
-if "$ROICOPY" --json --quiet --repeat 3 --verify "$T"/frames/f2*.ppm -o "$T/ring" >"$T/stdout" 2>"$T/err" &&
+if ROICOPY_TRACE=1 "$ROICOPY" --json --quiet --repeat 3 --verify "$T"/frames/f2*.ppm -o "$T/ring" >"$T/stdout" 2>"$T/err" &&
     grep -q '^{"frames":11,"slots":3,.*"link_bidir_gbps":[0-9.]*,.*"replay_passes":2,.*"replay_gbps":[0-9.]*' "$T/stdout" &&
+    [ "$(released "$T/err")" = "the run is over; the process exits|" ] &&
     [ "$(wc -l <"$T/stdout")" -eq 1 ] && [ "$(ls "$T/ring" | wc -l)" -eq 11 ] &&
     "$IMGCROP" "$T/frames/f23.ppm" 67x45+0+0 "$T/ref/f23.ppm" && cmp -s "$T/ring/f23.ppm" "$T/ref/f23.ppm"; then
-    pass "pipeline --json --repeat 3: one object with the link and the replays; outputs intact"
+    pass "pipeline --json --repeat 3: one object with the link and the replays; outputs intact; nothing released early"
 else
     fail "pipeline --json"; diag_file "$T/stdout"; diag_file "$T/err"
 fi
