@@ -105,8 +105,9 @@ echo "$mutants" | while IFS='|' read -r name mode script; do
     else
         t1=$(now)
         how=$(grep -m1 -E '^not ok|^Bail out|runtime error|AddressSanitizer' "$d/run.log" | cut -c1-160)
-        printf 'CAUGHT   %s in %.1f s (%s): %s\n' "$name" \
-            "$(echo "$t1 - $t0" | bc 2>/dev/null || echo 0)" "$mode" "${how:-exit status}"
+        printf 'CAUGHT   %s in %s s (%s): %s\n' "$name" \
+            "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')" "$mode" \
+            "${how:-exit status}"
         grep -m2 '^#   ' "$d/run.log" | cut -c1-160
     fi
 done
