@@ -181,6 +181,23 @@ static int count_dir(const char *path)
     return n - (strcmp(path, "/proc/self/fd") == 0); /* opendir's own */
 }
 
+/* count_dir(path) once it equals want (want < 0: once two counts 2 ms
+ * apart agree), or after half a second: a thread just joined can still be
+ * listed in /proc/self/task (pthread_join returns when the kernel clears
+ * the thread's TID, before the task is gone), and a leak is what stays. */
+static int settled_count(const char *path, int want)
+{
+    int n = count_dir(path), waited = 0, last = -1;
+    while ((want < 0 ? n != last : n != want) && waited < 250) {
+        struct timespec ms = {0, 2000000};
+        nanosleep(&ms, NULL);
+        ++waited;
+        last = n;
+        n = count_dir(path);
+    }
+    return n;
+}
+
 static void record_failure(void);
 
 /* What every thread is doing now, one line each (a call that waited
@@ -584,7 +601,8 @@ static int run_soak(void)
             break;
         /* checkpoint: the first one is the baseline of the warm objects */
         {
-            int fd = count_dir("/proc/self/fd"), task = count_dir("/proc/self/task");
+            int fd = settled_count("/proc/self/fd", round == 0 ? -1 : fd1);
+            int task = settled_count("/proc/self/task", round == 0 ? -1 : task1);
             if (round == 0) {
                 fd1 = fd;
                 task1 = task;
@@ -616,8 +634,10 @@ static int run_soak(void)
         /* CUDA keeps the threads and descriptors it opened on first use:
          * on the GPU, the end may not be above the first round's counts;
          * on the CPU, it must be back at the start's */
-        int fd = count_dir("/proc/self/fd"), task = count_dir("/proc/self/task");
-        if (!soak_opt.cpu_only && fd1 >= 0) {
+        int gpu = !soak_opt.cpu_only && fd1 >= 0;
+        int fd = settled_count("/proc/self/fd", gpu ? fd1 : fd0),
+            task = settled_count("/proc/self/task", gpu ? task1 : task0);
+        if (gpu) {
             fd0 = fd <= fd1 ? fd : fd0;
             task0 = task <= task1 ? task : task0;
         }
