@@ -63,7 +63,7 @@ static void helper_start(const int *devices, int n, int release)
 {
     int i;
     roicopy_gpu_join();
-    if (n < 1 || n > ROICOPY_MAX_DEVICES)
+    if (n < 1 || n > ROICOPY_MAX_DEVICES || getenv("ROICOPY_NO_PRESTART"))
         return;
     for (i = 0; i < n; ++i)
         helper_devices[i] = devices[i];
@@ -75,14 +75,12 @@ static void helper_start(const int *devices, int n, int release)
 
 void roicopy_gpu_prestart(const int *devices, int n)
 {
-    if (!getenv("ROICOPY_NO_PRESTART"))
-        helper_start(devices, n, 0);
+    helper_start(devices, n, 0);
 }
 
 void roicopy_gpu_release(const int *devices, int n)
 {
-    if (!getenv("ROICOPY_NO_PRESTART"))
-        helper_start(devices, n, 1);
+    helper_start(devices, n, 1);
 }
 
 void roicopy_gpu_join(void)
