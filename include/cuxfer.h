@@ -4777,16 +4777,19 @@ CUXFER_API int cuxfer_impl_team_take(size_t *next, size_t total, size_t block, s
 /* `rows` rows of `row` bytes from s (pitch sp) to d (pitch dp): the one
  * row copy of the team's jobs.  Constant widths become a few moves (a
  * memcpy call per 8-byte row costs more than the bytes).  With k > 0 each
- * store of a row of at most 64 bytes first asks for the destination line
- * k rows on, except in the last k rows. */
+ * row of at most 64 bytes first asks for the destination line (to write)
+ * and the source line (to read) k rows on, except in the last k rows: a
+ * pitch of kilobytes defeats the hardware's prefetch, and the dense side's
+ * request is a hit. */
 CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigned char *s,
                                       size_t sp, size_t row, size_t rows, size_t k)
 {
-    size_t y = 0, far = k * dp, hinted = k && row <= 64 && rows > k ? rows - k : 0;
+    size_t y = 0, far = k * dp, sfar = k * sp, hinted = k && row <= 64 && rows > k ? rows - k : 0;
 #define CUXFER_IMPL_ROWS_CASE(n)                                               \
     case n:                                                                    \
         for (; y < hinted; ++y, d += dp, s += sp) {                            \
             __builtin_prefetch(d + far, 1, 3);                                 \
+            __builtin_prefetch(s + sfar, 0, 3);                                \
             memcpy(d, s, n);                                                   \
         }                                                                      \
         for (; y < rows; ++y, d += dp, s += sp)                                \
@@ -6687,11 +6690,32 @@ struct cuxfer_impl_rois_job {
     int d2h;
 };
 
+/* Rows a team member asks for ahead of its copies, in the tiles after
+ * its current one: tiles scattered over an image miss the caches and the
+ * TLB row by row, and the misses one core has in flight bound the copy
+ * (doc/PERF.md, "Behind the constants").  Rows over 256 bytes stream. */
+#define CUXFER_IMPL_ROIS_AHEAD 32
+
+/* Ask for the host lines of tile t's first rows, to write (D2H) or read. */
+CUXFER_API void cuxfer_impl_rois_ask(const struct cuxfer_impl_rois_job *j, size_t t)
+{
+    const cuxfer_roi *r = &j->rois[t];
+    size_t rb = r->width * j->elem, y, c,
+           rows = r->height < CUXFER_IMPL_ROIS_AHEAD ? r->height : CUXFER_IMPL_ROIS_AHEAD;
+    const unsigned char *h = j->base + r->y * j->pitch + r->x * j->elem;
+    for (y = 0; rb && rb <= 256 && y < rows; ++y, h += j->pitch)
+        for (c = 0; c < rb + 63; c += 64) /* and the line of the row's last byte */
+            j->d2h ? __builtin_prefetch(h + (c < rb ? c : rb - 1), 1, 3)
+                   : __builtin_prefetch(h + (c < rb ? c : rb - 1), 0, 3);
+}
+
 /* Move dense bytes [a, b) of the job between the host tiles and the
- * staging; a and b may fall inside a row. */
+ * staging; a and b may fall inside a row.  The tiles after the current
+ * one, up to CUXFER_IMPL_ROIS_AHEAD rows, are asked for before it is
+ * copied; within a taller tile, rows 16 on. */
 CUXFER_API void cuxfer_impl_rois_range(const struct cuxfer_impl_rois_job *j, size_t a, size_t b)
 {
-    size_t lo = 0, hi = j->n, t;
+    size_t lo = 0, hi = j->n, t, ask = 0;
     if (a >= b)
         return;
     while (hi - lo > 1) { /* the last tile with off <= a */
@@ -6709,6 +6733,9 @@ CUXFER_API void cuxfer_impl_rois_range(const struct cuxfer_impl_rois_job *j, siz
         while (j->off[t + 1] <= a) /* empty tiles take no bytes */
             ++t;
         r = &j->rois[t];
+        for (ask = ask > t ? ask : t; ask < j->n && j->off[ask] < b &&
+             (ask <= t + 1 || (ask - t - 1) * r->height < CUXFER_IMPL_ROIS_AHEAD); ++ask)
+            cuxfer_impl_rois_ask(j, ask);
         rb = r->width * j->elem;
         q = a - j->off[t];
         y = q / rb;
@@ -6729,9 +6756,9 @@ CUXFER_API void cuxfer_impl_rois_range(const struct cuxfer_impl_rois_job *j, siz
         rows = (end - a) / rb;
         if (rows) {
             if (j->d2h)
-                cuxfer_impl_copy_rows(h, j->pitch, st, rb, rb, rows, 0);
+                cuxfer_impl_copy_rows(h, j->pitch, st, rb, rb, rows, 16);
             else
-                cuxfer_impl_copy_rows(st, rb, h, j->pitch, rb, rows, 0);
+                cuxfer_impl_copy_rows(st, rb, h, j->pitch, rb, rows, 16);
             a += rows * rb;
             st += rows * rb;
             h += rows * j->pitch;
@@ -6914,21 +6941,25 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, cuxf
     return cudaSuccess;
 }
 
-/* KERNEL: one launch per descriptor slot of at most 8192 tiles on s; hdev
- * is the host view's base as the device sees it.  A tile of 2^31 bytes or
- * more (beyond the kernel's 32-bit counts) goes by cudaMemcpy2DAsync on s. */
+/* KERNEL: one launch per descriptor slot of at most 8192 descriptors on
+ * s; hdev is the host view's base as the device sees it.  A descriptor is
+ * a band of whole rows of one tile, at most `band` bytes: a warp copies
+ * one descriptor at a time, and a tile far larger than the rest kept its
+ * warps busy long after the others.  A tile of 2^31 bytes or more (beyond
+ * the kernel's 32-bit counts) goes by cudaMemcpy2DAsync on s. */
 CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cuxfer_view *host,
                                                unsigned char *hdev, const cuxfer_roi *rois,
-                                               size_t n, unsigned char *dense, cudaStream_t s)
+                                               size_t n, unsigned char *dense, size_t total,
+                                               cudaStream_t s)
 {
-    /* at most 8192 tiles a launch: the GPU starts on the first while the
-     * next descriptors are written */
+    /* at most 8192 descriptors a launch: the GPU starts on the first while
+     * the next ones are written; about 4096 bands of the whole copy */
     const size_t cap = p->opt.chunk_bytes / sizeof(cuxfer_impl_tile) < 8192
                            ? p->opt.chunk_bytes / sizeof(cuxfer_impl_tile)
                            : 8192,
-                 lim = 0x7fffffff;
+                 lim = 0x7fffffff, band = total / 4096 > 4096 ? total / 4096 : 4096;
     const uintptr_t base = (uintptr_t)hdev | (uintptr_t)dense | (uintptr_t)host->pitch;
-    size_t i = 0, off = 0;
+    size_t i = 0, off = 0, y0 = 0;
     while (i < n) {
         cuxfer_impl_tile *d = NULL;
         void *ddev = NULL;
@@ -6936,18 +6967,22 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
         uintptr_t align = base;
         size_t m = 0;
         CUXFER_TRY(cuxfer_impl_rois_kslot(p, cap * sizeof *d, &d, &ddev, &ev));
-        for (; i < n && m < cap; ++i) {
-            size_t rb = rois[i].width * host->elem_size, rows = rois[i].height;
+        while (i < n && m < cap) {
+            size_t rb = rois[i].width * host->elem_size, rows = rois[i].height, br;
             size_t src = rois[i].y * host->pitch + rois[i].x * host->elem_size;
-            if (rb == 0 || rows == 0)
-                continue;
-            if (rows > lim || rb > lim / rows) {
+            if (rb && rows && (rows > lim || rb > lim / rows)) {
                 CUXFER_TRY(cuxfer_impl_rois_tile(dir, host, &rois[i], dense + off, s));
-            } else {
-                cuxfer_impl_tile_put(&d[m++], src, off, rows, rb);
+            } else if (rb && rows) {
+                br = rb >= band ? 1 : band / rb;
+                br = br < rows - y0 ? br : rows - y0;
+                cuxfer_impl_tile_put(&d[m++], src + y0 * host->pitch, off + y0 * rb, br, rb);
                 align |= (uintptr_t)src | (uintptr_t)off | (uintptr_t)rb;
+                if ((y0 += br) < rows)
+                    continue; /* the tile's next band */
+                y0 = 0;
             }
             off += rb * rows;
+            ++i;
         }
         if (m)
             CUXFER_TRY(cuxfer_impl_kernel_launch(p->kernel, p->kblocks, ddev, (unsigned)m, hdev,
@@ -6997,7 +7032,7 @@ CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir
         *refuse = cudaErrorInvalidValue;
     } else {
         *err = cuxfer_impl_rois_kernel(p, dir, host, (unsigned char *)hdev, rois, n,
-                                       (unsigned char *)dense->ptr, s);
+                                       (unsigned char *)dense->ptr, total, s);
         if (*err != cudaSuccess)
             (void)cuxfer_impl_fail(*err, "%s: %s in the KERNEL launches", call,
                                    cudaGetErrorName(*err));
