@@ -41,18 +41,17 @@
 /* ---- several inputs: the transfer ring ----------------------------------- */
 
 /* Where things are in a ring slot: the ROI's pixels, packed, at host
- * offset 0 and the ROI's download at out_offset; on the device a view of
- * its own (cudaMallocPitch: the device's pitch, not a guess) big enough
+ * offset 0, and its download in the same place (on one stream the upload
+ * is done by then; half the pinned memory to set up); on the device a view
+ * of its own (cudaMallocPitch: the device's pitch, not a guess) big enough
  * for the largest ROI (or canvas), in bytes, that each frame sees in its
  * own elements. */
 typedef struct ring_layout {
-    size_t out_offset, host_bytes;
+    size_t host_bytes;
     size_t out_bytes; /* the largest output: the link measurement's size */
     size_t dev_row_bytes, dev_rows;
     cuxfer_view *dev; /* slot i's device view, on the slot's device */
 } ring_layout;
-
-static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 /* The ROI's bytes in a row, packed. */
 static size_t roi_row_bytes(const roicopy_frame *f)
@@ -77,9 +76,7 @@ static ring_layout plan_ring(const roicopy_plan *p)
         if (h > rows)
             rows = h;
     }
-    /* Page-aligned output area: the download lands on its own pages. */
-    l.out_offset = round_up(in, 4096);
-    l.host_bytes = l.out_offset + (out ? out : 1);
+    l.host_bytes = in > out ? in : out ? out : 1;
     l.out_bytes = out;
     l.dev_row_bytes = row;
     l.dev_rows = rows;
@@ -114,7 +111,7 @@ static cudaError_t slot_views(const cuxfer_ring_slot *s, const frame_job *j,
     CUXFER_TRY(cuxfer_view_init(&whole, sd->ptr, sd->pitch, dw, dh, e,
                                 CUXFER_MEMORY_DEVICE, sd->device));
     CUXFER_TRY(cuxfer_view_sub(&whole, at, dev));
-    return cuxfer_view_wrap(out, (unsigned char *)s->host + j->l->out_offset,
+    return cuxfer_view_wrap(out, s->host,
                             f->out.row_bytes, f->roi.width * epp,
                             f->roi.height, e);
 }
@@ -142,7 +139,7 @@ typedef struct ring_run {
     long *last;   /* frame last submitted to each slot, for replays */
     /* Held from a slot's fill until its download is copied out: the
      * ring frees a slot at submission, and the next frame in it must not
-     * land in its download area before that copy. */
+     * land in the slot before that copy. */
     pthread_mutex_t *slot_mu;
     int nslot_mu;
     cuxfer_timer span; /* first frame's start .. last frame's end */
@@ -295,8 +292,7 @@ static int copy_gpu(const roicopy_plan *p, ring_run *rr, size_t i,
         err = cudaEventSynchronize(s->done);
     }
     if (err == cudaSuccess)
-        memcpy(q->out, (unsigned char *)s->host + rr->l.out_offset,
-               f->out.total_bytes);
+        memcpy(q->out, s->host, f->out.total_bytes);
     pthread_mutex_unlock(mu);
     if (err != cudaSuccess)
         return roicopy_cuda_fail(f->input, err);
