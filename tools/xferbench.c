@@ -1590,27 +1590,27 @@ static void bench_rois(cudaStream_t s)
             for (rr = -2; rr < reps; ++rr)
                 for (kk = 0; kk <= ROIS_PLANS; ++kk) {
                     double t0;
+                    int warm;
                     k = (kk + (rr < 0 ? 0 : rr)) % (1 + ROIS_PLANS); /* 0: the loop */
                     if (k && !have[k - 1])
                         continue;
                     /* Right after a per-tile loop (the raw one or DIRECT:
                      * up to 160 ms of tiny copies) a strategy ran 10-15 %
                      * slower: one untimed copy first, so that every figure
-                     * is taken after a copy of its own */
-                    if (k && (prev == 0 || prev == 1 + CUXFER_ROIS_DIRECT))
-                        BENCH_CHECK(cuxfer_rois_copy_async(&plans[k - 1], dir ? CUXFER_ROIS_D2H
-                                                                              : CUXFER_ROIS_H2D,
-                                                           dir ? &back : &img, r, n, &dense, s));
-                    BENCH_CHECK(cudaStreamSynchronize(s));
+                     * is taken after a copy of its own (the last one is
+                     * timed) */
+                    warm = k && (prev == 0 || prev == 1 + CUXFER_ROIS_DIRECT);
                     prev = k;
-                    t0 = now_us();
-                    if (k == 0)
-                        rois_raw(dir, dir ? &back : &img, r, off, n, dptr, s);
-                    else
-                        BENCH_CHECK(cuxfer_rois_copy_async(&plans[k - 1], dir ? CUXFER_ROIS_D2H
-                                                                              : CUXFER_ROIS_H2D,
-                                                           dir ? &back : &img, r, n, &dense, s));
-                    BENCH_CHECK(cudaStreamSynchronize(s));
+                    do {
+                        t0 = now_us();
+                        if (k == 0)
+                            rois_raw(dir, dir ? &back : &img, r, off, n, dptr, s);
+                        else
+                            BENCH_CHECK(cuxfer_rois_copy_async(
+                                &plans[k - 1], dir ? CUXFER_ROIS_D2H : CUXFER_ROIS_H2D,
+                                dir ? &back : &img, r, n, &dense, s));
+                        BENCH_CHECK(cudaStreamSynchronize(s));
+                    } while (warm-- > 0);
                     if (rr >= 0)
                         v[k][rr] = (double)bytes / ((now_us() - t0) * 1e3);
                 }
