@@ -44,6 +44,22 @@ if grep -E '^(cpu-crop|io-floor|roicopy-io)' "$T/out" | grep -q skip; then
 else
     pass "the CPU runs ran"
 fi
+# The targets are the batch ones; the ratios a short batch cannot reach
+# (it pays the CUDA start, the CPU crop and the floor do not) are info.
+if grep -Eq '^roicopy speed-up over cpu-crop +[-0-9.]+ +- +(info|n/a)$' "$T/out" &&
+    grep -Eq '^tiny file / bare CUDA start +[-0-9.]+ +<= 1\.15 ' "$T/out"; then
+    pass "the cpu-crop speed-up is info, the tiny file a target"
+else
+    fail "the targets column"
+fi
+# A roicopy that is not there skips every roicopy row, the PNG batch's too.
+if python3 "$BENCH" --self-test --roicopy "$T/no-roicopy" --png --dir "$T/work2" \
+    --sample "$top_srcdir/samples/rgba-64x48.pam" >"$T/out3" 2>&1 &&
+    grep -Eq '^PNG: roicopy +skip +- +no roicopy at|^PNG batch +skip +- +PIL' "$T/out3"; then
+    pass "a missing roicopy skips the PNG batch's row"
+else
+    fail "a missing roicopy and --png"; sed 's/^/#   /' "$T/out3" | tail -5
+fi
 if python3 "$BENCH" --roi 10x10+60+0 --size 64x48 --frames 1 >"$T/out2" 2>&1; then
     fail "an ROI outside the frame is accepted"
 else
