@@ -21,6 +21,8 @@ for c in make cc c++ autoreconf automake pkg-config pnmtopng pamtotiff \
     printf '#!%s\nexit 0\n' "$sh" >"$tmp/full/$c"
     chmod +x "$tmp/full/$c"
 done
+printf '#!%s\necho "GNU parallel 20221122"\n' "$sh" >"$tmp/full/parallel"
+chmod +x "$tmp/full/parallel"
 # Only the required tools: the optional packages are all missing.
 for c in make cc c++ autoreconf automake; do cp "$tmp/full/$c" "$tmp/tools/"; done
 ln -s "$(command -v dirname)" "$tmp/tools/dirname"
@@ -38,7 +40,7 @@ has_all() {
         line | grep -q " $p\( \|$\)" || { echo "# no $p in: $(line)"; return 1; }
     done
 }
-opt="libpng-dev libtiff-dev netpbm libtiff-tools mandoc groff man-db cmake python3 zsh clang"
+opt="libpng-dev libtiff-dev netpbm libtiff-tools mandoc groff man-db cmake python3 zsh clang parallel"
 
 check "$tmp/bare"
 if [ "$rc" = 1 ] && has_all make gcc g++ autoconf automake pkg-config $opt; then

@@ -163,7 +163,8 @@ else
         grep -q 'roicopy' "$f" || continue
         if grep -Eq '(^|[ ;&|(])(\./bootstrap|\./configure|make|cc|nvcc)( |$)' "$f"
         then continue; fi
-        if grep -q '^parallel' "$f" && ! command -v parallel >/dev/null 2>&1
+        if grep -q '^parallel' "$f" &&
+            ! parallel --version 2>/dev/null | grep -q 'GNU parallel'
         then skip "sh block $b: GNU parallel is not installed"; continue; fi
         ok=1
         if head -n 1 "$f" | grep -q '^#!'; then
