@@ -4821,10 +4821,15 @@ CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigne
 
 /* The copy kernel (doc/DESIGN.md, section 6), in CUDA C terms: each warp
  * takes work items (tile t, part q) of n x parts; the lanes of a part
- * copy units of 2^ul bytes, unit i of the tile being row i / ru, column
- * i % ru (ru = rb >> ul units a row), between host + src + row * pitch and
- * dense + dst + i units, direction d2h.  Tile t's descriptor is read at
- * pd + t * 24. */
+ * copy units of 2^ul bytes between host + src + row * pitch + column units
+ * and dense + dst + (row * ru + column) units (ru = rb >> ul units a row),
+ * direction d2h.  The lanes run over rows of vr units, unit i being row
+ * i / vr, column i % vr - s: a row of 128 bytes or more starts s units
+ * before itself, at its host line, and takes whole lines (vr a multiple of
+ * 128 >> ul), so each warp's access is one line of host memory, not two
+ * halves (a misaligned tile otherwise costs two PCIe requests a line: doc/
+ * PERF.md, "Behind the constants"); rows * vr < 2^32 as rows * rb < band.
+ * Tile t's descriptor is read at pd + t * 24. */
 
 /* A tile's descriptor: the PTX reads it as u64 at +0 and +8 and two u32 at
  * +16, tiles 24 bytes apart; the build stops if the struct ever differs. */
@@ -4857,7 +4862,7 @@ static const char cuxfer_impl_copy_ptx[] =
     "{\n"
     " .reg .pred %p<6>;\n"
     " .reg .b16 %h<2>;\n"
-    " .reg .b32 %r<24>;\n"
+    " .reg .b32 %r<28>;\n"
     " .reg .b64 %rd<16>;\n"
     " ld.param.u64 %rd1, [pd];\n"
     " ld.param.u32 %r1, [pn];\n"
@@ -4896,22 +4901,41 @@ static const char cuxfer_impl_copy_ptx[] =
     " shr.u32 %r16, %r16, %r4;\n"
     " add.u64 %rd6, %rd2, %rd6;\n"
     " add.u64 %rd7, %rd4, %rd7;\n"
-    " mul.lo.u32 %r17, %r15, %r16;\n"
+    " mov.u32 %r24, 128;\n"
+    " shr.u32 %r24, %r24, %r4;\n"
+    " mov.u32 %r25, 0;\n"
+    " mov.u32 %r26, %r16;\n"
+    " setp.lt.u32 %p5, %r16, %r24;\n"
+    " @%p5 bra ROWS;\n"
+    " cvt.u32.u64 %r25, %rd6;\n"
+    " and.b32 %r25, %r25, 127;\n"
+    " shr.u32 %r25, %r25, %r4;\n"
+    " add.u32 %r26, %r16, %r25;\n"
+    " add.u32 %r26, %r26, %r24;\n"
+    " sub.u32 %r26, %r26, 1;\n"
+    " neg.s32 %r27, %r24;\n"
+    " and.b32 %r26, %r26, %r27;\n"
+    "ROWS:\n"
+    " mul.lo.u32 %r17, %r15, %r26;\n"
     " shl.b32 %r18, %r14, 5;\n"
     " add.u32 %r18, %r18, %r9;\n"
     "UNIT:\n"
     " setp.ge.u32 %p3, %r18, %r17;\n"
     " @%p3 bra NEXT;\n"
-    " div.u32 %r19, %r18, %r16;\n"
-    " mul.lo.u32 %r20, %r19, %r16;\n"
+    " div.u32 %r19, %r18, %r26;\n"
+    " mul.lo.u32 %r20, %r19, %r26;\n"
     " sub.u32 %r20, %r18, %r20;\n"
+    " sub.u32 %r20, %r20, %r25;\n"
+    " setp.ge.u32 %p5, %r20, %r16;\n"
+    " @%p5 bra STEP;\n"
     " cvt.u64.u32 %rd8, %r19;\n"
     " mul.lo.u64 %rd8, %rd8, %rd3;\n"
     " cvt.u64.u32 %rd9, %r20;\n"
     " shl.b64 %rd9, %rd9, %r4;\n"
     " add.u64 %rd8, %rd8, %rd9;\n"
     " add.u64 %rd8, %rd6, %rd8;\n"
-    " cvt.u64.u32 %rd9, %r18;\n"
+    " mad.lo.u32 %r27, %r19, %r16, %r20;\n"
+    " cvt.u64.u32 %rd9, %r27;\n"
     " shl.b64 %rd9, %rd9, %r4;\n"
     " add.u64 %rd9, %rd7, %rd9;\n"
     " selp.b64 %rd10, %rd9, %rd8, %p1;\n"
@@ -6307,69 +6331,92 @@ CUXFER_API size_t cuxfer_impl_rect_before(const struct cuxfer_impl_rect *r, size
     return a == lo ? hi : a - 1;
 }
 
-/* q = v / d for d > 0, through a double reciprocal (a 64-bit division per
- * ROI would cost more than the rest of the lattice check), corrected to
- * the exact quotient. */
-CUXFER_API size_t cuxfer_impl_div(size_t v, size_t d, double inv)
+/* 1 when v is a multiple of d > 0, *q = v / d: through a double
+ * reciprocal (a 64-bit division per ROI costs more than the rest of the
+ * lattice check), exact below 2^51, where the product is off by less than
+ * a half; above, by division. */
+CUXFER_API int cuxfer_impl_multiple(size_t v, size_t d, double inv, size_t *q)
 {
-    size_t q = (size_t)((double)v * inv);
-    while (q > 0 && q * d > v)
-        --q;
-    while ((q + 1) * d <= v)
-        ++q;
-    return q;
+    *q = v >> 51 ? v / d : (size_t)(long long)((double)(long long)v * inv + 0.5);
+    return *q * d == v;
 }
 
 /* The common case of the overlap check in O(N): tiles of one size w x h
  * whose corners lie on one lattice of steps w and h overlap exactly when
- * they share a lattice cell, so a bitmap decides.  1: such a lattice,
- * disjoint; 0: not a lattice, a shared cell, or a bitmap over 8 bytes a
- * ROI: the sort decides (and names the pair). */
-CUXFER_API int cuxfer_impl_rois_lattice(const cuxfer_view *v, const cuxfer_roi *rois, size_t n,
-                                        void **scratch, size_t *scratch_bytes)
-{
-    size_t i = 0, w, h, ox, oy, cols, rows, words, need;
-    unsigned long long *bits;
+ * they share a lattice cell, so a bitmap of the cells decides. */
+struct cuxfer_impl_grid {
+    size_t w, h, ox, oy, cols, words; /* words: the bitmap's; 0 no lattice */
     double iw, ih;
+};
+#define CUXFER_IMPL_NO_CELL ((size_t)-1) /* an empty ROI */
+#define CUXFER_IMPL_OFF_GRID ((size_t)-2)
+
+/* The lattice of the first non-empty ROI (within the view or not): words
+ * 0 when its bitmap would take over 8 bytes a ROI, or every ROI is empty. */
+CUXFER_API void cuxfer_impl_grid_init(struct cuxfer_impl_grid *g, const cuxfer_view *v,
+                                      const cuxfer_roi *rois, size_t n)
+{
+    size_t i = 0, rows;
+    memset(g, 0, sizeof *g);
     while (i < n && (rois[i].width == 0 || rois[i].height == 0))
         ++i;
-    if (i == n)
-        return 1;
-    w = rois[i].width;
-    h = rois[i].height;
-    ox = rois[i].x % w;
-    oy = rois[i].y % h;
-    cols = (v->width - ox) / w;
-    rows = (v->height - oy) / h;
-    if (rows != 0 && cols > ((size_t)64 * n + 65536) / rows)
-        return 0;
-    words = (cols * rows + 63) / 64;
-    need = words * sizeof *bits;
+    if (i == n || rois[i].x % rois[i].width > v->width || rois[i].y % rois[i].height > v->height)
+        return;
+    g->w = rois[i].width;
+    g->h = rois[i].height;
+    g->ox = rois[i].x % g->w;
+    g->oy = rois[i].y % g->h;
+    g->cols = (v->width - g->ox) / g->w;
+    rows = (v->height - g->oy) / g->h;
+    if (rows == 0 || g->cols > ((size_t)64 * n + 65536) / rows)
+        return;
+    g->words = (g->cols * rows + 63) / 64;
+    g->iw = 1.0 / (double)g->w;
+    g->ih = 1.0 / (double)g->h;
+}
+
+/* The cell of r, a ROI within the view, or NO_CELL or OFF_GRID. */
+CUXFER_API size_t cuxfer_impl_grid_cell(const struct cuxfer_impl_grid *g, const cuxfer_roi *r)
+{
+    size_t qx, qy;
+    if (r->width == 0 || r->height == 0)
+        return CUXFER_IMPL_NO_CELL;
+    if (r->width != g->w || r->height != g->h || r->x < g->ox || r->y < g->oy ||
+        !cuxfer_impl_multiple(r->x - g->ox, g->w, g->iw, &qx) ||
+        !cuxfer_impl_multiple(r->y - g->oy, g->h, g->ih, &qy))
+        return CUXFER_IMPL_OFF_GRID;
+    return qy * g->cols + qx;
+}
+
+/* 1: the ROIs (within the view) lie on one lattice, each in a cell of its
+ * own: disjoint; 0: the sort decides (and names the pair).  cells: the
+ * ROIs' cells (the team computed them at the scratch's start), or NULL. */
+CUXFER_API int cuxfer_impl_rois_lattice(const cuxfer_view *v, const cuxfer_roi *rois, size_t n,
+                                        const size_t *cells, void **scratch,
+                                        size_t *scratch_bytes)
+{
+    struct cuxfer_impl_grid g;
+    unsigned long long *bits;
+    size_t i, c, need;
+    cuxfer_impl_grid_init(&g, v, rois, n);
+    if (g.words == 0)
+        return g.w == 0; /* all empty: disjoint */
+    need = ((cells ? n : 0) + g.words) * sizeof *bits;
     if (!*scratch || *scratch_bytes < need) {
-        void *b = malloc(need);
+        void *b = cells ? NULL : malloc(need); /* the cells' scratch was made to fit */
         if (!b)
             return 0;
         free(*scratch);
         *scratch = b;
         *scratch_bytes = need;
     }
-    bits = (unsigned long long *)*scratch;
-    memset(bits, 0, need);
-    iw = 1.0 / (double)w;
-    ih = 1.0 / (double)h;
-    for (; i < n; ++i) {
-        const cuxfer_roi *r = &rois[i];
-        size_t qx, qy, c;
-        if (r->width == 0 || r->height == 0)
+    bits = (unsigned long long *)*scratch + (cells ? n : 0);
+    memset(bits, 0, g.words * sizeof *bits);
+    for (i = 0; i < n; ++i) {
+        c = cells ? cells[i] : cuxfer_impl_grid_cell(&g, &rois[i]);
+        if (c == CUXFER_IMPL_NO_CELL)
             continue;
-        if (r->width != w || r->height != h || r->x < ox || r->y < oy)
-            return 0;
-        qx = cuxfer_impl_div(r->x - ox, w, iw);
-        qy = cuxfer_impl_div(r->y - oy, h, ih);
-        if (qx * w != r->x - ox || qy * h != r->y - oy)
-            return 0;
-        c = qy * cols + qx;
-        if (bits[c / 64] >> (c % 64) & 1)
+        if (c == CUXFER_IMPL_OFF_GRID || bits[c / 64] >> (c % 64) & 1)
             return 0;
         bits[c / 64] |= 1ull << (c % 64);
     }
@@ -6382,8 +6429,8 @@ CUXFER_API int cuxfer_impl_rois_lattice(const cuxfer_view *v, const cuxfer_roi *
  * O(N log N) for tiles and crops; the bounds were checked, no sum here
  * overflows. */
 CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cuxfer_roi *rois,
-                                                 size_t n, const char *call, void **scratch,
-                                                 size_t *scratch_bytes)
+                                                 size_t n, const char *call, const size_t *cells,
+                                                 void **scratch, size_t *scratch_bytes)
 {
     unsigned long long *k, *tmp;
     struct cuxfer_impl_rect *r;
@@ -6393,7 +6440,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
         ib = cuxfer_impl_bits(n);
     /* key = (y, x, index) in 64 bits, or qsort of the ROIs */
     int packed = xbits + ybits + ib <= 64 && n >= 256;
-    if (n < 2 || (n >= 64 && cuxfer_impl_rois_lattice(v, rois, n, scratch, scratch_bytes)))
+    if (n < 2 || (n >= 64 && cuxfer_impl_rois_lattice(v, rois, n, cells, scratch, scratch_bytes)))
         return cudaSuccess;
     /* one block: keys and their sort buffer, sorted rects, group starts; a
      * plan keeps it between calls (fresh pages cost more than the sort) */
@@ -6475,16 +6522,66 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
     return err;
 }
 
+/* 0 when ROI r lies within view v, *bytes its dense bytes; 1 out of
+ * bounds, 2 its bytes overflow size_t. */
+CUXFER_API int cuxfer_impl_roi_fits(const cuxfer_view *v, const cuxfer_roi *r, size_t *bytes)
+{
+    size_t end;
+    if (cuxfer_impl_add(r->x, r->width, &end) != 0 || end > v->width ||
+        cuxfer_impl_add(r->y, r->height, &end) != 0 || end > v->height)
+        return 1;
+    if (cuxfer_impl_mul(r->width, r->height, bytes) != 0 ||
+        cuxfer_impl_mul(*bytes, v->elem_size, bytes) != 0)
+        return 2;
+    return 0;
+}
+
+/* The team's pass over the ROIs of a large call, in at most
+ * CUXFER_IMPL_SCAN_PARTS parts: each ROI within the view, the parts'
+ * bytes, and with g (D2H) each ROI's lattice cell.  bad: a ROI the serial
+ * loop must name. */
+#define CUXFER_IMPL_SCAN_MIN 16384 /* ROIs: fewer cost less than waking the team */
+#define CUXFER_IMPL_SCAN_PARTS 256
+struct cuxfer_impl_rois_scan {
+    const cuxfer_view *v;
+    const cuxfer_roi *rois;
+    size_t n, block, sums[CUXFER_IMPL_SCAN_PARTS], *cells;
+    const struct cuxfer_impl_grid *g;
+    int bad;
+};
+
+CUXFER_API void cuxfer_impl_rois_scan_part(void *arg, size_t *next)
+{
+    struct cuxfer_impl_rois_scan *j = (struct cuxfer_impl_rois_scan *)arg;
+    size_t from, to, b, sum;
+    while (cuxfer_impl_team_take(next, j->n, j->block, &from, &to)) {
+        for (sum = 0; from < to; ++from) {
+            if (cuxfer_impl_roi_fits(j->v, &j->rois[from], &b) != 0 ||
+                cuxfer_impl_add(sum, b, &sum) != 0) {
+                __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED);
+                return;
+            }
+            if (j->g)
+                j->cells[from] = cuxfer_impl_grid_cell(j->g, &j->rois[from]);
+        }
+        j->sums[(to - 1) / j->block] = sum;
+    }
+}
+
 /* Every check of cuxfer_rois_copy_async that needs no device (man 3
  * cuxfer_rois); for D2H no two ROIs may overlap.  *total (may be NULL)
- * receives the dense bytes.  Reasons name the ROI's index and values. */
+ * receives the dense bytes.  Reasons name the ROI's index and values.
+ * With a team, a large call's bounds and sizes are checked in parallel
+ * first; the serial loop runs only to name a bad ROI. */
 CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
                                               const cuxfer_roi *rois, size_t n,
                                               const cuxfer_view *dense, size_t *total,
-                                              void **scratch, size_t *scratch_bytes)
+                                              void **scratch, size_t *scratch_bytes,
+                                              cuxfer_impl_team *team)
 {
     static const char call[] = "cuxfer_rois_copy_async";
-    size_t i, end, b, sum = 0, cap;
+    size_t i, b, sum = 0, cap, *cells = NULL;
+    int scanned = 0, e;
     if (dir != CUXFER_ROIS_H2D && dir != CUXFER_ROIS_D2H)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: direction %d is neither CUXFER_ROIS_H2D nor "
@@ -6501,16 +6598,41 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: the dense view is not contiguous: pitch %zu, rows of "
                                 "%zu bytes", call, dense->pitch, dense->width * dense->elem_size);
-    for (i = 0; i < n; ++i) {
+    if (team && n >= CUXFER_IMPL_SCAN_MIN) {
+        struct cuxfer_impl_rois_scan j;
+        struct cuxfer_impl_grid g;
+        memset(&j, 0, sizeof j);
+        j.v = host;
+        j.rois = rois;
+        j.n = n;
+        j.block = (n + CUXFER_IMPL_SCAN_PARTS - 1) / CUXFER_IMPL_SCAN_PARTS;
+        cuxfer_impl_grid_init(&g, host, rois, n);
+        if (dir == CUXFER_ROIS_D2H && g.words) { /* the cells, then the bitmap */
+            size_t need = (n + g.words) * sizeof(unsigned long long);
+            void *nb = *scratch_bytes < need ? malloc(need) : NULL;
+            if (nb) {
+                free(*scratch);
+                *scratch = nb;
+                *scratch_bytes = need;
+            }
+            j.g = *scratch_bytes < need ? NULL : &g;
+            j.cells = (size_t *)*scratch;
+        }
+        cuxfer_impl_team_run(team, cuxfer_impl_rois_scan_part, &j);
+        for (i = 0; !j.bad && i * j.block < n; ++i)
+            j.bad = cuxfer_impl_add(sum, j.sums[i], &sum);
+        scanned = !j.bad;
+        sum = scanned ? sum : 0;
+        cells = scanned && j.g ? j.cells : NULL;
+    }
+    for (i = 0; !scanned && i < n; ++i) {
         const cuxfer_roi *r = &rois[i];
-        if (cuxfer_impl_add(r->x, r->width, &end) != 0 || end > host->width ||
-            cuxfer_impl_add(r->y, r->height, &end) != 0 || end > host->height)
+        if ((e = cuxfer_impl_roi_fits(host, r, &b)) == 1)
             return cuxfer_impl_fail(cudaErrorInvalidValue,
                                     "%s: ROI %zu (x %zu, y %zu, %zux%zu) exceeds the %zux%zu "
                                     "host view", call, i, r->x, r->y, r->width, r->height,
                                     host->width, host->height);
-        if (cuxfer_impl_mul(r->width, r->height, &b) != 0 ||
-            cuxfer_impl_mul(b, host->elem_size, &b) != 0 || cuxfer_impl_add(sum, b, &sum) != 0)
+        if (e != 0 || cuxfer_impl_add(sum, b, &sum) != 0)
             return cuxfer_impl_fail(cudaErrorInvalidValue,
                                     "%s: ROI %zu (%zux%zu) overflows size_t in the dense "
                                     "buffer", call, i, r->width, r->height);
@@ -6521,7 +6643,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
                                 "%s: %zu ROIs need %zu bytes, the dense view holds %zu", call, n,
                                 sum, cap);
     if (dir == CUXFER_ROIS_D2H)
-        CUXFER_TRY(cuxfer_impl_rois_disjoint(host, rois, n, call, scratch, scratch_bytes));
+        CUXFER_TRY(cuxfer_impl_rois_disjoint(host, rois, n, call, cells, scratch, scratch_bytes));
     if (total)
         *total = sum;
     return cudaSuccess;
@@ -6533,7 +6655,8 @@ CUXFER_API cudaError_t cuxfer_rois_check(int dir, const cuxfer_view *host,
 {
     void *scratch = NULL;
     size_t bytes = 0;
-    cudaError_t err = cuxfer_impl_rois_check(dir, host, rois, n, dense, total, &scratch, &bytes);
+    cudaError_t err =
+        cuxfer_impl_rois_check(dir, host, rois, n, dense, total, &scratch, &bytes, NULL);
     free(scratch);
     return err;
 }
@@ -6952,14 +7075,15 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
                                                size_t n, unsigned char *dense, size_t total,
                                                cudaStream_t s)
 {
-    /* at most 8192 descriptors a launch: the GPU starts on the first while
-     * the next ones are written; about 4096 bands of the whole copy */
+    /* at most 8192 descriptors a launch, the first 512 and then twice the
+     * last: the GPU starts early, and on each launch while the next ones
+     * are written; about 4096 bands of the whole copy */
     const size_t cap = p->opt.chunk_bytes / sizeof(cuxfer_impl_tile) < 8192
                            ? p->opt.chunk_bytes / sizeof(cuxfer_impl_tile)
                            : 8192,
                  lim = 0x7fffffff, band = total / 4096 > 4096 ? total / 4096 : 4096;
     const uintptr_t base = (uintptr_t)hdev | (uintptr_t)dense | (uintptr_t)host->pitch;
-    size_t i = 0, off = 0, y0 = 0;
+    size_t i = 0, off = 0, y0 = 0, each = cap < 512 ? cap : 512;
     while (i < n) {
         cuxfer_impl_tile *d = NULL;
         void *ddev = NULL;
@@ -6967,13 +7091,13 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
         uintptr_t align = base;
         size_t m = 0;
         CUXFER_TRY(cuxfer_impl_rois_kslot(p, cap * sizeof *d, &d, &ddev, &ev));
-        while (i < n && m < cap) {
+        while (i < n && m < each) {
             size_t rb = rois[i].width * host->elem_size, rows = rois[i].height, br;
             size_t src = rois[i].y * host->pitch + rois[i].x * host->elem_size;
-            if (rb && rows && (rows > lim || rb > lim / rows)) {
+            if (rb * rows > lim) { /* the check ruled out overflow */
                 CUXFER_TRY(cuxfer_impl_rois_tile(dir, host, &rois[i], dense + off, s));
-            } else if (rb && rows) {
-                br = rb >= band ? 1 : band / rb;
+            } else if (rb * rows != 0) { /* no division for a tile within a band */
+                br = rb * (rows - y0) <= band ? rows - y0 : rb >= band ? 1 : band / rb;
                 br = br < rows - y0 ? br : rows - y0;
                 cuxfer_impl_tile_put(&d[m++], src + y0 * host->pitch, off + y0 * rb, br, rb);
                 align |= (uintptr_t)src | (uintptr_t)off | (uintptr_t)rb;
@@ -6989,6 +7113,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
                                                  host->pitch, dense, dir == CUXFER_ROIS_D2H,
                                                  align, 0, s));
         CUXFER_TRY(cudaEventRecord(ev, s));
+        each = 2 * each < cap ? 2 * each : cap;
     }
     return cudaSuccess;
 }
@@ -7052,7 +7177,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
     cudaError_t err;
     int want, cap;
     CUXFER_TRY(cuxfer_impl_rois_check(dir, host, rois, n, dense, &total, &p->check,
-                                      &p->check_bytes));
+                                      &p->check_bytes, &p->team));
     if (total == 0)
         return cudaSuccess;
     /* every strategy queues copies (or the kernel) on s */

@@ -692,6 +692,68 @@ struct team_job {
 };
 static int team_stale;
 
+/* cuxfer_rois_copy_async checks a large call's ROIs on the plan's team
+ * (bounds and sizes in parallel parts, the serial loop only to name a bad
+ * ROI): the same verdict, reason and total as the check without a team,
+ * for valid sets, a ROI out of bounds in one part or two, and (D2H) a
+ * shared cell. */
+static void rois_check_on_team(void)
+{
+    enum { CW = 4096, CH = 4096, CN = 20000 };
+    static cuxfer_roi r[CN];
+    static unsigned char px[16];
+    cuxfer_view host, dense;
+    cuxfer_impl_team team;
+    void *scr[2] = {NULL, NULL};
+    size_t bytes[2] = {0, 0}, i, total[2];
+    char why[2][CUXFER_REASON_MAX];
+    cudaError_t e[2];
+    int set, k, mism = 0, refused = 0;
+    cuxfer_view_wrap(&host, px, (size_t)CW * 4, CW, CH, 4);
+    cuxfer_view_wrap(&dense, px, (size_t)1 << 30, (size_t)1 << 28, 1, 4);
+    cuxfer_impl_team_start(&team, 3, NULL, NULL);
+    for (set = 0; set < 24; ++set) {
+        size_t n = set % 12 == 11 ? 300 : CN - rg_rnd(3000);
+        int dir = set % 2 ? CUXFER_ROIS_D2H : CUXFER_ROIS_H2D;
+        for (i = 0; i < n; ++i) { /* 8x8 cells in order, or random sizes (H2D) */
+            r[i].x = i % (CW / 8) * 8;
+            r[i].y = i / (CW / 8) * 8;
+            r[i].width = r[i].height = 8;
+            if (set % 8 == 4) {
+                r[i].width = rg_rnd(40);
+                r[i].height = rg_rnd(40);
+                r[i].x = rg_rnd(CW - r[i].width + 1);
+                r[i].y = rg_rnd(CH - r[i].height + 1);
+            }
+        }
+        if (set % 4 >= 2) /* one ROI past the right edge */
+            r[rg_rnd(n)].x = CW - 4;
+        if (set % 8 >= 6) /* and one more, in another part */
+            r[n / 2 + rg_rnd(n / 2)].y = CH - 1;
+        if (set % 8 == 1) /* (D2H) two tiles in one cell */
+            r[n - 1 - rg_rnd(n / 2)] = r[rg_rnd(n / 2)];
+        for (k = 0; k < 2; ++k) {
+            total[k] = 0;
+            cuxfer_clear_reason();
+            e[k] = cuxfer_impl_rois_check(dir, &host, r, n, &dense, &total[k], &scr[k], &bytes[k],
+                                          k ? &team : NULL);
+            snprintf(why[k], sizeof why[k], "%s", cuxfer_last_reason());
+        }
+        refused += e[0] != cudaSuccess;
+        if (e[0] != e[1] || total[0] != total[1] || strcmp(why[0], why[1]) != 0) {
+            ++mism;
+            diag("set %d (n %zu, dir %d): alone %d %zu '%s', team %d %zu '%s'", set, n, dir,
+                 (int)e[0], total[0], why[0], (int)e[1], total[1], why[1]);
+        }
+    }
+    cuxfer_impl_team_stop(&team);
+    free(scr[0]);
+    free(scr[1]);
+    is_int(0, mism, "rois check on a team: 24 sets, the same verdict, reason and total as "
+           "without one");
+    ok(refused == 15, "both outcomes among them (%d refused)", refused);
+}
+
 static void team_job_fn(void *arg, size_t *next)
 {
     struct team_job *j = (struct team_job *)arg;
@@ -1035,23 +1097,31 @@ static void span_gathered_on_gpu(void)
 /* SPAN's extraction by the copy kernel, on the CPU: the two launches that
  * cuxfer_impl_span_kx describes, run through a model of the kernel (as
  * its PTX, section 9b, reads them: units of 2^ul bytes, ul from the OR of
- * the launch's addresses, pitch and row; unit i of the tile is row
- * i / (rb >> ul), column i % (rb >> ul); strided side at host + src + row
- * x pitch, dense side at dense + dst + i units; d2h 0 copies strided to
- * dense, 1 dense to strided), must move a chunk's rows from the scratch
+ * the launch's addresses, pitch and row; ru = rb >> ul units a row, run
+ * over rows of vr units, a row of 128 bytes or more from its host line;
+ * strided side at host + src + row x pitch + column units, dense side at
+ * dense + dst + (row * ru + column) units; d2h 0 copies strided to dense,
+ * 1 dense to strided), must move a chunk's rows from the scratch
  * (source pitch) into the destination (its pitch), rows of 1 to 8 bytes
  * at every offset, leaving every other byte alone. */
 static void kx_model(const cuxfer_impl_tile *t, unsigned char *host, size_t pitch,
                      unsigned char *dense, unsigned d2h, uintptr_t align)
 {
     unsigned ul = 0;
-    size_t i, ru;
+    size_t i, ru, s = 0, vr;
     while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
         ++ul;
-    ru = t->rb >> ul;
-    for (i = 0; i < (size_t)t->rows * ru; ++i) {
-        unsigned char *sp = host + t->src + i / ru * pitch + ((i % ru) << ul);
-        unsigned char *dp = dense + t->dst + (i << ul);
+    ru = vr = t->rb >> ul;
+    if (ru >= (128u >> ul)) { /* the kernel's skew: the row from its host line */
+        s = ((uintptr_t)host + t->src) % 128 >> ul;
+        vr = (ru + s + (128u >> ul) - 1) / (128u >> ul) * (128u >> ul);
+    }
+    for (i = 0; i < (size_t)t->rows * vr; ++i) {
+        size_t row = i / vr, c = i % vr - s;
+        unsigned char *sp = host + t->src + row * pitch + (c << ul);
+        unsigned char *dp = dense + t->dst + ((row * ru + c) << ul);
+        if (i % vr < s || c >= ru)
+            continue;
         if (d2h)
             memcpy(sp, dp, (size_t)1 << ul);
         else
@@ -1277,6 +1347,7 @@ int main(void)
     fork_registry();
     units_share_state();
     rois_host_gather();
+    rois_check_on_team();
     team_door();
     pack_scatter_on_team();
     gather_on_team();
