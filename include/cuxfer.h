@@ -4828,7 +4828,8 @@ CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigne
  * before itself, at its host line, and takes whole lines (vr a multiple of
  * 128 >> ul), so each warp's access is one line of host memory, not two
  * halves (a misaligned tile otherwise costs two PCIe requests a line: doc/
- * PERF.md, "Behind the constants"); rows * vr < 2^32 as rows * rb < band.
+ * PERF.md, "Behind the constants"); rows * vr < 2^32, as vr < 3 ru and a
+ * descriptor is one row or a band (rois) or a slot (the planner) < 1 GiB.
  * Tile t's descriptor is read at pd + t * 24. */
 
 /* A tile's descriptor: the PTX reads it as u64 at +0 and +8 and two u32 at
