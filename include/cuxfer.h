@@ -4827,8 +4827,8 @@ CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigne
  * i / vr, column i % vr - s: a row of 128 bytes or more starts s units
  * before itself, at its host line, and takes whole lines (vr a multiple of
  * 128 >> ul), so each warp's access is one line of host memory, not two
- * halves (a misaligned tile otherwise costs two PCIe requests a line: doc/
- * PERF.md, "Behind the constants"); rows * vr < 2^32, as vr < 3 ru and a
+ * halves (a misaligned tile otherwise costs two PCIe requests a line:
+ * doc/PERF.md, "Behind the constants"); rows * vr < 2^32, as vr < 3 ru and a
  * descriptor is one row or a band (rois) or a slot (the planner) < 1 GiB.
  * Tile t's descriptor is read at pd + t * 24. */
 
@@ -6607,8 +6607,9 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
         j.rois = rois;
         j.n = n;
         j.block = (n + CUXFER_IMPL_SCAN_PARTS - 1) / CUXFER_IMPL_SCAN_PARTS;
-        cuxfer_impl_grid_init(&g, host, rois, n);
-        if (dir == CUXFER_ROIS_D2H && g.words) { /* the cells, then the bitmap */
+        if (dir == CUXFER_ROIS_D2H) /* the cells, then the bitmap */
+            cuxfer_impl_grid_init(&g, host, rois, n);
+        if (dir == CUXFER_ROIS_D2H && g.words) {
             size_t need = (n + g.words) * sizeof(unsigned long long);
             void *nb = *scratch_bytes < need ? malloc(need) : NULL;
             if (nb) {
