@@ -1024,10 +1024,14 @@ CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
 /* Overflow-checked multiply: 0 and *out set on success, -1 on overflow. */
 CUXFER_API int cuxfer_impl_mul(size_t a, size_t b, size_t *out)
 {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_mul_overflow(a, b, out) ? -1 : 0; /* no division */
+#else
     if (a != 0 && b > SIZE_MAX / a)
         return -1;
     *out = a * b;
     return 0;
+#endif
 }
 
 /* Overflow-checked add. */
@@ -6539,22 +6543,33 @@ CUXFER_API int cuxfer_impl_roi_fits(const cuxfer_view *v, const cuxfer_roi *r, s
 
 /* The team's pass over the ROIs of a large call, in at most
  * CUXFER_IMPL_SCAN_PARTS parts: each ROI within the view, the parts'
- * bytes, and with g (D2H) each ROI's lattice cell.  bad: a ROI the serial
- * loop must name. */
+ * bytes, and with g (D2H) each ROI's lattice cell.  With bits, each member
+ * also marks the cells of its parts in a bitmap of its own (bitmap k at
+ * bits + k * g->words; a bitmap shared between cores cost more than
+ * marking alone), cuxfer_impl_rois_merge_part then ORs them.  bad: a ROI
+ * the serial loop must name; shared: a cell taken twice (the serial check
+ * names the pair). */
 #define CUXFER_IMPL_SCAN_MIN 16384 /* ROIs: fewer cost less than waking the team */
+#define CUXFER_IMPL_SCAN_MIN_D2H 4096 /* the lattice costs 3-4x the bounds */
 #define CUXFER_IMPL_SCAN_PARTS 256
 struct cuxfer_impl_rois_scan {
     const cuxfer_view *v;
     const cuxfer_roi *rois;
     size_t n, block, sums[CUXFER_IMPL_SCAN_PARTS], *cells;
     const struct cuxfer_impl_grid *g;
-    int bad;
+    unsigned long long *bits;
+    int bad, off_grid, shared, members;
 };
 
 CUXFER_API void cuxfer_impl_rois_scan_part(void *arg, size_t *next)
 {
     struct cuxfer_impl_rois_scan *j = (struct cuxfer_impl_rois_scan *)arg;
-    size_t from, to, b, sum;
+    size_t from, to, b, sum, c;
+    unsigned long long *bits = NULL;
+    if (j->bits) {
+        bits = j->bits + (size_t)__atomic_fetch_add(&j->members, 1, __ATOMIC_RELAXED) * j->g->words;
+        memset(bits, 0, j->g->words * sizeof *bits);
+    }
     while (cuxfer_impl_team_take(next, j->n, j->block, &from, &to)) {
         for (sum = 0; from < to; ++from) {
             if (cuxfer_impl_roi_fits(j->v, &j->rois[from], &b) != 0 ||
@@ -6562,11 +6577,39 @@ CUXFER_API void cuxfer_impl_rois_scan_part(void *arg, size_t *next)
                 __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED);
                 return;
             }
-            if (j->g)
-                j->cells[from] = cuxfer_impl_grid_cell(j->g, &j->rois[from]);
+            if (!j->g)
+                continue;
+            c = j->cells[from] = cuxfer_impl_grid_cell(j->g, &j->rois[from]);
+            if (c == CUXFER_IMPL_OFF_GRID)
+                __atomic_store_n(&j->off_grid, 1, __ATOMIC_RELAXED);
+            else if (bits && c != CUXFER_IMPL_NO_CELL) {
+                if (bits[c / 64] >> (c % 64) & 1)
+                    __atomic_store_n(&j->shared, 1, __ATOMIC_RELAXED);
+                bits[c / 64] |= 1ull << (c % 64);
+            }
         }
         j->sums[(to - 1) / j->block] = sum;
     }
+}
+
+/* The members' bitmaps merged into the first, a range of words a block:
+ * a bit set in two of them is a cell taken twice. */
+CUXFER_API void cuxfer_impl_rois_merge_part(void *arg, size_t *next)
+{
+    struct cuxfer_impl_rois_scan *j = (struct cuxfer_impl_rois_scan *)arg;
+    size_t from, to, w, k, words = j->g->words;
+    while (cuxfer_impl_team_take(next, words, 512, &from, &to))
+        for (w = from; w < to; ++w) {
+            unsigned long long acc = j->bits[w];
+            for (k = 1; k < (size_t)j->members; ++k) {
+                unsigned long long b = j->bits[k * words + w];
+                if (acc & b) {
+                    __atomic_store_n(&j->shared, 1, __ATOMIC_RELAXED);
+                    return;
+                }
+                acc |= b;
+            }
+        }
 }
 
 /* Every check of cuxfer_rois_copy_async that needs no device (man 3
@@ -6582,7 +6625,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
 {
     static const char call[] = "cuxfer_rois_copy_async";
     size_t i, b, sum = 0, cap, *cells = NULL;
-    int scanned = 0, e;
+    int scanned = 0, marked = 0, e;
     if (dir != CUXFER_ROIS_H2D && dir != CUXFER_ROIS_D2H)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: direction %d is neither CUXFER_ROIS_H2D nor "
@@ -6599,7 +6642,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: the dense view is not contiguous: pitch %zu, rows of "
                                 "%zu bytes", call, dense->pitch, dense->width * dense->elem_size);
-    if (team && n >= CUXFER_IMPL_SCAN_MIN) {
+    if (team && n >= (dir == CUXFER_ROIS_D2H ? CUXFER_IMPL_SCAN_MIN_D2H : CUXFER_IMPL_SCAN_MIN)) {
         struct cuxfer_impl_rois_scan j;
         struct cuxfer_impl_grid g;
         memset(&j, 0, sizeof j);
@@ -6610,7 +6653,11 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
         if (dir == CUXFER_ROIS_D2H) /* the cells, then the bitmap */
             cuxfer_impl_grid_init(&g, host, rois, n);
         if (dir == CUXFER_ROIS_D2H && g.words) {
-            size_t need = (n + g.words) * sizeof(unsigned long long);
+            /* the cells, then a bitmap a member where they cost at most 8
+             * words a ROI, else one (set on this thread) */
+            size_t members = (size_t)team->n + 1,
+                   maps = members * g.words <= 8 * n + 65536 ? members : 1,
+                   need = (n + maps * g.words) * sizeof(unsigned long long);
             void *nb = *scratch_bytes < need ? malloc(need) : NULL;
             if (nb) {
                 free(*scratch);
@@ -6619,6 +6666,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
             }
             j.g = *scratch_bytes < need ? NULL : &g;
             j.cells = (size_t *)*scratch;
+            j.bits = j.g && maps > 1 ? (unsigned long long *)*scratch + n : NULL;
         }
         cuxfer_impl_team_run(team, cuxfer_impl_rois_scan_part, &j);
         for (i = 0; !j.bad && i * j.block < n; ++i)
@@ -6626,6 +6674,10 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
         scanned = !j.bad;
         sum = scanned ? sum : 0;
         cells = scanned && j.g ? j.cells : NULL;
+        if (cells && j.bits && !j.off_grid && !j.shared) {
+            cuxfer_impl_team_run(team, cuxfer_impl_rois_merge_part, &j);
+            marked = !j.shared;
+        }
     }
     for (i = 0; !scanned && i < n; ++i) {
         const cuxfer_roi *r = &rois[i];
@@ -6644,7 +6696,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: %zu ROIs need %zu bytes, the dense view holds %zu", call, n,
                                 sum, cap);
-    if (dir == CUXFER_ROIS_D2H)
+    if (dir == CUXFER_ROIS_D2H && !marked) /* marked: one lattice, a cell each */
         CUXFER_TRY(cuxfer_impl_rois_disjoint(host, rois, n, call, cells, scratch, scratch_bytes));
     if (total)
         *total = sum;
