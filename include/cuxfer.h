@@ -6546,9 +6546,11 @@ CUXFER_API int cuxfer_impl_roi_fits(const cuxfer_view *v, const cuxfer_roi *r, s
  * bytes, and with g (D2H) each ROI's lattice cell.  With bits, each member
  * also marks the cells of its parts in a bitmap of its own (bitmap k at
  * bits + k * g->words; a bitmap shared between cores cost more than
- * marking alone), cuxfer_impl_rois_merge_part then ORs them.  bad: a ROI
- * the serial loop must name; shared: a cell taken twice (the serial check
- * names the pair). */
+ * marking alone), cuxfer_impl_rois_merge_part then ORs them.  A member
+ * may enter a job twice (cuxfer_impl_team_fn): one past the `maps` bitmaps
+ * scans without marking, and `unmarked` leaves the lattice to the serial
+ * check.  bad: a ROI the serial loop must name; shared: a cell taken twice
+ * (the serial check names the pair). */
 #define CUXFER_IMPL_SCAN_MIN 16384 /* ROIs: fewer cost less than waking the team */
 #define CUXFER_IMPL_SCAN_MIN_D2H 4096 /* the lattice costs 3-4x the bounds */
 #define CUXFER_IMPL_SCAN_PARTS 256
@@ -6558,7 +6560,7 @@ struct cuxfer_impl_rois_scan {
     size_t n, block, sums[CUXFER_IMPL_SCAN_PARTS], *cells;
     const struct cuxfer_impl_grid *g;
     unsigned long long *bits;
-    int bad, off_grid, shared, members;
+    int bad, off_grid, shared, members, maps, unmarked;
 };
 
 CUXFER_API void cuxfer_impl_rois_scan_part(void *arg, size_t *next)
@@ -6567,8 +6569,13 @@ CUXFER_API void cuxfer_impl_rois_scan_part(void *arg, size_t *next)
     size_t from, to, b, sum, c;
     unsigned long long *bits = NULL;
     if (j->bits) {
-        bits = j->bits + (size_t)__atomic_fetch_add(&j->members, 1, __ATOMIC_RELAXED) * j->g->words;
-        memset(bits, 0, j->g->words * sizeof *bits);
+        int k = __atomic_fetch_add(&j->members, 1, __ATOMIC_RELAXED);
+        if (k < j->maps) {
+            bits = j->bits + (size_t)k * j->g->words;
+            memset(bits, 0, j->g->words * sizeof *bits);
+        } else {
+            __atomic_store_n(&j->unmarked, 1, __ATOMIC_RELAXED);
+        }
     }
     while (cuxfer_impl_team_take(next, j->n, j->block, &from, &to)) {
         for (sum = 0; from < to; ++from) {
@@ -6667,6 +6674,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
             j.g = *scratch_bytes < need ? NULL : &g;
             j.cells = (size_t *)*scratch;
             j.bits = j.g && maps > 1 ? (unsigned long long *)*scratch + n : NULL;
+            j.maps = (int)maps;
         }
         cuxfer_impl_team_run(team, cuxfer_impl_rois_scan_part, &j);
         for (i = 0; !j.bad && i * j.block < n; ++i)
@@ -6674,7 +6682,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
         scanned = !j.bad;
         sum = scanned ? sum : 0;
         cells = scanned && j.g ? j.cells : NULL;
-        if (cells && j.bits && !j.off_grid && !j.shared) {
+        if (cells && j.bits && !j.off_grid && !j.shared && !j.unmarked) {
             cuxfer_impl_team_run(team, cuxfer_impl_rois_merge_part, &j);
             marked = !j.shared;
         }

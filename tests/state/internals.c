@@ -755,6 +755,46 @@ static void rois_check_on_team(void)
     ok(refused == 16, "both outcomes among them (%d refused)", refused);
 }
 
+/* A member entering the team's scan once more than there are bitmaps
+ * (a worker may enter a job twice) scans without marking: nothing past the
+ * bitmaps is written, and the lattice is left to the serial check. */
+static void rois_scan_member_past_maps(void)
+{
+    enum { SN = 64, WORDS = 1 };
+    static cuxfer_roi r[SN];
+    static unsigned char px[16];
+    size_t cells[SN], next = 0, i;
+    unsigned long long bits[WORDS + 4];
+    struct cuxfer_impl_rois_scan j;
+    struct cuxfer_impl_grid g;
+    cuxfer_view host;
+    cuxfer_view_wrap(&host, px, 64 * 4, 64, 64, 4);
+    for (i = 0; i < SN; ++i) { /* the 64 cells of 8x8 tiles in 64x64 */
+        r[i].x = i % 8 * 8;
+        r[i].y = i / 8 * 8;
+        r[i].width = r[i].height = 8;
+    }
+    cuxfer_impl_grid_init(&g, &host, r, SN);
+    memset(bits, 0x77, sizeof bits);
+    memset(&j, 0, sizeof j);
+    j.v = &host;
+    j.rois = r;
+    j.n = SN;
+    j.block = 16;
+    j.cells = cells;
+    j.g = &g;
+    j.bits = bits;
+    j.maps = 1;
+    cuxfer_impl_rois_scan_part(&j, &next); /* member 0: every block */
+    cuxfer_impl_rois_scan_part(&j, &next); /* member 1: no bitmap of its own */
+    is_int(WORDS, (int)g.words, "the lattice of 64 cells has one bitmap word");
+    ok(bits[0] == ~0ull && !j.shared, "member 0 marked all 64 cells once");
+    for (i = WORDS; i < WORDS + 4 && bits[i] == 0x7777777777777777ull; ++i)
+        ;
+    ok(i == WORDS + 4, "the member past the bitmaps wrote nothing past them");
+    ok(j.unmarked == 1 && j.members == 2, "and left the lattice unmarked (members %d)", j.members);
+}
+
 static void team_job_fn(void *arg, size_t *next)
 {
     struct team_job *j = (struct team_job *)arg;
@@ -1349,6 +1389,7 @@ int main(void)
     units_share_state();
     rois_host_gather();
     rois_check_on_team();
+    rois_scan_member_past_maps();
     team_door();
     pack_scatter_on_team();
     gather_on_team();
