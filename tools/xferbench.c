@@ -1157,8 +1157,8 @@ static void bench_roundtrip(cudaStream_t s, cuxfer_timer *t)
  * several band counts; GB/s counted over both directions, against the
  * bidirectional link of this run.  Target: the best band count
  * at least 0.95 of that link. */
-static const int banded_counts[] = {4, 8, 16, 32};
-#define BANDED_MAX 32
+static const int banded_counts[] = {4, 8, 16, 32, 64};
+#define BANDED_MAX 64
 #define BANDED_TARGET 0.95
 
 static size_t banded_side(void)
