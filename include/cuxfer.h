@@ -6270,7 +6270,7 @@ CUXFER_API cudaError_t cuxfer_rois_offsets(const cuxfer_roi *rois, size_t n, siz
 
 /* One non-empty ROI of the sweep, in (y, x) order. */
 struct cuxfer_impl_rect {
-    size_t x0, x1, y0, y1, i;
+    size_t x0, x1, y0, y1, i, strip;
 };
 
 CUXFER_API int cuxfer_impl_rect_cmp(const void *a, const void *b)
@@ -6428,28 +6428,66 @@ CUXFER_API int cuxfer_impl_rois_lattice(const cuxfer_view *v, const cuxfer_roi *
     return 1;
 }
 
-/* Refuse overlapping destination ROIs.  Sorted by (y, x), the ROIs that
- * start on one row form a group; each ROI is checked against the next and,
- * by binary search, against each later group starting inside its rows.
- * O(N log N) for tiles and crops; the bounds were checked, no sum here
- * overflows. */
+/* The strips of the overlap check: the log2 of the narrowest width of
+ * strips (a power of two from twice the ROIs' mean width up) in which the
+ * non-empty ROIs meet at most 2 m strips in all (m: their count), the
+ * strips' count fitting `room` bits (*sbits); sw >= the view's bits is one
+ * strip. */
+CUXFER_API int cuxfer_impl_strip_width(const cuxfer_view *v, const cuxfer_roi *rois, size_t n,
+                                       int room, int *sbits)
+{
+    size_t i, m = 0, wsum = 0, met;
+    int sw = 0, xbits = cuxfer_impl_bits(v->width);
+    for (i = 0; i < n; ++i)
+        if (rois[i].width != 0 && rois[i].height != 0) {
+            ++m;
+            wsum += rois[i].width; /* <= n x the view's width: the bounds were checked */
+        }
+    while (sw < xbits && ((size_t)1 << sw) < 2 * (wsum / (m ? m : 1)))
+        ++sw;
+    for (; sw < xbits; ++sw) {
+        *sbits = cuxfer_impl_bits((v->width - 1) >> sw);
+        if (*sbits > room)
+            continue;
+        for (i = 0, met = 0; i < n && met <= 2 * m; ++i)
+            if (rois[i].width != 0 && rois[i].height != 0)
+                met += ((rois[i].x + rois[i].width - 1) >> sw) - (rois[i].x >> sw) + 1;
+        if (met <= 2 * m)
+            return sw;
+    }
+    *sbits = 0;
+    return xbits;
+}
+
+/* Refuse overlapping destination ROIs.  Two ROIs overlap only within a
+ * vertical strip both meet, so each ROI is entered once in each strip it
+ * meets (cuxfer_impl_strip_width: at most twice the ROIs in all).  Sorted
+ * by (strip, y, x), the entries of a strip that start on one row form a
+ * group; each is checked against the next and, by binary search, against
+ * each later group of its strip starting inside its rows.  O(N log N) for
+ * tiles and crops, and a ROI meets only its strips' neighbours (random
+ * tiles of mixed sizes: a few, not every tile starting inside its rows
+ * across the image).  The bounds were checked, no sum here overflows. */
 CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cuxfer_roi *rois,
                                                  size_t n, const char *call, const size_t *cells,
                                                  void **scratch, size_t *scratch_bytes)
 {
     unsigned long long *k, *tmp;
     struct cuxfer_impl_rect *r;
-    size_t *gs, i, m = 0, ng = 0, g, h, j, need;
+    size_t *gs, i, m = 0, ng = 0, g, h, j, need, cap, st;
     cudaError_t err = cudaSuccess;
     int xbits = cuxfer_impl_bits(v->width), ybits = cuxfer_impl_bits(v->height),
-        ib = cuxfer_impl_bits(n);
-    /* key = (y, x, index) in 64 bits, or qsort of the ROIs */
+        ib = cuxfer_impl_bits(n), sw = xbits, sbits = 0;
+    /* key = (strip, y, x, index) in 64 bits, or qsort of the ROIs */
     int packed = xbits + ybits + ib <= 64 && n >= 256;
     if (n < 2 || (n >= 64 && cuxfer_impl_rois_lattice(v, rois, n, cells, scratch, scratch_bytes)))
         return cudaSuccess;
+    if (packed)
+        sw = cuxfer_impl_strip_width(v, rois, n, 64 - xbits - ybits - ib, &sbits);
+    cap = sw < xbits ? 2 * n : n; /* entries */
     /* one block: keys and their sort buffer, sorted rects, group starts; a
      * plan keeps it between calls (fresh pages cost more than the sort) */
-    need = 2 * n * sizeof *k + n * sizeof *r + (n + 1) * sizeof *gs;
+    need = 2 * cap * sizeof *k + cap * sizeof *r + (cap + 1) * sizeof *gs;
     if (!*scratch || *scratch_bytes < need) {
         void *b = malloc(need);
         if (!b)
@@ -6461,16 +6499,18 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
         *scratch_bytes = need;
     }
     k = (unsigned long long *)*scratch;
-    tmp = k + n;
-    r = (struct cuxfer_impl_rect *)(tmp + n);
-    gs = (size_t *)(r + n);
+    tmp = k + cap;
+    r = (struct cuxfer_impl_rect *)(tmp + cap);
+    gs = (size_t *)(r + cap);
     if (packed) {
         size_t w = 0, hh = 0;
         int uniform = 1; /* every non-empty ROI w x hh: no lookups after the sort */
         for (i = 0; i < n; ++i)
             if (rois[i].width != 0 && rois[i].height != 0) { /* empty ones write nothing */
-                k[m++] = ((unsigned long long)rois[i].y << xbits | rois[i].x) << ib | i;
-                if (m == 1)
+                unsigned long long yx = (unsigned long long)rois[i].y << xbits | rois[i].x;
+                for (st = rois[i].x >> sw; st <= (rois[i].x + rois[i].width - 1) >> sw; ++st)
+                    k[m++] = ((unsigned long long)st << (xbits + ybits) | yx) << ib | i;
+                if (w == 0)
                     w = rois[i].width, hh = rois[i].height;
                 else if (rois[i].width != w || rois[i].height != hh)
                     uniform = 0;
@@ -6480,7 +6520,8 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
             unsigned long long key = k[i] >> ib; /* ib < 64 here */
             size_t q = (size_t)(k[i] & ((1ull << ib) - 1));
             r[i].x0 = (size_t)(key & ((1ull << xbits) - 1)); /* xbits < 64 here */
-            r[i].y0 = (size_t)(key >> xbits);
+            r[i].y0 = (size_t)(key >> xbits & ((1ull << ybits) - 1)); /* ybits < 64 here */
+            r[i].strip = sbits ? (size_t)(key >> (xbits + ybits)) : 0;
             r[i].x1 = r[i].x0 + (uniform ? w : rois[q].width);
             r[i].y1 = r[i].y0 + (uniform ? hh : rois[q].height);
             r[i].i = q;
@@ -6494,12 +6535,13 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
             r[m].y0 = rois[i].y;
             r[m].y1 = rois[i].y + rois[i].height;
             r[m].i = i;
+            r[m].strip = 0;
             ++m;
         }
         qsort(r, m, sizeof *r, cuxfer_impl_rect_cmp);
     }
     for (i = 0; i < m; ++i)
-        if (i == 0 || r[i].y0 != r[i - 1].y0)
+        if (i == 0 || r[i].y0 != r[i - 1].y0 || r[i].strip != r[i - 1].strip)
             gs[ng++] = i;
     gs[ng] = m;
     for (g = 0; g < ng && err == cudaSuccess; ++g) {
@@ -6508,7 +6550,9 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
             size_t bi = n;
             if (i + 1 < gs[g + 1] && r[i + 1].x0 < a->x1)
                 bi = r[i + 1].i;
-            for (h = g + 1; bi == n && h < ng && r[gs[h]].y0 < a->y1; ++h) {
+            for (h = g + 1; bi == n && h < ng && r[gs[h]].strip == a->strip &&
+                            r[gs[h]].y0 < a->y1;
+                 ++h) {
                 j = cuxfer_impl_rect_before(r, gs[h], gs[h + 1], a->x1);
                 if (j != gs[h + 1] && r[j].x1 > a->x0)
                     bi = r[j].i;

@@ -140,7 +140,8 @@ int main(void)
            "a thin tall ROI crossed by a wide one refused");
 
     /* random sets against brute force: 200 small sets (qsort path), 40 of
-     * 300 ROIs (radix path), and the same on a view wider than 2^51
+     * 300 ROIs (radix path, in strips; from set 220 some ROIs span many
+     * strips), and the same on a view wider than 2^51
      * elements (qsort fallback: coordinates and index exceed 64 bits) */
     for (trial = 0; trial < 240; ++trial) {
         enum { MAXN = 300 };
@@ -155,6 +156,10 @@ int main(void)
             rr[i].height = rnd(trial % 3 ? 24 : 3);
             rr[i].x = rnd(trial % 4 ? 1000 - 24 : 80); /* crowded or sparse */
             rr[i].y = rnd(trial % 4 ? 800 - 24 : 80);
+            if (trial >= 220 && i % 16 == 0) { /* some wide ones: many strips each */
+                rr[i].width = rnd(700);
+                rr[i].x = rnd(1000 - rr[i].width);
+            }
         }
         if (trial % 2) /* make most sets disjoint: a grid of cells */
             for (i = 0; i < n; ++i) {
