@@ -6643,8 +6643,8 @@ CUXFER_API void cuxfer_impl_rois_scan_part(void *arg, size_t *next)
     }
 }
 
-/* The members' bitmaps merged into the first, a range of words a block:
- * a bit set in two of them is a cell taken twice. */
+/* The members' bitmaps ORed word by word, a range of words a block: a bit
+ * set in two of them is a cell taken twice. */
 CUXFER_API void cuxfer_impl_rois_merge_part(void *arg, size_t *next)
 {
     struct cuxfer_impl_rois_scan *j = (struct cuxfer_impl_rois_scan *)arg;
