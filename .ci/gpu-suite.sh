@@ -12,6 +12,9 @@
 #   runtimes  .ci/gpu-runtimes.sh run .rt (the C suite on CUDA 11.8 / 12.9;
 #             needs the runtimes unpacked in .rt by `... fetch .rt`)
 #   sanitize  make check-sanitizer over the composition and pool tests
+#   soak      tests/soak/soak, a random seed (GPU_SUITE_SOAK_SEED to repeat
+#             one), 4 threads, GPU_SUITE_SOAK_SECONDS (default 40); a
+#             failure's replay file is kept as LOGDIR/soak.replay
 #   bench     xferbench's targets (the whole table) and tools/roicopy-bench
 #
 # Every phase runs under `timeout -k` (GPU_SUITE_PHASE_SECONDS, default
@@ -24,7 +27,7 @@ set -u
 [ $# -ge 1 ] || { echo "usage: $0 LOGDIR [PHASE...]" >&2; exit 2; }
 out=$1
 shift
-phases=${*:-build suite runtimes sanitize bench}
+phases=${*:-build suite runtimes sanitize soak bench}
 limit=${GPU_SUITE_PHASE_SECONDS:-240}
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p "$out/tests" || exit 1
@@ -68,6 +71,13 @@ for phase in $phases; do
     sanitize)
         run_phase sanitize make check-sanitizer SANITIZER_TESTS='tests/composition/foreign-capture tests/composition/pool-planner tests/streams/stream-wait-capture tests/rois/roundtrip'
         grep -E '^(PASS|FAIL|SKIP)' "$out/sanitize.log" | tail -20 | tee -a "$out/summary.txt"
+        pack ;;
+    soak)
+        seed=${GPU_SUITE_SOAK_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+        say "soak: seed $seed"
+        run_phase soak ./tests/soak/soak --seed "$seed" --seconds "${GPU_SUITE_SOAK_SECONDS:-40}" \
+            --threads 4 --record "$out/soak.replay"
+        grep -E '^(ok|not ok|Bail out)|^soak:' "$out/soak.log" | tee -a "$out/summary.txt"
         pack ;;
     bench)
         run_phase xferbench ./tools/xferbench
