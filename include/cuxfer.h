@@ -6393,6 +6393,14 @@ CUXFER_API size_t cuxfer_impl_grid_cell(const struct cuxfer_impl_grid *g, const 
     return qy * g->cols + qx;
 }
 
+/* Set bit c of a bitmap; 1 when it was set already (a cell taken twice). */
+CUXFER_API int cuxfer_impl_bit_take(unsigned long long *bits, size_t c)
+{
+    unsigned long long m = 1ull << (c % 64), old = bits[c / 64];
+    bits[c / 64] = old | m;
+    return (old & m) != 0;
+}
+
 /* 1: the ROIs (within the view) lie on one lattice, each in a cell of its
  * own: disjoint; 0: the sort decides (and names the pair).  cells: the
  * ROIs' cells (the team computed them at the scratch's start), or NULL. */
@@ -6421,9 +6429,8 @@ CUXFER_API int cuxfer_impl_rois_lattice(const cuxfer_view *v, const cuxfer_roi *
         c = cells ? cells[i] : cuxfer_impl_grid_cell(&g, &rois[i]);
         if (c == CUXFER_IMPL_NO_CELL)
             continue;
-        if (c == CUXFER_IMPL_OFF_GRID || bits[c / 64] >> (c % 64) & 1)
+        if (c == CUXFER_IMPL_OFF_GRID || cuxfer_impl_bit_take(bits, c))
             return 0;
-        bits[c / 64] |= 1ull << (c % 64);
     }
     return 1;
 }
@@ -6587,7 +6594,8 @@ CUXFER_API int cuxfer_impl_roi_fits(const cuxfer_view *v, const cuxfer_roi *r, s
 
 /* The team's pass over the ROIs of a large call, in at most
  * CUXFER_IMPL_SCAN_PARTS parts: each ROI within the view, the parts'
- * bytes, and with g (D2H) each ROI's lattice cell.  With bits, each member
+ * bytes, and with g (D2H) each ROI's lattice cell until one is off the
+ * lattice (off_grid: the cells are then partial).  With bits, each member
  * also marks the cells of its parts in a bitmap of its own (bitmap k at
  * bits + k * g->words; a bitmap shared between cores cost more than
  * marking alone), cuxfer_impl_rois_merge_part then ORs them.  A member
@@ -6628,16 +6636,14 @@ CUXFER_API void cuxfer_impl_rois_scan_part(void *arg, size_t *next)
                 __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED);
                 return;
             }
-            if (!j->g)
+            /* off the lattice: no more cells (nor a store a ROI to j's line) */
+            if (!j->g || __atomic_load_n(&j->off_grid, __ATOMIC_RELAXED))
                 continue;
             c = j->cells[from] = cuxfer_impl_grid_cell(j->g, &j->rois[from]);
             if (c == CUXFER_IMPL_OFF_GRID)
                 __atomic_store_n(&j->off_grid, 1, __ATOMIC_RELAXED);
-            else if (bits && c != CUXFER_IMPL_NO_CELL) {
-                if (bits[c / 64] >> (c % 64) & 1)
-                    __atomic_store_n(&j->shared, 1, __ATOMIC_RELAXED);
-                bits[c / 64] |= 1ull << (c % 64);
-            }
+            else if (bits && c != CUXFER_IMPL_NO_CELL && cuxfer_impl_bit_take(bits, c))
+                __atomic_store_n(&j->shared, 1, __ATOMIC_RELAXED);
         }
         j->sums[(to - 1) / j->block] = sum;
     }
@@ -6725,8 +6731,10 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
             j.bad = cuxfer_impl_add(sum, j.sums[i], &sum);
         scanned = !j.bad;
         sum = scanned ? sum : 0;
-        cells = scanned && j.g ? j.cells : NULL;
-        if (cells && j.bits && !j.off_grid && !j.shared && !j.unmarked) {
+        /* off the lattice the cells are partial: the serial check finds
+         * the first ROI off it again, at once */
+        cells = scanned && j.g && !j.off_grid ? j.cells : NULL;
+        if (cells && j.bits && !j.shared && !j.unmarked) {
             cuxfer_impl_team_run(team, cuxfer_impl_rois_merge_part, &j);
             marked = !j.shared;
         }
