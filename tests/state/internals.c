@@ -795,6 +795,29 @@ static void rois_scan_member_past_maps(void)
     ok(j.unmarked == 1 && j.members == 2, "and left the lattice unmarked (members %d)", j.members);
 }
 
+/* The lattice's bitmap is used up to 64 bytes a ROI plus 128 KiB: 4096
+ * 8x8 tiles scattered over 8192x8192 (a lattice of 1M cells, 128 KiB)
+ * take it, not the sort; one tile of 1x1 there (64M cells) does not. */
+static void rois_lattice_cap(void)
+{
+    static cuxfer_roi r[4096];
+    static unsigned char px[16];
+    struct cuxfer_impl_grid g;
+    cuxfer_view host;
+    size_t i;
+    cuxfer_view_wrap(&host, px, 8192 * 4, 8192, 8192, 4);
+    for (i = 0; i < 4096; ++i) { /* one cell in 256 */
+        r[i].x = i % 64 * 128;
+        r[i].y = i / 64 * 128;
+        r[i].width = r[i].height = 8;
+    }
+    cuxfer_impl_grid_init(&g, &host, r, 4096);
+    is_int(16384, (int)g.words, "4096 sparse 8x8 tiles: the lattice's 1M cells in 16384 words");
+    r[0].width = r[0].height = 1;
+    cuxfer_impl_grid_init(&g, &host, r, 1);
+    is_int(0, (int)g.words, "one 1x1 tile on 8192x8192: no lattice (64M cells)");
+}
+
 static void team_job_fn(void *arg, size_t *next)
 {
     struct team_job *j = (struct team_job *)arg;
@@ -1390,6 +1413,7 @@ int main(void)
     rois_host_gather();
     rois_check_on_team();
     rois_scan_member_past_maps();
+    rois_lattice_cap();
     team_door();
     pack_scatter_on_team();
     gather_on_team();
