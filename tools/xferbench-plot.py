@@ -8,7 +8,8 @@ Draws what the input holds, one chart each:
   rows   GB/s against row width (the `2d` cases): raw cudaMemcpy2DAsync,
          cuxfer_copy2d_async and the planner, each direction;
   tiles  GB/s against tile side (the `rois` cases): the per-tile loop, the
-         plan under test and each strategy forced, each direction;
+         plan under test, each strategy forced and the copy kernel alone
+         (KERNEL's ceiling on the host), each direction;
 both against the 1D link of the same run (the h2d-1d and d2h-1d raw
 figures, which xferbench measures whenever those cases run).
 
@@ -26,6 +27,7 @@ import sys
 
 ROW = re.compile(r"2d (h2d|d2h) rows (\d+) B (copy2d|planner)$")
 TILE = re.compile(r"rois (h2d|d2h) \d+ of (\d+)x\d+ (?:\((\w+)\)|forced (\w+))$")
+KALONE = re.compile(r"rois (h2d|d2h) \d+ of (\d+)x\d+ vs kernel alone$")
 MIXED = re.compile(r"rois (h2d|d2h) \d+ mixed (\S+) \((\w+)\)$")
 LINK = re.compile(r"(h2d|d2h)-1d pinned$")
 
@@ -41,7 +43,8 @@ def load(text):
     rows, tiles, link, mixed = {}, {}, {}, {}
     for row in rows_of(text):
         name = row["case"]
-        if not (ROW.match(name) or TILE.match(name) or MIXED.match(name) or LINK.match(name)):
+        if not (ROW.match(name) or TILE.match(name) or KALONE.match(name)
+                or MIXED.match(name) or LINK.match(name)):
             continue  # rows this plot does not draw, whatever they hold
         raw, cux = float(row["raw"]), float(row["cuxfer"])
         m = ROW.match(name)
@@ -60,6 +63,10 @@ def load(text):
             else:
                 tiles.setdefault((d, "forced " + m.group(4)), {})[side] = cux
             continue
+        m = KALONE.match(name)
+        if m:  # its raw column: the copy kernel alone, KERNEL's ceiling
+            tiles.setdefault((m.group(1), "kernel alone"), {})[int(m.group(2))] = raw
+            continue
         m = MIXED.match(name)
         if m:
             mixed[m.group(1)] = (m.group(2), cux)
@@ -73,7 +80,8 @@ def load(text):
 COLOURS = {"raw cudaMemcpy2DAsync": "#888", "raw loop": "#888",
            "cuxfer_copy2d_async": "#1f77b4", "cuxfer planner": "#d62728",
            "cuxfer_rois": "#d62728", "forced direct": "#2ca02c",
-           "forced gather": "#9467bd", "forced kernel": "#ff7f0e"}
+           "forced gather": "#9467bd", "forced kernel": "#ff7f0e",
+           "kernel alone": "#8c564b"}
 W, H, L, R, T, B = 760, 420, 60, 200, 30, 50
 
 

@@ -1518,6 +1518,79 @@ static void rois_check(cuxfer_rois *plan, int d2h, const cuxfer_view *img, cuxfe
     }
 }
 
+/* The copy kernel alone, the ceiling of KERNEL on this host: the tiles'
+ * descriptors (bands as the plan cuts them) already in device memory, one
+ * launch, event-timed, GB/s (medians of reps); the plan's own time above
+ * it is its host part (the checks, the descriptors written while the GPU
+ * runs).  Its bytes are verified as the plans' are.  The median is 0 where
+ * the plan cannot load the kernel. */
+/* Rows of a band of at most `band` bytes (one where a row is wider). */
+static size_t rois_band_rows(size_t rb, size_t band)
+{
+    return rb >= band ? 1 : band / rb;
+}
+
+static stat rois_kernel_alone(const cuxfer_rois *plan, int d2h, const cuxfer_view *img,
+                              cuxfer_view *back, const cuxfer_roi *r, const size_t *off,
+                              size_t n, cuxfer_view *dense, unsigned char *dense_back,
+                              cudaStream_t s)
+{
+    const cuxfer_view *h = d2h ? back : img;
+    size_t i, y, m = 0, total = off[n], band = total / 4096 > 4096 ? total / 4096 : 4096;
+    cuxfer_impl_tile *d = NULL, *dd = NULL;
+    unsigned char *hdev = NULL;
+    uintptr_t align;
+    double v[64];
+    cudaEvent_t e[2];
+    stat none = {0, 0};
+    int k;
+    if (plan->kernel == NULL)
+        return none;
+    for (i = 0; i < n; ++i) /* bands of whole rows, as the plan's */
+        m += (r[i].height + rois_band_rows(r[i].width * ROIS_E, band) - 1) /
+             rois_band_rows(r[i].width * ROIS_E, band);
+    d = (cuxfer_impl_tile *)malloc(m * sizeof *d);
+    BENCH_CHECK(d ? cudaMalloc((void **)&dd, m * sizeof *d) : cudaErrorMemoryAllocation);
+    BENCH_CHECK(cudaHostGetDevicePointer((void **)&hdev, h->ptr, 0));
+    align = (uintptr_t)hdev | (uintptr_t)dense->ptr | h->pitch;
+    for (i = 0, m = 0; i < n; ++i) {
+        size_t rb = r[i].width * ROIS_E, br = rois_band_rows(rb, band);
+        for (y = 0; y < r[i].height; y += br) {
+            cuxfer_impl_tile_put(&d[m++], (r[i].y + y) * h->pitch + r[i].x * ROIS_E,
+                                 off[i] + y * rb, r[i].height - y < br ? r[i].height - y : br,
+                                 rb);
+            align |= (uintptr_t)d[m - 1].src | (uintptr_t)d[m - 1].dst | rb;
+        }
+    }
+    BENCH_CHECK(cudaMemcpy(dd, d, m * sizeof *d, cudaMemcpyHostToDevice));
+    BENCH_CHECK(cudaEventCreate(&e[0]));
+    BENCH_CHECK(cudaEventCreate(&e[1]));
+    for (k = -2; k < reps; ++k) {
+        float ms;
+        if (k == reps - 1 && d2h) /* the last one verified */
+            memset(back->ptr, 0x5a, back->pitch * back->height);
+        if (k == reps - 1 && !d2h)
+            BENCH_CHECK(cudaMemsetAsync(dense->ptr, 0xa5, total, s));
+        BENCH_CHECK(cudaEventRecord(e[0], s));
+        BENCH_CHECK(cuxfer_impl_kernel_launch(plan->kernel, plan->kblocks, dd, (unsigned)m, hdev,
+                                              h->pitch, dense->ptr, (unsigned)d2h, align, 0, s));
+        BENCH_CHECK(cudaEventRecord(e[1], s));
+        BENCH_CHECK(cudaEventSynchronize(e[1]));
+        BENCH_CHECK(cudaEventElapsedTime(&ms, e[0], e[1]));
+        if (k >= 0)
+            v[k] = (double)total / (ms * 1e6);
+    }
+    if (!d2h)
+        BENCH_CHECK(cudaMemcpy(dense_back, dense->ptr, total, cudaMemcpyDeviceToHost));
+    rois_verify(img, r, off, n, d2h ? (const unsigned char *)back->ptr : NULL,
+                d2h ? NULL : dense_back, "rois: the kernel alone");
+    BENCH_CHECK(cudaEventDestroy(e[0]));
+    BENCH_CHECK(cudaEventDestroy(e[1]));
+    BENCH_CHECK(cudaFree(dd));
+    free(d);
+    return stats(v, reps);
+}
+
 /* GB/s of tile bytes, host-timed from the first call to the stream being
  * done (the loop's cost is its enqueue: it belongs in the figure); the raw
  * loop, the plan under test and each strategy forced take turns rep by rep
@@ -1636,6 +1709,13 @@ static void bench_rois(cudaStream_t s)
                          rois_strategy_names[rois_opt.strategy], rois_strategy_names[best]);
                 snprintf(tt, sizeof tt, ">=%.2fx", ROIS_AUTO_VS_BEST);
                 report(n2, "GB/s", st[1 + best], st[1], 0, ROIS_AUTO_VS_BEST, tt);
+            }
+            if (have[CUXFER_ROIS_KERNEL]) {
+                stat ka = rois_kernel_alone(&plans[CUXFER_ROIS_KERNEL], dir, &img, &back, r, off,
+                                            n, &dense, dense_back, s);
+                snprintf(n2, sizeof n2, "%s vs kernel alone", name);
+                if (ka.median > 0)
+                    report(n2, "GB/s", ka, st[1], 0, 0, "info");
             }
             snprintf(n2, sizeof n2, "%s of link", name);
             if (link_s[dir ? LINK_D2H : LINK_H2D].median > 0)
