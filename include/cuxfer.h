@@ -1024,14 +1024,7 @@ CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
 /* Overflow-checked multiply: 0 and *out set on success, -1 on overflow. */
 CUXFER_API int cuxfer_impl_mul(size_t a, size_t b, size_t *out)
 {
-#if defined(__GNUC__) || defined(__clang__)
     return __builtin_mul_overflow(a, b, out) ? -1 : 0; /* no division */
-#else
-    if (a != 0 && b > SIZE_MAX / a)
-        return -1;
-    *out = a * b;
-    return 0;
-#endif
 }
 
 /* Overflow-checked add. */
@@ -7475,11 +7468,9 @@ CUXFER_API cudaError_t cuxfer_stager_options_resolve(cuxfer_stager_options *out,
 
 /* The one place that decides how a job runs: one DMA for a host side
  * already pinned or managed; else AUTO is COPY at every size (doc/PERF.md,
- * "Behind the constants": the stager's strategy and threads).  Change
- * this when measurements say otherwise (bytes is here for that). */
-CUXFER_API int cuxfer_impl_stage_pick(int strategy, cuxfer_memkind host_kind, size_t bytes)
+ * "Behind the constants": the stager's strategy and threads). */
+CUXFER_API int cuxfer_impl_stage_pick(int strategy, cuxfer_memkind host_kind)
 {
-    (void)bytes;
     if (host_kind == CUXFER_MEMORY_PINNED || host_kind == CUXFER_MEMORY_MANAGED)
         return CUXFER_STAGE_DIRECT;
     if (strategy == CUXFER_STAGE_REGISTER)
@@ -8067,7 +8058,7 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
         return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
                                 "%s: the stream `after` is being captured into a graph; a "
                                 "stager's copies run outside graphs", call);
-    job.strategy = cuxfer_impl_stage_pick(st->opt.strategy, hk, bytes);
+    job.strategy = cuxfer_impl_stage_pick(st->opt.strategy, hk);
 
     pthread_mutex_lock(&st->mu);
     if (st->busy) {
