@@ -814,13 +814,17 @@ CUXFER_API int cuxfer_impl_current_device(void)
     return d;
 }
 
-/* Make dev current, the previous device in *saved: objects switch to
- * their device where CUDA requires it (creating, recording, launching). */
+/* Make dev current, querying the device once; *saved is the device to
+ * restore, -1 when nothing was switched (restore_device then asks nothing).
+ * Objects switch to their device where CUDA requires it (creating,
+ * recording, launching). */
 CUXFER_API cudaError_t cuxfer_impl_use_device(int dev, int *saved)
 {
-    *saved = cuxfer_impl_current_device();
-    if (dev < 0 || dev == *saved)
+    int cur = cuxfer_impl_current_device();
+    *saved = -1;
+    if (dev < 0 || dev == cur)
         return cudaSuccess;
+    *saved = cur;
     return cudaSetDevice(dev);
 }
 
@@ -2999,6 +3003,7 @@ CUXFER_API cudaError_t cuxfer_impl_stream_record(cudaStream_t s, cudaEvent_t *ev
         cudaError_t first = err;
         int n = 0, i;
         (void)cudaGetLastError();
+        *saved = dev; /* nothing was switched (dev is current); the loop switches */
         if (cudaGetDeviceCount(&n) != cudaSuccess) {
             (void)cudaGetLastError();
             n = 0;
@@ -4038,19 +4043,6 @@ CUXFER_API cudaError_t cuxfer_ring_slot_ms(const cuxfer_ring_slot *slot, int wai
     return cudaEventElapsedTime(ms, slot->start, slot->done);
 }
 
-/* Make slot_dev current for a submission, querying the device once: a
- * ring on the caller's device switches nothing and restores nothing.
- * *saved is -1 when nothing was switched. */
-CUXFER_API cudaError_t cuxfer_impl_ring_enter(int slot_dev, int *saved)
-{
-    int cur = cuxfer_impl_current_device();
-    *saved = -1;
-    if (slot_dev < 0 || slot_dev == cur)
-        return cudaSuccess;
-    *saved = cur;
-    return cudaSetDevice(slot_dev);
-}
-
 /* Queue the job on the slot's stream and give the slot back. */
 CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot,
                                           const cuxfer_ring_job *job)
@@ -4077,10 +4069,9 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
     if (err != cudaSuccess)
         return err; /* refused: nothing queued or recorded, the slot still held */
     /* The slot's device is current for the copies and the caller's work. */
-    e = cuxfer_impl_ring_enter(slot->device_id, &saved);
+    e = cuxfer_impl_use_device(slot->device_id, &saved);
     if (e != cudaSuccess) {
-        if (saved >= 0)
-            (void)cudaSetDevice(saved);
+        cuxfer_impl_restore_device(saved);
         return cuxfer_impl_fail_cuda(e, "cuxfer_ring_submit: cannot make slot %d's device %d "
                                      "current: %s (nothing queued, the slot still held)",
                                      slot->index, slot->device_id, cudaGetErrorName(e));
