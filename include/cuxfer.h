@@ -7476,17 +7476,6 @@ CUXFER_API size_t cuxfer_impl_chunk_len(const cuxfer_impl_stage_job *j, size_t c
     return c + 1 < j->chunks ? slot_bytes : j->last;
 }
 
-/* Wait for an event: a query first (no sleep when it is done), then
- * cudaEventSynchronize, which returns a failed stream's error. */
-CUXFER_API cudaError_t cuxfer_impl_event_wait(cudaEvent_t e)
-{
-    cudaError_t err = cuxfer_impl_event_query(e);
-    if (err != cudaErrorNotReady)
-        return err;
-    (void)cudaGetLastError();
-    return cuxfer_impl_event_sync(e);
-}
-
 /* --- workers --------------------------------------------------------------- */
 
 /* Wait until chunk c may be touched (its slot is free for H2D, its data
@@ -7587,7 +7576,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st, cudaError_t 
         pthread_mutex_unlock(&st->mu);
         e = cudaEventRecord(st->end_event, st->stream);
         if (e == cudaSuccess)
-            e = cuxfer_impl_event_wait(st->end_event);
+            e = cuxfer_impl_event_sync(st->end_event);
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
             (void)cuxfer_impl_stream_sync(st->stream);
@@ -7632,7 +7621,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_sta
                 continue;
             }
         }
-        err = cuxfer_impl_event_wait(st->slot_event[completed % slots]);
+        err = cuxfer_impl_event_sync(st->slot_event[completed % slots]);
         if (err != cudaSuccess) {
             (void)cudaGetLastError();
             (void)snprintf(why, why_n, "cuxfer_stage_h2d: the copy of chunk %zu of %zu failed: %s: %s",
@@ -7686,7 +7675,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_sta
             ++drained;
             continue;
         }
-        err = cuxfer_impl_event_wait(st->slot_event[ready % slots]);
+        err = cuxfer_impl_event_sync(st->slot_event[ready % slots]);
         if (err != cudaSuccess) {
             (void)cudaGetLastError();
             (void)snprintf(why, why_n, "cuxfer_stage_d2h: the copy of chunk %zu of %zu failed: %s: %s",
@@ -7718,7 +7707,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_whole(cuxfer_stager *st, cuxfer_impl_s
     if (err == cudaSuccess) {
         err = cudaEventRecord(st->end_event, st->stream);
         if (err == cudaSuccess)
-            err = cuxfer_impl_event_wait(st->end_event);
+            err = cuxfer_impl_event_sync(st->end_event);
         else
             (void)cuxfer_impl_stream_sync(st->stream); /* the DMA may be queued */
     }
