@@ -7590,8 +7590,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st, cudaError_t 
 /* H2D through the slots.  Priorities: queue the DMA of the next chunk as
  * soon as the workers filled it; else wait for the oldest DMA in flight and
  * free its slot for refilling; else wait for the workers. */
-CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_stage_job *job,
-                                              char *why, size_t why_n)
+CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_stage_job *job)
 {
     const size_t n = job->chunks, slots = (size_t)st->opt.slots, S = st->opt.slot_bytes;
     size_t issued = 0, completed = 0, si, len;
@@ -7610,11 +7609,10 @@ CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_sta
                 if (err == cudaSuccess)
                     err = cudaEventRecord(st->slot_event[si], st->stream);
                 if (err != cudaSuccess) {
-                    (void)cudaGetLastError();
-                    (void)snprintf(why, why_n,
-                                   "cuxfer_stage_h2d: chunk %zu of %zu (%zu bytes to %p): %s: %s",
-                                   issued, n, len, (void *)(job->dev + issued * S),
-                                   cudaGetErrorName(err), cudaGetErrorString(err));
+                    err = cuxfer_impl_fail_cuda(
+                        err, "cuxfer_stage_h2d: chunk %zu of %zu (%zu bytes to %p): %s: %s",
+                        issued, n, len, (void *)(job->dev + issued * S), cudaGetErrorName(err),
+                        cudaGetErrorString(err));
                     break;
                 }
                 ++issued;
@@ -7623,9 +7621,9 @@ CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_sta
         }
         err = cuxfer_impl_event_sync(st->slot_event[completed % slots]);
         if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            (void)snprintf(why, why_n, "cuxfer_stage_h2d: the copy of chunk %zu of %zu failed: %s: %s",
-                           completed, n, cudaGetErrorName(err), cudaGetErrorString(err));
+            err = cuxfer_impl_fail_cuda(err, "cuxfer_stage_h2d: the copy of chunk %zu of %zu "
+                                        "failed: %s: %s", completed, n, cudaGetErrorName(err),
+                                        cudaGetErrorString(err));
             break;
         }
         ++completed;
@@ -7638,8 +7636,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_sta
 /* D2H through the slots.  Priorities: when the workers emptied the oldest
  * slot, refill it from the device; else wait for the oldest DMA in flight
  * and open its chunk to the workers; else wait for the workers. */
-CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_stage_job *job,
-                                              char *why, size_t why_n)
+CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_stage_job *job)
 {
     const size_t n = job->chunks, slots = (size_t)st->opt.slots, S = st->opt.slot_bytes;
     size_t issued = 0, ready = 0, drained = 0, si, len;
@@ -7655,11 +7652,10 @@ CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_sta
             if (err == cudaSuccess)
                 err = cudaEventRecord(st->slot_event[si], st->stream);
             if (err != cudaSuccess) {
-                (void)cudaGetLastError();
-                (void)snprintf(why, why_n,
-                               "cuxfer_stage_d2h: chunk %zu of %zu (%zu bytes from %p): %s: %s",
-                               issued, n, len, (void *)(job->dev + issued * S),
-                               cudaGetErrorName(err), cudaGetErrorString(err));
+                err = cuxfer_impl_fail_cuda(
+                    err, "cuxfer_stage_d2h: chunk %zu of %zu (%zu bytes from %p): %s: %s",
+                    issued, n, len, (void *)(job->dev + issued * S), cudaGetErrorName(err),
+                    cudaGetErrorString(err));
                 break;
             }
             ++issued;
@@ -7677,9 +7673,9 @@ CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_sta
         }
         err = cuxfer_impl_event_sync(st->slot_event[ready % slots]);
         if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            (void)snprintf(why, why_n, "cuxfer_stage_d2h: the copy of chunk %zu of %zu failed: %s: %s",
-                           ready, n, cudaGetErrorName(err), cudaGetErrorString(err));
+            err = cuxfer_impl_fail_cuda(err, "cuxfer_stage_d2h: the copy of chunk %zu of %zu "
+                                        "failed: %s: %s", ready, n, cudaGetErrorName(err),
+                                        cudaGetErrorString(err));
             break;
         }
         ++ready;
@@ -7690,8 +7686,7 @@ CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_sta
 
 /* One DMA: DIRECT, or REGISTER once the buffer is page-locked here; a
  * failed registration does nothing (cudaErrorNotSupported: fall back to COPY). */
-CUXFER_API cudaError_t cuxfer_impl_stager_whole(cuxfer_stager *st, cuxfer_impl_stage_job *job,
-                                                char *why, size_t why_n)
+CUXFER_API cudaError_t cuxfer_impl_stager_whole(cuxfer_stager *st, cuxfer_impl_stage_job *job)
 {
     const char *call = job->d2h ? "cuxfer_stage_d2h" : "cuxfer_stage_h2d";
     int reg = job->strategy == CUXFER_STAGE_REGISTER;
@@ -7711,46 +7706,39 @@ CUXFER_API cudaError_t cuxfer_impl_stager_whole(cuxfer_stager *st, cuxfer_impl_s
         else
             (void)cuxfer_impl_stream_sync(st->stream); /* the DMA may be queued */
     }
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        (void)snprintf(why, why_n, "%s: %s copy of %zu bytes: %s: %s", call,
-                       reg ? "registered" : "direct", job->bytes, cudaGetErrorName(err),
-                       cudaGetErrorString(err));
-    }
+    if (err != cudaSuccess)
+        err = cuxfer_impl_fail_cuda(err, "%s: %s copy of %zu bytes: %s: %s", call,
+                                    reg ? "registered" : "direct", job->bytes,
+                                    cudaGetErrorName(err), cudaGetErrorString(err));
     if (reg) {
         cuxfer_impl_kcache_flush();
         e = cudaHostUnregister(job->host);
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
-            if (err == cudaSuccess) {
-                err = e;
-                (void)snprintf(why, why_n, "%s: cudaHostUnregister of %p: %s", call,
-                               (void *)job->host, cudaGetErrorName(e));
-            }
+            if (err == cudaSuccess)
+                err = cuxfer_impl_fail(e, "%s: cudaHostUnregister of %p: %s", call,
+                                       (void *)job->host, cudaGetErrorName(e));
         }
     }
     return err;
 }
 
-CUXFER_API cudaError_t cuxfer_impl_stager_run(cuxfer_stager *st, cuxfer_impl_stage_job *job,
-                                              char *why, size_t why_n)
+CUXFER_API cudaError_t cuxfer_impl_stager_run(cuxfer_stager *st, cuxfer_impl_stage_job *job)
 {
     cudaError_t err;
     if (job->strategy != CUXFER_STAGE_COPY) {
-        err = cuxfer_impl_stager_whole(st, job, why, why_n);
+        err = cuxfer_impl_stager_whole(st, job);
         if (!(err == cudaErrorNotSupported && job->strategy == CUXFER_STAGE_REGISTER))
             return err;
         job->strategy = CUXFER_STAGE_COPY; /* registration refused: stage it */
     }
-    return job->d2h ? cuxfer_impl_stager_d2h(st, job, why, why_n)
-                    : cuxfer_impl_stager_h2d(st, job, why, why_n);
+    return job->d2h ? cuxfer_impl_stager_d2h(st, job) : cuxfer_impl_stager_h2d(st, job);
 }
 
 CUXFER_API void *cuxfer_impl_stager_main(void *arg)
 {
     cuxfer_stager *st = (cuxfer_stager *)arg;
     cuxfer_impl_stage_job job;
-    char why[CUXFER_REASON_MAX];
     cudaError_t err;
     cuxfer_impl_worker_relaxed();
     if (st->device >= 0 && cudaSetDevice(st->device) != cudaSuccess)
@@ -7764,12 +7752,12 @@ CUXFER_API void *cuxfer_impl_stager_main(void *arg)
         job = st->job;
         st->pending = 0;
         pthread_mutex_unlock(&st->mu);
-        why[0] = '\0';
-        err = cuxfer_impl_stager_run(st, &job, why, sizeof why);
+        cuxfer_clear_reason(); /* this thread's reason is the job's */
+        err = cuxfer_impl_stager_run(st, &job);
         pthread_mutex_lock(&st->mu);
         st->result = err;
         st->reported = err == cudaSuccess;
-        (void)snprintf(st->reason, sizeof st->reason, "%s", why);
+        (void)snprintf(st->reason, sizeof st->reason, "%s", cuxfer_last_reason());
         st->used = job.strategy;
         st->busy = 0;
         pthread_cond_broadcast(&st->done_cv);
