@@ -2935,8 +2935,7 @@ CUXFER_API cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_ms: the timer %s",
                                 t->state == 0 ? "was not started" : "was not stopped");
     err = wait == CUXFER_WAIT ? cuxfer_impl_event_sync(t->stop) : cuxfer_impl_event_query(t->stop);
-    if (err != cudaSuccess)
-        return err;
+    CUXFER_TRY(err);
     err = cudaEventElapsedTime(ms, t->start, t->stop);
     if (err != cudaSuccess)
         *ms = NAN;
@@ -6056,8 +6055,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_time(cuxfer_plan2d *p, int strategy,
             ms[r] = t;
     }
     p->opt.strategy = saved; /* also on failure: the plan is not left forced */
-    if (err != cudaSuccess)
-        return err;
+    CUXFER_TRY(err);
     *gbps = cuxfer_gbps(src->width * src->elem_size * src->height,
                         (float)cuxfer_impl_median(ms, 5));
     return cudaSuccess;
@@ -6151,8 +6149,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t
         (void)cuxfer_impl_dfree(d);
     (void)cuxfer_host_free(h);
     cuxfer_impl_restore_device(saved);
-    if (err != cudaSuccess)
-        return err;
+    CUXFER_TRY(err);
     p->tuning = t;
     if (out)
         *out = t;
