@@ -2524,7 +2524,6 @@ struct cuxfer_stream_pool {
     int owns;              /* 1: the pool created (and destroys) the streams */
     int leases;            /* streams leased now */
     unsigned next;         /* round-robin counter */
-    int sync_ready;        /* mu and cv initialized */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
@@ -2548,7 +2547,6 @@ CUXFER_API cudaError_t cuxfer_impl_pool_init(cuxfer_stream_pool *p, int count)
     }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
-    p->sync_ready = 1;
     p->device = cuxfer_impl_current_device();
     return cudaSuccess;
 }
@@ -2573,10 +2571,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p)
         cuxfer_impl_restore_device(saved);
     free(p->streams);
     free(p->leased);
-    if (p->sync_ready) {
-        pthread_mutex_destroy(&p->mu);
-        pthread_cond_destroy(&p->cv);
-    }
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
     memset(p, 0, sizeof *p);
     return first;
 }
@@ -3737,7 +3733,6 @@ struct cuxfer_ring {
     int device;
     unsigned long long next; /* index of the next slot to hand out, ever-growing */
     int waiters;             /* threads asleep in acquire (atomic) */
-    int sync_ready;
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
@@ -3779,10 +3774,8 @@ CUXFER_API cudaError_t cuxfer_ring_destroy(cuxfer_ring *r)
         cuxfer_impl_restore_device(saved);
     }
     free(r->slots);
-    if (r->sync_ready) {
-        pthread_mutex_destroy(&r->mu);
-        pthread_cond_destroy(&r->cv);
-    }
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
     memset(r, 0, sizeof *r);
     return first;
 }
@@ -3821,7 +3814,6 @@ CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host
     r->device = cuxfer_impl_current_device();
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
-    r->sync_ready = 1;
     if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess)
         (void)cudaGetLastError();
     prio = o.priority > least ? least : o.priority < greatest ? greatest : o.priority;
