@@ -949,18 +949,6 @@ CUXFER_API cudaError_t cuxfer_impl_dmalloc(void **p, size_t bytes)
     return cuxfer_impl_relax_done(rx, cudaMalloc(p, bytes));
 }
 
-CUXFER_API cudaError_t cuxfer_impl_dmalloc_pitch(void **p, size_t *pitch, size_t w, size_t h)
-{
-    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    return cuxfer_impl_relax_done(rx, cudaMallocPitch(p, pitch, w, h));
-}
-
-CUXFER_API cudaError_t cuxfer_impl_mmalloc(void **p, size_t bytes, unsigned flags)
-{
-    cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
-    return cuxfer_impl_relax_done(rx, cudaMallocManaged(p, bytes, flags));
-}
-
 CUXFER_API cudaError_t cuxfer_impl_dfree(void *p)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
@@ -996,10 +984,6 @@ CUXFER_API void cuxfer_impl_keep(cudaError_t *first, cudaError_t err)
     if (err != cudaSuccess && *first == cudaSuccess)
         *first = err;
 }
-
-/* The stager's coordinator touches only cuxfer's own streams and events:
- * it runs Relaxed for good (doc/DESIGN.md, section 4). */
-CUXFER_API void cuxfer_impl_worker_relaxed(void) { (void)cuxfer_impl_relax_begin(); }
 
 /* The device of s (12.8+), else the current device (always right for 0,
  * cudaStreamLegacy and cudaStreamPerThread).  -1 when there is none. */
@@ -1766,6 +1750,7 @@ CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
                                             size_t elem_size, unsigned flags)
 {
     size_t bytes = 0, free_b = 0, total_b = 0;
+    cuxfer_impl_relax rx;
     cudaError_t err;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_managed_alloc: p is NULL");
@@ -1785,7 +1770,8 @@ CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
         return cuxfer_impl_fail(cudaErrorMemoryAllocation,
                                 "cuxfer_managed_alloc: %zu bytes requested, only %zu "
                                 "free on the device", bytes, free_b);
-    err = cuxfer_impl_mmalloc(p, bytes, flags);
+    rx = cuxfer_impl_relax_begin(); /* an allocation: keep other threads' captures */
+    err = cuxfer_impl_relax_done(rx, cudaMallocManaged(p, bytes, flags));
     if (err != cudaSuccess) {
         *p = NULL;
         return cuxfer_impl_fail_cuda(err, "cuxfer_managed_alloc: %zu bytes: %s", bytes,
@@ -1926,6 +1912,7 @@ CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
 {
     size_t row, pitch = 0;
     void *p = NULL;
+    cuxfer_impl_relax rx;
     cudaError_t err;
     if (!v)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_view_alloc_device: view is NULL");
@@ -1942,7 +1929,8 @@ CUXFER_API cudaError_t cuxfer_view_alloc_device(cuxfer_view *v, size_t width,
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_view_alloc_device: %zux%zu x %zu bytes overflows size_t",
                                 width, height, elem_size);
-    err = cuxfer_impl_dmalloc_pitch(&p, &pitch, row, height);
+    rx = cuxfer_impl_relax_begin(); /* an allocation: keep other threads' captures */
+    err = cuxfer_impl_relax_done(rx, cudaMallocPitch(&p, &pitch, row, height));
     if (err != cudaSuccess)
         return cuxfer_impl_fail_cuda(err, "cuxfer_view_alloc_device: cudaMallocPitch %zu x %zu: %s",
                                      row, height, cudaGetErrorName(err));
@@ -7729,7 +7717,7 @@ CUXFER_API void *cuxfer_impl_stager_main(void *arg)
     cuxfer_stager *st = (cuxfer_stager *)arg;
     cuxfer_impl_stage_job job;
     cudaError_t err;
-    cuxfer_impl_worker_relaxed();
+    (void)cuxfer_impl_relax_begin(); /* for good: it touches only the stager's own objects */
     if (st->device >= 0 && cudaSetDevice(st->device) != cudaSuccess)
         (void)cudaGetLastError();
     pthread_mutex_lock(&st->mu);
