@@ -441,8 +441,6 @@ struct cuxfer_impl_thread {
     char reason[CUXFER_REASON_MAX];
     /* Recent classifications (section 3). */
     struct cuxfer_impl_tcache kcache;
-    /* (No events: cuxfer_stream_wait's ordering event lives for one call,
-     * so nothing here can dangle after cudaDeviceReset or thread exit.) */
 };
 
 /* What the process keeps. */
@@ -634,8 +632,7 @@ CUXFER_API struct cuxfer_impl_thread *cuxfer_impl_thread_get(void)
 
 /* fork (doc/DESIGN.md, section 3): the first prepare handler takes the
  * registry's writer lock, so no writer is half-way when the process is
- * copied; the last parent handler drops it; the last child handler makes
- * a fresh lock, empties the registry and caches, forgets the devices. */
+ * copied; the last parent or child handler drops or remakes it. */
 CUXFER_API void cuxfer_impl_atfork_prepare(void)
 {
     struct cuxfer_impl_state *s = cuxfer_impl_state_get();
@@ -834,14 +831,9 @@ CUXFER_API void cuxfer_impl_restore_device(int saved)
         (void)cudaSetDevice(saved);
 }
 
-/* Capture safety (doc/DESIGN.md, section 5): cuxfer_impl_stream_state and
- * the relax pair below are the header's only callers of CUDA's capture
- * query and capture-mode exchange (with cuxfer_impl_capture_graph).
- * INVALIDATED is a failed capture still to be ended, treated as capturing;
- * UNUSABLE is a failed query with its error (most often
- * cudaErrorStreamCaptureImplicit: the legacy stream while a blocking
- * stream is captured).  Callers refuse or adapt on state > UNCAPTURED and
- * refuse state < 0 with the error (cuxfer_impl_stream_usable). */
+/* Capture safety (doc/DESIGN.md, section 5).  INVALIDATED is a failed
+ * capture still to be ended, treated as capturing; UNUSABLE a failed query
+ * with its error (most often cudaErrorStreamCaptureImplicit). */
 enum {
     CUXFER_IMPL_STREAM_UNUSABLE = -1,
     CUXFER_IMPL_STREAM_UNCAPTURED = 0,
@@ -877,12 +869,11 @@ CUXFER_API cudaError_t cuxfer_impl_stream_usable(const char *call, const char *w
     return cudaSuccess;
 }
 
-/* Stepping outside the capture mode: while any thread captures in
- * cudaStreamCaptureModeGlobal, a "potentially unsafe" call (event and
- * stream queries, allocations, pointer queries) from a thread not in
- * Relaxed mode invalidates that capture.  cuxfer's bookkeeping calls touch
- * no captured stream, so they run between relax_begin and relax_end.
- * Never around work queued on a stream that may be capturing. */
+/* Stepping outside the capture mode: while any thread captures in Global
+ * mode, an "unsafe" call (queries, allocations) from a thread not in
+ * Relaxed mode invalidates that capture.  cuxfer's bookkeeping touches no
+ * captured stream, so it runs Relaxed; never work queued on a stream that
+ * may be capturing (doc/DESIGN.md, section 5). */
 typedef struct cuxfer_impl_relax {
     enum cudaStreamCaptureMode mode;
     int switched;
@@ -1028,9 +1019,6 @@ CUXFER_API int cuxfer_impl_add(size_t a, size_t b, size_t *out)
  * 3. Memory kinds and the pageable guard
  * ------------------------------------------------------------------------ */
 
-/* (cuxfer_memkind, where a pointer's memory lives, is defined in the block
- * "The API": its prototypes need the complete type.) */
-
 /* A word for each kind, for messages. */
 CUXFER_API const char *cuxfer_memkind_name(cuxfer_memkind k)
 {
@@ -1078,13 +1066,9 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
 }
 
 /* Classification for the copy functions, cheap (a pointer query costs more
- * than a checked copy's budget): each thread caches a few ranges; behind
- * it, the registry holds the exact ranges cuxfer allocated or pinned, at
- * any offset; only pointers neither knows are asked of the driver.  Every
- * cuxfer free empties all threads' caches.  The registry is bounded (when
- * full, copies fall back to queries); writers serialize on a mutex,
- * readers take no lock and rescan while the sequence count is odd or
- * changed, so copying threads never contend. */
+ * than a checked copy's budget): the thread's cache, then the registry of
+ * what cuxfer allocated or pinned (bounded: when full, copies fall back to
+ * queries), then the driver (doc/DESIGN.md, section 9). */
 
 /* Forget every thread's cached classifications (after a free). */
 CUXFER_API void cuxfer_impl_kcache_flush(void)
