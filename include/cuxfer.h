@@ -1779,7 +1779,7 @@ CUXFER_API cudaError_t cuxfer_managed_free(void *p)
 }
 
 /* Shared checks of prefetch and advise: a managed range, a device able to
- * act on it.  *dev_out gets the device whose capability decides. */
+ * act on it. */
 CUXFER_API cudaError_t cuxfer_impl_managed_check(const char *call, const void *p,
                                                  size_t bytes, int target)
 {
@@ -1837,9 +1837,8 @@ CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
 {
     cudaError_t err;
     CUXFER_TRY(cuxfer_impl_managed_check("cuxfer_prefetch", p, bytes, target));
-    /* cudaMemPrefetchAsync on a capturing stream fails and invalidates the
-     * capture (doc/PERF.md, "CUDA behaviour measured"): refused first, the
-     * capture kept. */
+    /* On a capturing stream it fails and invalidates the capture (doc/PERF.md,
+     * "CUDA behaviour measured"): refused first. */
     if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_prefetch: stream %p is being captured (or cannot be "
@@ -2122,9 +2121,8 @@ CUXFER_API size_t cuxfer_impl_row_past(const struct cuxfer_impl_rows *r, size_t 
 }
 
 /* Byte-exact overlap of two valid views of the same row bytes: 1 and the
- * first clashing rows *ia, *ib.  Rows may sit in the other's gaps, so the
- * spans only rule overlap out; equal pitches are O(1), others a sweep
- * bounded at 2^20 steps: 2 when it could not decide (see below). */
+ * first clashing rows *ia, *ib; 2 when the bounded sweep could not decide.
+ * Rows may sit in the other's gaps, so the spans only rule overlap out. */
 CUXFER_API int cuxfer_impl_views_overlap(const cuxfer_view *a, const cuxfer_view *b, size_t *ia,
                                          size_t *ib)
 {
@@ -2164,9 +2162,8 @@ CUXFER_API int cuxfer_impl_views_overlap(const cuxfer_view *a, const cuxfer_view
     }
     while (i < ra.h && j < rb.h) {
         uintptr_t as = ra.base + i * ra.pitch, bs = rb.base + j * rb.pitch;
-        /* Each step passes at least one row of one view; rows that
-         * interleave for more than 2^20 steps (found by fuzz-view) are not
-         * proven disjoint: answered 2, in bounded time. */
+        /* Each step passes a row of one view; rows that interleave for more
+         * than 2^20 steps are answered 2 (undecided), in bounded time. */
         if (++steps > ((size_t)1 << 20)) {
             *ia = i;
             *ib = j;
@@ -2216,9 +2213,8 @@ CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
     return cuxfer_impl_max_pitch_check(dst, src, max_pitch);
 }
 
-/* A view's recorded kind against what CUDA says of its pointer: a view
- * built by hand with the wrong kind (or memory freed and reused) is caught
- * before it reaches the copy engine. */
+/* A view's recorded kind against what CUDA says of its pointer: a wrong
+ * kind (or memory freed and reused) is caught before the copy engine. */
 CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_view *v,
                                                cuxfer_memkind actual)
 {
@@ -2233,7 +2229,6 @@ CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_vi
 
 /* The default-stream guard (doc/DESIGN.md, section 9): an "async" copy on
  * the legacy default stream overlaps nothing.  The calling unit's policy. */
-
 CUXFER_API int cuxfer_default_stream_policy(void)
 {
     int p = cuxfer_impl_env_policy_get(&cuxfer_impl_state_get()->env_stream_policy,
@@ -2252,10 +2247,9 @@ CUXFER_API int cuxfer_impl_is_legacy_stream(cudaStream_t s)
 #endif
 }
 
-/* Apply the guard to `call` about to queue work on s, as the pageable
- * guard does.  Every call that queues copies on a caller's stream calls
- * it; timers do not (events on stream 0 are the classic way to time it),
- * nor does the stager (it only orders its own stream after `after`). */
+/* Apply the guard to `call` about to queue copies on s.  Timers do not
+ * (events on stream 0 are the classic way to time it), nor does the stager
+ * (it only orders its own stream after `after`). */
 CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s)
 {
     int policy;
@@ -2280,8 +2274,7 @@ CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s
 }
 
 /* Refuse the legacy default stream while a blocking stream of the device
- * is captured (work there would invalidate the capture), with the query's
- * error, so the capture survives.  Other streams cost a pointer compare. */
+ * is captured (work there would invalidate the capture). */
 CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
 {
     cudaError_t err;
@@ -2300,9 +2293,8 @@ CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
 #define CUXFER_COPY_SMALL ((size_t)64 << 10)
 
 /* A synchronous copy runs on the calling thread's default stream, as
- * cudaMemcpy does; refused first, so a capture survives, while that
- * stream (or, for the legacy stream, a blocking stream of the device) is
- * captured.  The copy and its wait run Relaxed. */
+ * cudaMemcpy does: refused while that stream (or, for the legacy stream, a
+ * blocking stream of the device) is captured, so the capture survives. */
 CUXFER_API cudaError_t cuxfer_impl_sync_ok(const char *call)
 {
     cudaError_t err;
@@ -2328,9 +2320,8 @@ CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t
     return cuxfer_impl_legacy_ok(call, s);
 }
 
-/* A synchronous copy's wait for s and its report: the copy (queued by the
- * caller) and the wait ran Relaxed (rx); a failure names the bytes (rows
- * 0: a 1D copy of row bytes). */
+/* A synchronous copy's wait for s, ending the Relaxed stretch rx, and its
+ * report (rows 0: a 1D copy of row bytes). */
 CUXFER_API cudaError_t cuxfer_impl_copy_wait(const char *call, cudaError_t err, cudaStream_t s,
                                              cuxfer_impl_relax rx, size_t row, size_t rows,
                                              const void *src, const void *dst)
@@ -2389,9 +2380,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *d
     return cuxfer_impl_debug_sync(err, s);
 }
 
-/* Copy src to dst on s (man 3 cuxfer_copy2d_async): both pointers
- * classified, checked against the views' kinds, guarded; one
- * cudaMemcpyAsync when both sides are contiguous. */
+/* Copy src to dst on s (man 3 cuxfer_copy2d_async). */
 CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
                                            const cuxfer_view *src, cudaStream_t s)
 {
@@ -2478,9 +2467,7 @@ CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *
 /* Wait arguments: block until done, or return cudaErrorNotReady at once. */
 #define CUXFER_NOWAIT 0
 #define CUXFER_WAIT 1
-/* cuxfer_stream_pool_create flag: ordinary (blocking) streams, which
- * synchronize with the legacy default stream.  Without it streams are
- * cudaStreamNonBlocking. */
+/* cuxfer_stream_pool_create flag: blocking streams (default: non-blocking). */
 #define CUXFER_STREAM_BLOCKING 0x100u
 /* The most streams one pool holds. */
 #define CUXFER_STREAM_POOL_MAX 1024
@@ -2817,8 +2804,7 @@ CUXFER_API cudaError_t cuxfer_timer_create(cuxfer_timer *t)
 }
 
 /* Timers measure real launches: their events inside a capture would become
- * graph nodes that cudaEventElapsedTime cannot read.  Refused before any
- * call that could touch the capture. */
+ * graph nodes that cudaEventElapsedTime cannot read. */
 CUXFER_API cudaError_t cuxfer_impl_timer_stream_ok(const char *call, cudaStream_t s)
 {
     int cap;
@@ -2916,10 +2902,8 @@ CUXFER_API double cuxfer_gbps(size_t bytes, float ms)
     return ms > 0.0f ? (double)bytes / ((double)ms * 1e6) : 0.0;
 }
 
-/* The event that orders two streams lives for one call: one kept per
- * thread and device would outlive its thread and dangle after
- * cudaDeviceReset (an ABA on a reused handle).  Made (record_here) and
- * destroyed Relaxed: they touch no stream. */
+/* The event that orders two streams lives for one call (doc/DESIGN.md,
+ * section 3); made (record_here) and destroyed Relaxed: no stream. */
 CUXFER_API void cuxfer_impl_order_event_drop(cudaEvent_t ev)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
@@ -2927,9 +2911,8 @@ CUXFER_API void cuxfer_impl_order_event_drop(cudaEvent_t ev)
         (void)cudaGetLastError();
 }
 
-/* Record *ev on s with the current device being `dev`: an event of that
- * device, made (Relaxed) when there is none, or remade when *ev_dev says
- * it was made on another. */
+/* Record *ev on s, `dev` current: an event of that device, made (Relaxed)
+ * when there is none or *ev_dev says it is another's. */
 CUXFER_API cudaError_t cuxfer_impl_record_here(cudaStream_t s, cudaEvent_t *ev, int *ev_dev,
                                                int dev)
 {
@@ -2994,9 +2977,8 @@ CUXFER_API cudaError_t cuxfer_impl_stream_record(cudaStream_t s, cudaEvent_t *ev
     return err;
 }
 
-/* Record a fresh ordering event of the signaler's device on `signaler`
- * (cuxfer_impl_stream_record), leaving that device current (*saved: the
- * device to restore); the caller drops *ev after its waits. */
+/* Record a fresh ordering event on `signaler` (cuxfer_impl_stream_record);
+ * the caller drops *ev after its waits and restores *saved. */
 CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
                                         cudaEvent_t *ev, int *saved)
 {
@@ -3018,8 +3000,7 @@ CUXFER_API cudaError_t cuxfer_impl_mark(const char *call, cudaStream_t signaler,
 
 /* Refuse, before anything is queued, what would break a capture: a
  * capturing waiter and a signaler outside its capture (the dependency would
- * leave the graph), the legacy stream while a blocking stream is captured.
- * *cap_sig: the signaler is capturing. */
+ * leave the graph), or an unusable signaler.  *cap_sig: it is capturing. */
 CUXFER_API cudaError_t cuxfer_impl_wait_check(const char *call, cudaStream_t waiter,
                                               int waiter_cap, cudaStream_t signaler,
                                               int *cap_sig)
@@ -3085,8 +3066,7 @@ CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStr
 }
 
 /* Fan-out: each of the n streams waits for everything queued so far on
- * `signaler`, with one event record (n = 0 is a no-op; a waiter equal to
- * the signaler is skipped).  Checked before anything is queued. */
+ * `signaler`, with one event record.  Checked before anything is queued. */
 CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n,
                                               cudaStream_t signaler)
 {
@@ -3247,8 +3227,7 @@ CUXFER_API cudaError_t cuxfer_impl_capture_graph(cudaStream_t s, cudaGraph_t *g)
 }
 
 /* A captured cuxfer_on_done: a host node calling fn with cudaSuccess, its
- * arguments owned by the graph.  The user object is made Relaxed (it
- * touches no stream); the host function is queued on s itself. */
+ * arguments owned by the graph through a user object (made Relaxed). */
 CUXFER_API cudaError_t cuxfer_impl_on_done_captured(cudaStream_t s, cudaStreamCallback_t fn,
                                                     void *arg)
 {
@@ -3285,9 +3264,8 @@ CUXFER_API cudaError_t cuxfer_impl_on_done_captured(cudaStream_t s, cudaStreamCa
 }
 
 /* Call fn(s, status, arg) once everything queued so far on s is done, also
- * when the stream failed (cudaStreamAddCallback is not skipped after a
- * device error); inside a capture, a host node called with cudaSuccess
- * (man 3 cuxfer_on_done). */
+ * when the stream failed: cudaStreamAddCallback is not skipped after a
+ * device error (man 3 cuxfer_on_done). */
 CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, void *arg)
 {
     int cap;
@@ -3305,9 +3283,7 @@ CUXFER_API cudaError_t cuxfer_on_done(cudaStream_t s, cudaStreamCallback_t fn, v
 }
 
 /* 1 when work queued on s would go into a graph capture or break one
- * (man 3 cuxfer_on_complete): cuxfer_impl_stream_state > UNCAPTURED or the
- * implicit-capture error, so a helper that asks first refuses where the
- * kit does.  Any other failed query: 0. */
+ * (man 3 cuxfer_on_complete), as the kit's own calls judge it. */
 CUXFER_API int cuxfer_stream_is_capturing(cudaStream_t s)
 {
     cudaError_t err;
@@ -3384,9 +3360,8 @@ struct cuxfer_latch_watch {
     int used;
 };
 
-/* A producer/consumer hand-off (man 3 cuxfer_on_complete).  The wait is
- * timed and falls back to a query of an event of each armed stream, so a
- * failed stream (its host function skipped) returns its error, no hang. */
+/* A producer/consumer hand-off (man 3 cuxfer_on_complete).  The wait falls
+ * back to each armed stream's event, so a failed stream returns its error. */
 struct cuxfer_latch {
     pthread_mutex_t mu;           /* counters and failure; taken by the signal */
     pthread_mutex_t arm_mu;       /* serializes arms (watch table); never taken
@@ -3514,8 +3489,7 @@ CUXFER_API cudaError_t cuxfer_impl_latch_arm_failed(cuxfer_latch *l, cudaStream_
                                  cudaGetErrorName(err));
 }
 
-/* Queue a signal on s: outside a capture it takes one signal declared by
- * cuxfer_latch_expect or adds one; inside, it counts nothing and the watch
+/* Queue a signal on s; inside a capture it counts nothing and the watch
  * event becomes an external event-record node. */
 CUXFER_API cudaError_t cuxfer_latch_arm(cuxfer_latch *l, cudaStream_t s)
 {
@@ -3695,9 +3669,8 @@ struct cuxfer_ring_job {
     size_t d2h_device_offset;
 };
 
-/* N slots used in turn (man 3 cuxfer_ring).  A free slot is taken with one
- * atomic exchange; only a thread that finds its slot held sleeps on the
- * mutex and condition. */
+/* N slots used in turn (man 3 cuxfer_ring).  Only a thread that finds its
+ * slot held sleeps on the mutex and condition. */
 struct cuxfer_ring {
     cuxfer_ring_slot *slots;
     int count;               /* slots created: the capacity */
@@ -3829,9 +3802,7 @@ CUXFER_API int cuxfer_impl_ring_try_hold(cuxfer_ring_slot *s)
 }
 
 /* The next slot, in order, once its previous submission has completed
- * (man 3 cuxfer_ring); *slot is set on every path.  A free slot costs no
- * lock and no device query: a ticket, an exchange and the sync of an
- * event that is usually complete already. */
+ * (man 3 cuxfer_ring: a free slot costs no lock and no device query). */
 CUXFER_API cudaError_t cuxfer_ring_acquire(cuxfer_ring *r, cuxfer_ring_slot **slot)
 {
     cuxfer_ring_slot *s;
@@ -3889,9 +3860,7 @@ CUXFER_API int cuxfer_ring_depth(const cuxfer_ring *r)
     return r && r->slots ? __atomic_load_n(&r->depth, __ATOMIC_ACQUIRE) : 0;
 }
 
-/* Use only slots 0..depth-1 from now on (man 3 cuxfer_ring); hand-out
- * restarts at slot 0; slots beyond keep their last submission, which drain
- * still waits for. */
+/* Use only slots 0..depth-1 from now on (man 3 cuxfer_ring). */
 CUXFER_API cudaError_t cuxfer_ring_set_depth(cuxfer_ring *r, int depth)
 {
     int i;
@@ -3966,9 +3935,8 @@ CUXFER_API cudaError_t cuxfer_impl_ring_fence(cuxfer_ring *r, cudaStream_t s, in
     return cudaSuccess;
 }
 
-/* Fan-out: every slot's stream waits for the work queued so far on s (one
- * event record per 64 slots), e.g. before timing the ring from s.  All
- * slots, not only the first `depth`. */
+/* Fan-out: every slot's stream (all slots, not only the first `depth`)
+ * waits for the work queued so far on s. */
 CUXFER_API cudaError_t cuxfer_ring_wait(cuxfer_ring *r, cudaStream_t s)
 {
     return cuxfer_impl_ring_fence(r, s, 1, "cuxfer_ring_wait");
@@ -4130,8 +4098,7 @@ CUXFER_API cudaError_t cuxfer_graph_end(cuxfer_graph *g, cudaStream_t s)
     memset(g, 0, sizeof *g);
     err = cudaStreamEndCapture(s, &g->graph);
     if (err == cudaSuccess) {
-        /* Instantiation is an "unsafe" call: Relaxed, so that another
-         * thread's Global-mode capture survives it. */
+        /* an "unsafe" call: Relaxed, another thread's Global capture survives */
         cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
         err = cuxfer_impl_relax_done(rx, cudaGraphInstantiateWithFlags(&g->exec, g->graph, 0));
     }
@@ -4148,9 +4115,8 @@ CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s
     cudaError_t err;
     if (!g || !g->exec)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_graph_launch: graph not instantiated");
-    /* A launch into a capturing stream fails and invalidates that capture
-     * (doc/PERF.md, "CUDA behaviour measured"): refused first, the capture
-     * kept. */
+    /* Into a capturing stream it fails and invalidates the capture
+     * (doc/PERF.md, "CUDA behaviour measured"): refused first. */
     if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
                                 "cuxfer_graph_launch: stream %p is being captured (or cannot "
@@ -4168,10 +4134,9 @@ CUXFER_API cudaError_t cuxfer_graph_launch(const cuxfer_graph *g, cudaStream_t s
  * 9. The pinned pool: cached page-locked blocks with bounded waste
  * ------------------------------------------------------------------------ */
 
-/* cudaHostAlloc of 1 MiB costs ~450 us; a pool hands a freed block out
- * again in well under a microsecond.  Sizes round up to classes at most
- * 12.5% apart (exact below 64 bytes), so bytes reserved never exceed 1.125
- * x bytes requested - power-of-two pools waste up to 2x. */
+/* A freed block is handed out again instead of a new cudaHostAlloc.  Sizes
+ * round up to classes at most 12.5% apart (exact below 64 bytes), so bytes
+ * reserved never exceed 1.125 x bytes requested. */
 #define CUXFER_IMPL_POOL_CLASSES 560
 
 /* One block; handed to the caller as cuxfer_pinned_block. */
@@ -4383,9 +4348,8 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
     return cudaSuccess;
 }
 
-/* Record the block's event on s, made on s's device (remade when the
- * block moves to another device: it is not pending then).  A capturing
- * stream is refused: the graph uses the block at every launch. */
+/* Record the block's event on s, made on s's device.  A capturing stream is
+ * refused: the graph uses the block at every launch. */
 CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaStream_t s)
 {
     cuxfer_impl_relax rx;
@@ -4415,8 +4379,7 @@ CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaS
 }
 
 /* Give a block back, its reuse gated on the work queued so far on
- * in_use_by (man 3 cuxfer_pinned_pool).  On a refusal *blk stays acquired
- * and nothing waits. */
+ * in_use_by (man 3 cuxfer_pinned_pool). */
 CUXFER_API cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
                                                   cuxfer_pinned_block *blk,
                                                   cudaStream_t in_use_by)
@@ -4510,13 +4473,9 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_destroy(cuxfer_pinned_pool *p)
 
 #define CUXFER_IMPL_TEAM_MAX 64 /* workers at most (>= every public thread cap) */
 
-/* The one pool of host threads (doc/DESIGN.md, section 4): the planner,
- * cuxfer_rois and the stager each own a team.  A team runs one job at a
- * time; members take blocks from the counter `next` (cuxfer_impl_team_take),
- * so fn must not assume which members run it, or how often.  Closing waits
- * only for members inside fn, never for a worker to wake up (doc/PERF.md,
- * "Behind the constants": the team's wake-ups).  Members only copy
- * memory: no CUDA call. */
+/* The one pool of host threads (doc/DESIGN.md, section 4).  Members take
+ * blocks from the counter `next` (cuxfer_impl_team_take), so fn must not
+ * assume which members run it, or how often; they make no CUDA call. */
 typedef void (*cuxfer_impl_team_fn)(void *arg, size_t *next);
 
 /* The door of a job: members inside fn in the low bits, and a bit that
@@ -4597,9 +4556,8 @@ CUXFER_API int cuxfer_impl_team_default(int keep)
     return cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
 }
 
-/* The options every plan with a team shares, checked and defaulted the
- * same way: threads 0 (cuxfer_impl_team_default) to max, chunk_bytes 0
- * (chunk_default) or at least 4096. */
+/* The options every plan with a team shares: threads 0 (the default) to
+ * max, chunk_bytes 0 (chunk_default) or at least 4096. */
 CUXFER_API cudaError_t cuxfer_impl_team_options(const char *call, int *threads, int max,
                                                 int keep, size_t *chunk,
                                                 size_t chunk_default)
@@ -4617,11 +4575,9 @@ CUXFER_API cudaError_t cuxfer_impl_team_options(const char *call, int *threads, 
     return cudaSuccess;
 }
 
-/* Start `workers` threads (0 is a team of the caller alone) and, when
- * `lead` is not NULL, the lead thread lead(lead_arg) after them.  Returns
- * 0, or the error that stopped a thread: then fewer workers run (the
- * planner and rois work with what they have) and no lead.  The one place
- * cuxfer creates threads. */
+/* Start `workers` threads (0: the caller alone) and, when `lead` is not
+ * NULL, lead(lead_arg) after them.  Returns 0, or the error that stopped a
+ * thread: then fewer workers run, and no lead. */
 CUXFER_API int cuxfer_impl_team_start(cuxfer_impl_team *t, int workers, void *(*lead)(void *),
                                       void *lead_arg)
 {
@@ -4683,9 +4639,8 @@ CUXFER_API void cuxfer_impl_team_open(cuxfer_impl_team *t, cuxfer_impl_team_fn f
     pthread_mutex_unlock(&t->mu);
 }
 
-/* Close the job's door, then wait for the members inside to leave fn
- * (workers still asleep are not waited for): after this no member reads
- * the job, and its writes are visible to the closer. */
+/* Close the job's door, then wait for the members inside to leave fn:
+ * after this no member reads the job, and its writes are visible. */
 CUXFER_API void cuxfer_impl_team_close(cuxfer_impl_team *t)
 {
     int i = 0;
@@ -4727,11 +4682,9 @@ CUXFER_API int cuxfer_impl_team_take(size_t *next, size_t total, size_t block, s
 
 /* `rows` rows of `row` bytes from s (pitch sp) to d (pitch dp): the one
  * row copy of the team's jobs.  Constant widths become a few moves (a
- * memcpy call per 8-byte row costs more than the bytes).  With k > 0 each
- * row of at most 64 bytes first asks for the destination line (to write)
- * and the source line (to read) k rows on, except in the last k rows: a
- * pitch of kilobytes defeats the hardware's prefetch, and the dense side's
- * request is a hit. */
+ * memcpy call per 8-byte row costs more than the bytes).  With k > 0, rows
+ * of at most 64 bytes ask for both sides' lines k rows on: a pitch of
+ * kilobytes defeats the hardware's prefetch. */
 CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigned char *s,
                                       size_t sp, size_t row, size_t rows, size_t k)
 {
@@ -5035,17 +4988,15 @@ CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, 
 
 /* One cudaMemcpy2DAsync is DMA-bound per row (doc/PERF.md, "The kit": the
  * raw row cases).  SPAN, PACK and DIRECT: man 3 cuxfer_plan2d for what
- * they do, doc/DESIGN.md section 7 for how.  Every strategy is
- * stream-ordered on the caller's stream. */
+ * they do, doc/DESIGN.md section 7 for how. */
 #define CUXFER_PLAN_AUTO 0
 #define CUXFER_PLAN_DIRECT 1
 #define CUXFER_PLAN_SPAN 2
 #define CUXFER_PLAN_PACK 3
 #define CUXFER_PLAN_MAX_THREADS 32
-/* PACK's pipeline slots: two in each chunk buffer, cuxfer_impl_plan_slot
- * bytes each (at most half a buffer).  Four in flight (pack, link,
- * scatter, one spare) keep the scatter busy while a slot waits for its
- * pack and copy. */
+/* PACK's pipeline slots, two in each chunk buffer: four in flight (pack,
+ * link, scatter, one spare) keep the scatter busy. */
+
 #define CUXFER_IMPL_PLAN_SLOTS 4
 
 /* Options of cuxfer_plan2d_create; {0} means the defaults. */
