@@ -812,9 +812,7 @@ CUXFER_API int cuxfer_impl_current_device(void)
 }
 
 /* Make dev current, querying the device once; *saved is the device to
- * restore, -1 when nothing was switched (restore_device then asks nothing).
- * Objects switch to their device where CUDA requires it (creating,
- * recording, launching). */
+ * restore, -1 when nothing was switched (restore_device then asks nothing). */
 CUXFER_API cudaError_t cuxfer_impl_use_device(int dev, int *saved)
 {
     int cur = cuxfer_impl_current_device();
@@ -912,8 +910,7 @@ CUXFER_API cudaError_t cuxfer_impl_relax_done(cuxfer_impl_relax r, cudaError_t e
 }
 
 /* Waits and queries on cuxfer's own events and streams (or a caller's
- * event of no capture), in Relaxed mode: never part of a graph being
- * built, and the mode switch costs far less than the query. */
+ * event of no capture), in Relaxed mode: never part of a graph. */
 CUXFER_API cudaError_t cuxfer_impl_event_query(cudaEvent_t e)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
@@ -1308,8 +1305,7 @@ CUXFER_API int cuxfer_pageable_policy(void)
 }
 
 /* The pageable guard: a pageable host side facing device or managed
- * memory is the misuse; WARN logs once per kind per process, ERROR refuses
- * with a reason. */
+ * memory is the misuse (doc/DESIGN.md, section 9). */
 CUXFER_API cudaError_t cuxfer_impl_guard(const char *call,
                                          cuxfer_memkind dst_kind,
                                          cuxfer_memkind src_kind, int policy)
@@ -1627,8 +1623,7 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p)
 }
 
 /* Device memory on the current device, registered so copies classify it
- * without a query (man 3 cuxfer_host_alloc).  *p is NULL on failure.
- * Free with cuxfer_device_free: cudaFree would leave a stale entry. */
+ * without a query (man 3 cuxfer_host_alloc). */
 CUXFER_API cudaError_t cuxfer_device_alloc(void **p, size_t count, size_t elem_size)
 {
     size_t bytes = 0;
@@ -5079,17 +5074,13 @@ struct cuxfer_plan2d {
      * into staging done (host stream) and the unpacking kernel that read
      * it done (side stream) */
     cudaEvent_t ev_gmoved[CUXFER_IMPL_PLAN_SLOTS], ev_gfreed[CUXFER_IMPL_PLAN_SLOTS];
-    /* SPAN's extraction by the kernel (narrow rows, with the kernel only):
-     * the dense rows between its two launches (chunk_bytes, NULL: the
-     * extraction is cudaMemcpy2DAsync), and per descriptor pair the event
-     * recorded on aux after the last launch that reads the pair */
+    /* SPAN's extraction by the kernel: the dense rows between its two
+     * launches (NULL: by cudaMemcpy2DAsync), per pair its last launch's event */
     void *dpack;
     cudaEvent_t ev_kx[CUXFER_IMPL_KX_PAIRS];
     unsigned kx_next;           /* the pair to try rewriting first */
-    /* PACK's direct share (with the packing kernel only): the last rows go
-     * by cudaMemcpy2DAsync on `side` while the rest is packed and
-     * scattered.  Timing events of the last such copy, and per row width
-     * class the rates the two parts reached in the last few copies */
+    /* PACK's direct share (with the kernel only) on `side`: the last timed
+     * copy's events, and per width class the rates of the last copies */
     cudaStream_t side;
     cudaEvent_t ev_side, ev_t0, ev_td, ev_tp;
     int t_pending, t_class;     /* a timed copy not yet read; its class */
@@ -5107,10 +5098,9 @@ struct cuxfer_plan2d {
  * scatter's prefetch distance). */
 #define CUXFER_IMPL_SCATTER_AHEAD 2048
 
-/* Rows [from, to) of a scatter job (dense rows of `row` bytes to dst at
- * dpitch, the destination's lines asked for CUXFER_IMPL_SCATTER_AHEAD
- * bytes ahead) or of a gather job (rows at spitch to dense rows at dst:
- * read in address order, which the hardware prefetches). */
+/* Rows [from, to) of a scatter job (dense rows to dst at dpitch) or of a
+ * gather job (rows at spitch to dense rows at dst, read in address order,
+ * which the hardware prefetches). */
 CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, size_t from,
                                          size_t to)
 {
@@ -5125,9 +5115,7 @@ CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, si
                                   : CUXFER_IMPL_SCATTER_AHEAD / j->dpitch);
 }
 
-/* A team member's part of a scatter (or gather) job: blocks of rows taken
- * one at a time from the team's counter until none is left, so members
- * finish together whatever the scheduler does to any one of them. */
+/* A team member's part of a scatter (or gather) job. */
 CUXFER_API void cuxfer_impl_scatter_part(void *arg, size_t *next)
 {
     const struct cuxfer_impl_scatter *j = (const struct cuxfer_impl_scatter *)arg;
@@ -5255,10 +5243,8 @@ CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
     return t;
 }
 
-/* PACK's packing kernel (and SPAN's unpacking one): the copy kernel, its
- * descriptors, the staging's device addresses, the side stream and events.
- * Any failure leaves p->kernel NULL: PACK packs with cudaMemcpy2DAsync and
- * SPAN carries every row in its span. */
+/* The copy kernel and what PACK and SPAN need to use it; any failure
+ * leaves p->kernel NULL (doc/DESIGN.md, section 6: without it). */
 CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
 {
     cudaError_t err = cudaSuccess;
@@ -5294,9 +5280,8 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
         p->kdesc = NULL;
         return;
     }
-    /* SPAN's extraction by the kernel: its dense buffer and events.  A
-     * failure leaves dpack NULL (SPAN extracts with the copy engine) and
-     * the kernel to PACK and the gathered share. */
+    /* SPAN's extraction by the kernel; a failure leaves dpack NULL (SPAN
+     * extracts with the copy engine), the kernel to the rest. */
     err = cuxfer_impl_dmalloc(&p->dpack, p->opt.chunk_bytes);
     for (i = 0; i < CUXFER_IMPL_KX_PAIRS && err == cudaSuccess; ++i)
         err = cuxfer_impl_event_create(&p->ev_kx[i], cudaEventDisableTiming);
@@ -5411,10 +5396,7 @@ CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *d
 }
 
 /* SPAN's extraction by the copy kernel, for rows narrower than this many
- * bytes.  The device-to-device cudaMemcpy2DAsync moves one row per DMA
- * descriptor, so at 1-4 byte rows it ran at 1-3 GB/s on an H200 and bound
- * SPAN well below the link; from 8 bytes it keeps up with the span
- * (which the gathered share then relieves). */
+ * bytes (doc/PERF.md, "Behind the constants": SPAN's extraction). */
 #define CUXFER_IMPL_KX_MAX_ROW 7
 
 /* A SPAN copy of `height` rows, `per` a chunk: the rows of its last chunk
@@ -5425,11 +5407,9 @@ CUXFER_API size_t cuxfer_impl_span_last(size_t height, size_t per)
 }
 
 /* The kernel's extraction of one chunk is two launches over one tile
- * {0, 0, rows, row}: l[0] packs the rows from the scratch (strided side,
- * the source's pitch) densely into `dense` (d2h 0), l[1] unpacks them
- * from `dense` into the destination (strided side, its pitch; d2h 1).
- * Pure arithmetic: tests/state/internals.c runs it through a CPU model of
- * the kernel. */
+ * {0, 0, rows, row}: l[0] packs the scratch's rows into `dense`, l[1]
+ * unpacks them into the destination.  Pure arithmetic, so that
+ * tests/state/internals.c runs it through a CPU model of the kernel. */
 struct cuxfer_impl_kx_launch {
     const void *host;
     size_t pitch;
@@ -5462,13 +5442,10 @@ CUXFER_API int cuxfer_impl_kx_holds(const cuxfer_impl_tile *d, size_t per, size_
 
 /* The descriptor pair for a kernel extraction of chunks of `per` rows,
  * the last of `last`, or -1: extract with the copy engine.  A descriptor
- * must not change while a queued launch may still read it, and the
- * enqueueing thread cannot wait for one (the stream may be held).  So a
- * pair that already holds these values is taken as it is (writing it
- * would not change it), and one is rewritten only when its event - on
- * aux, after the last launch that read it, and aux runs in order - says
- * that no launch reading it is left.  Relaxed queries: another thread's
- * Global capture must survive them. */
+ * must not change while a queued launch may read it, and the enqueueing
+ * thread cannot wait (the stream may be held): a pair that holds these
+ * values is taken as it is, and one is rewritten only when its event on
+ * aux says that no launch reading it is left. */
 CUXFER_API int cuxfer_impl_kx_pair(cuxfer_plan2d *p, size_t per, size_t last, size_t row)
 {
     cuxfer_impl_tile *d = p->kdesc + CUXFER_IMPL_KX_BASE;
@@ -5491,15 +5468,11 @@ CUXFER_API int cuxfer_impl_kx_pair(cuxfer_plan2d *p, size_t per, size_t last, si
     return (int)j;
 }
 
-/* SPAN's span part, rows [0, height) of the copy: per chunk, the span of
- * its rows goes up in one 1D copy on the caller's stream, the extraction
- * runs on the aux stream; two buffers.  Rows narrower than
- * CUXFER_IMPL_KX_MAX_ROW + 1 bytes are extracted by the copy kernel where
- * the plan has it and may use it (on its device, into its device): one
- * launch packs the chunk's rows densely into dpack, a second unpacks them
- * into the destination; aux runs them in order, so dpack is free for the
- * next chunk's pack.  The scratch buffer is free once the first launch is
- * done. */
+/* SPAN's span part, rows [0, height): per chunk, the span goes up in one
+ * 1D copy on s and the rows are extracted on aux, two buffers in turn;
+ * narrow rows by the kernel where the plan may use it (pack into dpack,
+ * unpack into dst: aux runs them in order, so dpack is free for the next
+ * chunk, and the scratch once the first launch is done). */
 CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer_view *dst,
                                                   const cuxfer_view *src, size_t height,
                                                   cudaStream_t s)
@@ -5562,16 +5535,10 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
 
-/* SPAN's gathered share: the last rows of the copy are gathered densely by
- * the team and unpacked by the kernel, crossing the link without their
- * gaps (doc/PERF.md, "Behind the constants": SPAN's gathered share).  Only
- * rows of at least GATHER_MIN_ROW bytes (narrower ones were bound by the
- * copy engine's extraction when this was measured; with the kernel's,
- * CUXFER_IMPL_KX_MAX_ROW, the share is not measured for them), shares of
- * at least GATHER_MIN_ROWS rows, with the kernel, and where the
- * destination's address, pitch and rows are multiples of 4 bytes
- * (narrower reads across the link would be slower than the span they
- * relieve). */
+/* SPAN's gathered share: the last rows are gathered densely by the team
+ * and unpacked by the kernel, crossing the link without their gaps
+ * (doc/PERF.md, "Behind the constants": SPAN's gathered share, and why
+ * only some rows, shares and destinations take one). */
 #define CUXFER_IMPL_GATHER_SHARE 0.3
 #define CUXFER_IMPL_GATHER_MIN_ROW 8
 #define CUXFER_IMPL_GATHER_MIN_ROWS 1024
@@ -5584,9 +5551,8 @@ CUXFER_API size_t cuxfer_impl_gather_share(size_t row, size_t height)
     return row < CUXFER_IMPL_GATHER_MIN_ROW || gat < CUXFER_IMPL_GATHER_MIN_ROWS ? 0 : gat;
 }
 
-/* The gathered share, rows [y0, src->height), slot by slot: the host
- * function gathers into the slot (reused after ev_gfreed), the side
- * stream's kernel unpacks into dst.  The caller joins the side stream. */
+/* The gathered share, rows [y0, src->height): the host function gathers
+ * into a slot, the side stream's kernel unpacks it.  The caller joins side. */
 CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_view *dst,
                                                const cuxfer_view *src, size_t y0)
 {
@@ -5649,12 +5615,10 @@ CUXFER_API size_t cuxfer_impl_plan_gathered(const cuxfer_plan2d *p, const cuxfer
     return cuxfer_impl_gather_share(row, src->height);
 }
 
-/* SPAN: the span part and, where it applies, the gathered share at the
- * same time; s waits for both, also when one of them failed.  A failed
- * copy does not mark the slots free (cuxfer_impl_plan_release), so where
- * gathers were queued it drains the host and side streams before it
- * returns: a gather or unpack still pending must not touch a slot that
- * the next copy reuses. */
+/* SPAN: the span part and the gathered share at once; s waits for both,
+ * also after a failure, which does not mark the slots free
+ * (cuxfer_impl_plan_release): a pending gather or unpack must not touch a
+ * slot the next copy reuses, so the host and side streams are drained. */
 CUXFER_API cudaError_t cuxfer_impl_plan_span(cuxfer_plan2d *p, const cuxfer_view *dst,
                                              const cuxfer_view *src, cudaStream_t s)
 {
@@ -5760,10 +5724,8 @@ CUXFER_API double cuxfer_impl_share(const cuxfer_plan2d *p, size_t row)
     return f < 0.02 ? 0.02 : f > 0.9 ? 0.9 : f;
 }
 
-/* PACK's packed part: rows [0, height), slot by slot: packed into the
- * slot's staging (the kernel on s, else the aux stream's 2D copy and a 1D
- * copy on s), scattered by the host function.  Slot k lies k / 2 slots
- * into buffer k % 2, reused after ev_freed[k]. */
+/* PACK's packed part, rows [0, height): packed into a slot's staging (the
+ * kernel on s, else aux's 2D copy and a 1D copy on s), then scattered. */
 CUXFER_API cudaError_t cuxfer_impl_plan_pack_rows(cuxfer_plan2d *p, const cuxfer_view *dst,
                                                   const cuxfer_view *src, size_t height,
                                                   int kern, cudaStream_t s)
@@ -5876,10 +5838,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view
     return cudaStreamWaitEvent(s, p->ev_join, 0);
 }
 
-/* After a SPAN or PACK copy joined s: every slot is free once s gets
- * here.  SPAN's slots are whole buffers, PACK's halves, so a later copy
- * of the other strategy on another stream must not rely on the events
- * this one left: mark all of them at the join. */
+/* After a SPAN or PACK copy joined s, every slot is free once s gets here:
+ * all are marked (SPAN's slots are whole buffers, PACK's halves). */
 CUXFER_API cudaError_t cuxfer_impl_plan_release(cuxfer_plan2d *p, cudaStream_t s)
 {
     int k;
@@ -7246,13 +7206,9 @@ CUXFER_API cudaError_t cuxfer_rois_copy_async(cuxfer_rois *p, int dir, const cux
  * 11. Asynchronous staging of pageable memory: the stager
  * ------------------------------------------------------------------------ */
 
-/* Pageable memory through a ring of pinned slots, from threads of the
- * stager's own, asynchronously to the caller (man 3 cuxfer_stager: the
- * strategies, the caller's duty, one job at a time, threads; doc/DESIGN.md
- * section 7: how a job runs).  Only the device side waits for `after`: an
- * H2D source is read from the moment of the call.  The struct must stay
- * where it was created (its threads hold its address); its threads make
- * CUDA calls on the device current at creation. */
+/* Pageable memory through a ring of pinned slots, from the stager's own
+ * threads (man 3 cuxfer_stager; doc/DESIGN.md section 7).  The struct must
+ * stay where it was created: its threads hold its address. */
 
 #define CUXFER_STAGE_AUTO 0
 #define CUXFER_STAGE_COPY 1
@@ -7411,9 +7367,7 @@ CUXFER_API int cuxfer_impl_stager_permit(cuxfer_stager *st, size_t c)
     return go;
 }
 
-/* A worker's part of a job (the team's job fn): claim pieces until none is
- * left, copying each once its chunk may be touched; after an abort the
- * rest is skipped. */
+/* A worker's part of a job: each piece once its chunk may be touched. */
 CUXFER_API void cuxfer_impl_stager_pieces(void *arg, size_t *next)
 {
     cuxfer_stager *st = (cuxfer_stager *)arg;
@@ -7986,8 +7940,8 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
 }
 
 /* Copy pageable src_pageable to dst_device after `after`'s work (man 3
- * cuxfer_stager: the caller's duty, the refusals); bad pointers and sizes
- * are refused before any CUDA call. */
+ * cuxfer_stager: the caller's duty, the refusals). */
+
 CUXFER_API cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
                                         const void *src_pageable, size_t bytes,
                                         cudaStream_t after)
