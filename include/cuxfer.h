@@ -461,8 +461,7 @@ struct cuxfer_impl_state {
      * once: 0 not yet, -1 unset or invalid, else CUXFER_PAGEABLE_*. */
     int env_policy;
     int env_stream_policy;
-    /* Warned-once flags: pageable source, pageable destination, legacy
-     * default stream. */
+    /* Warned once: pageable source, pageable destination; legacy stream. */
     int warned[2];
     int warned_stream;
     /* Per-device capabilities, asked once: managed_cap (concurrentManagedAccess)
@@ -518,8 +517,7 @@ struct cuxfer_impl_search {
     struct cuxfer_impl_state *found;
 };
 
-/* dl_iterate_phdr callback: look at one object's notes; stop (return 1) at
- * the first slot that holds a state. */
+/* dl_iterate_phdr callback: one object's notes; 1 at a slot with a state. */
 CUXFER_API int cuxfer_impl_find_slot(struct cuxfer_impl_phdr_info *info, size_t size, void *data)
 {
     struct cuxfer_impl_search *q = (struct cuxfer_impl_search *)data;
@@ -671,8 +669,7 @@ CUXFER_API const char *cuxfer_last_reason(void) { return cuxfer_impl_thread_get(
 /* Forget this thread's reason (CUXFER_CHECK does so before each call). */
 CUXFER_API void cuxfer_clear_reason(void) { cuxfer_impl_thread_get()->reason[0] = '\0'; }
 
-/* Record a reason and return err, so validators read
- * "return cuxfer_impl_fail(cudaErrorInvalidValue, "...", ...)". */
+/* Record a reason and return err, so validators "return cuxfer_impl_fail(...)". */
 CUXFER_API cudaError_t cuxfer_impl_vfail(cudaError_t err, const char *fmt, va_list ap)
 {
     char *r = cuxfer_impl_thread_get()->reason;
@@ -691,8 +688,7 @@ CUXFER_API CUXFER_IMPL_PRINTF(2, 3) cudaError_t
     return err;
 }
 
-/* A CUDA call failed with err: clear the runtime's last error, so none is
- * left behind, and fail as cuxfer_impl_fail. */
+/* A CUDA call failed with err: clear the runtime's error, fail as above. */
 CUXFER_API CUXFER_IMPL_PRINTF(2, 3) cudaError_t
     cuxfer_impl_fail_cuda(cudaError_t err, const char *fmt, ...)
 {
@@ -704,8 +700,7 @@ CUXFER_API CUXFER_IMPL_PRINTF(2, 3) cudaError_t
     return err;
 }
 
-/* The report CUXFER_CHECK prints: where, which expression, CUDA's name and
- * text for the error and, when a cuxfer call set one, the reason. */
+/* The report CUXFER_CHECK prints (man 3 cuxfer_check). */
 CUXFER_API void cuxfer_impl_report(cudaError_t err, const char *expr,
                                    const char *file, int line,
                                    const char *func)
@@ -839,8 +834,7 @@ enum {
     CUXFER_IMPL_STREAM_INVALIDATED = 2
 };
 
-/* The state of s; *err is the query's error (cudaSuccess but when
- * UNUSABLE).  Safe in every capture mode; leaves no sticky error. */
+/* The state of s, *err the query's error; safe in every capture mode. */
 CUXFER_API int cuxfer_impl_stream_state(cudaStream_t s, cudaError_t *err)
 {
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
@@ -854,8 +848,7 @@ CUXFER_API int cuxfer_impl_stream_state(cudaStream_t s, cudaError_t *err)
                                                  : CUXFER_IMPL_STREAM_INVALIDATED;
 }
 
-/* The state of s in *cap, refusing UNUSABLE with the query's error and
- * "CALL: WHAT %p cannot be used now" (what: "stream", "waiter stream"...). */
+/* The state of s in *cap, refusing UNUSABLE ("CALL: WHAT %p cannot be used now"). */
 CUXFER_API cudaError_t cuxfer_impl_stream_usable(const char *call, const char *what,
                                                  cudaStream_t s, int *cap)
 {
@@ -877,8 +870,7 @@ typedef struct cuxfer_impl_relax {
     int switched;
 } cuxfer_impl_relax;
 
-/* Switch the calling thread to capture mode `mode`; the result holds the
- * mode it had, for cuxfer_impl_relax_end.  The header's one exchange. */
+/* Switch the calling thread to capture mode `mode`: the header's one exchange. */
 CUXFER_API cuxfer_impl_relax cuxfer_impl_relax_to(enum cudaStreamCaptureMode mode)
 {
     cuxfer_impl_relax r;
@@ -1117,8 +1109,7 @@ CUXFER_API void cuxfer_impl_reg_add(const void *p, size_t bytes, cuxfer_memkind 
     pthread_mutex_unlock(&st->reg_mu);
 }
 
-/* Drop the range starting at p (before it is freed) and every thread's
- * cached copy of it. */
+/* Drop the range starting at p (before it is freed) and every cached copy. */
 CUXFER_API void cuxfer_impl_reg_remove(const void *p)
 {
     struct cuxfer_impl_state *st = cuxfer_impl_state_get();
@@ -1137,8 +1128,7 @@ CUXFER_API void cuxfer_impl_reg_remove(const void *p)
     cuxfer_impl_kcache_flush();
 }
 
-/* Scan the registry for a; 1 and *out when found.  Lock-free: retried
- * while a writer works or when one finished during the scan. */
+/* Scan the registry for a; lock-free: retried while a writer works. */
 CUXFER_API int cuxfer_impl_reg_find(uintptr_t a, struct cuxfer_impl_range *out)
 {
     const struct cuxfer_impl_state *st = cuxfer_impl_state_get();
@@ -1180,8 +1170,7 @@ CUXFER_API void cuxfer_impl_kcache_put(const struct cuxfer_impl_range *r)
     c->uses[i] = 0;
 }
 
-/* What this thread's cache or the registry know of p, without asking the
- * driver: CUXFER_MEMORY_UNKNOWN when neither knows. */
+/* What this thread's cache or the registry know of p, asking no driver. */
 CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
 {
     const struct cuxfer_impl_state *st = cuxfer_impl_state_get();
@@ -1406,8 +1395,7 @@ CUXFER_API cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what)
     return cudaSuccess;
 }
 
-/* Fill *v from its parts and validate (reasons prefixed by `what`),
- * without classifying the memory; *v is left alone when refused. */
+/* Fill *v from its parts and validate, without classifying the memory. */
 CUXFER_API cudaError_t cuxfer_impl_view_fill(cuxfer_view *v, void *ptr, size_t pitch,
                                              size_t width, size_t height,
                                              size_t elem_size, cuxfer_memkind kind,
@@ -1427,8 +1415,7 @@ CUXFER_API cudaError_t cuxfer_impl_view_fill(cuxfer_view *v, void *ptr, size_t p
     return cudaSuccess;
 }
 
-/* A view whose kind the caller states: validated, never classified, so no
- * CUDA call (man 3 cuxfer_view).  *v is zeroed first; it owns nothing. */
+/* A view whose kind the caller states: never classified, so no CUDA call. */
 CUXFER_API cudaError_t cuxfer_view_init(cuxfer_view *v, void *ptr, size_t pitch,
                                         size_t width, size_t height, size_t elem_size,
                                         cuxfer_memkind kind, int device)
@@ -1773,8 +1760,7 @@ CUXFER_API cudaError_t cuxfer_managed_free(void *p)
     return cudaSuccess;
 }
 
-/* Shared checks of prefetch and advise: a managed range, a device able to
- * act on it. */
+/* Shared checks of prefetch and advise: a managed range, a capable device. */
 CUXFER_API cudaError_t cuxfer_impl_managed_check(const char *call, const void *p,
                                                  size_t bytes, int target)
 {
@@ -2046,8 +2032,7 @@ CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
     return cudaSuccess;
 }
 
-/* A 2D copy between memory of two devices: peer access enabled both ways
- * when the hardware allows, then cudaMemcpy3DPeerAsync (depth 1). */
+/* A 2D copy between memory of two devices, peer access enabled where it can be. */
 CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
                                                const cuxfer_view *src, int sdev, cudaStream_t s)
 {
@@ -2177,8 +2162,7 @@ CUXFER_API int cuxfer_impl_views_overlap(const cuxfer_view *a, const cuxfer_view
     return 0;
 }
 
-/* Every check of cuxfer_copy2d_async that needs no device (max_pitch 0:
- * unchecked), so it is tested without a GPU. */
+/* Every check of cuxfer_copy2d_async that needs no device (max_pitch 0: none). */
 CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
                                            const cuxfer_view *src, size_t max_pitch)
 {
@@ -2268,8 +2252,7 @@ CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s
     return cudaSuccess;
 }
 
-/* Refuse the legacy default stream while a blocking stream of the device
- * is captured (work there would invalidate the capture). */
+/* Refuse the legacy stream while a blocking stream of the device is captured. */
 CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
 {
     cudaError_t err;
@@ -2305,8 +2288,7 @@ CUXFER_API cudaError_t cuxfer_impl_sync_ok(const char *call)
     return cudaSuccess;
 }
 
-/* The checks before a copy queues work on s (async: the default-stream
- * guard and the legacy stream's capture rule) or synchronously. */
+/* The checks before a copy queues work on s, or runs synchronously. */
 CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t s, int sync)
 {
     if (sync)
@@ -2315,8 +2297,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t
     return cuxfer_impl_legacy_ok(call, s);
 }
 
-/* A synchronous copy's wait for s, ending the Relaxed stretch rx, and its
- * report (rows 0: a 1D copy of row bytes). */
+/* A synchronous copy's wait and report, ending rx (rows 0: a 1D copy). */
 CUXFER_API cudaError_t cuxfer_impl_copy_wait(const char *call, cudaError_t err, cudaStream_t s,
                                              cuxfer_impl_relax rx, size_t row, size_t rows,
                                              const void *src, const void *dst)
@@ -2382,8 +2363,7 @@ CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
     return cuxfer_impl_copy2d("cuxfer_copy2d_async", dst, src, s, 0);
 }
 
-/* Checks of cuxfer_copy_async that need no device: non-NULL pointers, no
- * wrap-around, no overlap between the two ranges. */
+/* Checks of cuxfer_copy_async that need no device. */
 CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_t bytes)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
@@ -2505,8 +2485,7 @@ CUXFER_API cudaError_t cuxfer_impl_pool_init(cuxfer_stream_pool *p, int count)
     return cudaSuccess;
 }
 
-/* Release a pool (man 3 cuxfer_stream_pool); refused while streams are
- * leased.  CUDA releases a destroyed stream once its work is done. */
+/* Release a pool (man 3 cuxfer_stream_pool); refused while streams are leased. */
 CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p)
 {
     cudaError_t first = cudaSuccess;
@@ -2834,8 +2813,7 @@ CUXFER_API cudaError_t cuxfer_timer_start(cuxfer_timer *t, cudaStream_t s)
     return cudaSuccess;
 }
 
-/* Mark the stop on s; refused before a start.  Another stream first waits
- * for the start event, so the interval is never negative. */
+/* Mark the stop on s; another stream first waits for the start event. */
 CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
 {
     int saved;
@@ -3027,8 +3005,7 @@ CUXFER_API cudaError_t cuxfer_impl_wait1(const char *call, cudaStream_t waiter,
     return err;
 }
 
-/* Make `waiter` wait, on the GPU, for the work queued so far on `signaler`
- * (man 3 cuxfer_timer): any two devices, capture-safe. */
+/* Make `waiter` wait for the work queued so far on `signaler` (man 3 cuxfer_timer). */
 CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t signaler)
 {
     int cw, cs;
@@ -3060,8 +3037,7 @@ CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStr
     return cudaSuccess;
 }
 
-/* Fan-out: each of the n streams waits for everything queued so far on
- * `signaler`, with one event record.  Checked before anything is queued. */
+/* Fan-out with one event record, checked before anything is queued. */
 CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n,
                                               cudaStream_t signaler)
 {
@@ -3187,8 +3163,7 @@ CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), vo
     return cudaLaunchHostFunc(s, fn, arg);
 }
 
-/* What a captured cuxfer_on_done calls: kept by the graph (a user object
- * the graph owns, freed when the graph and its executables are). */
+/* What a captured cuxfer_on_done calls, owned by the graph (a user object). */
 struct cuxfer_impl_done {
     cudaStreamCallback_t fn;
     void *arg;
@@ -3221,8 +3196,7 @@ CUXFER_API cudaError_t cuxfer_impl_capture_graph(cudaStream_t s, cudaGraph_t *g)
     return err;
 }
 
-/* A captured cuxfer_on_done: a host node calling fn with cudaSuccess, its
- * arguments owned by the graph through a user object (made Relaxed). */
+/* A captured cuxfer_on_done: a host node calling fn with cudaSuccess. */
 CUXFER_API cudaError_t cuxfer_impl_on_done_captured(cudaStream_t s, cudaStreamCallback_t fn,
                                                     void *arg)
 {
@@ -3557,8 +3531,7 @@ CUXFER_API cudaError_t cuxfer_latch_expect(cuxfer_latch *l, unsigned n)
     return cudaSuccess;
 }
 
-/* Query the watch event of every stream the latch was armed on (unlocked,
- * so a host function is never held up); the first failure, or success. */
+/* Query every armed stream's watch event, unlocked: a host function never waits. */
 CUXFER_API cudaError_t cuxfer_impl_latch_probe(cuxfer_latch *l)
 {
     cudaEvent_t ev[CUXFER_LATCH_STREAMS];
@@ -3796,8 +3769,7 @@ CUXFER_API int cuxfer_impl_ring_try_hold(cuxfer_ring_slot *s)
                                        __ATOMIC_SEQ_CST);
 }
 
-/* The next slot, in order, once its previous submission has completed
- * (man 3 cuxfer_ring: a free slot costs no lock and no device query). */
+/* The next slot, in order, once its previous submission completed (man 3 cuxfer_ring). */
 CUXFER_API cudaError_t cuxfer_ring_acquire(cuxfer_ring *r, cuxfer_ring_slot **slot)
 {
     cuxfer_ring_slot *s;
@@ -3913,8 +3885,7 @@ CUXFER_API cudaError_t cuxfer_ring_slot_buffers(const cuxfer_ring *r, int i, voi
 /* The ring's streams, CUXFER_IMPL_RING_CHUNK at a time, for the fences. */
 #define CUXFER_IMPL_RING_CHUNK 64
 
-/* Both fences: every slot's stream waits for s (out) or s for every
- * slot's stream (!out), CUXFER_IMPL_RING_CHUNK streams a fan call. */
+/* Both fences: the slots' streams wait for s (out) or s for them (!out). */
 CUXFER_API cudaError_t cuxfer_impl_ring_fence(cuxfer_ring *r, cudaStream_t s, int out,
                                               const char *call)
 {
@@ -3930,8 +3901,7 @@ CUXFER_API cudaError_t cuxfer_impl_ring_fence(cuxfer_ring *r, cudaStream_t s, in
     return cudaSuccess;
 }
 
-/* Fan-out: every slot's stream (all slots, not only the first `depth`)
- * waits for the work queued so far on s. */
+/* Fan-out: every slot's stream (all slots, not only the first `depth`) waits for s. */
 CUXFER_API cudaError_t cuxfer_ring_wait(cuxfer_ring *r, cudaStream_t s)
 {
     return cuxfer_impl_ring_fence(r, s, 1, "cuxfer_ring_wait");
@@ -4212,8 +4182,7 @@ CUXFER_API size_t cuxfer_pinned_pool_class_size(size_t n)
     return c;
 }
 
-/* Free cached blocks until `need` more bytes fit under the cap (need 0:
- * free every cached block that no copy still reads).  Called locked. */
+/* Free cached blocks until `need` more bytes fit under the cap (0: all).  Locked. */
 CUXFER_API void cuxfer_impl_pool_release_cached(cuxfer_pinned_pool *p, size_t need)
 {
     int i;
@@ -4343,8 +4312,7 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
     return cudaSuccess;
 }
 
-/* Record the block's event on s, made on s's device.  A capturing stream is
- * refused: the graph uses the block at every launch. */
+/* Record the block's event on s; refused while s captures (every launch uses it). */
 CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaStream_t s)
 {
     cuxfer_impl_relax rx;
@@ -4373,8 +4341,7 @@ CUXFER_API cudaError_t cuxfer_impl_pool_mark(struct cuxfer_impl_pblock *b, cudaS
     return cudaSuccess;
 }
 
-/* Give a block back, its reuse gated on the work queued so far on
- * in_use_by (man 3 cuxfer_pinned_pool). */
+/* Give a block back, reused after in_use_by's work (man 3 cuxfer_pinned_pool). */
 CUXFER_API cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
                                                   cuxfer_pinned_block *blk,
                                                   cudaStream_t in_use_by)
@@ -4600,8 +4567,7 @@ CUXFER_API int cuxfer_impl_team_start(cuxfer_impl_team *t, int workers, void *(*
     return rc;
 }
 
-/* Stop and join every thread.  The owner has told its lead to return,
- * which it may do only after ending a job: it is joined first. */
+/* Stop and join every thread, the lead first (its owner told it to return). */
 CUXFER_API void cuxfer_impl_team_stop(cuxfer_impl_team *t)
 {
     int i;
@@ -4619,8 +4585,7 @@ CUXFER_API void cuxfer_impl_team_stop(cuxfer_impl_team *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Open a job to the workers and wake them.  One opener at a time, and
- * only while no job is open. */
+/* Open a job to the workers and wake them; one opener, one job at a time. */
 CUXFER_API void cuxfer_impl_team_open(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
 {
     /* the door is closed and empty since the last job: no member reads these */
@@ -4634,8 +4599,7 @@ CUXFER_API void cuxfer_impl_team_open(cuxfer_impl_team *t, cuxfer_impl_team_fn f
     pthread_mutex_unlock(&t->mu);
 }
 
-/* Close the job's door, then wait for the members inside to leave fn:
- * after this no member reads the job, and its writes are visible. */
+/* Close the job's door and wait for the members inside fn to leave it. */
 CUXFER_API void cuxfer_impl_team_close(cuxfer_impl_team *t)
 {
     int i = 0;
@@ -4648,8 +4612,7 @@ CUXFER_API void cuxfer_impl_team_close(cuxfer_impl_team *t)
     }
 }
 
-/* Run one job on the team, the caller taking blocks too, and return when
- * all of it is done.  One caller at a time. */
+/* Run one job on the team, the caller taking blocks too; one caller at a time. */
 CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn, void *arg)
 {
     size_t next = 0;
@@ -4662,8 +4625,7 @@ CUXFER_API void cuxfer_impl_team_run(cuxfer_impl_team *t, cuxfer_impl_team_fn fn
     cuxfer_impl_team_close(t);
 }
 
-/* A member's next block of a job of `total` units cut into blocks of
- * `block`: units [*from, *to), or 0 when none is left. */
+/* A member's next block of `block` units of `total`: [*from, *to), or 0. */
 CUXFER_API int cuxfer_impl_team_take(size_t *next, size_t total, size_t block, size_t *from,
                                      size_t *to)
 {
@@ -4924,8 +4886,7 @@ CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **ke
 #endif
 }
 
-/* Unload what cuxfer_impl_kernel_load loaded (nothing when it did not),
- * leaving no error behind (the context may be gone: cudaDeviceReset). */
+/* Unload what cuxfer_impl_kernel_load loaded; the context may be gone. */
 CUXFER_API void cuxfer_impl_kernel_unload(void **lib, void **kernel)
 {
 #ifdef CUXFER_IMPL_COPY_PTX
@@ -5399,8 +5360,7 @@ CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *d
  * bytes (doc/PERF.md, "Behind the constants": SPAN's extraction). */
 #define CUXFER_IMPL_KX_MAX_ROW 7
 
-/* A SPAN copy of `height` rows, `per` a chunk: the rows of its last chunk
- * (every other chunk has `per`). */
+/* The rows of the last chunk of a SPAN copy of `height` rows, `per` a chunk. */
 CUXFER_API size_t cuxfer_impl_span_last(size_t height, size_t per)
 {
     return height - (height - 1) / per * per;
@@ -5543,8 +5503,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
 #define CUXFER_IMPL_GATHER_MIN_ROW 8
 #define CUXFER_IMPL_GATHER_MIN_ROWS 1024
 
-/* How many of a SPAN copy's last rows the gathered share takes, given
- * that the plan can use its kernel for this copy. */
+/* How many of a SPAN copy's last rows the gathered share takes (with the kernel). */
 CUXFER_API size_t cuxfer_impl_gather_share(size_t row, size_t height)
 {
     size_t gat = (size_t)(CUXFER_IMPL_GATHER_SHARE * (double)height);
@@ -5651,8 +5610,7 @@ CUXFER_API int cuxfer_impl_share_class(size_t row)
     return c;
 }
 
-/* The median of v[0..n), n >= 1, sorting v in place (insertion sort: n
- * is a handful): the planner's learned share and its calibration. */
+/* The median of v[0..n), n >= 1, sorting v in place (n is a handful). */
 CUXFER_API double cuxfer_impl_median(double *v, unsigned n)
 {
     double x;
@@ -5666,8 +5624,7 @@ CUXFER_API double cuxfer_impl_median(double *v, unsigned n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* The last direct-share copy's rates (rows a millisecond), once it is
- * done, join their class's samples.  The queries run Relaxed. */
+/* The last direct-share copy's rates, once it is done, join their class's. */
 CUXFER_API void cuxfer_impl_share_learn(cuxfer_plan2d *p)
 {
     cuxfer_impl_relax rx;
@@ -5790,8 +5747,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_rows(cuxfer_plan2d *p, const cuxfer
     return cudaSuccess;
 }
 
-/* PACK: with the packing kernel the copy engine is free to take a direct
- * share of the last rows on the side stream (cuxfer_impl_share). */
+/* PACK; with the kernel the copy engine is free for a direct share. */
 CUXFER_API cudaError_t cuxfer_impl_plan_pack(cuxfer_plan2d *p, const cuxfer_view *dst,
                                              const cuxfer_view *src, cudaStream_t s)
 {
@@ -7346,8 +7302,7 @@ CUXFER_API size_t cuxfer_impl_chunk_len(const cuxfer_impl_stage_job *j, size_t c
 
 /* --- workers --------------------------------------------------------------- */
 
-/* Wait until chunk c may be touched (its slot is free for H2D, its data
- * arrived for D2H).  0 when the job was aborted instead. */
+/* Wait until chunk c may be touched; 0 when the job was aborted instead. */
 CUXFER_API int cuxfer_impl_stager_permit(cuxfer_stager *st, size_t c)
 {
     int i, go;
@@ -7634,8 +7589,7 @@ CUXFER_API void *cuxfer_impl_stager_main(void *arg)
 
 /* --- the public calls ------------------------------------------------------ */
 
-/* Wait for the job in flight, stop the threads and free everything (man 3
- * cuxfer_stager): an unreported last job's error first, so none is lost. */
+/* Free everything (man 3 cuxfer_stager): an unreported job's error first. */
 CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
 {
     cudaError_t first = cudaSuccess;
@@ -7675,8 +7629,7 @@ CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
     return first;
 }
 
-/* A stager on the current device with all its jobs need (man 3
- * cuxfer_stager); on failure *st is zeroed, the reason names the step. */
+/* A stager on the current device with all its jobs need (man 3 cuxfer_stager). */
 CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stager_options *opt)
 {
     cuxfer_stager_options o;
@@ -7832,8 +7785,7 @@ CUXFER_API cudaError_t cuxfer_impl_stage_check(const char *call, int d2h, const 
     return cudaSuccess;
 }
 
-/* Which memory each side is in: the device side must be device or managed
- * memory, the host side host memory (UNKNOWN passes: CUDA judges). */
+/* The device side must be device or managed memory, the host side host memory. */
 CUXFER_API cudaError_t cuxfer_impl_stage_kinds(const char *call, int d2h, const void *host,
                                                const void *dev, cuxfer_memkind *host_kind)
 {
@@ -7852,8 +7804,7 @@ CUXFER_API cudaError_t cuxfer_impl_stage_kinds(const char *call, int d2h, const 
     return cudaSuccess;
 }
 
-/* What a stage call does after its checks: claim the stager, order its
- * stream after `after`, hand the job to the coordinator. */
+/* A stage call: claim the stager, order it after `after`, hand the job over. */
 CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, int d2h,
                                          void *host, void *dev, size_t bytes, cudaStream_t after)
 {
@@ -7939,8 +7890,8 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
 #endif
 }
 
-/* Copy pageable src_pageable to dst_device after `after`'s work (man 3
- * cuxfer_stager: the caller's duty, the refusals). */
+/* Copy pageable src_pageable to dst_device after `after` (man 3 cuxfer_stager). */
+
 
 CUXFER_API cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
                                         const void *src_pageable, size_t bytes,
