@@ -125,9 +125,8 @@
 #define CUXFER_ON_ERROR(err) abort()
 #endif
 
-/* Bytes of the per-thread reason text, including the NUL: a fixed size,
- * not a setting, because the text lives in state shared by every unit of
- * the process and in cuxfer_stager.  Longer reasons end in "...". */
+/* Bytes of the per-thread reason text, including the NUL: fixed, not a
+ * setting, because it sizes state shared by every unit and cuxfer_stager. */
 #if defined(CUXFER_REASON_MAX) && CUXFER_REASON_MAX != 512
 #error "CUXFER_REASON_MAX is fixed at 512 (it sizes state shared by every unit and cuxfer_stager); remove your definition"
 #endif
@@ -449,9 +448,7 @@ struct cuxfer_impl_state {
     unsigned size;              /* sizeof(struct cuxfer_impl_state) */
     pthread_key_t thread_key;   /* -> struct cuxfer_impl_thread */
     int fork_holds;             /* atfork prepare handlers run, not yet undone */
-    /* Section 3: the registry of the exact ranges cuxfer allocated or
-     * pinned.  Writers hold reg_mu; readers take no lock and rescan while
-     * reg_seq is odd or changed. */
+    /* Section 3: the registry of the ranges cuxfer allocated or pinned. */
     pthread_mutex_t reg_mu;
     unsigned reg_seq;
     int reg_n;
@@ -740,9 +737,8 @@ CUXFER_API void cuxfer_impl_report(cudaError_t err, const char *expr,
 #define CUXFER_CHECK_LAUNCH() CUXFER_CHECK(cudaGetLastError())
 #endif
 
-/* The end of every call that queues cuxfer's own work on a stream: err,
- * or with CUXFER_DEBUG_SYNC the stream's after waiting for it, so a
- * failure of that work is reported by the call that queued it.  Per unit. */
+/* The end of every call that queues cuxfer's own work on s: with
+ * CUXFER_DEBUG_SYNC that work's failure is reported by the call. */
 CUXFER_API cudaError_t cuxfer_impl_debug_sync(cudaError_t err, cudaStream_t s)
 {
 #ifdef CUXFER_DEBUG_SYNC
@@ -1020,9 +1016,9 @@ CUXFER_API const char *cuxfer_memkind_name(cuxfer_memkind k)
     }
 }
 
-/* Classify p with cudaPointerGetAttributes (zeroed first: CUDA 13 added
- * fields), leaving no sticky error; before CUDA 11 cudaErrorInvalidValue
- * meant pageable.  *device, when not NULL: the owner (-1 for host). */
+/* Classify p with cudaPointerGetAttributes (zeroed: CUDA 13 added fields);
+ * before CUDA 11 cudaErrorInvalidValue meant pageable. */
+
 CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
 {
     struct cudaPointerAttributes a;
@@ -1207,12 +1203,9 @@ CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
 }
 
 /* cuxfer_impl_lookup, else one pointer query whose non-pageable answer is
- * cached for this exact pointer for at most CUXFER_IMPL_KCACHE_USES
- * lookups.  The cache feeds only the guard and the view-kind check (copies
- * use cudaMemcpyDefault), so memory freed behind cuxfer's back can escape
- * the guard a bounded number of times, never be copied wrongly.  Registry
- * entries go only with cuxfer's own frees: free what cuxfer allocated with
- * cuxfer's calls. */
+ * cached for at most CUXFER_IMPL_KCACHE_USES lookups.  It feeds only the
+ * guard and the view-kind check (copies use cudaMemcpyDefault), so memory
+ * freed behind cuxfer's back never makes a copy wrong. */
 CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device)
 {
     struct cuxfer_impl_range r;
@@ -1651,11 +1644,9 @@ CUXFER_API cudaError_t cuxfer_device_free(void *p)
 }
 
 /* Typed allocation (CUXFER_HOST_ALLOC, CUXFER_DEVICE_ALLOC): the element
- * size comes from the pointer.  A non-pointer does not compile (**(pp)),
- * nor does a void * target, in C too: the size is that of a one-element
- * array of the target type, and an array of void is an error.  The result
- * is stored with memcpy (every object pointer has void *'s representation
- * on the platforms CUDA supports). */
+ * size comes from the pointer.  A non-pointer or a void * target does not
+ * compile, in C too: the size is that of a one-element array of the target
+ * type, and an array of void is an error. */
 CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t count,
                                                size_t elem_size, unsigned flags, int device)
 {
@@ -2252,50 +2243,40 @@ CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s
     return cudaSuccess;
 }
 
-/* Refuse the legacy stream while a blocking stream of the device is captured. */
-CUXFER_API cudaError_t cuxfer_impl_legacy_ok(const char *call, cudaStream_t s)
-{
-    cudaError_t err;
-    if (!cuxfer_impl_is_legacy_stream(s))
-        return cudaSuccess;
-    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNUSABLE ||
-        err != cudaErrorStreamCaptureImplicit)
-        return cudaSuccess; /* other errors (no driver): the copy says so itself */
-    return cuxfer_impl_fail(err, "%s: the legacy default stream cannot take work while a "
-                            "blocking stream is being captured (%s)", call,
-                            cudaGetErrorName(err));
-}
-
 /* Pageable copies by cuxfer_copy and cuxfer_copy2d up to this size skip
  * the pageable guard: CUDA's own staging is right for them. */
 #define CUXFER_COPY_SMALL ((size_t)64 << 10)
 
-/* A synchronous copy runs on the calling thread's default stream, as
- * cudaMemcpy does: refused while that stream (or, for the legacy stream, a
- * blocking stream of the device) is captured, so the capture survives. */
-CUXFER_API cudaError_t cuxfer_impl_sync_ok(const char *call)
+/* The checks before a copy queues work on s (async: the default-stream
+ * guard) or on the calling thread's default stream, as cudaMemcpy does
+ * (sync).  Refused, so that the capture survives: a synchronous copy while
+ * that stream is captured, and the legacy stream while a blocking stream of
+ * the device is (cudaErrorStreamCaptureImplicit; other errors, such as no
+ * driver: the copy says so itself). */
+CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t s, int sync)
 {
     cudaError_t err;
-    int cap = cuxfer_impl_stream_state((cudaStream_t)0, &err);
-    if (cap > 0)
+    int cap;
+    if (!sync)
+        CUXFER_TRY(cuxfer_impl_stream_guard(call, s));
+    if (!sync && !cuxfer_impl_is_legacy_stream(s))
+        return cudaSuccess;
+    cap = cuxfer_impl_stream_state(sync ? (cudaStream_t)0 : s, &err);
+    if (cap > 0 && sync)
         return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
                                 "%s: the calling thread's default stream is being captured; "
                                 "a synchronous copy cannot be (use cuxfer_copy_async)", call);
-    if (cap < 0 && err == cudaErrorStreamCaptureImplicit)
+    if (cap < 0 && err == cudaErrorStreamCaptureImplicit && sync)
         return cuxfer_impl_fail(err, "%s: a blocking stream of the device is being captured, "
                                 "and a synchronous copy on the legacy default stream would "
                                 "invalidate that capture (%s)", call, cudaGetErrorName(err));
+    if (cap < 0 && err == cudaErrorStreamCaptureImplicit)
+        return cuxfer_impl_fail(err, "%s: the legacy default stream cannot take work while a "
+                                "blocking stream is being captured (%s)", call,
+                                cudaGetErrorName(err));
     return cudaSuccess;
 }
 
-/* The checks before a copy queues work on s, or runs synchronously. */
-CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t s, int sync)
-{
-    if (sync)
-        return cuxfer_impl_sync_ok(call);
-    CUXFER_TRY(cuxfer_impl_stream_guard(call, s));
-    return cuxfer_impl_legacy_ok(call, s);
-}
 
 /* A synchronous copy's wait and report, ending rx (rows 0: a 1D copy). */
 CUXFER_API cudaError_t cuxfer_impl_copy_wait(const char *call, cudaError_t err, cudaStream_t s,
@@ -2849,8 +2830,7 @@ CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
 }
 
 /* Milliseconds between start and stop (man 3 cuxfer_timer): the stop is
- * ordered after the start (cuxfer_timer_stop), so the stop alone says
- * whether the interval is complete; a poll costs one Relaxed query. */
+ * ordered after the start, so the stop alone says whether it is complete. */
 CUXFER_API cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms)
 {
     cudaError_t err;
@@ -2907,10 +2887,8 @@ CUXFER_API cudaError_t cuxfer_impl_record_here(cudaStream_t s, cudaEvent_t *ev, 
 }
 
 /* Record *ev on s as an event of s's device, leaving that device current
- * (*saved: the one to restore).  The one place that finds a stream's
- * device for an event: CUDA 12.8 tells it; before, the current device is
- * tried first, then every other (a record on another device's stream
- * fails and changes nothing).  No device fits: the first error. */
+ * (*saved: the one to restore).  Before CUDA 12.8, which tells the device,
+ * every device is tried (a record on another's stream changes nothing). */
 CUXFER_API cudaError_t cuxfer_impl_stream_record(cudaStream_t s, cudaEvent_t *ev, int *ev_dev,
                                              int *saved)
 {
@@ -3329,8 +3307,7 @@ struct cuxfer_latch_watch {
     int used;
 };
 
-/* A producer/consumer hand-off (man 3 cuxfer_on_complete).  The wait falls
- * back to each armed stream's event, so a failed stream returns its error. */
+/* A producer/consumer hand-off (man 3 cuxfer_on_complete). */
 struct cuxfer_latch {
     pthread_mutex_t mu;           /* counters and failure; taken by the signal */
     pthread_mutex_t arm_mu;       /* serializes arms (watch table); never taken
@@ -3437,9 +3414,8 @@ CUXFER_API void CUDART_CB cuxfer_impl_latch_fire_graph(void *arg)
     pthread_mutex_unlock(&l->mu);
 }
 
-/* An arm that queued no signal: the caller gets err; the waits get it too
- * (cuxfer_latch_wait), and a signal declared in advance for it counts as
- * delivered, so no waiter waits for a signal that will never come. */
+/* An arm that queued no signal: the caller and the waits get err, and a
+ * signal declared in advance for it counts as delivered. */
 CUXFER_API cudaError_t cuxfer_impl_latch_arm_failed(cuxfer_latch *l, cudaStream_t s, int capturing,
                                                     cudaError_t err, const char *what)
 {
@@ -4000,9 +3976,8 @@ struct cuxfer_graph {
     cudaGraphExec_t exec;
 };
 
-/* Start a thread-local capture on s (man 3 cuxfer_graph).  Whether 0 is
- * the legacy stream (refused) or the per-thread one is decided in this
- * expansion of the header, so it follows the caller's unit. */
+/* Start a thread-local capture on s (man 3 cuxfer_graph); whether 0 is the
+ * legacy stream (refused) follows the caller's unit. */
 CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s)
 {
     int cap;
@@ -4839,9 +4814,8 @@ static const char cuxfer_impl_copy_ptx[] =
     "}\n";
 #endif
 
-/* Load the copy kernel for the current device (which must be `device`),
- * *blocks its grid for one wave.  Returns NULL, or why it cannot load (*err
- * the CUDA error that said so, cudaSuccess where none did). */
+/* Load the copy kernel for the current device `device`, *blocks one wave;
+ * NULL, or why it cannot load (*err: the CUDA error, if one said so). */
 CUXFER_API const char *cuxfer_impl_kernel_load(int device, void **lib, void **kernel,
                                                unsigned *blocks, cudaError_t *err)
 {
@@ -4897,11 +4871,10 @@ CUXFER_API void cuxfer_impl_kernel_unload(void **lib, void **kernel)
     *lib = *kernel = NULL;
 }
 
-/* One launch of the copy kernel on s over the n tiles whose descriptors
- * are at desc (device address), packing (d2h 0) or unpacking (d2h 1).
+/* One launch of the copy kernel on s over n tiles (descriptors at desc).
  * `align`: the OR of every address, offset, pitch and row width, for the
- * unit size; for one tile of `bytes` bytes (0: not said) no more parts
- * than 32-unit runs. */
+ * unit size; one tile of `bytes` (0: not said) gets no more parts than
+ * 32-unit runs. */
 CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, void *desc,
                                                  unsigned n, const void *host, size_t pitch,
                                                  void *dense, unsigned d2h, uintptr_t align,
@@ -5085,11 +5058,9 @@ CUXFER_API void cuxfer_impl_scatter_part(void *arg, size_t *next)
         cuxfer_impl_scatter_rows(j, from, to);
 }
 
-/* The host function of PACK, and of SPAN's gathered share: scatter one
- * staged chunk (or gather one) with the team, this thread taking the last
- * part.  A gather also writes the descriptor of the kernel that unpacks
- * its chunk: here, in stream order, because that kernel's previous use of
- * the slot is known to be done only now.  No CUDA call. */
+/* The host function of PACK, and of SPAN's gathered share: scatter (or
+ * gather) one chunk with the team.  A gather also writes its unpacking
+ * kernel's descriptor: only here is that slot's previous use known done. */
 CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
 {
     struct cuxfer_impl_scatter_rec *r = (struct cuxfer_impl_scatter_rec *)arg;
@@ -5106,9 +5077,8 @@ CUXFER_API void CUDART_CB cuxfer_impl_plan_scatter(void *arg)
     __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);
 }
 
-/* The next scatter record, in ring order, waiting while its previous host
- * function has not run; a failed host stream ends the wait with its error,
- * an idle one proves the record free.  The query runs Relaxed. */
+/* The next scatter record, in ring order, once its previous host function
+ * ran; a failed host stream ends the wait, an idle one proves it free. */
 CUXFER_API cudaError_t cuxfer_impl_plan_rec(cuxfer_plan2d *p, struct cuxfer_impl_scatter_rec **r)
 {
     struct cuxfer_impl_scatter_rec *x = &p->recs[p->rec_next % CUXFER_IMPL_PLAN_RECS];
@@ -5319,8 +5289,7 @@ CUXFER_API size_t cuxfer_impl_plan_slot(const cuxfer_plan2d *p)
 }
 
 /* Rows of slot c of a copy (`per` fill a slot, `left` remain), ramping up
- * (1/16, 1/8, 1/4, 1/2 of a slot, then full) so the host threads or the
- * kernel start after a small first step. */
+ * from 1/16 of a slot so the host threads or the kernel start early. */
 CUXFER_API size_t cuxfer_impl_plan_rows(size_t per, size_t c, size_t left)
 {
     size_t cap = c < 4 ? per >> (4 - c) : per;
@@ -5655,9 +5624,8 @@ CUXFER_API void cuxfer_impl_share_learn(cuxfer_plan2d *p)
 
 /* The share of the rows that goes direct: at the learned rates the direct
  * part should take SHARE_SLACK times the packed part's time, so the host
- * threads, whose speed varies most, finish first.  Before any sample, the
- * H200's rates; rows under SHARE_MIN_ROW get none (doc/PERF.md, "Behind
- * the constants": PACK's direct share). */
+ * threads, whose speed varies most, finish first (doc/PERF.md, "Behind the
+ * constants": PACK's direct share). */
 #define CUXFER_IMPL_SHARE_SLACK 1.3
 #define CUXFER_IMPL_SHARE_MIN_ROW 32
 CUXFER_API double cuxfer_impl_share(const cuxfer_plan2d *p, size_t row)
@@ -5807,10 +5775,9 @@ CUXFER_API cudaError_t cuxfer_impl_plan_release(cuxfer_plan2d *p, cudaStream_t s
     return cudaSuccess;
 }
 
-/* The body of cuxfer_plan2d_copy_async, under the plan's lock.  On a
- * capturing stream the copy is DIRECT: SPAN and PACK replayed from a graph
- * would reuse scratch that ordinary copies reuse too.  Another device's
- * stream also goes DIRECT (the plan's streams cannot join it). */
+/* The body of cuxfer_plan2d_copy_async, under the plan's lock.  A capturing
+ * stream goes DIRECT (a replay would reuse scratch that copies reuse too),
+ * as does another device's (the plan's streams cannot join it). */
 CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view *dst,
                                              const cuxfer_view *src, cudaStream_t s)
 {
@@ -7384,9 +7351,8 @@ CUXFER_API void cuxfer_impl_stager_await(cuxfer_stager *st, size_t si, size_t le
     pthread_mutex_unlock(&st->mu);
 }
 
-/* End a piecewise job: after a failure stop the workers and wait for every
- * DMA queued so far; then close the team's job.  After this no thread and
- * no copy engine touches the caller's memory. */
+/* End a piecewise job: after it no thread and no copy engine touches the
+ * caller's memory (after a failure, the queued DMAs are waited for). */
 CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st, cudaError_t err)
 {
     cudaError_t e;
@@ -7408,9 +7374,8 @@ CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st, cudaError_t 
     return err;
 }
 
-/* H2D through the slots.  Priorities: queue the DMA of the next chunk as
- * soon as the workers filled it; else wait for the oldest DMA in flight and
- * free its slot for refilling; else wait for the workers. */
+/* H2D through the slots: the DMA of each filled chunk at once, else free
+ * the oldest slot in flight for refilling, else wait for the workers. */
 CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_stage_job *job)
 {
     const size_t n = job->chunks, slots = (size_t)st->opt.slots, S = st->opt.slot_bytes;
@@ -7454,9 +7419,8 @@ CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_sta
     return cuxfer_impl_stager_finish(st, err);
 }
 
-/* D2H through the slots.  Priorities: when the workers emptied the oldest
- * slot, refill it from the device; else wait for the oldest DMA in flight
- * and open its chunk to the workers; else wait for the workers. */
+/* D2H through the slots: refill each emptied slot at once, else open the
+ * oldest DMA's chunk to the workers, else wait for the workers. */
 CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_stage_job *job)
 {
     const size_t n = job->chunks, slots = (size_t)st->opt.slots, S = st->opt.slot_bytes;
