@@ -461,16 +461,14 @@ struct cuxfer_impl_state {
     /* Warned once: pageable source, pageable destination; legacy stream. */
     int warned[2];
     int warned_stream;
-    /* Per-device capabilities, asked once: managed_cap (concurrentManagedAccess)
-     * 0 unknown, 1 yes, 2 no; max_pitch 0 unknown; peer, per ordered pair,
-     * 0 not asked, 1 enabled, 2 impossible. */
+    /* Per-device capabilities, asked once: managed_cap 0 unknown, 1 yes, 2 no;
+     * max_pitch 0 unknown; peer, per ordered pair, 0 not asked, 1 on, 2 never. */
     int managed_cap[CUXFER_IMPL_MAX_DEVICES];
     size_t max_pitch[CUXFER_IMPL_MAX_DEVICES];
     int peer[CUXFER_IMPL_MAX_DEVICES * CUXFER_IMPL_MAX_DEVICES];
 };
 
-/* This object's note and slot, in one COMDAT group (doc/DESIGN.md,
- * section 3: the note's layout, .ifndef and --gc-sections). */
+/* This object's note and slot (doc/DESIGN.md, section 3). */
 __asm__(".ifndef cuxfer_impl_slot_v1\n"
         ".pushsection .note.cuxfer,\"aG\",%note,cuxfer_impl_anchor_v1,comdat\n"
         ".balign 4\n"
@@ -607,8 +605,7 @@ CUXFER_API struct cuxfer_impl_state *cuxfer_impl_state_get(void)
     return CUXFER_IMPL_UNLIKELY(!s) ? cuxfer_impl_state_find() : s;
 }
 
-/* The calling thread's block, made on its first use.  Should calloc fail,
- * a static block shared by such threads keeps cuxfer working. */
+/* The calling thread's block; should calloc fail, a shared static one. */
 CUXFER_API struct cuxfer_impl_thread *cuxfer_impl_thread_get(void)
 {
     static struct cuxfer_impl_thread cuxfer_impl_thread_oom;
@@ -917,8 +914,7 @@ CUXFER_API cudaError_t cuxfer_impl_stream_sync(cudaStream_t s)
     return cuxfer_impl_relax_done(rx, cudaStreamSynchronize(s));
 }
 
-/* Allocation and creation of cuxfer's own memory, events and streams, in
- * Relaxed mode for the same reason (tests/composition/foreign-capture). */
+/* Allocation and creation of cuxfer's own objects, Relaxed for the same reason. */
 CUXFER_API cudaError_t cuxfer_impl_dmalloc(void **p, size_t bytes)
 {
     cuxfer_impl_relax rx = cuxfer_impl_relax_begin();
@@ -961,8 +957,7 @@ CUXFER_API void cuxfer_impl_keep(cudaError_t *first, cudaError_t err)
         *first = err;
 }
 
-/* The device of s (12.8+), else the current device (always right for 0,
- * cudaStreamLegacy and cudaStreamPerThread).  -1 when there is none. */
+/* The device of s (12.8+), else the current device; -1 when there is none. */
 CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
 {
 #if CUDART_VERSION >= 12080
@@ -1260,8 +1255,7 @@ CUXFER_API int cuxfer_pageable_policy_parse(const char *s)
     return 0;
 }
 
-/* A policy from the environment variable `var`, parsed once per process
- * into *cache (0 not yet, -1 unset or invalid); a bad value is reported once. */
+/* A policy from the environment variable `var`, parsed once into *cache. */
 CUXFER_API int cuxfer_impl_env_policy_get(int *cache, const char *var)
 {
     int p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
@@ -1701,8 +1695,7 @@ CUXFER_API int cuxfer_managed_concurrent(int device)
     return c == 1;
 }
 
-/* Managed memory for count elements (man 3 cuxfer_managed_alloc), never
- * more than the device has free: overcommitting can hang the GPU. */
+/* Managed memory, never more than is free: overcommitting can hang the GPU. */
 CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
                                             size_t elem_size, unsigned flags)
 {
@@ -2197,8 +2190,7 @@ CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_vi
                             cuxfer_memkind_name(actual));
 }
 
-/* The default-stream guard (doc/DESIGN.md, section 9): an "async" copy on
- * the legacy default stream overlaps nothing.  The calling unit's policy. */
+/* The calling unit's default-stream guard policy (doc/DESIGN.md, section 9). */
 CUXFER_API int cuxfer_default_stream_policy(void)
 {
     int p = cuxfer_impl_env_policy_get(&cuxfer_impl_state_get()->env_stream_policy,
@@ -2295,8 +2287,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy_wait(const char *call, cudaError_t err, 
     return cudaSuccess;
 }
 
-/* cuxfer_copy2d_async (sync 0) and cuxfer_copy2d (sync 1: on stream 0,
- * then a wait, and the pageable guard only above CUXFER_COPY_SMALL). */
+/* cuxfer_copy2d_async (sync 0) and cuxfer_copy2d (sync 1). */
 CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *dst,
                                           const cuxfer_view *src, cudaStream_t s, int sync)
 {
@@ -2364,8 +2355,7 @@ CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_
     return cudaSuccess;
 }
 
-/* cuxfer_copy_async (sync 0) and cuxfer_copy (sync 1: on stream 0, then
- * a wait, and the pageable guard only above CUXFER_COPY_SMALL). */
+/* cuxfer_copy_async (sync 0) and cuxfer_copy (sync 1). */
 CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void *src,
                                         size_t bytes, cudaStream_t s, int sync)
 {
@@ -2680,8 +2670,8 @@ CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p)
     return first;
 }
 
-/* cuxfer_timer_options flags (man 3 cuxfer_timer).  ON_DEVICE is a flag so
- * that zeroed options, device 0 included, mean "the current device". */
+/* cuxfer_timer_options flags: zeroed options mean the current device. */
+
 #define CUXFER_TIMER_BLOCKING_SYNC 0x1u
 #define CUXFER_TIMER_ON_DEVICE 0x2u
 
@@ -4091,10 +4081,8 @@ struct cuxfer_impl_pblock {
 };
 
 /* cuxfer_pinned_pool_release: nothing on the GPU uses the block.  Not a
- * stream anyone can hold (all bits set; CUDA's handles are aligned
- * pointers and its special streams 0x0, 0x1, 0x2): 0, cudaStreamLegacy and
- * cudaStreamPerThread are streams like any other and get an event, so a
- * copy queued on the default stream is never mistaken for "idle". */
+ * stream anyone can hold (CUDA's handles are aligned pointers, its special
+ * streams 0x0, 0x1, 0x2): 0 is a stream like any other and gets an event. */
 #define CUXFER_POOL_IDLE ((cudaStream_t)(~(uintptr_t)0))
 
 /* What cuxfer_pinned_pool_acquire hands out: use ptr for size bytes. */
@@ -4961,17 +4949,14 @@ struct cuxfer_impl_scatter {
 #define CUXFER_IMPL_SCATTER_BLOCK 16384
 
 /* Each queued scatter gets its own record from a ring, reused only after
- * its host function cleared `busy` (no counters that a graph replay could
- * wrap).  Copies on a capturing stream use no records: they go direct. */
+ * its host function cleared `busy` (no counters that a graph replay could wrap). */
 #define CUXFER_IMPL_PLAN_RECS 256
-/* PACK's direct share: rates are kept per row width class (32-63,
- * 64-127, 128 and more bytes), the last CUXFER_IMPL_SHARE_SAMPLES of
- * each, and the share is set from their medians. */
+/* PACK's direct share: the last rates per row width class, from whose
+ * medians the share is set. */
 #define CUXFER_IMPL_SHARE_CLASSES 3
 #define CUXFER_IMPL_SHARE_SAMPLES 8
-/* SPAN's extraction by the kernel: descriptor pairs in the mapped array
- * (after the records' and the gather slots'), one pair a copy, so that
- * copies of this many shapes can be in flight at once. */
+/* SPAN's extraction by the kernel: descriptor pairs in the mapped array,
+ * one a copy shape in flight. */
 #define CUXFER_IMPL_KX_PAIRS 4
 #define CUXFER_IMPL_KX_BASE (CUXFER_IMPL_PLAN_RECS + CUXFER_IMPL_PLAN_SLOTS)
 struct cuxfer_plan2d;
@@ -4995,8 +4980,7 @@ struct cuxfer_plan2d {
     int team_up;
     struct cuxfer_impl_scatter_rec recs[CUXFER_IMPL_PLAN_RECS];
     unsigned long long rec_next; /* records handed out (enqueueing thread) */
-    /* PACK's packing kernel (section 9b), when it loaded: NULL kernel
-     * means packing by device-to-device cudaMemcpy2DAsync */
+    /* the copy kernel (section 9b), NULL when it did not load */
     void *klib, *kernel;        /* cudaLibrary_t, cudaKernel_t */
     unsigned kblocks;           /* its grid: one wave of the device */
     void *hstage_dev[2];        /* the staging as the kernel sees it */
@@ -5004,9 +4988,7 @@ struct cuxfer_plan2d {
                                    one per gather slot, then SPAN's
                                    extraction pairs (CUXFER_IMPL_KX_BASE) */
     cuxfer_impl_tile *kdesc_dev;
-    /* SPAN's gathered share (with the kernel only): per slot, the gather
-     * into staging done (host stream) and the unpacking kernel that read
-     * it done (side stream) */
+    /* SPAN's gathered share, per slot: the gather done (host), its unpack (side) */
     cudaEvent_t ev_gmoved[CUXFER_IMPL_PLAN_SLOTS], ev_gfreed[CUXFER_IMPL_PLAN_SLOTS];
     /* SPAN's extraction by the kernel: the dense rows between its two
      * launches (NULL: by cudaMemcpy2DAsync), per pair its last launch's event */
@@ -5164,9 +5146,8 @@ CUXFER_API cudaError_t cuxfer_plan2d_destroy(cuxfer_plan2d *p)
 CUXFER_API cuxfer_plan2d_tuning cuxfer_plan2d_default_tuning(void)
 {
     cuxfer_plan2d_tuning t;
-    /* Each strategy only up to the widest row at which it measured clearly
-     * above break-even (doc/PERF.md, "Behind the constants": the planner's
-     * default tuning); PACK 16 without the kernel (create lowers it). */
+    /* Up to the widest row measured clearly above break-even (doc/PERF.md,
+     * "Behind the constants": the planner's default tuning). */
     t.span_max_row = 32;
     t.pack_max_row = 32;
     t.max_ratio = 4;
