@@ -7489,18 +7489,6 @@ CUXFER_API cudaError_t cuxfer_impl_stager_whole(cuxfer_stager *st, cuxfer_impl_s
     return err;
 }
 
-CUXFER_API cudaError_t cuxfer_impl_stager_run(cuxfer_stager *st, cuxfer_impl_stage_job *job)
-{
-    cudaError_t err;
-    if (job->strategy != CUXFER_STAGE_COPY) {
-        err = cuxfer_impl_stager_whole(st, job);
-        if (!(err == cudaErrorNotSupported && job->strategy == CUXFER_STAGE_REGISTER))
-            return err;
-        job->strategy = CUXFER_STAGE_COPY; /* registration refused: stage it */
-    }
-    return job->d2h ? cuxfer_impl_stager_d2h(st, job) : cuxfer_impl_stager_h2d(st, job);
-}
-
 CUXFER_API void *cuxfer_impl_stager_main(void *arg)
 {
     cuxfer_stager *st = (cuxfer_stager *)arg;
@@ -7519,7 +7507,13 @@ CUXFER_API void *cuxfer_impl_stager_main(void *arg)
         st->pending = 0;
         pthread_mutex_unlock(&st->mu);
         cuxfer_clear_reason(); /* this thread's reason is the job's */
-        err = cuxfer_impl_stager_run(st, &job);
+        err = cudaErrorNotSupported;
+        if (job.strategy != CUXFER_STAGE_COPY)
+            err = cuxfer_impl_stager_whole(st, &job);
+        if (err == cudaErrorNotSupported && job.strategy == CUXFER_STAGE_REGISTER)
+            job.strategy = CUXFER_STAGE_COPY; /* registration refused: stage it */
+        if (job.strategy == CUXFER_STAGE_COPY)
+            err = job.d2h ? cuxfer_impl_stager_d2h(st, &job) : cuxfer_impl_stager_h2d(st, &job);
         pthread_mutex_lock(&st->mu);
         st->result = err;
         st->reported = err == cudaSuccess;
