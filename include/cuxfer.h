@@ -1013,7 +1013,6 @@ CUXFER_API const char *cuxfer_memkind_name(cuxfer_memkind k)
 
 /* Classify p with cudaPointerGetAttributes (zeroed: CUDA 13 added fields);
  * before CUDA 11 cudaErrorInvalidValue meant pageable. */
-
 CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
 {
     struct cudaPointerAttributes a;
@@ -2269,7 +2268,6 @@ CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t
     return cudaSuccess;
 }
 
-
 /* A synchronous copy's wait and report, ending rx (rows 0: a 1D copy). */
 CUXFER_API cudaError_t cuxfer_impl_copy_wait(const char *call, cudaError_t err, cudaStream_t s,
                                              cuxfer_impl_relax rx, size_t row, size_t rows,
@@ -2671,7 +2669,6 @@ CUXFER_API cudaError_t cuxfer_stream_pool_sync(cuxfer_stream_pool *p)
 }
 
 /* cuxfer_timer_options flags: zeroed options mean the current device. */
-
 #define CUXFER_TIMER_BLOCKING_SYNC 0x1u
 #define CUXFER_TIMER_ON_DEVICE 0x2u
 
@@ -4913,7 +4910,6 @@ CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, 
 #define CUXFER_PLAN_MAX_THREADS 32
 /* PACK's pipeline slots, two in each chunk buffer: four in flight (pack,
  * link, scatter, one spare) keep the scatter busy. */
-
 #define CUXFER_IMPL_PLAN_SLOTS 4
 
 /* Options of cuxfer_plan2d_create; {0} means the defaults. */
@@ -7830,8 +7826,6 @@ CUXFER_API cudaError_t cuxfer_impl_stage(cuxfer_stager *st, const char *call, in
 }
 
 /* Copy pageable src_pageable to dst_device after `after` (man 3 cuxfer_stager). */
-
-
 CUXFER_API cudaError_t cuxfer_stage_h2d(cuxfer_stager *st, void *dst_device,
                                         const void *src_pageable, size_t bytes,
                                         cudaStream_t after)
