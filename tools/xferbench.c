@@ -1488,6 +1488,23 @@ static int all_bytes(const unsigned char *p, size_t n, unsigned char v)
     return 1;
 }
 
+/* A download into `back` (poisoned with 0x5a before it): the tiles equal
+ * the image's, and every other byte still holds the poison. */
+static void rois_verify_d2h(const cuxfer_view *img, cuxfer_view *back, const cuxfer_roi *r,
+                            const size_t *off, size_t n, const char *what)
+{
+    size_t i, y;
+    rois_verify(img, r, off, n, (const unsigned char *)back->ptr, NULL, what);
+    for (i = 0; i < n; ++i) /* re-poison the tiles: all must be poison */
+        for (y = 0; y < r[i].height; ++y)
+            memset((unsigned char *)back->ptr + (r[i].y + y) * back->pitch + r[i].x * ROIS_E, 0x5a,
+                   r[i].width * ROIS_E);
+    if (!all_bytes((const unsigned char *)back->ptr, back->pitch * back->height, 0x5a)) {
+        fprintf(stderr, "xferbench: %s: a byte outside the tiles written\n", what);
+        exit(1);
+    }
+}
+
 /* One plan's copy, checked byte for byte: H2D, the tiles in a poisoned
  * dense buffer; D2H, the tiles in a poisoned image whose other bytes must
  * keep the poison. */
@@ -1495,7 +1512,7 @@ static void rois_check(cuxfer_rois *plan, int d2h, const cuxfer_view *img, cuxfe
                        const cuxfer_roi *r, const size_t *off, size_t n, cuxfer_view *dense,
                        unsigned char *dense_back, cudaStream_t s, const char *what)
 {
-    size_t i, y, bytes = off[n];
+    size_t bytes = off[n];
     if (!d2h) {
         BENCH_CHECK(cudaMemsetAsync(dense->ptr, 0xa5, bytes, s)); /* before the copy on s */
         BENCH_CHECK(cuxfer_rois_copy_async(plan, CUXFER_ROIS_H2D, img, r, n, dense, s));
@@ -1507,15 +1524,7 @@ static void rois_check(cuxfer_rois *plan, int d2h, const cuxfer_view *img, cuxfe
     memset(back->ptr, 0x5a, back->pitch * back->height);
     BENCH_CHECK(cuxfer_rois_copy_async(plan, CUXFER_ROIS_D2H, back, r, n, dense, s));
     BENCH_CHECK(cudaStreamSynchronize(s));
-    rois_verify(img, r, off, n, (const unsigned char *)back->ptr, NULL, what);
-    for (i = 0; i < n; ++i) /* re-poison the tiles: all must be poison */
-        for (y = 0; y < r[i].height; ++y)
-            memset((unsigned char *)back->ptr + (r[i].y + y) * back->pitch + r[i].x * ROIS_E, 0x5a,
-                   r[i].width * ROIS_E);
-    if (!all_bytes((const unsigned char *)back->ptr, back->pitch * back->height, 0x5a)) {
-        fprintf(stderr, "xferbench: %s: a byte outside the tiles written\n", what);
-        exit(1);
-    }
+    rois_verify_d2h(img, back, r, off, n, what);
 }
 
 /* The copy kernel alone, the ceiling of KERNEL on this host: the tiles'
@@ -1582,8 +1591,10 @@ static stat rois_kernel_alone(const cuxfer_rois *plan, int d2h, const cuxfer_vie
     }
     if (!d2h)
         BENCH_CHECK(cudaMemcpy(dense_back, dense->ptr, total, cudaMemcpyDeviceToHost));
-    rois_verify(img, r, off, n, d2h ? (const unsigned char *)back->ptr : NULL,
-                d2h ? NULL : dense_back, "rois: the kernel alone");
+    if (d2h)
+        rois_verify_d2h(img, back, r, off, n, "rois: the kernel alone");
+    else
+        rois_verify(img, r, off, n, NULL, dense_back, "rois: the kernel alone");
     BENCH_CHECK(cudaEventDestroy(e[0]));
     BENCH_CHECK(cudaEventDestroy(e[1]));
     BENCH_CHECK(cudaFree(dd));
