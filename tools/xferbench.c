@@ -1527,18 +1527,18 @@ static void rois_check(cuxfer_rois *plan, int d2h, const cuxfer_view *img, cuxfe
     rois_verify_d2h(img, back, r, off, n, what);
 }
 
-/* The copy kernel alone, the ceiling of KERNEL on this host: the tiles'
- * descriptors (bands as the plan cuts them) already in device memory, one
- * launch, event-timed, GB/s (medians of reps); the plan's own time above
- * it is its host part (the checks, the descriptors written while the GPU
- * runs).  Its bytes are verified as the plans' are.  The median is 0 where
- * the plan cannot load the kernel. */
 /* Rows of a band of at most `band` bytes (one where a row is wider). */
 static size_t rois_band_rows(size_t rb, size_t band)
 {
     return rb >= band ? 1 : band / rb;
 }
 
+/* The copy kernel alone, the ceiling of KERNEL on this host: the tiles'
+ * descriptors (bands as the plan cuts them) already in device memory, one
+ * launch, event-timed, GB/s (medians of reps); the plan's own time above
+ * it is its host part (the checks, the descriptors written while the GPU
+ * runs).  Its bytes are verified as the plans' are.  The median is 0 where
+ * the plan cannot load the kernel. */
 static stat rois_kernel_alone(const cuxfer_rois *plan, int d2h, const cuxfer_view *img,
                               cuxfer_view *back, const cuxfer_roi *r, const size_t *off,
                               size_t n, cuxfer_view *dense, unsigned char *dense_back,
