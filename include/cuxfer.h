@@ -5306,6 +5306,17 @@ CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *d
  * bytes (doc/PERF.md, "Behind the constants": SPAN's extraction). */
 #define CUXFER_IMPL_KX_MAX_ROW 7
 
+/* Rows a chunk of a SPAN copy of `height` rows takes: as few chunks as
+ * spans of at most `chunk` bytes allow, as even as they can be: the link
+ * and the extraction overlap to the last chunk, which a small remainder
+ * left to one of them alone (doc/PERF.md, "Behind the constants": SPAN's
+ * chunks). */
+CUXFER_API size_t cuxfer_impl_span_per(size_t chunk, size_t pitch, size_t row, size_t height)
+{
+    size_t fit = (chunk - row) / pitch + 1, n = height ? (height - 1) / fit + 1 : 1;
+    return height ? (height - 1) / n + 1 : fit;
+}
+
 /* The rows of the last chunk of a SPAN copy of `height` rows, `per` a chunk. */
 CUXFER_API size_t cuxfer_impl_span_last(size_t height, size_t per)
 {
@@ -5386,7 +5397,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
     size_t row = src->width * src->elem_size, per, y, rows, span;
     int b = 0, kx = -1;
     cudaError_t err;
-    per = (p->opt.chunk_bytes - row) / src->pitch + 1; /* rows whose span fits */
+    per = cuxfer_impl_span_per(p->opt.chunk_bytes, src->pitch, row, height);
     if (p->dpack && height && row <= CUXFER_IMPL_KX_MAX_ROW && dst->device == p->device &&
         per * row < ((size_t)1 << 31) && cuxfer_impl_current_device() == p->device)
         kx = cuxfer_impl_kx_pair(p, per, cuxfer_impl_span_last(height, per), row);

@@ -1276,6 +1276,38 @@ static void span_kx_chunks(void)
     ok(!cuxfer_impl_kx_holds(d, 4096, 17, 2), "nor a pair with an offset");
 }
 
+/* A SPAN copy's chunks (cuxfer_impl_span_per): each span fits the scratch,
+ * no more chunks than the scratch needs, and the last within a row a
+ * chunk of the others (not a remainder of a few rows after full chunks). */
+static void span_chunks_even(void)
+{
+    static const size_t chunks[] = {4096, 65536, (size_t)8 << 20};
+    size_t c, row, pitch, h, per, fit, n, last, cases = 0;
+    unsigned x = 12345;
+    int bad = 0;
+    for (c = 0; c < 3; ++c)
+        for (row = 1; row <= 64; row *= 4)
+            for (pitch = row; pitch <= 16 * row; pitch += row + row / 2 + 1) {
+                fit = (chunks[c] - row) / pitch + 1;
+                for (h = 1; h < 40 * fit && h < ((size_t)1 << 24); h += 1 + h / 8 + x % 7) {
+                    x = x * 1103515245u + 12345u;
+                    per = cuxfer_impl_span_per(chunks[c], pitch, row, h);
+                    n = (h + per - 1) / per;
+                    last = cuxfer_impl_span_last(h, per);
+                    ++cases;
+                    if (per == 0 || (per - 1) * pitch + row > chunks[c] ||
+                        n != (h + fit - 1) / fit || last + n - 1 < per) {
+                        if (!bad++)
+                            diag("span chunks: %zu rows of %zu B at pitch %zu, scratch %zu: %zu "
+                                 "a chunk, %zu chunks (at least %zu), the last %zu", h, row,
+                                 pitch, chunks[c], per, n, (h + fit - 1) / fit, last);
+                    }
+                }
+            }
+    is_int(0, bad, "SPAN's chunks, %zu copies: each span fits the scratch, as few chunks as it "
+           "allows, the last within a row a chunk of the others", cases);
+}
+
 /* SPAN's descriptor pairs on the GPU: a pair is rewritten only once the
  * launches that read it are done.  With aux held (it waits for an event
  * behind a host function), each new shape takes a free pair whose event
@@ -1429,6 +1461,7 @@ int main(void)
     pack_direct_share();
     span_kx_model();
     span_kx_chunks();
+    span_chunks_even();
     strict_c99_clock();
 
     if (!gpu_present(1))
