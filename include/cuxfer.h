@@ -2248,19 +2248,22 @@ CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t
 {
     cudaError_t err;
     int cap;
-    if (!sync)
-        CUXFER_TRY(cuxfer_impl_stream_guard(call, s));
-    if (!sync && !cuxfer_impl_is_legacy_stream(s))
+    if (sync) {
+        cap = cuxfer_impl_stream_state((cudaStream_t)0, &err);
+        if (cap > 0)
+            return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
+                                    "%s: the calling thread's default stream is being captured; "
+                                    "a synchronous copy cannot be (use cuxfer_copy_async)", call);
+        if (cap < 0 && err == cudaErrorStreamCaptureImplicit)
+            return cuxfer_impl_fail(err, "%s: a blocking stream of the device is being captured, "
+                                    "and a synchronous copy on the legacy default stream would "
+                                    "invalidate that capture (%s)", call, cudaGetErrorName(err));
         return cudaSuccess;
-    cap = cuxfer_impl_stream_state(sync ? (cudaStream_t)0 : s, &err);
-    if (cap > 0 && sync)
-        return cuxfer_impl_fail(cudaErrorStreamCaptureUnsupported,
-                                "%s: the calling thread's default stream is being captured; "
-                                "a synchronous copy cannot be (use cuxfer_copy_async)", call);
-    if (cap < 0 && err == cudaErrorStreamCaptureImplicit && sync)
-        return cuxfer_impl_fail(err, "%s: a blocking stream of the device is being captured, "
-                                "and a synchronous copy on the legacy default stream would "
-                                "invalidate that capture (%s)", call, cudaGetErrorName(err));
+    }
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s));
+    if (!cuxfer_impl_is_legacy_stream(s))
+        return cudaSuccess;
+    cap = cuxfer_impl_stream_state(s, &err);
     if (cap < 0 && err == cudaErrorStreamCaptureImplicit)
         return cuxfer_impl_fail(err, "%s: the legacy default stream cannot take work while a "
                                 "blocking stream is being captured (%s)", call,
