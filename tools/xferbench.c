@@ -514,9 +514,7 @@ static cuxfer_plan2d planner;
  * cuxfer_plan2d, doc/PERF.md, "Targets"): H2D at least 4 x raw cudaMemcpy2DAsync at
  * 8-byte rows and 2.5 x at 16; D2H 4 x at 8, 2 x at
  * 16 and 1.2 x at 32; never below 0.98 x; and a cv of at most
- * 5 % at every width in both directions (returned in *max_cv), or where
- * PACK scatters on the host, at most the host alone's doing the same
- * scatter in the same reps (bench_2d). */
+ * 5 % at every width in both directions (returned in *max_cv). */
 static double plan_target(size_t w, int d2h, char *text, size_t n, double *max_cv)
 {
     double t = 0.98;
@@ -760,15 +758,6 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
                 report(n2, "GB/s", raw, cx, 0, w >= 256 ? 0.99 : 0.98, w >= 256 ? ">=0.99x" : ">=0.98x");
                 snprintf(n2, sizeof n2, "%s planner", name);
                 tg = plan_target(w, dir, tt, sizeof tt, &max_cv);
-                if (dir == 1 && ref &&
-                    cuxfer_plan2d_choose(&planner, &bv, &dv) == CUXFER_PLAN_PACK) {
-                    /* PACK's scatter is the host's: its cv may be the host alone's */
-                    stat m = stats(vm, reps);
-                    if (m.cv > max_cv) {
-                        max_cv = m.cv;
-                        snprintf(tt, sizeof tt, ">=%.2fx,cv<=%.1f%%", tg, 100 * max_cv);
-                    }
-                }
                 row_max_cv = max_cv;
                 report(n2, "GB/s", raw, pl, 0, tg, tt);
                 row_max_cv = 0;
