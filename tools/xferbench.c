@@ -1411,9 +1411,9 @@ static int rois_whole_lines(size_t side)
     return side != 0 && side * ROIS_E % 128 == 0;
 }
 
-static double rois_link_target(size_t side, char *text, size_t n)
+/* ">=0.85x", or "info" for no target (t 0). */
+static double rois_target_text(double t, char *text, size_t n)
 {
-    double t = rois_whole_lines(side) ? 0.85 : 0;
     if (t > 0)
         snprintf(text, n, ">=%.2fx", t);
     else
@@ -1421,14 +1421,15 @@ static double rois_link_target(size_t side, char *text, size_t n)
     return t;
 }
 
+static double rois_link_target(size_t side, char *text, size_t n)
+{
+    return rois_target_text(rois_whole_lines(side) ? 0.85 : 0, text, n);
+}
+
 static double rois_kernel_target(size_t side, char *text, size_t n)
 {
-    double t = rois_whole_lines(side) ? 0 : side == 0 ? 0.90 : side == 8 ? 0.70 : side == 16 ? 0.85 : 0.93;
-    if (t > 0)
-        snprintf(text, n, ">=%.2fx", t);
-    else
-        snprintf(text, n, "info");
-    return t;
+    double t = side == 0 ? 0.90 : side == 8 ? 0.70 : side == 16 ? 0.85 : 0.93;
+    return rois_target_text(rois_whole_lines(side) ? 0 : t, text, n);
 }
 #define ROIS_AUTO_VS_BEST 0.97
 
