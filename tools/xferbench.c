@@ -641,21 +641,28 @@ static double host_scatter_gbps(unsigned char *dst, const unsigned char *src, si
     return (double)(w * h) / ((t1 - t0) * 1e3);
 }
 
+/* Copies of 1-4 byte rows a repetition, back to back: their copies are
+ * 4 MiB (raw crawls), well under a millisecond for the planner, which a
+ * late start of CUDA's host-function thread would otherwise dominate
+ * (doc/PERF.md, "CUDA behaviour measured"); nvbandwidth too times a loop
+ * of copies.  The planner's first copy of each is also shown alone. */
+#define NARROW_COPIES 8
+
 /* GB/s of ROI bytes for 2D copies of `width`-byte rows, the host side's
  * pitch 2 x width, the device side cudaMallocPitch'd: raw
  * cudaMemcpy2DAsync, cuxfer_copy2d_async and the planner, interleaved. */
-static void bench_2d(cudaStream_t s, cuxfer_timer *t)
+static void bench_2d(cudaStream_t s, cuxfer_timer *t, cuxfer_timer *t1)
 {
     size_t wi;
     for (wi = 0; wi < sizeof twod_widths / sizeof twod_widths[0]; ++wi) {
         size_t w = twod_widths[wi], roi_total = (quick ? 16 : 128) * MIB, h, spitch = 2 * w;
         cuxfer_view hv, dv, bv;
         unsigned char *host, *back;
-        double v[3][64], vm[64];
+        double v[3][64], vm[64], v1[64];
         /* the host-only reference (d2h, 1-32 B rows): dense rows, strided copy */
         unsigned char *ref = NULL, *refd = NULL;
         char name[64], tt[24];
-        int dir, r, k, kk, ran[2] = {0, 0};
+        int dir, r, k, kk, c, copies = w <= 4 ? NARROW_COPIES : 1, ran[2] = {0, 0};
         stat planned[2]; /* the planner's figure in each direction */
         float ms;
         cudaError_t ae;
@@ -718,22 +725,36 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
                     k = kk == 2 ? 2 : kk ^ (r & 1);
                     gate_close(s);
                     BENCH_CHECK(cuxfer_timer_start(t, s));
-                    if (k == 0)
-                        BENCH_CHECK(dir == 0 ? cudaMemcpy2DAsync(dv.ptr, dv.pitch, host, spitch, w,
-                                                                 h, cudaMemcpyHostToDevice, s)
-                                             : cudaMemcpy2DAsync(back, spitch, dv.ptr, dv.pitch, w,
-                                                                 h, cudaMemcpyDeviceToHost, s));
-                    else if (k == 1)
-                        BENCH_CHECK(dir == 0 ? cuxfer_copy2d_async(&dv, &hv, s)
-                                             : cuxfer_copy2d_async(&bv, &dv, s));
-                    else
-                        BENCH_CHECK(dir == 0 ? cuxfer_plan2d_copy_async(&planner, &dv, &hv, s)
-                                             : cuxfer_plan2d_copy_async(&planner, &bv, &dv, s));
+                    for (c = 0; c < copies; ++c) {
+                        if (k == 2 && c == 0 && copies > 1)
+                            BENCH_CHECK(cuxfer_timer_start(t1, s));
+                        if (k == 0)
+                            BENCH_CHECK(dir == 0 ? cudaMemcpy2DAsync(dv.ptr, dv.pitch, host,
+                                                                     spitch, w, h,
+                                                                     cudaMemcpyHostToDevice, s)
+                                                 : cudaMemcpy2DAsync(back, spitch, dv.ptr,
+                                                                     dv.pitch, w, h,
+                                                                     cudaMemcpyDeviceToHost, s));
+                        else if (k == 1)
+                            BENCH_CHECK(dir == 0 ? cuxfer_copy2d_async(&dv, &hv, s)
+                                                 : cuxfer_copy2d_async(&bv, &dv, s));
+                        else
+                            BENCH_CHECK(dir == 0
+                                            ? cuxfer_plan2d_copy_async(&planner, &dv, &hv, s)
+                                            : cuxfer_plan2d_copy_async(&planner, &bv, &dv, s));
+                        if (k == 2 && c == 0 && copies > 1)
+                            BENCH_CHECK(cuxfer_timer_stop(t1, s));
+                    }
                     BENCH_CHECK(cuxfer_timer_stop(t, s));
                     gate_open();
                     BENCH_CHECK(cuxfer_timer_ms(t, CUXFER_WAIT, &ms));
                     if (r >= 0)
-                        v[k][r] = cuxfer_gbps(w * h, ms);
+                        v[k][r] = cuxfer_gbps(w * h * (size_t)copies, ms);
+                    if (k == 2 && copies > 1) {
+                        BENCH_CHECK(cuxfer_timer_ms(t1, CUXFER_WAIT, &ms));
+                        if (r >= 0)
+                            v1[r] = cuxfer_gbps(w * h, ms);
+                    }
                 }
             }
             if (dir == 1) {
@@ -761,6 +782,10 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t)
                 row_max_cv = max_cv;
                 report(n2, "GB/s", raw, pl, 0, tg, tt);
                 row_max_cv = 0;
+                if (copies > 1) {
+                    snprintf(n2, sizeof n2, "%s planner 1 copy", name);
+                    report(n2, "GB/s", raw, stats(v1, reps), 0, 0, "info");
+                }
                 planned[dir] = pl;
                 ran[dir] = 1;
                 if (!dir && narrow_floor(w) > 0) {
@@ -2132,7 +2157,7 @@ int main(int argc, char **argv)
     int c, n = 0, dev = 0, drv = 0, rt = 0;
     char *end;
     cudaStream_t s1, s2;
-    cuxfer_timer t;
+    cuxfer_timer t, t1;
     char name[256];
 
     opterr = 0; /* bad_option speaks instead of glibc */
@@ -2238,6 +2263,7 @@ int main(int argc, char **argv)
     BENCH_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
     BENCH_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     BENCH_CHECK(cuxfer_timer_create(&t));
+    BENCH_CHECK(cuxfer_timer_create(&t1));
 
     BENCH_CHECK(cuxfer_plan2d_create(&planner, NULL));
     if (calibrate) {
@@ -2254,7 +2280,7 @@ int main(int argc, char **argv)
     bench_link(s1, s2, &t);
     bench_enqueue(s1);
     bench_enqueue_mt();
-    bench_2d(s1, &t);
+    bench_2d(s1, &t, &t1);
     bench_image(s1, &t);
     bench_rois(s1);
     bench_pool();
@@ -2271,6 +2297,7 @@ int main(int argc, char **argv)
     else if (out == OUT_TABLE)
         printf("%d target(s) missed\n", misses);
     cuxfer_timer_destroy(&t);
+    cuxfer_timer_destroy(&t1);
     cudaStreamDestroy(s1);
     cudaStreamDestroy(s2);
     return misses ? 1 : 0;
