@@ -2222,10 +2222,10 @@ CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s
     if (policy == CUXFER_PAGEABLE_ERROR)
         return cuxfer_impl_fail(
             cudaErrorInvalidValue,
-            "%s: stream %p is the legacy default stream, which serialises with "
+            "%s: %s is the legacy default stream, which serialises with "
             "every blocking stream; use a non-blocking stream "
             "(cuxfer_stream_pool_create) or set CUXFER_DEFAULT_STREAM=allow",
-            call, (void *)s);
+            call, s ? "cudaStreamLegacy" : "stream 0");
     if (__atomic_exchange_n(&cuxfer_impl_state_get()->warned_stream, 1, __ATOMIC_ACQ_REL) == 0)
         CUXFER_LOG("cuxfer: warning: %s: queued on the legacy default stream, "
                    "which serialises with every blocking stream, so nothing "
@@ -2584,17 +2584,20 @@ CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
     return cudaSuccess;
 }
 
-/* The next stream in round-robin order that is not leased, lock-free. */
+/* The next stream in round-robin order that is not leased, lock-free: one
+ * turn of the counter a call, then every stream from there (turns that
+ * other threads take meanwhile must not skip a free stream). */
 CUXFER_API cudaError_t cuxfer_stream_pool_next(cuxfer_stream_pool *p, cudaStream_t *s)
 {
-    int tries, i;
+    int tries, i, first;
     if (s)
         *s = NULL; /* set on every path: no -Wmaybe-uninitialized after CUXFER_CHECK */
     if (!p || !s || !p->streams)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_next: %s",
                                 !s ? "stream pointer is NULL" : "empty pool");
+    first = (int)(__atomic_fetch_add(&p->next, 1u, __ATOMIC_RELAXED) % (unsigned)p->count);
     for (tries = 0; tries < p->count; ++tries) {
-        i = (int)(__atomic_fetch_add(&p->next, 1u, __ATOMIC_RELAXED) % (unsigned)p->count);
+        i = (first + tries) % p->count;
         if (!__atomic_load_n(&p->leased[i], __ATOMIC_ACQUIRE)) {
             *s = p->streams[i];
             return cudaSuccess;
@@ -2824,10 +2827,11 @@ CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
 CUXFER_API cudaError_t cuxfer_timer_ms(cuxfer_timer *t, int wait, float *ms)
 {
     cudaError_t err;
+    if (ms)
+        *ms = NAN;
     if (CUXFER_IMPL_UNLIKELY(!t || !ms))
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_ms: %s is NULL",
                                 t ? "ms" : "timer");
-    *ms = NAN;
     if (CUXFER_IMPL_UNLIKELY(t->state != 2))
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_ms: the timer %s",
                                 t->state == 0 ? "was not started" : "was not stopped");
@@ -5775,6 +5779,8 @@ CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view
     int strategy, cap;
     cudaError_t err;
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
+    if (src->width == 0 || src->height == 0)
+        return cudaSuccess; /* nothing queued, so nothing for the guard to see */
     /* every strategy queues copies on s: the guard of cuxfer_copy2d_async */
     CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_plan2d_copy_async", s));
     strategy = cuxfer_plan2d_choose(p, dst, src);
@@ -7560,7 +7566,7 @@ CUXFER_API cudaError_t cuxfer_stager_destroy(cuxfer_stager *st)
             if (st->slot_event)
                 cuxfer_impl_keep(&first, cuxfer_impl_event_drop(st->slot_event[i]));
             if (st->slot && st->slot[i])
-                cuxfer_impl_keep(&first, cudaFreeHost(st->slot[i]));
+                cuxfer_impl_keep(&first, cuxfer_host_free(st->slot[i]));
         }
     }
     cuxfer_impl_keep(&first, cuxfer_impl_event_drop(st->after_event));
@@ -7637,7 +7643,7 @@ CUXFER_API cudaError_t cuxfer_stager_create(cuxfer_stager *st, const cuxfer_stag
     if (err == cudaSuccess)
         step = "cudaHostAlloc of a slot";
     for (i = 0; i < o.slots && err == cudaSuccess; ++i)
-        err = cudaHostAlloc((void **)&st->slot[i], o.slot_bytes, cudaHostAllocDefault);
+        err = cuxfer_host_alloc((void **)&st->slot[i], o.slot_bytes, 1, 0); /* Relaxed */
     if (err != cudaSuccess) {
         (void)cuxfer_stager_destroy(st);
         return cuxfer_impl_fail_cuda(err, "cuxfer_stager_create: %s: %s (%d slots of %zu bytes)",

@@ -3,7 +3,8 @@
  * foreign-capture.c - a second thread captures a short fork/join
  * graph (an upload on a forked stream, joined, then a download) in
  * cudaStreamCaptureModeGlobal while the main thread runs every family of
- * cuxfer.h: pinned pool (misses and a pending block), planner, stager,
+ * cuxfer.h: pinned pool (misses and a pending block), planner, stager (a
+ * job, and a whole life: create, a registered job, destroy),
  * timers and events, latch and callbacks (cuxfer_on_done too), ring (its
  * slot buffers and fences too), stream pool, pointer classification,
  * allocation, copies (the synchronous ones too), its own graph, many ROIs
@@ -368,6 +369,33 @@ static void fam_stager(void)
     GPU_OK(cuxfer_stager_destroy(&st), "stager: destroyed");
 }
 
+/* A stager's whole life inside the window: its slots pinned and freed,
+ * and a job staged by registration (the host side pinned and unpinned). */
+static void fam_stager_life(void)
+{
+    cuxfer_stager st;
+    cuxfer_stager_options o;
+    int made, started = 0, waited = 0;
+    prep(37);
+    memset(&o, 0, sizeof o);
+    o.slots = 2;
+    o.slot_bytes = 65536;
+    o.threads = 2;
+    o.strategy = CUXFER_STAGE_REGISTER;
+    window_open("stager created, staging by registration, destroyed");
+    made = CALL(cuxfer_stager_create(&st, &o));
+    ok(made, "%s: the stager is made while the other thread captures", family);
+    if (made) {
+        started = CALL(cuxfer_stage_h2d(&st, dA, pg, NB, ms));
+        if (started)
+            waited = CALL(cuxfer_stager_wait(&st, 30000));
+        (void)CALL(cuxfer_stager_destroy(&st));
+    }
+    window_close();
+    if (waited)
+        check_dev(dA, ref, "the upload staged by registration");
+}
+
 static void fam_timers(void)
 {
     cuxfer_timer t;
@@ -671,6 +699,7 @@ int main(void)
     fam_pool();
     fam_planner();
     fam_stager();
+    fam_stager_life();
     fam_timers();
     fam_latch();
     fam_ring();

@@ -115,10 +115,11 @@ static void phase_error(unsigned char *a, unsigned char *b)
     err = cuxfer_copy_async(b, a, 64, 0);
     is_int(cudaErrorInvalidValue, err, "error: copy on stream 0 refused");
     ok(mentions_legacy(), "the reason names the legacy default stream");
-    contains(cuxfer_last_reason(), "cuxfer_copy_async", "the reason names the call");
+    contains(cuxfer_last_reason(), "cuxfer_copy_async: stream 0 is", "the reason names the call and the stream");
     ok(b[0] == 2, "nothing was copied");
     err = cuxfer_copy_async(b, a, 64, cudaStreamLegacy);
     is_int(cudaErrorInvalidValue, err, "error: copy on cudaStreamLegacy refused");
+    contains(cuxfer_last_reason(), "cudaStreamLegacy is the legacy", "the reason names the handle");
     cuxfer_clear_reason();
     err = cuxfer_copy_async(b, a, 0, 0);
     is_int(cudaSuccess, err, "an empty copy queues nothing and is not refused");
@@ -340,6 +341,16 @@ static void gpu_copies(int refuse)
         po.chunk_bytes = 4096;
         po.threads = 2;
         MUST(cuxfer_plan2d_create(&pl, &po));
+        {   /* an empty copy queues nothing: neither refused nor reported */
+            cuxfer_view ed = g.vd, eh = plan_d2h[i] ? g.vhd : g.vhs;
+            int before = log_lines;
+            ed.height = eh.height = 0;
+            err = plan_d2h[i] ? cuxfer_plan2d_copy_async(&pl, &eh, &ed, 0)
+                              : cuxfer_plan2d_copy_async(&pl, &ed, &eh, 0);
+            is_int(cudaSuccess, err, "an empty cuxfer_plan2d_copy_async %s on stream 0 works",
+                   plan_name[i]);
+            is_int(before, log_lines, "and is not reported");
+        }
         poison(&g);
         cuxfer_clear_reason();
         err = plan_run(&pl, &g, plan_d2h[i], 1);

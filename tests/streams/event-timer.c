@@ -54,6 +54,10 @@ static void test_timer_refusals(void)
     ok(isnan(ms), "and *ms is NaN");
     err = cuxfer_timer_ms(&t, CUXFER_WAIT, NULL);
     is_int(cudaErrorInvalidValue, err, "a NULL ms pointer refused");
+    ms = 1.0f;
+    err = cuxfer_timer_ms(NULL, CUXFER_WAIT, &ms);
+    is_int(cudaErrorInvalidValue, err, "a NULL timer refused");
+    ok(isnan(ms), "and *ms is NaN");
 
     GPU_OK(cuxfer_timer_stop(&t, s), "stop");
     GPU_OK(cudaStreamSynchronize(s), "sync");

@@ -3,8 +3,9 @@
  * default, CUXFER_STREAM_BLOCKING), round robin that skips leased streams,
  * exclusive leases (exhaustion reported with CUXFER_NOWAIT, waited out with
  * CUXFER_WAIT), refusals (release of a stream not leased, destroy while
- * leased, stream 0 in a wrapped set), sync, and 8 host threads hammering
- * next/acquire/release for a bounded time without ever sharing a lease. */
+ * leased, stream 0 in a wrapped set), sync, 8 host threads hammering
+ * next/acquire/release for a bounded time without ever sharing a lease, and
+ * next from 4 threads never missing the one free stream. */
 #include "sched-helpers.h"
 #include <pthread.h>
 
@@ -468,6 +469,62 @@ static void test_hammer(void)
     GPU_OK(cuxfer_stream_pool_destroy(&p), "destroy after the hammer");
 }
 
+/* --- next from several threads while a stream stays free -------------------- */
+
+struct nexter {
+    cuxfer_stream_pool *p;
+    cudaStream_t leased;
+    long calls, notready, wrong;
+};
+
+static void *next_thread(void *arg)
+{
+    struct nexter *n = (struct nexter *)arg;
+    cudaStream_t s = NULL;
+    cudaError_t err;
+    long i;
+    for (i = 0; i < 1000000; ++i) {
+        err = cuxfer_stream_pool_next(n->p, &s);
+        ++n->calls;
+        if (err == cudaErrorNotReady)
+            ++n->notready;
+        else if (err != cudaSuccess || s == n->leased)
+            ++n->wrong;
+    }
+    return NULL;
+}
+
+/* Two streams, one leased throughout: next must always find the other,
+ * however the threads' turns of the round robin interleave. */
+static void test_next_contended(void)
+{
+    cuxfer_stream_pool p;
+    struct nexter n[4];
+    pthread_t th[4];
+    cudaStream_t held = NULL;
+    long calls = 0, notready = 0, wrong = 0;
+    int i;
+    GPU_MUST(cuxfer_stream_pool_create(&p, 2, 0, 0));
+    GPU_OK(cuxfer_stream_pool_acquire(&p, CUXFER_NOWAIT, &held), "lease one of 2 streams");
+    for (i = 0; i < 4; ++i) {
+        n[i].p = &p;
+        n[i].leased = held;
+        n[i].calls = n[i].notready = n[i].wrong = 0;
+        start_thread(&th[i], next_thread, &n[i]);
+    }
+    for (i = 0; i < 4; ++i) {
+        pthread_join(th[i], NULL);
+        calls += n[i].calls;
+        notready += n[i].notready;
+        wrong += n[i].wrong;
+    }
+    is_int(0, notready, "4 threads, %ld next calls with one stream free: never cudaErrorNotReady",
+           calls);
+    is_int(0, wrong, "and never the leased stream, nor another error");
+    GPU_OK(cuxfer_stream_pool_release(&p, held), "release it");
+    GPU_OK(cuxfer_stream_pool_destroy(&p), "destroy");
+}
+
 int main(void)
 {
     gpu_require(1);
@@ -478,5 +535,6 @@ int main(void)
     test_wrap();
     test_sync();
     test_hammer();
+    test_next_contended();
     done_testing();
 }
