@@ -9,6 +9,7 @@
 #include "checks.h"
 
 #include "formats.h"
+#include "input.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,7 +59,7 @@ static const dir_cache *look_at_dir(dir_cache *c, const char *out)
 }
 
 /* Name problems that open() or rename() would only report at the end. */
-static int check_output_name(const char *out)
+int roicopy_check_output_name(const char *out)
 {
     const char *base = base_name(out);
     size_t len = strlen(out);
@@ -112,11 +113,13 @@ static int check_existing_output(const char *out, const struct stat *st,
     return 0;
 }
 
-/* /dev/stdout, /dev/fd/N...: the descriptor must be open for writing. */
+/* -, /dev/stdout, /dev/fd/N...: the descriptor must be open for
+ * writing.  A standard one closed at start holds /dev/null now (input.h),
+ * which must not pass for the caller's output. */
 static int check_output_fd(const char *out, int n)
 {
     int fl = fcntl(n, F_GETFL);
-    if (fl < 0)
+    if (fl < 0 || image_std_fd_closed(n))
         return roicopy_fail(RC_OUTPUT, out, "names descriptor %d, which is "
                             "not open", n);
     if ((fl & O_ACCMODE) == O_RDONLY)
@@ -130,16 +133,12 @@ int roicopy_check_output(const char *out, dir_cache *dc, frame_check *c)
     struct stat st;
     const dir_cache *d;
     int rc, n;
-    if (!strcmp(out, "-")) {
-        c->out_in_place = 1;
-        return 0;
-    }
-    /* Written into the descriptor, never renamed over (image.h). */
+    /* "-" too: written into the descriptor, never renamed over (image.h). */
     if ((n = image_output_fd(out)) >= 0) {
         c->out_in_place = 1;
         return check_output_fd(out, n);
     }
-    if ((rc = check_output_name(out)) != 0)
+    if ((rc = roicopy_check_output_name(out)) != 0)
         return rc;
     if (!(d = look_at_dir(dc, out)))
         return roicopy_fail(RC_OUTPUT, out, "out of memory");
@@ -231,12 +230,21 @@ static char *existing_ancestor(const char *dir, struct stat *st)
     return NULL;
 }
 
+/* -o '': stat() says ENOENT and the nearest ancestor would be ".", so it
+ * would pass for a directory to make, and DIR/NAME is then /NAME. */
+static int empty_outdir(void)
+{
+    return roicopy_fail(RC_OUTPUT, "\"\"", "the -o directory name is empty");
+}
+
 int roicopy_check_outdir(const char *dir, int *missing)
 {
     struct stat st;
     char *a;
     int rc = 0;
     *missing = 0;
+    if (*dir == '\0')
+        return empty_outdir();
     if (stat(dir, &st) == 0)
         return S_ISDIR(st.st_mode)
                    ? 0
@@ -263,9 +271,11 @@ int roicopy_check_outdir(const char *dir, int *missing)
 
 int roicopy_make_outdir(const char *dir)
 {
-    char *d = strdup(dir), *s;
+    char *d, *s;
     int rc = 0;
-    if (!d)
+    if (*dir == '\0') /* the loop starts past the first byte */
+        return empty_outdir();
+    if (!(d = strdup(dir)))
         return roicopy_fail(RC_OUTPUT, dir, "out of memory");
     /* Each parent in turn, then DIR itself (s at its end). */
     for (s = d + 1;; ++s) {

@@ -51,6 +51,13 @@ int roicopy_check_rect(const char *input, const image_header *in,
                        const geom_rect *r, const char *what);
 int roicopy_check_output_path(const char *out, const char *input);
 
+/* The checks of an output's name alone: not empty, not ending in '/', a
+ * last component of at most IMAGE_NAME_MAX bytes, a path that stays under
+ * PATH_MAX with the temporary name's.  roicopy_check_output makes them;
+ * an output in a -o DIR still to be made, where nothing else can be
+ * looked at yet, gets these.  The status, with the message printed. */
+int roicopy_check_output_name(const char *out);
+
 /* An output's format from its extension (image_format_for_path's rule:
  * the text after the last '.' of the last component, in any ASCII case).
  * No extension: 0, *to 0 (the input's format is kept).  An extension that
@@ -58,7 +65,8 @@ int roicopy_check_output_path(const char *out, const char *input);
  * extensions it knows, printed. */
 int roicopy_output_format(const char *path, image_format *to);
 
-/* -o DIR, before the outputs in it are checked.  A directory: 0, *missing
+/* -o DIR, before the outputs in it are checked.  An empty name: the
+ * output error (it would put the outputs under /).  A directory: 0, *missing
  * 0.  Missing but makeable (its nearest existing ancestor a writable
  * directory): 0, *missing 1, and the outputs in it are new.  Anything else
  * (a file, an ancestor that is a file or not writable): the output error,

@@ -4,7 +4,9 @@
  *
  * Every parser takes the whole argument, accepts nothing but what its
  * grammar allows (no signs, no spaces, no trailing junk, no overflow) and on
- * failure writes one sentence naming the offending text into err.  Numbers
+ * failure writes one sentence naming the offending text into err, as it
+ * was given: the caller escapes the sentence when it prints it
+ * (roicopy_esc; this file is built alone, without escape.c).  Numbers
  * are decimal and at most GEOM_MAX, so any product of two fits in 64 bits
  * and any single value fits in an int.
  */

@@ -278,6 +278,9 @@ void image_rescale_row(unsigned char *row, size_t n, const image_header *h,
         else
             v = big_endian ? (unsigned long)p[0] << 8 | p[1]
                            : (unsigned long)p[1] << 8 | p[0];
+        /* Samples above maxval are refused when read (netpbm.c), so
+         * v > m never comes here from a file; the top keeps a caller's
+         * stray value from wrapping. */
         v = v >= m ? full : (v * full + m / 2) / m;
         if (h->bytes == 1) {
             p[0] = (unsigned char)v;

@@ -133,7 +133,8 @@ int image_needs_rescale(const image_header *h);
 
 /* Rescale the n samples of row (h->bytes each, big-endian or host order
  * as big_endian says) from 0..h->maxval to 0..255 or 0..65535, rounding
- * as pamdepth and pnmtopng do; a sample above maxval becomes the top. */
+ * as pamdepth and pnmtopng do.  Samples above maxval are refused when a
+ * file is read (netpbm.c); one passed here anyway becomes the top. */
 void image_rescale_row(unsigned char *row, size_t n, const image_header *h,
                        int big_endian);
 

@@ -65,6 +65,32 @@ int image_compute_sizes(image_header *h, char *err, size_t errsz)
     return 0;
 }
 
+/* The standard descriptors found closed by image_reserve_std_fds. */
+static int std_closed[3];
+
+void image_reserve_std_fds(void)
+{
+    int n, fd;
+    for (n = 0; n < 3; ++n) {
+        if (fcntl(n, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        std_closed[n] = 1;
+        /* open() takes the lowest free number: n, the lower ones being
+         * open by now (unless there is no /dev/null at all). */
+        fd = open("/dev/null", (n == 0 ? O_WRONLY : O_RDONLY) | O_NOCTTY);
+        if (fd >= 0 && fd != n) {
+            (void)dup2(fd, n);
+            (void)close(fd);
+        }
+        /* No /dev/null: n stays closed, and the checks still know it. */
+    }
+}
+
+int image_std_fd_closed(int n)
+{
+    return n >= 0 && n < 3 && std_closed[n];
+}
+
 /* Standard input ("-"), copied once into an unlinked temporary file so it
  * can be parsed, then read again when its pixels are wanted, as a path
  * can. */
@@ -104,7 +130,8 @@ static int spool_stdin(char *err, size_t errsz)
         }
     }
     if (k < 0) {
-        say(err, errsz, "%s", strerror(errno));
+        /* EBADF when it was closed (image_reserve_std_fds) */
+        say(err, errsz, "standard input: %s", strerror(errno));
         close(fd);
         return -1;
     }

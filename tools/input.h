@@ -20,6 +20,18 @@
 FILE *image_open_input(const char *path, struct stat *st, char *err,
                        size_t errsz);
 
+/* Call first, before anything is opened: open /dev/null on each of the
+ * descriptors 0, 1 and 2 that is closed, so that no file opened later
+ * takes its number (the spool of standard input as descriptor 1 would
+ * receive the output written to "-").  Each is opened the other way round
+ * (0 for writing, 1 and 2 for reading), so using it still fails with
+ * EBADF, as the closed descriptor did. */
+void image_reserve_std_fds(void);
+
+/* 1 when descriptor n (0, 1 or 2) was closed at start (and holds the
+ * /dev/null of image_reserve_std_fds), else 0. */
+int image_std_fd_closed(int n);
+
 /* The path a library opens for an input: path itself, or for "-" the
  * spooled copy of standard input as /dev/fd/N (in buf, n bytes). */
 const char *image_input_path(const char *path, char *buf, size_t n);

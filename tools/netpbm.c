@@ -23,8 +23,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-/* netpbm keeps header lines short; a longer one is garbage, not a header. */
-#define PAM_LINE_MAX 1024
+/* libnetpbm reads a PAM header line with fgets() into 256 bytes. */
+#define PAM_LINE_MAX 256
+/* The digits of a number out of range shown in a message, at most. */
+#define SHOWN_DIGITS 20
 
 static int host_is_big_endian(void)
 {
@@ -50,6 +52,17 @@ static int check_holds_pixels(const image_header *h, const struct stat *st,
     return 0;
 }
 
+/* A number outside lo..max, named with its digits (n of them, the first
+ * SHOWN_DIGITS shown) and the real range. */
+static void say_out_of_range(char *err, size_t errsz, const char *what,
+                             const char *name, const char *digits, size_t n,
+                             unsigned long lo, unsigned long max)
+{
+    say(err, errsz, "%s: %s %.*s%s is out of range %lu..%lu", what, name,
+        (int)(n < SHOWN_DIGITS ? n : SHOWN_DIGITS), digits,
+        n > SHOWN_DIGITS ? "..." : "", lo, max);
+}
+
 /* ---- P5 / P6 ------------------------------------------------------------ */
 
 /* libnetpbm's pm_getc(): a '#' starts a comment that runs to the end of
@@ -73,11 +86,14 @@ static int pnm_space(int c)
 /* libnetpbm's pm_getuint(): skip whitespace and comments, read decimal
  * digits, and consume the one character after them, whatever it is (a
  * comment counts as one: "255#c\n" ends the header at the newline).
- * Values beyond `max` are reported as out of range lo..max. */
+ * Values beyond `max` are reported, with their digits, as out of range
+ * lo..max. */
 static int pnm_number(FILE *f, const char *name, unsigned long lo,
                       unsigned long max, unsigned long *out, char *err,
                       size_t errsz)
 {
+    char digits[SHOWN_DIGITS];
+    size_t n = 0;
     unsigned long v = 0;
     int c, big = 0;
     while (pnm_space(c = pnm_getc(f)))
@@ -97,6 +113,9 @@ static int pnm_number(FILE *f, const char *name, unsigned long lo,
         return -1;
     }
     for (; c >= '0' && c <= '9'; c = getc(f)) {
+        if (n < sizeof digits)
+            digits[n] = (char)c;
+        ++n;
         if (v > (max - (unsigned long)(c - '0')) / 10)
             big = 1;
         else if (!big)
@@ -106,8 +125,7 @@ static int pnm_number(FILE *f, const char *name, unsigned long lo,
         while ((c = getc(f)) != EOF && c != '\n' && c != '\r')
             ;
     if (big) {
-        say(err, errsz, "bad header: %s is out of range %lu..%lu", name, lo,
-            max);
+        say_out_of_range(err, errsz, "bad header", name, digits, n, lo, max);
         return -1;
     }
     *out = v;
@@ -129,7 +147,7 @@ static int parse_pnm(FILE *f, image_header *h, char *err, size_t errsz)
     unsigned long w, ht, maxval;
     if (pnm_number(f, "width", 1, IMAGE_MAX_DIM, &w, err, errsz) ||
         pnm_number(f, "height", 1, IMAGE_MAX_DIM, &ht, err, errsz) ||
-        pnm_number(f, "maxval", 1, 1000000UL, &maxval, err, errsz))
+        pnm_number(f, "maxval", 1, 65535, &maxval, err, errsz))
         return -1;
     if (w == 0 || ht == 0) {
         say(err, errsz, "bad header: zero dimension (%lux%lu)", w, ht);
@@ -145,22 +163,25 @@ static int parse_pnm(FILE *f, image_header *h, char *err, size_t errsz)
 
 /* ---- P7 (PAM) ----------------------------------------------------------- */
 
-/* Read one header line into buf, without its newline; -1 at EOF or when it
- * does not fit. */
-static int pam_line(FILE *f, char *buf, size_t n, int *too_long)
+/* Read one header line into buf (PAM_LINE_MAX bytes) as libnetpbm's
+ * fgets() does: up to its newline, but at most PAM_LINE_MAX - 1 bytes,
+ * the last of which libnetpbm then overwrites with a newline.  A longer
+ * line is so read as several of PAM_LINE_MAX - 2 bytes, a byte lost after
+ * each: a long run of blanks is blank lines, the tail of a long comment a
+ * line of its own (pamfile reads both so).  -1 at EOF. */
+static int pam_line(FILE *f, char *buf)
 {
     size_t k = 0;
     int c;
-    *too_long = 0;
-    while ((c = getc(f)) != EOF && c != '\n') {
-        if (k + 1 >= n) {
-            *too_long = 1;
-            return -1;
-        }
+    while (k < PAM_LINE_MAX - 1 && (c = getc(f)) != EOF) {
         buf[k++] = (char)c;
+        if (c == '\n')
+            break;
     }
-    if (c == EOF && k == 0)
+    if (k == 0)
         return -1;
+    if (k == PAM_LINE_MAX - 1)
+        buf[PAM_LINE_MAX - 2] = '\n';
     buf[k] = '\0';
     return 0;
 }
@@ -189,7 +210,7 @@ static int pam_value(const char *key, const char *val, unsigned long max,
                      unsigned long *out, char *err, size_t errsz)
 {
     unsigned long v = 0;
-    const char *p = val;
+    const char *p = val, *digits;
     char shown[64];
     if (*p == '-') {
         say(err, errsz, "bad PAM header: negative %s", key);
@@ -202,10 +223,10 @@ static int pam_value(const char *key, const char *val, unsigned long max,
             key, image_escape(val, shown, sizeof shown));
         return -1;
     }
-    for (; *p >= '0' && *p <= '9'; ++p) {
+    for (digits = p; *p >= '0' && *p <= '9'; ++p) {
         if (v > (max - (unsigned long)(*p - '0')) / 10) {
-            say(err, errsz, "bad PAM header: %s is out of range 1..%lu", key,
-                max);
+            say_out_of_range(err, errsz, "bad PAM header", key, digits,
+                             strspn(digits, "0123456789"), 1, max);
             return -1;
         }
         v = v * 10 + (unsigned long)(*p - '0');
@@ -249,7 +270,7 @@ static int pam_field(const char *key, const char *val, unsigned long *vals,
     static const char *names[PAM_NFIELDS] = {"WIDTH", "HEIGHT", "DEPTH",
                                              "MAXVAL"};
     static const unsigned long max[PAM_NFIELDS] = {
-        IMAGE_MAX_DIM, IMAGE_MAX_DIM, IMAGE_MAX_DIM, 1000000UL};
+        IMAGE_MAX_DIM, IMAGE_MAX_DIM, IMAGE_MAX_DIM, 65535};
     char shown[64];
     int i;
     if (!strcmp(key, "TUPLTYPE"))
@@ -338,7 +359,7 @@ static int parse_pam(FILE *f, image_header *h, char *err, size_t errsz)
 {
     char line[PAM_LINE_MAX];
     unsigned long vals[PAM_NFIELDS] = {0, 0, 0, 0};
-    int seen[PAM_NFIELDS] = {0, 0, 0, 0}, too_long, c;
+    int seen[PAM_NFIELDS] = {0, 0, 0, 0}, c;
     while ((c = getc(f)) != EOF && c != '\n')
         ;
     if (c == EOF) {
@@ -347,9 +368,8 @@ static int parse_pam(FILE *f, image_header *h, char *err, size_t errsz)
     }
     for (;;) {
         char *s, *val;
-        if (pam_line(f, line, sizeof line, &too_long)) {
-            say(err, errsz, too_long ? "bad PAM header: line too long"
-                                     : "bad PAM header: no ENDHDR line");
+        if (pam_line(f, line)) {
+            say(err, errsz, "bad PAM header: no ENDHDR line");
             return -1;
         }
         if (line[0] == '#')
@@ -479,6 +499,37 @@ int netpbm_read_raw_header(const char *path, const image_raw_spec *raw,
 
 /* ---- pixels ------------------------------------------------------------- */
 
+/* Samples above maxval are refused, as libnetpbm refuses them (pamcut,
+ * pamtopnm, pnmtopng), rather than copied into a netpbm file netpbm
+ * cannot read or clamped into a PNG or TIFF.  A maxval that is the full
+ * range of its sample size (255, 65535; raw files) admits every value:
+ * nothing is looked at.  rows holds nrows rows from row y0, as read. */
+static int check_maxval_samples(const image_header *h,
+                                const unsigned char *rows, size_t pitch,
+                                size_t y0, size_t nrows, char *err,
+                                size_t errsz)
+{
+    unsigned long full = h->bytes == 1 ? 255UL : 65535UL, v;
+    size_t n = h->width * h->channels, x, y;
+    if (h->is_float || h->maxval == 0 || h->maxval >= full)
+        return 0;
+    for (y = 0; y < nrows; ++y) {
+        const unsigned char *r = rows + y * pitch;
+        for (x = 0; x < n; ++x) {
+            v = h->bytes == 1     ? r[x]
+                : h->big_endian ? (unsigned long)r[2 * x] << 8 | r[2 * x + 1]
+                                : (unsigned long)r[2 * x + 1] << 8 | r[2 * x];
+            if (v > h->maxval) {
+                say(err, errsz, "sample value %lu exceeds maxval %u (row "
+                    "%lu, column %lu)", v, h->maxval,
+                    (unsigned long)(y0 + y), (unsigned long)(x / h->channels));
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 static int netpbm_read_pixels(const char *path, const image_header *h,
                               void *dst, size_t dst_pitch, char *err,
                               size_t errsz)
@@ -509,6 +560,9 @@ static int netpbm_read_pixels(const char *path, const image_header *h,
     if (rc)
         say(err, errsz, "%s", ferror(f) ? strerror(errno)
                                         : "truncated pixel data (the file shrank)");
+    else
+        rc = check_maxval_samples(h, (const unsigned char *)dst, dst_pitch, 0,
+                                  h->height, err, errsz);
     fclose(f);
     return rc;
 }
@@ -563,6 +617,9 @@ static int netpbm_read_span(const char *path, const image_header *h,
     if (rc)
         say(err, errsz, "%s", errno ? strerror(errno)
                                     : "truncated pixel data (the file shrank)");
+    else
+        rc = check_maxval_samples(h, (const unsigned char *)dst, dst_pitch, y0,
+                                  nrows, err, errsz);
     fclose(f);
     return rc;
 }

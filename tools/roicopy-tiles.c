@@ -41,7 +41,7 @@ int roicopy_tiles_option(const char *arg, size_t *w, size_t *h, size_t *sx,
     char err[GEOM_ERR_MAX];
     geom_rect r;
     if (geom_parse_rect(arg, &r, err, sizeof err))
-        return roicopy_fail(RC_USAGE, NULL, "--tiles: %s", err);
+        return roicopy_fail(RC_USAGE, NULL, "--tiles: %s", roicopy_esc(err));
     *w = r.width;
     *h = r.height;
     if (!strchr(arg, '+')) {
@@ -227,10 +227,8 @@ static int plan_outputs(roicopy_tiles_plan *tp)
                                     : "the input",
                                 err + k);
         }
-    if (rq->stack)
-        return image_output_fd(rq->stack) != 1
-                   ? roicopy_check_output_path(rq->stack, rq->input)
-                   : 0;
+    if (rq->stack) /* "-" too: standard output must be open for writing */
+        return roicopy_check_output_path(rq->stack, rq->input);
     if (roicopy_check_outdir(rq->outdir, &tp->made_dir) != 0)
         return RC_OUTPUT;
     input_stem(rq->input, stem, sizeof stem);
@@ -241,8 +239,9 @@ static int plan_outputs(roicopy_tiles_plan *tp)
             return roicopy_fail(RC_USAGE, NULL, "out of memory");
         (void)snprintf(tp->t[i].out, len, "%s/%s-%s.%s", rq->outdir, stem,
                        padded(idx, i, width), image_format_ext(tp->to));
-        /* In a directory still to be made every output is new. */
-        rc = tp->made_dir ? 0
+        /* In a directory still to be made every output is new: only its
+         * name can be checked, and is, before the directory is made. */
+        rc = tp->made_dir ? roicopy_check_output_name(tp->t[i].out)
                           : roicopy_check_output_path(tp->t[i].out, rq->input);
         worst = rc > worst ? rc : worst;
     }

@@ -16,6 +16,7 @@
 #include "checks.h"
 #include "devices.h"
 #include "formats.h"
+#include "input.h"
 #include "prefetch.h"
 #include "report.h"
 
@@ -190,13 +191,15 @@ static const struct option long_options[] = {
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0}};
 
-/* Options that take a number, with their ranges. */
+/* Options that take a number, with their ranges.  The parsers' messages
+ * (geometry.h) quote the argument as typed: escaped here, as every
+ * untrusted text roicopy prints. */
 static int number_option(const char *name, const char *arg, unsigned long min,
                          unsigned long max, unsigned long *out)
 {
     char err[GEOM_ERR_MAX];
     if (geom_parse_uint(arg, min, max, name, out, err, sizeof err))
-        return roicopy_fail(RC_USAGE, NULL, "%s", err);
+        return roicopy_fail(RC_USAGE, NULL, "%s", roicopy_esc(err));
     return 0;
 }
 
@@ -235,7 +238,7 @@ static int geometry_option(int opt, const char *arg, options *o)
                               : opt == OPT_PLACE ? "place"
                               : opt == OPT_RAW   ? "raw"
                                                  : "canvas",
-                              err)
+                              roicopy_esc(err))
                : 0;
 }
 
@@ -248,18 +251,21 @@ static int devices_option(const char *arg, options *o)
     o->devices_given = 1;
     if (geom_parse_list(arg, o->devices, ROICOPY_MAX_DEVICES, &o->ndevices,
                         err, sizeof err))
-        return roicopy_fail(RC_USAGE, NULL, "--devices: %s", err);
+        return roicopy_fail(RC_USAGE, NULL, "--devices: %s",
+                            roicopy_esc(err));
     for (i = 0; i < o->ndevices; ++i) {
         if (o->devices[i] > MAX_DEVICE_INDEX)
             return roicopy_fail(RC_USAGE, NULL,
                                 "--devices: bad list \"%s\": device %lu is "
-                                "too large (at most %d)", arg, o->devices[i],
+                                "too large (at most %d)", roicopy_esc(arg),
+                                o->devices[i],
                                 MAX_DEVICE_INDEX);
         for (j = 0; j < i; ++j)
             if (o->devices[j] == o->devices[i])
                 return roicopy_fail(RC_USAGE, NULL,
                                     "--devices: bad list \"%s\": device %lu "
-                                    "is listed twice", arg, o->devices[i]);
+                                    "is listed twice", roicopy_esc(arg),
+                                    o->devices[i]);
     }
     return 0;
 }
@@ -289,7 +295,7 @@ static int value_option(int opt, const char *arg, options *o)
         if (v != 8 && v != 16 && v != 32)
             return roicopy_fail(RC_USAGE, NULL,
                                 "bad --depth value \"%s\": must be 8, 16 or 32",
-                                arg);
+                                roicopy_esc(arg));
         o->raw.depth = (int)v;
         o->depth_given = 1;
         return 0;
@@ -298,7 +304,7 @@ static int value_option(int opt, const char *arg, options *o)
         if (!o->format)
             return roicopy_fail(RC_USAGE, NULL,
                                 "bad --format value \"%s\": must be one of "
-                                "%s", arg, roicopy_formats());
+                                "%s", roicopy_esc(arg), roicopy_formats());
         return 0;
     }
     return geometry_option(opt, arg, o);
@@ -514,7 +520,8 @@ static int read_names(options *o)
 
 /* "-": standard input as INPUT (once, and not with -o, which names each
  * output after its input), standard output as OUTPUT (not shared with the
- * reports --timing and --json print there). */
+ * reports --timing and --json print there), whatever its name: -,
+ * /dev/stdout, /dev/fd/1 or a link to them (image_output_fd). */
 static int check_dashes(const options *o)
 {
     int i, n = 0;
@@ -523,10 +530,11 @@ static int check_dashes(const options *o)
     if (o->outdir && n)
         return roicopy_fail(RC_USAGE, "-", "standard input has no name for "
                             "an output in -o DIR; use roicopy - OUTPUT");
-    if (!o->outdir && !strcmp(o->args[1], "-") && !o->dry_run &&
-        (o->timing || o->json))
-        return roicopy_fail(RC_USAGE, "-", "OUTPUT - is standard output, "
-                            "where --timing and --json print too");
+    if (!o->outdir && !o->dry_run && (o->timing || o->json) &&
+        image_output_fd(o->args[1]) == 1)
+        return roicopy_fail(RC_USAGE, o->args[1], "OUTPUT %s is standard "
+                            "output, where --timing and --json print too",
+                            roicopy_esc(o->args[1]));
     return 0;
 }
 
@@ -863,9 +871,13 @@ static int plan_frames(const options *o, roicopy_plan *p)
             continue;
         }
         c[i].status = check_input(o, f, &c[i]);
-        if (p->made_dir) /* names compared as given: one directory */
+        if (p->made_dir) { /* names compared as given: one directory */
             c[i].out_canon = strdup(f->output);
-        else
+            /* Nothing is there to look at, but the name is known: a name
+             * too long fails now, not after the directory is made. */
+            c[i].status = worse(c[i].status,
+                                roicopy_check_output_name(f->output));
+        } else
             c[i].status = worse(c[i].status,
                                 roicopy_check_output(f->output, &dc, &c[i]));
         worst = worse(worst, c[i].status);
@@ -1136,6 +1148,7 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    image_reserve_std_fds(); /* before anything is opened */
     image_install_signal_cleanup();
     roicopy_register_codecs();
     return roicopy_report_close_stdout(run(argc, argv));

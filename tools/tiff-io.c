@@ -310,22 +310,59 @@ static int check_holds(const image_header *h, uint16_t compression,
     return 0;
 }
 
+/* The bytes uncompressed strip or tile i needs: its rows (the last strip
+ * of a plane may have fewer) times a scanline of one plane or of all
+ * (TIFFScanlineSize64 says which); a tile is always whole. */
+static uint64_t raw_need(TIFF *tif, const image_header *h,
+                         const tiff_layout *l, uint32_t i)
+{
+    uint32_t rps = 0, per_plane, y;
+    if (l->tiled)
+        return (uint64_t)TIFFTileSize64(tif);
+    (void)TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &rps);
+    if (rps == 0 || rps > h->height)
+        rps = (uint32_t)h->height;
+    per_plane = (uint32_t)((h->height + rps - 1) / rps);
+    y = (i % per_plane) * rps;
+    return (uint64_t)(h->height - y < rps ? h->height - y : rps) *
+           TIFFScanlineSize64(tif);
+}
+
 /* Every strip or tile's bytes lie inside the file (no decompression:
- * a corrupt compressed strip is found when it is decoded). */
-static int check_extents(TIFF *tif, const tiff_layout *l,
-                         unsigned long long size, char *err, size_t errsz)
+ * a corrupt compressed strip is found when it is decoded).  None is
+ * empty, and an uncompressed one holds all its rows: libtiff reads an
+ * uncompressed strip whole from its offset, whatever its byte count says
+ * (a count of 0 at offset 0 would give the file's header as pixels). */
+static int check_extents(TIFF *tif, const image_header *h,
+                         const tiff_layout *l, unsigned long long size,
+                         char *err, size_t errsz)
 {
     uint32_t n = l->tiled ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
     uint32_t i;
+    const char *what = l->tiled ? "tile" : "strip";
     for (i = 0; i < n; ++i) {
         int bad = 0;
         uint64_t off = TIFFGetStrileOffsetWithErr(tif, i, &bad);
         uint64_t cnt = bad ? 0 : TIFFGetStrileByteCountWithErr(tif, i, &bad);
+        uint64_t need;
         if (bad || off > size || cnt > size - off) {
             say(err, errsz, "truncated: %s %lu (%llu bytes at byte %llu) "
-                "lies past the end of the file (%llu bytes)",
-                l->tiled ? "tile" : "strip", (unsigned long)i,
-                (unsigned long long)cnt, (unsigned long long)off, size);
+                "lies past the end of the file (%llu bytes)", what,
+                (unsigned long)i, (unsigned long long)cnt,
+                (unsigned long long)off, size);
+            return -1;
+        }
+        if (cnt == 0) {
+            say(err, errsz, "%s %lu has a byte count of 0: no data",
+                what, (unsigned long)i);
+            return -1;
+        }
+        if (l->compression == COMPRESSION_NONE &&
+            cnt < (need = raw_need(tif, h, l, i))) {
+            say(err, errsz, "%s %lu has a byte count of %llu, less than "
+                "the %llu bytes of its uncompressed pixels", what,
+                (unsigned long)i, (unsigned long long)cnt,
+                (unsigned long long)need);
             return -1;
         }
     }
@@ -374,7 +411,7 @@ static int read_fields(TIFF *tif, image_header *h, tiff_layout *l,
         check_layout(tif, h, l, err, errsz))
         return -1;
     return check_holds(h, l->compression, size, err, errsz) ||
-                   check_extents(tif, l, size, err, errsz)
+                   check_extents(tif, h, l, size, err, errsz)
                ? -1
                : 0;
 }

@@ -88,3 +88,65 @@ pam_file() {
         $((n / d)) "$d" "$m" "$t" >"$f"
     b "$@" >>"$f"
 }
+# tiff_strips W H SPP PLANAR RPS COUNT...: an uncompressed 8-bit TIFF,
+# gray (SPP 1) or RGB (SPP 3; PLANAR 1 contiguous, 2 separate), in strips
+# of RPS rows (at least two strips, one COUNT each).  Every strip's bytes
+# are in the file, strip i's all 16 + i, but its StripByteCounts entry is
+# COUNT i; a COUNT of 0 gets the offset 0 too, as libtiff leaves a strip
+# it found no entry for.
+tiff_strips() {
+    ts_w=$1 ts_h=$2 ts_spp=$3 ts_pl=$4 ts_rps=$5
+    shift 5
+    ts_arr=146 # after the header (8) and an IFD of 11 entries (138)
+    ts_bps=$((ts_arr + 8 * $#))
+    ts_line=$ts_w
+    [ "$ts_pl" = 1 ] && ts_line=$((ts_w * ts_spp))
+    ts_per=$(((ts_h + ts_rps - 1) / ts_rps))
+    printf 'II*\000'; le32 8; le16 11
+    ifd_entry 256 4 1 "$ts_w"; ifd_entry 257 4 1 "$ts_h"
+    le16 258; le16 3; le32 "$ts_spp"
+    if [ "$ts_spp" = 1 ]; then le16 8; le16 0; else le32 "$ts_bps"; fi
+    ifd_entry 259 3 1 1; ifd_entry 262 3 1 $((ts_spp == 1 ? 1 : 2))
+    ifd_entry 273 4 $# "$ts_arr"; ifd_entry 277 3 1 "$ts_spp"
+    ifd_entry 278 4 1 "$ts_rps"; ifd_entry 279 4 $# $((ts_arr + 4 * $#))
+    ifd_entry 284 3 1 "$ts_pl"; ifd_entry 339 3 1 1; le32 0
+    ts_i=0 ts_off=$((ts_bps + 6))
+    for ts_c; do
+        ts_y=$((ts_i % ts_per * ts_rps))
+        ts_rows=$((ts_h - ts_y < ts_rps ? ts_h - ts_y : ts_rps))
+        if [ "$ts_c" = 0 ]; then le32 0; else le32 "$ts_off"; fi
+        ts_off=$((ts_off + ts_rows * ts_line))
+        ts_i=$((ts_i + 1))
+    done
+    for ts_c; do le32 "$ts_c"; done
+    le16 8; le16 8; le16 8
+    ts_i=0
+    for ts_c; do
+        ts_y=$((ts_i % ts_per * ts_rps))
+        ts_rows=$((ts_h - ts_y < ts_rps ? ts_h - ts_y : ts_rps))
+        head -c $((ts_rows * ts_line)) /dev/zero | tr '\000' "\\$(printf %03o $((16 + ts_i)))"
+        ts_i=$((ts_i + 1))
+    done
+}
+
+# io_only_error STATUS TEXT DESCRIPTION INPUT...: a batch of INPUTs (bad
+# ones) run without the GPU (ROICOPY_IO_ONLY=1: the real reads, crops and
+# writes on the CPU) into -o $T/io must exit STATUS, say TEXT on stderr
+# and write nothing.
+io_only_error() {
+    want=$1 text=$2 desc=$3
+    shift 3
+    rm -rf "$T/io"
+    ROICOPY_IO_ONLY=1 "$ROICOPY" --quiet "$@" -o "$T/io" >"$T/stdout" 2>"$T/err"
+    rc=$?
+    why=
+    [ "$rc" -eq "$want" ] || why="$why exit $rc, wanted $want;"
+    grep -qF -- "$text" "$T/err" || why="$why message lacks '$text';"
+    [ -n "$(ls -A "$T/io" 2>/dev/null)" ] && why="$why wrote $(ls -A "$T/io");"
+    if [ -z "$why" ]; then
+        pass "$desc (exit $want)"
+    else
+        fail "$desc:$why"
+        diag_file "$T/err"
+    fi
+}

@@ -7,6 +7,8 @@
 # after the keyword TUPLTYPE and after ENDHDR; both programs must accept
 # the header with the same width, height, depth and maxval, or both
 # refuse it.  One TAP line per position, listing the bytes that disagree.
+# Then long PAM header lines (libnetpbm reads them in pieces of 254
+# bytes): blank, comments, keywords padded, around each piece's end.
 # Skips without pamfile.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 if ! command -v pamfile >/dev/null 2>&1; then
@@ -80,4 +82,39 @@ position "P7: the byte after the value" 'P7\nWIDTH 2' "$PAMREST"
 position "P7: the byte right after the keyword TUPLTYPE" 'P7\nTUPLTYPE' " X\nWIDTH 2$PAMREST"
 position "P7: the byte that starts a header line" 'P7\n' "WIDTH 2$PAMREST"
 position "P7: the byte after ENDHDR" 'P7\nWIDTH 2\nHEIGHT 3\nDEPTH 1\nMAXVAL 255\nENDHDR' '\n'
+
+# run N C: N bytes of the character C.
+run() { head -c "$1" /dev/zero | tr '\000' "$2"; }
+bad= n=0 accepted=0
+for len in 1 252 253 254 255 256 300 507 508 509 510 2000; do
+    for kind in blank comment comment-blank value-padded keyword-padded blank-x; do
+        {
+            printf 'P7\nWIDTH 2\n'
+            case $kind in
+            blank) run "$len" ' ' ;;
+            comment) printf '#'; run "$len" a ;;
+            comment-blank) printf '#a'; run "$len" ' ' ;;
+            value-padded) printf 'DEPTH 1'; run "$len" ' ' ;;
+            keyword-padded) printf 'DEPTH'; run "$len" ' '; printf 1 ;;
+            blank-x) run "$len" ' '; printf x ;;
+            esac
+            printf '\nHEIGHT 3\nDEPTH 1\nMAXVAL 255\nENDHDR\n'
+            cat "$T/pixels"
+        } >"$T/h.pnm"
+        a=$(geometry_pamfile "$T/h.pnm")
+        r=$(geometry_roicopy "$T/h.pnm")
+        n=$((n + 1))
+        if [ "$a" != "$r" ]; then
+            bad="$bad $kind/$len(pamfile: $a; roicopy: $r)"
+        elif [ "$a" != refused ]; then
+            accepted=$((accepted + 1))
+        fi
+    done
+done
+if [ -z "$bad" ]; then
+    pass "P7: all $n long header lines read as pamfile reads them ($accepted accepted)"
+else
+    fail "P7: long header lines that disagree with pamfile"
+    printf '#  %s\n' "$bad"
+fi
 finish

@@ -8,11 +8,18 @@
 #  - --page, --raw and -0 are checked with --tiles too, and --page is cut;
 #  - forged TIFF sizes are refused for every compression before anything
 #    is allocated; a PackBits run across rows decodes as tifftopnm does;
-#  - corrupt PNG chunks and TIFF strips past the end are found by --dry-run;
+#  - corrupt PNG chunks and TIFF strips past the end are found by --dry-run,
+#    and so are TIFF strips of no bytes or (uncompressed) too few, which
+#    libtiff would fill from outside the strip; a compressed strip is
+#    decoded from its declared bytes alone;
+#  - "-" as OUTPUT is checked as /dev/stdout is; closed standard
+#    descriptors are never taken by a file roicopy opens, and standard
+#    input closed is said so; --timing/--json refuse standard output by
+#    any name;
 #  - a failed write to standard output is exit 4;
 #  - netpbm maxvals are rescaled into PNG/TIFF as pamdepth/pnmtopng do,
-#    and kept netpbm to netpbm; tuple types PNG/TIFF would misread are
-#    refused;
+#    and kept netpbm to netpbm; samples above maxval are refused, as
+#    netpbm refuses them; tuple types PNG/TIFF would misread are refused;
 #  - --files-from is capped; misleading messages name the real problem;
 #  - roicopy(1) renders without stray markup.
 # The write path is driven through tests/roicopy/codec-tool (the same
@@ -50,6 +57,52 @@ check "/dev/stdout redirected to a file: written into it" cmp -s "$T/via-dev" "$
 "$CODEC_TOOL" convert "$G" /dev/fd/7 7>"$T/via-fd7" 2>"$T/err"
 check "/dev/fd/7: written into descriptor 7" cmp -s "$T/via-fd7" "$T/direct.pam"
 rm -f "$T/link.pam" "$T/via-"* "$T/direct.pam"
+
+# "-" is descriptor 1 as /dev/stdout is: closed, it is refused before any
+# CUDA call, whatever else roicopy opens (the spool of standard input
+# would otherwise take descriptor 1 and receive the image).
+# closed_std DESCRIPTION STATUS TEXT REDIRECTION ARGS...: roicopy ARGS
+# with REDIRECTION (>&- or <&-) exits STATUS and says TEXT, on one line.
+closed_std() {
+    desc=$1 want=$2 text=$3 redir=$4
+    shift 4
+    case $redir in
+    '>&-') "$ROICOPY" "$@" >&- 2>"$T/err" ;;
+    '<&-') "$ROICOPY" "$@" <&- >"$T/stdout" 2>"$T/err" ;;
+    esac
+    rc=$?
+    if [ $rc -eq "$want" ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+        grep -qF -- "$text" "$T/err"; then
+        pass "$desc (exit $want)"
+    else
+        fail "$desc: exit $rc"
+        diag_file "$T/err"
+    fi
+}
+closed_std "OUTPUT - with standard output closed" 4 \
+    "roicopy: -: names descriptor 1, which is not open" '>&-' "$G" -
+closed_std "--dry-run, OUTPUT - with standard output closed" 4 \
+    "roicopy: -: names descriptor 1, which is not open" '>&-' --dry-run "$G" -
+closed_std "- - with standard output closed: the spool of standard input does not become the output" 4 \
+    "roicopy: -: names descriptor 1, which is not open" '>&-' - - <"$G"
+closed_std "--stack - with standard output closed" 4 \
+    "roicopy: -: names descriptor 1, which is not open" '>&-' --tiles 48x30 --stack - "$G"
+closed_std "INPUT - with standard input closed says so" 3 \
+    "roicopy: -: standard input: Bad file descriptor" '<&-' --dry-run - "$OUT/new.pgm"
+closed_std "--files-from - with standard input closed says so" 3 \
+    "roicopy: -: --files-from: Bad file descriptor" '<&-' --dry-run --files-from - -o "$OUT"
+# --timing and --json print on standard output: an OUTPUT that is
+# descriptor 1 by any name would mix the image into them.
+ln -s /dev/stdout "$T/link.pgm"
+expect_error 2 "roicopy: /dev/stdout: OUTPUT /dev/stdout is standard output, where --timing and --json print too" \
+    "--json with OUTPUT /dev/stdout" -- --json "$G" /dev/stdout
+expect_error 2 "roicopy: /dev/fd/1: OUTPUT /dev/fd/1 is standard output, where --timing and --json print too" \
+    "--timing with OUTPUT /dev/fd/1" -- --timing "$G" /dev/fd/1
+expect_error 2 "roicopy: $T/link.pgm: OUTPUT $T/link.pgm is standard output, where --timing" \
+    "--timing with an OUTPUT linked to /dev/stdout" -- --timing "$G" "$T/link.pgm"
+expect_error 2 "roicopy: -: OUTPUT - is standard output, where --timing and --json print too" \
+    "--json with OUTPUT -" -- --json "$G" -
+rm -f "$T/link.pgm"
 
 # ---- 2: ignored signals stay ignored --------------------------------------
 # roicopy blocks reading --files-from from a FIFO; a signal its parent
@@ -151,6 +204,39 @@ if has tiff; then
     { tiff_head 4 2 8 1 1 2 8; b 1 2 3 4; } >"$T/shortstrip.tif"
     expect_error 3 "strip 0 (8 bytes at byte 134) lies past the end of the file (138 bytes)" \
         "--dry-run finds a TIFF strip past the end" -- --dry-run "$T/shortstrip.tif" "$OUT/new.pgm"
+    # Strips of 2 rows of 10 bytes (the last of 1 row) whose byte counts
+    # say fewer bytes than the rows need: libtiff would read the rows from
+    # the strip's offset all the same (0 for a strip without an entry:
+    # the file's header as pixels).
+    tiff_strips 10 7 1 1 2 20 20 0 10 >"$T/zero.tif"
+    expect_error 3 "$T/zero.tif: strip 2 has a byte count of 0: no data" \
+        "--dry-run finds a TIFF strip of 0 bytes" -- --dry-run "$T/zero.tif" "$OUT/new.pgm"
+    tiff_strips 10 7 1 1 2 20 20 1 10 >"$T/short.tif"
+    expect_error 3 "$T/short.tif: strip 2 has a byte count of 1, less than the 20 bytes of its uncompressed pixels" \
+        "--dry-run finds an uncompressed TIFF strip shorter than its rows" -- --dry-run "$T/short.tif" "$OUT/new.pgm"
+    tiff_strips 10 7 1 1 2 20 20 20 9 >"$T/last.tif"
+    expect_error 3 "strip 3 has a byte count of 9, less than the 10 bytes of its uncompressed pixels" \
+        "... the last strip, of fewer rows, too" -- --dry-run "$T/last.tif" "$OUT/new.pgm"
+    tiff_strips 10 7 3 2 7 70 70 69 >"$T/sep.tif"
+    expect_error 3 "strip 2 has a byte count of 69, less than the 70 bytes of its uncompressed pixels" \
+        "... a plane's strip of a planar-separate TIFF" -- --dry-run "$T/sep.tif" "$OUT/new.ppm"
+    tiff_strips 10 7 3 2 7 70 70 0 >"$T/sep0.tif"
+    expect_error 3 "strip 2 has a byte count of 0: no data" \
+        "... a plane without its strip" -- --dry-run "$T/sep0.tif" "$OUT/new.ppm"
+    cp "$T/zero.tif" "$T/zero2.tif"
+    io_only_error 3 "$T/zero.tif: strip 2 has a byte count of 0: no data" \
+        "a batch refuses the strip of 0 bytes before reading a pixel" "$T/zero.tif" "$T/zero2.tif"
+    tiff_strips 10 7 1 1 2 20 20 20 10 >"$T/strips.tif"
+    { printf 'P5\n10 7\n255\n'; for v in 16 17 18; do head -c 20 /dev/zero | tr '\000' "\\$(printf %03o $v)"; done
+      head -c 10 /dev/zero | tr '\000' '\023'; } >"$T/strips-want.pgm"
+    "$CODEC_TOOL" cmp "$T/strips.tif" "$T/strips-want.pgm" >"$T/err" 2>&1
+    check "whole strips of the right byte counts decode to their pixels" test $? -eq 0
+    # A compressed strip is read to its byte count, never past it: a
+    # PackBits literal run of 8 bytes whose strip says 1 byte.
+    { tiff_head 4 2 8 1 32773 2 1; b 7 1 2 3 4 5 6 7 8; } >"$T/pbshort.tif"
+    cp "$T/pbshort.tif" "$T/pbshort2.tif"
+    io_only_error 3 "$T/pbshort.tif: libtiff: PackBitsDecode" \
+        "a PackBits strip is decoded from its declared byte alone" "$T/pbshort.tif" "$T/pbshort2.tif"
     packbits_across_rows "$T/pb.tif"
     printf 'P5\n4 2\n255\n' >"$T/pb-want.pgm"
     b 10 10 10 20 20 20 30 30 >>"$T/pb-want.pgm"
@@ -165,6 +251,7 @@ if has tiff; then
     fi
 else
     skip_one "TIFF strip extents: built without TIFF support"
+    for n in 1 2 3 4 5 6 7 8; do skip_one "TIFF strip byte counts: built without TIFF support"; done
     skip_one "PackBits across rows: built without TIFF support"
     skip_one "PackBits vs tifftopnm: built without TIFF support"
 fi
@@ -235,6 +322,40 @@ fi
 check "netpbm to netpbm keeps maxval 15 and the samples" cmp -s "$T/g15.pgm" "$T/g15-copy.pgm"
 env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$T/g15.pgm" "$OUT/new.pgm" >"$T/plan" 2>"$T/err"
 check "the plan keeps maxval 15 into a PGM" grep -q "maxval 15)" "$T/plan"
+# Samples above maxval: refused as netpbm refuses them (pamcut: "sample
+# value 255 exceeds the image maxval of 100"), never copied into a PGM
+# netpbm cannot read or clamped into a PNG or TIFF.
+printf 'P5\n3 2\n100\n' >"$T/over.pgm"
+b 0 50 100 100 255 7 >>"$T/over.pgm"
+cp "$T/over.pgm" "$T/over2.pgm"
+io_only_error 3 "$T/over.pgm: sample value 255 exceeds maxval 100 (row 1, column 1)" \
+    "a sample above maxval into a PGM is refused, named" "$T/over.pgm" "$T/over2.pgm"
+printf 'P5\n3 1\n1000\n' >"$T/over16.pgm"
+b 0 0 3 232 3 233 >>"$T/over16.pgm"
+cp "$T/over16.pgm" "$T/over16b.pgm"
+io_only_error 3 "$T/over16.pgm: sample value 1001 exceeds maxval 1000 (row 0, column 2)" \
+    "a 16-bit sample above maxval is refused" "$T/over16.pgm" "$T/over16b.pgm"
+pam_file "$T/over.pam" 2 1 GRAYSCALE_ALPHA 1 0 1 2
+cp "$T/over.pam" "$T/over2.pam"
+io_only_error 3 "$T/over.pam: sample value 2 exceeds maxval 1 (row 0, column 1)" \
+    "a PAM sample above MAXVAL is refused" "$T/over.pam" "$T/over2.pam"
+for ext in png tif; do
+    case $ext in png) f=png ;; *) f=tiff ;; esac
+    if has $f; then
+        io_only_error 3 "sample value 255 exceeds maxval 100" \
+            "a sample above maxval into .$ext is refused, not clamped" --format $f "$T/over.pgm" "$T/over2.pgm"
+    else
+        skip_one "a sample above maxval into .$ext: built without $f"
+    fi
+done
+# Only the rows a crop reads are looked at: row 0 is within maxval.
+rm -rf "$T/io"
+ROICOPY_IO_ONLY=1 "$ROICOPY" --quiet --roi 3x1 "$T/over.pgm" "$T/over2.pgm" -o "$T/io" 2>"$T/err"
+rc=$?
+printf 'P5\n3 1\n100\n' >"$T/row0.pgm"
+b 0 50 100 >>"$T/row0.pgm"
+check "a crop of the rows within maxval is copied, maxval kept" \
+    eval '[ $rc -eq 0 ] && cmp -s "$T/io/over.pgm" "$T/row0.pgm"'
 
 # ---- 9: what PNG/TIFF cannot represent ----------------------------------------
 pam_file "$T/cmyk.pam" 4 255 CMYK 1 2 3 4

@@ -79,7 +79,8 @@ static void test_headers(void)
     bad_header("zero-w.pgm", "P5\n0 4\n255\n", 0, "zero dimension");
     bad_header("zero-h.ppm", "P6\n4 0\n255\n", 0, "zero dimension");
     bad_header("neg.pgm", "P5\n-4 4\n255\n", 16, "negative width");
-    bad_header("huge.pgm", "P5\n99999999999 4\n255\n", 16, "width is out of range 1..2147483647");
+    bad_header("huge.pgm", "P5\n99999999999 4\n255\n", 16,
+               "width 99999999999 is out of range 1..2147483647");
     bad_header("wide.ppm", "P6\n2000000000 1\n255\n", 16, "too long");
     bad_header("overflow.pam", "P7\nWIDTH 2147483647\nHEIGHT 2147483647\n"
                "DEPTH 2147483647\nMAXVAL 65535\nENDHDR\n", 16, "too long");
@@ -87,7 +88,9 @@ static void test_headers(void)
                "needs 4611686014132420609 bytes of pixels, the file has 16");
     bad_header("maxval0.pgm", "P5\n1 1\n0\n", 1, "maxval 0 is out of range");
     bad_header("maxval-big.pgm", "P5\n1 1\n65536\n", 2,
-               "maxval 65536 is out of range");
+               "maxval 65536 is out of range 1..65535");
+    bad_header("maxval-huge.pgm", "P5\n1 1\n1000001\n", 2,
+               "maxval 1000001 is out of range 1..65535");
     /* libnetpbm reads maxval's terminator, whatever it is: here the end
      * of the file, so the one pixel is missing. */
     bad_header("no-sep.pgm", "P5\n1 1\n255", 0,

@@ -4,8 +4,10 @@
 # every input and output has been checked: --dry-run says so (the plan's
 # mkdir: line, "mkdir" in --json) and makes nothing; a run that fails its
 # checks makes nothing; a DIR that cannot be made (under a file, under a
-# directory this user cannot write) is an output error (exit 4).  The same
-# for the tiles of -o DIR.  That the run makes it is in gpu.sh.
+# directory this user cannot write) is an output error (exit 4), and so is
+# an empty DIR (-o '').  The outputs' names in a DIR still to be made are
+# checked as in one that exists, before it is made.  The same for the
+# tiles of -o DIR.  That the run makes it is in gpu.sh.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
 
 G="$SAMPLES/gray-97x61.pgm"
@@ -64,4 +66,44 @@ else
         "-o DIR under a read-only directory" -- "$G" -o "$T/ro/x/y"
 fi
 chmod 755 "$T/ro"
+
+# -o '': no directory at all, not one to make (DIR/NAME would be /NAME).
+expect_error 4 'roicopy: "": the -o directory name is empty' "--dry-run -o ''" -- --dry-run "$G" -o ''
+expect_error 4 'roicopy: "": the -o directory name is empty' "-o ''" -- "$G" -o ''
+expect_error 4 'roicopy: "": the -o directory name is empty' "--tiles -o ''" -- --tiles 16x16 "$G" -o ''
+expect_error 4 'roicopy: "": the -o directory name is empty' "--dry-run --tiles -o ''" -- --dry-run --tiles 16x16 "$G" -o ''
+ROICOPY_IO_ONLY=1
+export ROICOPY_IO_ONLY
+expect_error 4 'roicopy: "": the -o directory name is empty' "a batch with -o ''" -- "$G" "$T/a.pgm" -o ''
+unset ROICOPY_IO_ONLY
+
+# Output names in a DIR still to be made: too long a name (with the
+# extension --format gives it), too long a path with the temporary
+# name, a tile's name; refused before anything is made or written.
+long=$(printf '%0253d' 0 | tr 0 x)
+cp "$G" "$T/$long"
+expect_error 4 "$NEW/$long.pam: the file name is 257 bytes long, out of range 1..255" \
+    "--dry-run: a name too long in a missing DIR" -- --dry-run --format pam "$T/$long" "$G" -o "$NEW"
+ROICOPY_IO_ONLY=1
+export ROICOPY_IO_ONLY
+expect_error 4 "$NEW/$long.pam: the file name is 257 bytes long, out of range 1..255" \
+    "a batch: a name too long in a missing DIR" -- --format pam "$T/$long" "$G" -o "$NEW"
+unset ROICOPY_IO_ONLY
+[ -e "$T/new" ] && fail "a name too long made $T/new" || pass "a name too long makes nothing"
+rm -rf "$T/new" # each case below on a DIR still to be made
+deep=$T/new
+while [ ${#deep} -lt 4060 ]; do deep=$deep/$(printf '%0200d' 0 | tr 0 d); done
+deep=$(printf '%.4080s' "$deep")
+deep=${deep%/}
+expect_error 4 "the path is $((${#deep} + 15)) bytes long, out of range 1..4086 with the temporary name's 9 more" \
+    "--dry-run: a path too long in a missing DIR" -- --dry-run "$G" -o "$deep"
+rm -rf "$T/new"
+tlong=$(printf '%0250d' 0 | tr 0 y)
+cp "$G" "$T/$tlong.pgm"
+expect_error 4 "$NEW/$tlong-0.pgm: the file name is 256 bytes long, out of range 1..255" \
+    "--dry-run --tiles: a tile's name too long in a missing DIR" -- --dry-run --tiles 97x61 "$T/$tlong.pgm" -o "$NEW"
+rm -rf "$T/new"
+expect_error 4 "$NEW/$tlong-0.pgm: the file name is 256 bytes long" \
+    "--tiles: a tile's name too long in a missing DIR" -- --tiles 97x61 "$T/$tlong.pgm" -o "$NEW"
+[ -e "$T/new" ] && fail "a tile's name too long made $T/new" || pass "a tile's name too long makes nothing"
 finish

@@ -4,7 +4,9 @@
 # options that need each other, an ROI that is empty or outside the image,
 # a placement outside the canvas, a format that cannot hold the samples,
 # a malformed --devices list (syntax, negative, duplicate, too large),
-# --device with --devices, fewer streams than devices.
+# --device with --devices, fewer streams than devices.  Option values are
+# quoted escaped, as file names are: a control character never reaches
+# the terminal.
 # Each is one line on stderr, found before any CUDA call, with the existing
 # output untouched.  --help and --version succeed.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
@@ -62,6 +64,33 @@ expect_error 2 "$E: ppm (from --format) holds 3 channels of 8- or 16-bit samples
 expect_error 2 "pgm (from --format) holds 1 channel of 8- or 16-bit samples, not 3 channels of 8-bit samples; ppm, pam" "RGB to PGM" -- --format pgm "$SAMPLES/rgb-80x60.ppm" "$E"
 head -c 48 /dev/zero >"$T/f.raw"
 expect_error 2 "not 1 channel of float 32-bit samples;" "float raw to PGM" -- --raw 4x3x1 --depth 32 --format pgm "$T/f.raw" "$E"
+
+# Option values with control characters (a terminal escape): quoted as
+# \xNN, the raw byte never printed.
+ESC=$(printf '\033')
+for case in "--roi|4x4+1+1$ESC[31m|--roi: bad geometry \"4x4+1+1\\x1b[31m\": trailing \"\\x1b[31m\"" \
+    "--tiles|2x$ESC|--tiles: bad geometry \"2x\\x1b\": missing height" \
+    "--place|1,$ESC|--place: bad position \"1,\\x1b\": missing Y" \
+    "--canvas|9x9$ESC|--canvas: bad size \"9x9\\x1b\": trailing \"\\x1b\"" \
+    "--raw|2x2x$ESC|--raw: bad shape \"2x2x\\x1b\": missing channels" \
+    "--format|$ESC[31m|bad --format value \"\\x1b[31m\": must be one of" \
+    "--streams|$ESC[2J|bad --streams value \"\\x1b[2J\": missing value" \
+    "--devices|0,$ESC|--devices: bad list \"0,\\x1b\": missing value" \
+    "--page|1$ESC|bad --page value \"1\\x1b\": trailing \"\\x1b\""; do
+    opt=${case%%|*} rest=${case#*|}
+    val=${rest%%|*} text=${rest#*|}
+    case $opt in
+    --tiles) expect_error 2 "$text" "$opt with an escape sequence: escaped" -- "$opt" "$val" "$G" -o "$OUT" ;;
+    --place) expect_error 2 "$text" "$opt with an escape sequence: escaped" -- "$opt" "$val" --canvas 9x9 "$G" "$E" ;;
+    --canvas) expect_error 2 "$text" "$opt with an escape sequence: escaped" -- --place 1,1 "$opt" "$val" "$G" "$E" ;;
+    *) expect_error 2 "$text" "$opt with an escape sequence: escaped" -- "$opt" "$val" "$G" "$E" ;;
+    esac
+    if grep -q "$ESC" "$T/stderr"; then
+        fail "$opt: a raw escape byte reached stderr"
+    else
+        pass "$opt: no raw escape byte on stderr"
+    fi
+done
 
 # --help and --version: exit 0, text on stdout, nothing on stderr.
 if "$ROICOPY" --help >"$T/help" 2>"$T/err" && [ ! -s "$T/err" ] &&
