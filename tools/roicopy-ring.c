@@ -165,14 +165,20 @@ static int failed(ring_run *rr)
     return __atomic_load_n(&rr->status, __ATOMIC_ACQUIRE) != RC_OK;
 }
 
-/* Record a failure: the first one is kept, no new frame is taken, and
- * every thread waiting for a read or a turn gives up. */
-static void ring_failed(ring_run *rr, int rc)
+/* The first failure is kept and no new frame is taken. */
+static void record_failure(ring_run *rr, int rc)
 {
     pthread_mutex_lock(&rr->lock);
     if (rr->status == RC_OK)
         __atomic_store_n(&rr->status, rc, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&rr->lock);
+}
+
+/* Record a failure, and every thread waiting for a read or a turn gives
+ * up. */
+static void ring_failed(ring_run *rr, int rc)
+{
+    record_failure(rr, rc);
     pthread_mutex_lock(&rr->turn_mu);
     pthread_cond_broadcast(&rr->turn_cv);
     pthread_mutex_unlock(&rr->turn_mu);
@@ -214,14 +220,11 @@ static void ring_used(const roicopy_plan *p, ring_run *rr)
     roicopy_gpu_release(p->devices, p->ndevices);
 }
 
-/* Frame i's turn: acquire the next slot of the ring (so frame i gets slot
- * i % count).  0 when another worker failed first: no slot, no turn.
- * *first (when not NULL) is set for the first frame copied on the home
- * device, which starts the span timer. */
-static int take_turn(ring_run *rr, size_t i, cuxfer_ring_slot **s,
-                     cudaError_t *err, int *first)
+/* Frame i's turn comes after frame i - 1's: wait for it, holding
+ * turn_mu on return.  0 (and turn_mu not held) when another worker failed
+ * first. */
+static int wait_turn(ring_run *rr, size_t i)
 {
-    *s = NULL;
     pthread_mutex_lock(&rr->turn_mu);
     while (rr->turn != i && !failed(rr))
         pthread_cond_wait(&rr->turn_cv, &rr->turn_mu);
@@ -229,15 +232,36 @@ static int take_turn(ring_run *rr, size_t i, cuxfer_ring_slot **s,
         pthread_mutex_unlock(&rr->turn_mu);
         return 0;
     }
-    cuxfer_clear_reason();
-    *err = cuxfer_ring_acquire(&rr->ring, s);
+    return 1;
+}
+
+/* Frame i's turn over: frame i + 1's comes. */
+static void pass_turn(ring_run *rr, size_t i)
+{
+    rr->turn = i + 1;
+    pthread_cond_broadcast(&rr->turn_cv);
+    pthread_mutex_unlock(&rr->turn_mu);
+}
+
+/* Frame i's turn: acquire the next slot of the ring (so frame i gets slot
+ * i % count; none on the CPU).  0 when another worker failed first: no
+ * slot, no turn.  *first (when not NULL) is set for the first frame
+ * copied on the home device, which starts the span timer. */
+static int take_turn(ring_run *rr, size_t i, cuxfer_ring_slot **s,
+                     cudaError_t *err, int *first)
+{
+    *s = NULL;
+    if (!wait_turn(rr, i))
+        return 0;
+    if (!rr->cpu) {
+        cuxfer_clear_reason();
+        *err = cuxfer_ring_acquire(&rr->ring, s);
+    }
     if (first) { /* the timer's device: a slot on the home device */
         *first = !rr->spanned && *s && (*s)->device_id == rr->home;
         rr->spanned |= *first;
     }
-    rr->turn = i + 1;
-    pthread_cond_broadcast(&rr->turn_cv);
-    pthread_mutex_unlock(&rr->turn_mu);
+    pass_turn(rr, i);
     return 1;
 }
 
@@ -300,21 +324,36 @@ static int copy_gpu(const roicopy_plan *p, ring_run *rr, size_t i,
     return RC_OK;
 }
 
-/* Frame i could not be read.  It still takes its turn (and gives the slot
- * straight back): with -k the frames after it keep their slots. */
+/* Frame i could not be read: told in its turn, before the turn passes
+ * on, so a bad frame is never told after a later one, and without -k no
+ * frame after it is told at all.  With -k it takes its slot and gives it
+ * straight back: the frames after it keep their slots. */
 static int skip_frame(const roicopy_plan *p, ring_run *rr, size_t i,
-                      const char *input)
+                      const char *err_text)
 {
+    const char *input = p->frames[i].input;
     cuxfer_ring_slot *s = NULL;
     cudaError_t err = cudaSuccess;
-    if (rr->cpu)
-        return RC_OK;
-    if (!take_turn(rr, i, &s, &err, NULL))
+    int rc;
+    if (!wait_turn(rr, i))
         return RC_STOPPED;
+    rc = roicopy_fail(RC_INPUT, input, "%s", err_text);
+    if (!p->keep_going) {
+        record_failure(rr, rc); /* the turn stays: no later frame is told */
+        pthread_mutex_unlock(&rr->turn_mu);
+        return rc;
+    }
+    if (!rr->cpu) {
+        cuxfer_clear_reason();
+        err = cuxfer_ring_acquire(&rr->ring, &s);
+    }
+    pass_turn(rr, i);
     give_back(rr, s);
     if (err != cudaSuccess)
         return roicopy_cuda_fail(input, err);
-    ring_used(p, rr);
+    if (!rr->cpu)
+        ring_used(p, rr);
+    frame_done(p, rr, 1);
     return RC_OK;
 }
 
@@ -326,20 +365,16 @@ static int frame_one(const roicopy_plan *p, ring_run *rr, size_t i,
 {
     const roicopy_frame *f = &p->frames[i];
     int rc;
-    if (q->state == PF_FAILED) {
-        /* After the turn: every frame before this one is then written. */
-        if ((rc = skip_frame(p, rr, i, f->input)) != RC_OK)
-            return rc;
-        rc = roicopy_fail(RC_INPUT, f->input, "%s", q->err);
-        if (!p->keep_going)
-            return rc;
-        frame_done(p, rr, 1);
-        return RC_OK;
-    }
-    if (rr->cpu)
+    if (q->state == PF_FAILED)
+        return skip_frame(p, rr, i, q->err);
+    if (rr->cpu) {
+        cuxfer_ring_slot *none;
+        cudaError_t unused;
+        if (!take_turn(rr, i, &none, &unused, NULL))
+            return RC_STOPPED;
         image_crop(q->out, f->out.row_bytes, q->crop, f->in.row_bytes, 0, 0,
                    f->roi.width, f->roi.height, f->in.pixel_bytes);
-    else if ((rc = copy_gpu(p, rr, i, q)) != RC_OK)
+    } else if ((rc = copy_gpu(p, rr, i, q)) != RC_OK)
         return rc;
     rc = roicopy_finish_frame_at(p, f, q->crop, f->in.row_bytes, q->out,
                                  f->out.row_bytes);

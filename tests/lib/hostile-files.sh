@@ -150,3 +150,53 @@ io_only_error() {
         diag_file "$T/err"
     fi
 }
+
+# bad_frames_in_order DESCRIPTION [ENV=VALUE --] [OPTION...]: a batch
+# of three frames, the first bad only at its last sample (read after 16
+# MB), the second good, the third bad at its first sample (read at once,
+# before the first fails): without --keep-going only the first is told;
+# with it both bad frames are told, the first first, and the good one is
+# written.  Exit 3 both ways.  ENV goes to roicopy's environment
+# (ROICOPY_IO_ONLY=1 for the CPU run), OPTIONs to its command line.
+bad_frames_in_order() {
+    bo_desc=$1
+    shift
+    bo_env=
+    case "${1:-}" in *=*) bo_env=$1; shift; [ "${1:-}" = -- ] && shift ;; esac
+    mkdir -p "$T/bo"
+    { printf 'P5\n4000 4000\n100\n'; head -c 15999999 /dev/zero; b 101; } \
+        >"$T/bo/late.pgm"
+    printf 'P5\n2 1\n100\n' >"$T/bo/early.pgm"
+    b 101 0 >>"$T/bo/early.pgm"
+    bo_good="$T/bo/good.pgm"
+    cp "$G" "$bo_good"
+    for bo_k in "" --keep-going; do
+        rm -rf "$T/bo-out"
+        # shellcheck disable=SC2086
+        env $bo_env "$ROICOPY" --quiet $bo_k "$@" "$T/bo/late.pgm" "$bo_good" \
+            "$T/bo/early.pgm" -o "$T/bo-out" >"$T/stdout" 2>"$T/err"
+        bo_rc=$?
+        why=
+        [ "$bo_rc" -eq 3 ] || why="$why exit $bo_rc, wanted 3;"
+        bo_late=$(grep -nF "roicopy: $T/bo/late.pgm: sample value 101 exceeds maxval 100 (row 3999, column 3999)" "$T/err" | cut -d: -f1)
+        bo_early=$(grep -nF "roicopy: $T/bo/early.pgm: sample value 101 exceeds maxval 100 (row 0, column 0)" "$T/err" | cut -d: -f1)
+        [ -n "$bo_late" ] || why="$why the first bad frame was not told;"
+        if [ -z "$bo_k" ]; then
+            [ -n "$bo_early" ] && why="$why a frame after the first bad one was told;"
+        else
+            [ -n "$bo_early" ] || why="$why the second bad frame was not told;"
+            [ -n "$bo_late" ] && [ -n "$bo_early" ] && [ "$bo_early" -lt "$bo_late" ] &&
+                why="$why the later bad frame was told first;"
+            "$CODEC_TOOL" cmp "$T/bo-out/good.pgm" "$bo_good" >/dev/null 2>&1 ||
+                why="$why the good frame was not written whole;"
+        fi
+        [ -e "$T/bo-out/late.pgm" ] || [ -e "$T/bo-out/early.pgm" ] &&
+            why="$why a bad frame was written;"
+        if [ -z "$why" ]; then
+            pass "$bo_desc${bo_k:+ $bo_k}: the first bad frame told first, exit 3"
+        else
+            fail "$bo_desc${bo_k:+ $bo_k}:$why"
+            diag_file "$T/err"
+        fi
+    done
+}

@@ -9,6 +9,9 @@
 #    whose pixels fail to decode (lengths and CRCs right, so it passes the
 #    checks before the GPU) is reported and skipped; the frames after it
 #    are written; exit 3;
+#  - a batch whose first bad frame fails after a later one (its last
+#    sample bad, 16 MB in): only the first is told, or with --keep-going
+#    both in frame order; through the ring and --pageable;
 #  - netpbm maxval 15 and 1023 into PNG (and TIFF): rescaled as pamdepth;
 #  - a PackBits TIFF whose runs cross rows: tifftopnm's pixels.
 # TIFF cases skip without libtiff (the GPU machine has libpng only).
@@ -46,6 +49,10 @@ rc=$?
 cat "$T/s0.pgm" "$T/s1.pgm" >"$T/stack-want"
 check "--stack /dev/stdout: both crops into standard output (exit $rc)" \
     eval '[ $rc -eq 0 ] && cmp -s "$T/stack" "$T/stack-want"'
+
+# ---- the first bad frame of a batch is the one told ----------------------------
+bad_frames_in_order "a batch through the ring"
+bad_frames_in_order "a batch one at a time" --pageable
 
 # ---- --keep-going past a frame that fails to decode ----------------------------
 if has png; then

@@ -20,6 +20,8 @@
 #  - netpbm maxvals are rescaled into PNG/TIFF as pamdepth/pnmtopng do,
 #    and kept netpbm to netpbm; samples above maxval are refused, as
 #    netpbm refuses them; tuple types PNG/TIFF would misread are refused;
+#  - a batch ends at its first bad frame and tells that one, even when a
+#    later one fails first (ROICOPY_IO_ONLY; the ring in hostile-gpu.sh);
 #  - --files-from is capped; misleading messages name the real problem;
 #  - roicopy(1) renders without stray markup.
 # The write path is driven through tests/roicopy/codec-tool (the same
@@ -335,6 +337,7 @@ b 0 0 3 232 3 233 >>"$T/over16.pgm"
 cp "$T/over16.pgm" "$T/over16b.pgm"
 io_only_error 3 "$T/over16.pgm: sample value 1001 exceeds maxval 1000 (row 0, column 2)" \
     "a 16-bit sample above maxval is refused" "$T/over16.pgm" "$T/over16b.pgm"
+bad_frames_in_order "a batch on the CPU (ROICOPY_IO_ONLY)" ROICOPY_IO_ONLY=1 --
 pam_file "$T/over.pam" 2 1 GRAYSCALE_ALPHA 1 0 1 2
 cp "$T/over.pam" "$T/over2.pam"
 io_only_error 3 "$T/over.pam: sample value 2 exceeds maxval 1 (row 0, column 1)" \
