@@ -40,6 +40,13 @@ geometry_roicopy() {
     echo "${g:-refused}"
 }
 
+# judge: how pamfile ($a) and roicopy ($r) read $T/h.pnm; one more case (n).
+judge() {
+    a=$(geometry_pamfile "$T/h.pnm")
+    r=$(geometry_roicopy "$T/h.pnm")
+    n=$((n + 1))
+}
+
 # position NAME BEFORE AFTER: for every byte c of BYTES, the header BEFORE c AFTER
 # (printf formats), then the pixels.
 position() {
@@ -52,9 +59,7 @@ position() {
             printf "$before\\$oct$after"
             cat "$T/pixels"
         } >"$T/h.pnm"
-        a=$(geometry_pamfile "$T/h.pnm")
-        r=$(geometry_roicopy "$T/h.pnm")
-        n=$((n + 1))
+        judge
         if [ "$a" = "$r" ]; then
             agreed=$((agreed + 1))
             [ "$a" = refused ] || accepted=$((accepted + 1))
@@ -101,9 +106,7 @@ for len in 1 252 253 254 255 256 300 507 508 509 510 2000; do
             printf '\nHEIGHT 3\nDEPTH 1\nMAXVAL 255\nENDHDR\n'
             cat "$T/pixels"
         } >"$T/h.pnm"
-        a=$(geometry_pamfile "$T/h.pnm")
-        r=$(geometry_roicopy "$T/h.pnm")
-        n=$((n + 1))
+        judge
         if [ "$a" != "$r" ]; then
             bad="$bad $kind/$len(pamfile: $a; roicopy: $r)"
         elif [ "$a" != refused ]; then
