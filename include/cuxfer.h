@@ -4996,6 +4996,10 @@ struct cuxfer_plan2d {
     /* SPAN's extraction by the kernel: the dense rows between its two
      * launches (NULL: by cudaMemcpy2DAsync), per pair its last launch's event */
     void *dpack;
+    /* the pairs as the launches read them, in device memory: read through
+     * the mapping, each warp's read would queue behind the span's copy on
+     * the link (doc/PERF.md, "Behind the constants": SPAN's extraction) */
+    cuxfer_impl_tile *kx_dev;
     cudaEvent_t ev_kx[CUXFER_IMPL_KX_PAIRS];
     unsigned kx_next;           /* the pair to try rewriting first */
     /* PACK's direct share (with the kernel only) on `side`: the last timed
@@ -5094,7 +5098,10 @@ CUXFER_API void cuxfer_impl_plan_kx_free(cuxfer_plan2d *p)
     int i;
     if (p->dpack)
         (void)cuxfer_impl_dfree(p->dpack);
+    if (p->kx_dev)
+        (void)cuxfer_impl_dfree(p->kx_dev);
     p->dpack = NULL;
+    p->kx_dev = NULL;
     for (i = 0; i < CUXFER_IMPL_KX_PAIRS; ++i) {
         (void)cuxfer_impl_event_drop(p->ev_kx[i]);
         p->ev_kx[i] = NULL;
@@ -5198,6 +5205,9 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
     /* SPAN's extraction by the kernel; a failure leaves dpack NULL (SPAN
      * extracts with the copy engine), the kernel to the rest. */
     err = cuxfer_impl_dmalloc(&p->dpack, p->opt.chunk_bytes);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_dmalloc((void **)&p->kx_dev,
+                                  2 * CUXFER_IMPL_KX_PAIRS * sizeof *p->kx_dev);
     for (i = 0; i < CUXFER_IMPL_KX_PAIRS && err == cudaSuccess; ++i)
         err = cuxfer_impl_event_create(&p->ev_kx[i], cudaEventDisableTiming);
     if (err != cudaSuccess) {
@@ -5369,7 +5379,9 @@ CUXFER_API int cuxfer_impl_kx_holds(const cuxfer_impl_tile *d, size_t per, size_
  * must not change while a queued launch may read it, and the enqueueing
  * thread cannot wait (the stream may be held): a pair that holds these
  * values is taken as it is, and one is rewritten only when its event on
- * aux says that no launch reading it is left. */
+ * aux says that no launch reading it is left.  The launches read the
+ * pair's copy in kx_dev, sent on aux ahead of them; the event covers that
+ * copy too, so the host pair never changes before it is read. */
 CUXFER_API int cuxfer_impl_kx_pair(cuxfer_plan2d *p, size_t per, size_t last, size_t row)
 {
     cuxfer_impl_tile *d = p->kdesc + CUXFER_IMPL_KX_BASE;
@@ -5389,6 +5401,12 @@ CUXFER_API int cuxfer_impl_kx_pair(cuxfer_plan2d *p, size_t per, size_t last, si
     p->kx_next = (j + 1) % CUXFER_IMPL_KX_PAIRS;
     cuxfer_impl_tile_put(&d[2 * j], 0, 0, per, row); /* per * row < 2^31: the caller checks */
     cuxfer_impl_tile_put(&d[2 * j + 1], 0, 0, last, row);
+    if (cudaMemcpyAsync(p->kx_dev + 2 * j, &d[2 * j], 2 * sizeof *d, cudaMemcpyHostToDevice,
+                        p->aux) != cudaSuccess) {
+        (void)cudaGetLastError();
+        memset(&d[2 * j], 0, 2 * sizeof *d); /* rows 0: no copy takes it as written */
+        return -1;
+    }
     return (int)j;
 }
 
@@ -5424,7 +5442,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
             err = cudaStreamWaitEvent(p->aux, p->ev_moved[b], 0);
         if (err == cudaSuccess && kx >= 0) {
             /* the pair's first descriptor has per rows, its second the last chunk's */
-            cuxfer_impl_tile *d = p->kdesc_dev + CUXFER_IMPL_KX_BASE + 2 * kx + (rows != per);
+            cuxfer_impl_tile *d = p->kx_dev + 2 * kx + (rows != per);
             struct cuxfer_impl_kx_launch l[2];
             cuxfer_impl_span_kx(p->dscratch[b], src->pitch, to, dst->pitch, p->dpack, row, l);
             err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, d, 1, l[0].host, l[0].pitch,

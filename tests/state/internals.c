@@ -1313,7 +1313,8 @@ static void span_chunks_even(void)
  * behind a host function), each new shape takes a free pair whose event
  * is then recorded behind the hold; once all are busy a fifth shape gets
  * none (-1: the copy engine extracts) and no pair changes, while a shape
- * a busy pair already holds still gets it.  Released, a pair is free. */
+ * a busy pair already holds still gets it.  Released, a pair is free,
+ * and every pair's device copy (what the launches read) holds its values. */
 static int kx_release;
 static void CUDART_CB kx_hold(void *arg)
 {
@@ -1331,7 +1332,7 @@ static void span_kx_pairs_on_gpu(void)
     cuxfer_impl_tile before[2 * CUXFER_IMPL_KX_PAIRS];
     GPU_MUST(cuxfer_plan2d_create(&pl, NULL));
     if (!pl.dpack) {
-        skip(5, "the plan has no copy kernel (runtime before 12.5)");
+        skip(6, "the plan has no copy kernel (runtime before 12.5)");
         GPU_MUST(cuxfer_plan2d_destroy(&pl));
         return;
     }
@@ -1366,6 +1367,14 @@ static void span_kx_pairs_on_gpu(void)
     GPU_MUST(cudaStreamSynchronize(pl.aux));
     ok(held && cuxfer_impl_kx_pair(&pl, 5000, 1, 4) >= 0,
        "released (the events were pending while held), a pair is free for it");
+    GPU_MUST(cudaStreamSynchronize(pl.aux));
+    for (i = 0; i < CUXFER_IMPL_KX_PAIRS; ++i) {
+        cuxfer_impl_tile got[2];
+        GPU_MUST(cudaMemcpy(got, pl.kx_dev + 2 * i, sizeof got, cudaMemcpyDeviceToHost));
+        if (memcmp(got, pl.kdesc + CUXFER_IMPL_KX_BASE + 2 * i, sizeof got) != 0)
+            distinct = 0;
+    }
+    ok(distinct, "each pair's copy in device memory, which the launches read, holds its values");
     GPU_MUST(cudaEventDestroy(he));
     GPU_MUST(cudaStreamDestroy(hs));
     GPU_MUST(cuxfer_plan2d_destroy(&pl));
