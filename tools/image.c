@@ -273,11 +273,7 @@ void image_rescale_row(unsigned char *row, size_t n, const image_header *h,
         return;
     for (i = 0; i < n; ++i) {
         unsigned char *p = row + i * h->bytes;
-        if (h->bytes == 1)
-            v = p[0];
-        else
-            v = big_endian ? (unsigned long)p[0] << 8 | p[1]
-                           : (unsigned long)p[1] << 8 | p[0];
+        v = image_sample(p, h->bytes, big_endian);
         /* Samples above maxval are refused when read (netpbm.c), so
          * v > m never comes here from a file; the top keeps a caller's
          * stray value from wrapping. */

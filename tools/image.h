@@ -131,6 +131,18 @@ int image_format_built(image_format f);
  * TIFF). */
 int image_needs_rescale(const image_header *h);
 
+/* One sample of `bytes` (1 or 2) bytes at p, big-endian or host order
+ * as big_endian says (2-byte ones).  Inline: the codecs read samples too,
+ * and image.c calls them, never they it (tests/roicopy/tools-no-cycle.sh). */
+static inline unsigned long image_sample(const unsigned char *p, size_t bytes,
+                                         int big_endian)
+{
+    if (bytes == 1)
+        return p[0];
+    return big_endian ? (unsigned long)p[0] << 8 | p[1]
+                      : (unsigned long)p[1] << 8 | p[0];
+}
+
 /* Rescale the n samples of row (h->bytes each, big-endian or host order
  * as big_endian says) from 0..h->maxval to 0..255 or 0..65535, rounding
  * as pamdepth and pnmtopng do.  Samples above maxval are refused when a

@@ -516,9 +516,7 @@ static int check_maxval_samples(const image_header *h,
     for (y = 0; y < nrows; ++y) {
         const unsigned char *r = rows + y * pitch;
         for (x = 0; x < n; ++x) {
-            v = h->bytes == 1     ? r[x]
-                : h->big_endian ? (unsigned long)r[2 * x] << 8 | r[2 * x + 1]
-                                : (unsigned long)r[2 * x + 1] << 8 | r[2 * x];
+            v = image_sample(r + x * h->bytes, h->bytes, h->big_endian);
             if (v > h->maxval) {
                 say(err, errsz, "sample value %lu exceeds maxval %u (row "
                     "%lu, column %lu)", v, h->maxval,

@@ -243,20 +243,25 @@ static void pass_turn(ring_run *rr, size_t i)
     pthread_mutex_unlock(&rr->turn_mu);
 }
 
-/* Frame i's turn: acquire the next slot of the ring (so frame i gets slot
- * i % count; none on the CPU).  0 when another worker failed first: no
- * slot, no turn.  *first (when not NULL) is set for the first frame
- * copied on the home device, which starts the span timer. */
+/* In a frame's turn: the next slot of the ring (so frame i gets slot
+ * i % count). */
+static cudaError_t turn_slot(ring_run *rr, cuxfer_ring_slot **s)
+{
+    *s = NULL;
+    cuxfer_clear_reason();
+    return cuxfer_ring_acquire(&rr->ring, s);
+}
+
+/* Frame i's turn, through the GPU: its slot.  0 when another worker
+ * failed first: no slot, no turn.  *first (when not NULL) is set for the
+ * first frame copied on the home device, which starts the span timer. */
 static int take_turn(ring_run *rr, size_t i, cuxfer_ring_slot **s,
                      cudaError_t *err, int *first)
 {
     *s = NULL;
     if (!wait_turn(rr, i))
         return 0;
-    if (!rr->cpu) {
-        cuxfer_clear_reason();
-        *err = cuxfer_ring_acquire(&rr->ring, s);
-    }
+    *err = turn_slot(rr, s);
     if (first) { /* the timer's device: a slot on the home device */
         *first = !rr->spanned && *s && (*s)->device_id == rr->home;
         rr->spanned |= *first;
@@ -343,10 +348,8 @@ static int skip_frame(const roicopy_plan *p, ring_run *rr, size_t i,
         pthread_mutex_unlock(&rr->turn_mu);
         return rc;
     }
-    if (!rr->cpu) {
-        cuxfer_clear_reason();
-        err = cuxfer_ring_acquire(&rr->ring, &s);
-    }
+    if (!rr->cpu)
+        err = turn_slot(rr, &s);
     pass_turn(rr, i);
     give_back(rr, s);
     if (err != cudaSuccess)
@@ -367,11 +370,10 @@ static int frame_one(const roicopy_plan *p, ring_run *rr, size_t i,
     int rc;
     if (q->state == PF_FAILED)
         return skip_frame(p, rr, i, q->err);
-    if (rr->cpu) {
-        cuxfer_ring_slot *none;
-        cudaError_t unused;
-        if (!take_turn(rr, i, &none, &unused, NULL))
+    if (rr->cpu) { /* no slot: the turn only keeps failures in order */
+        if (!wait_turn(rr, i))
             return RC_STOPPED;
+        pass_turn(rr, i);
         image_crop(q->out, f->out.row_bytes, q->crop, f->in.row_bytes, 0, 0,
                    f->roi.width, f->roi.height, f->in.pixel_bytes);
     } else if ((rc = copy_gpu(p, rr, i, q)) != RC_OK)

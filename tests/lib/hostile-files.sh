@@ -17,6 +17,17 @@ check() {
     if "$@"; then pass "$desc"; else fail "$desc"; diag_file "$T/err"; fi
 }
 
+# verdict PASSED NAME: one point from $why, the problems a case found:
+# none, "PASSED"; else "NAME: the problems", and $T/err to the diagnostics.
+verdict() {
+    if [ -z "$why" ]; then
+        pass "$1"
+    else
+        fail "$2:$why"
+        diag_file "$T/err"
+    fi
+}
+
 # png_batch_cut DIR: DIR/f1.png .. f6.png, $RGB each (through
 # tests/roicopy/codec-tool, $CODEC_TOOL), f3's pixel data cut short
 # (codec-tool cut-idat): a batch one frame of which fails only when decoded.
@@ -45,12 +56,8 @@ keep_going_verdict() {
         why="$why the bad frame is not named with its reason;"
     grep -q "^roicopy: --keep-going: 1 of 6 frames could not be decoded" "$T/err" ||
         why="$why no summary;"
-    if [ -z "$why" ]; then
-        pass "$kg_name: the frame that fails to decode is skipped and named, the 5 others written"
-    else
-        fail "$kg_name:$why"
-        diag_file "$T/err"
-    fi
+    verdict "$kg_name: the frame that fails to decode is skipped and named, the 5 others written" \
+        "$kg_name"
 }
 
 # b N...: the bytes of these decimal values.
@@ -143,12 +150,7 @@ io_only_error() {
     [ "$rc" -eq "$want" ] || why="$why exit $rc, wanted $want;"
     grep -qF -- "$text" "$T/err" || why="$why message lacks '$text';"
     [ -n "$(ls -A "$T/io" 2>/dev/null)" ] && why="$why wrote $(ls -A "$T/io");"
-    if [ -z "$why" ]; then
-        pass "$desc (exit $want)"
-    else
-        fail "$desc:$why"
-        diag_file "$T/err"
-    fi
+    verdict "$desc (exit $want)" "$desc"
 }
 
 # bad_frames_in_order DESCRIPTION [ENV=VALUE --] [OPTION...]: a batch
@@ -192,11 +194,7 @@ bad_frames_in_order() {
         fi
         [ -e "$T/bo-out/late.pgm" ] || [ -e "$T/bo-out/early.pgm" ] &&
             why="$why a bad frame was written;"
-        if [ -z "$why" ]; then
-            pass "$bo_desc${bo_k:+ $bo_k}: the first bad frame told first, exit 3"
-        else
-            fail "$bo_desc${bo_k:+ $bo_k}:$why"
-            diag_file "$T/err"
-        fi
+        verdict "$bo_desc${bo_k:+ $bo_k}: the first bad frame told first, exit 3" \
+            "$bo_desc${bo_k:+ $bo_k}"
     done
 }
