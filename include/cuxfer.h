@@ -5319,9 +5319,18 @@ CUXFER_API int cuxfer_plan2d_choose(const cuxfer_plan2d *p, const cuxfer_view *d
     return CUXFER_PLAN_DIRECT;
 }
 
-/* SPAN's extraction by the copy kernel, for rows narrower than this many
- * bytes (doc/PERF.md, "Behind the constants": SPAN's extraction). */
+/* SPAN's extraction by the copy kernel: rows narrower than this many bytes,
+ * in chunks spanning a 16th of the rows (16 return on a held stream), at
+ * least KX_CHUNK, at most `chunk`, so link and extraction overlap in any
+ * span (doc/PERF.md, "Behind the constants": SPAN's extraction). */
 #define CUXFER_IMPL_KX_MAX_ROW 7
+#define CUXFER_IMPL_KX_CHUNK ((size_t)2 << 20)
+CUXFER_API size_t cuxfer_impl_kx_chunk(size_t chunk, size_t pitch, size_t row, size_t height)
+{
+    size_t c = height / 16 * pitch + row; /* height / 16 + 1 rows */
+    c = c > CUXFER_IMPL_KX_CHUNK ? c : CUXFER_IMPL_KX_CHUNK;
+    return c < chunk ? c : chunk;
+}
 
 /* Rows a chunk of a SPAN copy of `height` rows takes: as few chunks as
  * spans of at most `chunk` bytes allow, as even as they can be: the link
@@ -5419,12 +5428,15 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
                                                   const cuxfer_view *src, size_t height,
                                                   cudaStream_t s)
 {
-    size_t row = src->width * src->elem_size, per, y, rows, span;
-    int b = 0, kx = -1;
+    size_t row = src->width * src->elem_size, chunk = p->opt.chunk_bytes, per, y, rows, span;
+    int b = 0, kx = -1, narrow = p->dpack && height && row <= CUXFER_IMPL_KX_MAX_ROW &&
+                                 dst->device == p->device &&
+                                 cuxfer_impl_current_device() == p->device;
     cudaError_t err;
-    per = cuxfer_impl_span_per(p->opt.chunk_bytes, src->pitch, row, height);
-    if (p->dpack && height && row <= CUXFER_IMPL_KX_MAX_ROW && dst->device == p->device &&
-        per * row < ((size_t)1 << 31) && cuxfer_impl_current_device() == p->device)
+    if (narrow)
+        chunk = cuxfer_impl_kx_chunk(chunk, src->pitch, row, height);
+    per = cuxfer_impl_span_per(chunk, src->pitch, row, height);
+    if (narrow && per * row < ((size_t)1 << 31))
         kx = cuxfer_impl_kx_pair(p, per, cuxfer_impl_span_last(height, per), row);
     /* ev_fork was recorded on s by cuxfer_plan2d_copy_async */
     err = cudaStreamWaitEvent(p->aux, p->ev_fork, 0);

@@ -87,6 +87,34 @@ static void shared_plan(void)
     GPU_OK(cuxfer_plan2d_destroy(&mt_plan), "destroy the shared plan");
 }
 
+/* Whether device buffer db holds, from offset off at pitch dp, the h rows
+ * of w bytes of hs (pitch hp), and the poison 0xA5 in every other byte. */
+static int device_rows_exact(const unsigned char *db, size_t off, size_t dp,
+                             const unsigned char *hs, size_t hp, size_t w, size_t h)
+{
+    size_t n = dp * h + off, x, y;
+    unsigned char *whole = (unsigned char *)malloc(n);
+    int good = 1;
+    if (!whole)
+        bail("out of memory");
+    GPU_MUST(cudaMemcpy(whole, db, n, cudaMemcpyDeviceToHost));
+    for (x = 0; x < n && good; ++x) {
+        /* byte x of the buffer: row y, column at of the view */
+        size_t at = x < off ? dp : (x - off) % dp;
+        unsigned want;
+        y = x < off ? 0 : (x - off) / dp;
+        want = at < w ? hs[y * hp + at] : 0xA5;
+        if (whole[x] != want) {
+            diag("%zu-byte rows x %zu, host pitch %zu, device pitch %zu at offset %zu: byte %zu "
+                 "(row %zu, column %zu) is %#x, not %#x", w, h, hp, dp, off, x, y, at, whole[x],
+                 want);
+            good = 0;
+        }
+    }
+    free(whole);
+    return good;
+}
+
 /* SPAN's extraction by the copy kernel (rows of 1 to 7 bytes, CUDA 12.5+:
  * one launch packs a chunk's rows from the scratch into a dense device
  * buffer, a second unpacks them into the destination).  Rows of 1, 2, 3,
@@ -115,7 +143,7 @@ static void narrow_span(void)
     if (!p.kernel)
         diag("no copy kernel (runtime before 12.5): SPAN extracts with the copy engine");
     for (wi = 0; wi < sizeof wl / sizeof wl[0]; ++wi) {
-        size_t w = wl[wi], k, y, x;
+        size_t w = wl[wi], k;
         size_t hp_[NB], dp_[NB], off_[NB], h_[NB];
         void *hb[NB];
         unsigned char *db[NB];
@@ -141,30 +169,63 @@ static void narrow_span(void)
                    hp_[k], dp_[k]);
         }
         GPU_OK(cudaStreamSynchronize(st), "sync after %d SPAN copies of %zu-byte rows", NB, w);
-        for (k = 0; k < NB && good; ++k) {
-            size_t n = dp_[k] * h_[k] + off_[k];
-            unsigned char *whole = (unsigned char *)malloc(n);
-            const unsigned char *hs = (const unsigned char *)hb[k];
-            if (!whole)
-                bail("out of memory");
-            GPU_MUST(cudaMemcpy(whole, db[k], n, cudaMemcpyDeviceToHost));
-            for (x = 0; x < n && good; ++x) {
-                /* byte x of the buffer: row y, column at of the view */
-                size_t at = x < off_[k] ? dp_[k] : (x - off_[k]) % dp_[k];
-                unsigned want;
-                y = x < off_[k] ? 0 : (x - off_[k]) / dp_[k];
-                want = at < w ? hs[y * hp_[k] + at] : 0xA5;
-                if (whole[x] != want) {
-                    diag("%zu-byte rows x %zu, host pitch %zu, device pitch %zu at offset %zu: "
-                         "byte %zu (row %zu, column %zu) is %#x, not %#x",
-                         w, h_[k], hp_[k], dp_[k], off_[k], x, y, at, whole[x], want);
-                    good = 0;
-                }
-            }
-            free(whole);
-        }
+        for (k = 0; k < NB && good; ++k)
+            good = device_rows_exact(db[k], off_[k], dp_[k], (const unsigned char *)hb[k],
+                                     hp_[k], w, h_[k]);
         ok(good, "SPAN %zu-byte rows, %d copies of 12 shapes without a sync: every device row "
            "byte-exact, no other device byte written", w, NB);
+        for (k = 0; k < NB; ++k) {
+            cudaFree(db[k]);
+            cuxfer_host_free(hb[k]);
+        }
+    }
+    GPU_OK(cuxfer_plan2d_destroy(&p), "destroy");
+}
+
+/* SPAN's kernel extraction at the default chunk_bytes: it goes in chunks
+ * of 2 MiB of span at these sizes (cuxfer_plan2d(3)), so a span that the
+ * 8 MiB scratch holds whole still takes several chunks.  Rows of 1, 2, 4
+ * and 7 bytes at host pitch 2 x row + 1, into dense device rows and into
+ * rows at pitch 2 x row + 4 from offset 2; spans of 5 MiB (three chunks,
+ * the last shorter) and of 9 MiB (five, more than the scratch), each
+ * twice, all queued without a sync.  Every device byte is compared. */
+static void narrow_span_default_chunks(void)
+{
+    static const size_t wl[] = {1, 2, 4, 7};
+    enum { NB = 8 };
+    cuxfer_plan2d p;
+    cuxfer_plan2d_options o;
+    size_t wi;
+    memset(&o, 0, sizeof o);
+    o.strategy = CUXFER_PLAN_SPAN;
+    GPU_MUST(cuxfer_plan2d_create(&p, &o));
+    for (wi = 0; wi < sizeof wl / sizeof wl[0]; ++wi) {
+        size_t w = wl[wi], hp = 2 * w + 1, k;
+        size_t dp_[NB], off_[NB], h_[NB];
+        void *hb[NB];
+        unsigned char *db[NB];
+        int good = 1;
+        for (k = 0; k < NB; ++k) {
+            cuxfer_view src, dev;
+            dp_[k] = k & 1 ? 2 * w + 4 : w;
+            off_[k] = k & 1 ? 2 : 0;
+            h_[k] = ((k & 2 ? (size_t)9 : 5) << 20) / hp + 1;
+            GPU_MUST(cuxfer_host_alloc(&hb[k], hp * h_[k], 1, 0));
+            fill_pattern(hb[k], hp * h_[k], (unsigned)(7000 + 31 * w + k));
+            GPU_MUST(cudaMalloc((void **)&db[k], dp_[k] * h_[k] + off_[k]));
+            GPU_MUST(cudaMemset(db[k], 0xA5, dp_[k] * h_[k] + off_[k]));
+            GPU_MUST(cudaDeviceSynchronize());
+            GPU_MUST(cuxfer_view_wrap(&src, hb[k], hp, w, h_[k], 1));
+            GPU_MUST(cuxfer_view_wrap(&dev, db[k] + off_[k], dp_[k], w, h_[k], 1));
+            GPU_OK(cuxfer_plan2d_copy_async(&p, &dev, &src, st),
+                   "SPAN %zu-byte rows x %zu, device pitch %zu", w, h_[k], dp_[k]);
+        }
+        GPU_OK(cudaStreamSynchronize(st), "sync after %d SPAN copies of %zu-byte rows", NB, w);
+        for (k = 0; k < NB && good; ++k)
+            good = device_rows_exact(db[k], off_[k], dp_[k], (const unsigned char *)hb[k], hp,
+                                     w, h_[k]);
+        ok(good, "SPAN %zu-byte rows at the default chunk_bytes, spans of 5 and 9 MiB: every "
+           "device row byte-exact, no other device byte written", w);
         for (k = 0; k < NB; ++k) {
             cudaFree(db[k]);
             cuxfer_host_free(hb[k]);
@@ -245,6 +306,7 @@ int main(void)
     }
     shared_plan();
     narrow_span();
+    narrow_span_default_chunks();
     /* PACK's direct share (rows of 32 bytes and more, CUDA 12.5+): the last
      * rows go by the copy engine beside the packed ones, and the share is
      * re-set after every copy from the rates the last ones reached.  Twelve

@@ -1308,6 +1308,40 @@ static void span_chunks_even(void)
            "allows, the last within a row a chunk of the others", cases);
 }
 
+/* The chunks of a SPAN copy extracted by the copy kernel
+ * (cuxfer_impl_kx_chunk): never more than the plain chunks or 16, so what
+ * cuxfer_plan2d(3) says returns on a held stream still does; a span that
+ * fits one scratch chunk but is more than twice CUXFER_IMPL_KX_CHUNK goes
+ * in several; and a chunk_bytes below CUXFER_IMPL_KX_CHUNK is kept. */
+static void kx_chunks(void)
+{
+    static const size_t chunks[] = {4096, (size_t)1 << 20, (size_t)8 << 20, (size_t)64 << 20};
+    size_t c, row, pitch, h, per, kc, n, plain, span, cases = 0;
+    int bad = 0;
+    for (c = 0; c < sizeof chunks / sizeof chunks[0]; ++c)
+        for (row = 1; row <= CUXFER_IMPL_KX_MAX_ROW; row += 3)
+            for (pitch = row + 1; pitch < ((size_t)4 << 20); pitch = pitch * 5 + 3)
+                for (h = 1; h < ((size_t)1 << 26) && (h - 1) * pitch < ((size_t)4 << 30);
+                     h = h * 3 + h % 7) {
+                    span = (h - 1) * pitch + row;
+                    kc = cuxfer_impl_kx_chunk(chunks[c], pitch, row, h);
+                    per = cuxfer_impl_span_per(kc, pitch, row, h);
+                    n = (h + per - 1) / per;
+                    plain = (h - 1) / cuxfer_impl_span_per(chunks[c], pitch, row, h) + 1;
+                    ++cases;
+                    if (kc > chunks[c] || kc < row || (kc < chunks[c] && kc < CUXFER_IMPL_KX_CHUNK) ||
+                        n > (plain > 16 ? plain : 16) ||
+                        (span <= chunks[c] && span > 2 * CUXFER_IMPL_KX_CHUNK && n < 2)) {
+                        if (!bad++)
+                            diag("kernel-extracted span of %zu B (%zu rows of %zu B at pitch %zu), "
+                                 "chunk_bytes %zu: chunks of %zu B, %zu of them (plain %zu)",
+                                 span, h, row, pitch, chunks[c], kc, n, plain);
+                    }
+                }
+    is_int(0, bad, "SPAN's kernel-extracted chunks, %zu copies: at most 16 or the plain count, "
+           "a span that fits one chunk in several, a small chunk_bytes kept", cases);
+}
+
 /* SPAN's descriptor pairs on the GPU: a pair is rewritten only once the
  * launches that read it are done.  With aux held (it waits for an event
  * behind a host function), each new shape takes a free pair whose event
@@ -1471,6 +1505,7 @@ int main(void)
     span_kx_model();
     span_kx_chunks();
     span_chunks_even();
+    kx_chunks();
     strict_c99_clock();
 
     if (!gpu_present(1))
