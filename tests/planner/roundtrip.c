@@ -87,12 +87,25 @@ static void shared_plan(void)
     GPU_OK(cuxfer_plan2d_destroy(&mt_plan), "destroy the shared plan");
 }
 
-/* Whether device buffer db holds, from offset off at pitch dp, the h rows
- * of w bytes of hs (pitch hp), and the poison 0xA5 in every other byte. */
+/* A narrow-row test's device buffer: the view at offset off, pitch dp,
+ * h rows, then a tail of NR_TAIL bytes, all poisoned with 0xA5 (the
+ * poison is on the legacy stream; the copies that follow are not). */
+enum { NR_TAIL = 4096 };
+static unsigned char *poisoned_rows(size_t off, size_t dp, size_t h)
+{
+    unsigned char *db;
+    GPU_MUST(cudaMalloc((void **)&db, dp * h + off + NR_TAIL));
+    GPU_MUST(cudaMemset(db, 0xA5, dp * h + off + NR_TAIL));
+    GPU_MUST(cudaDeviceSynchronize());
+    return db;
+}
+
+/* Whether poisoned_rows' buffer db holds the h rows of w bytes of hs
+ * (pitch hp), and the poison in every other byte, its tail too. */
 static int device_rows_exact(const unsigned char *db, size_t off, size_t dp,
                              const unsigned char *hs, size_t hp, size_t w, size_t h)
 {
-    size_t n = dp * h + off, x, y;
+    size_t n = dp * h + off + NR_TAIL, x, y;
     unsigned char *whole = (unsigned char *)malloc(n);
     int good = 1;
     if (!whole)
@@ -103,7 +116,7 @@ static int device_rows_exact(const unsigned char *db, size_t off, size_t dp,
         size_t at = x < off ? dp : (x - off) % dp;
         unsigned want;
         y = x < off ? 0 : (x - off) / dp;
-        want = at < w ? hs[y * hp + at] : 0xA5;
+        want = at < w && y < h ? hs[y * hp + at] : 0xA5;
         if (whole[x] != want) {
             diag("%zu-byte rows x %zu, host pitch %zu, device pitch %zu at offset %zu: byte %zu "
                  "(row %zu, column %zu) is %#x, not %#x", w, h, hp, dp, off, x, y, at, whole[x],
@@ -126,7 +139,8 @@ static int device_rows_exact(const unsigned char *db, size_t off, size_t dp,
  * queued on one plan without a sync: more shapes in flight than the plan
  * has descriptor pairs, so pairs are reused, rewritten once free, and
  * copies extract with the copy engine when none is.  Every device byte is
- * compared: each row the source's, every other byte still poison. */
+ * compared: each row the source's, every other byte still poison, also in
+ * a tail past the last row (a chunk one row too long writes there). */
 static void narrow_span(void)
 {
     static const size_t wl[] = {1, 2, 3, 4, 5, 7};
@@ -158,10 +172,7 @@ static void narrow_span(void)
             h_[k] = hi == 0 ? 3 : hi == 1 ? 3 * per : hi == 2 ? 3 * per + 1 : 20011;
             GPU_MUST(cuxfer_host_alloc(&hb[k], hp_[k] * h_[k], 1, 0));
             fill_pattern(hb[k], hp_[k] * h_[k], (unsigned)(5000 + 97 * w + k));
-            GPU_MUST(cudaMalloc((void **)&db[k], dp_[k] * h_[k] + off_[k]));
-            GPU_MUST(cudaMemset(db[k], 0xA5, dp_[k] * h_[k] + off_[k]));
-            /* the poison is on the legacy stream, the copy on st: order them */
-            GPU_MUST(cudaDeviceSynchronize());
+            db[k] = poisoned_rows(off_[k], dp_[k], h_[k]);
             GPU_MUST(cuxfer_view_wrap(&src, hb[k], hp_[k], w, h_[k], 1));
             GPU_MUST(cuxfer_view_wrap(&dev, db[k] + off_[k], dp_[k], w, h_[k], 1));
             GPU_OK(cuxfer_plan2d_copy_async(&p, &dev, &src, st),
@@ -212,9 +223,7 @@ static void narrow_span_default_chunks(void)
             h_[k] = ((k & 2 ? (size_t)9 : 5) << 20) / hp + 1;
             GPU_MUST(cuxfer_host_alloc(&hb[k], hp * h_[k], 1, 0));
             fill_pattern(hb[k], hp * h_[k], (unsigned)(7000 + 31 * w + k));
-            GPU_MUST(cudaMalloc((void **)&db[k], dp_[k] * h_[k] + off_[k]));
-            GPU_MUST(cudaMemset(db[k], 0xA5, dp_[k] * h_[k] + off_[k]));
-            GPU_MUST(cudaDeviceSynchronize());
+            db[k] = poisoned_rows(off_[k], dp_[k], h_[k]);
             GPU_MUST(cuxfer_view_wrap(&src, hb[k], hp, w, h_[k], 1));
             GPU_MUST(cuxfer_view_wrap(&dev, db[k] + off_[k], dp_[k], w, h_[k], 1));
             GPU_OK(cuxfer_plan2d_copy_async(&p, &dev, &src, st),

@@ -1329,7 +1329,8 @@ static void kx_chunks(void)
                     n = (h + per - 1) / per;
                     plain = (h - 1) / cuxfer_impl_span_per(chunks[c], pitch, row, h) + 1;
                     ++cases;
-                    if (kc > chunks[c] || kc < row || (kc < chunks[c] && kc < CUXFER_IMPL_KX_CHUNK) ||
+                    if (kc > chunks[c] || kc < row ||
+                        (kc < chunks[c] && kc < CUXFER_IMPL_KX_CHUNK) ||
                         n > (plain > 16 ? plain : 16) ||
                         (span <= chunks[c] && span > 2 * CUXFER_IMPL_KX_CHUNK && n < 2)) {
                         if (!bad++)
