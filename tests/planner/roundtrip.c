@@ -145,14 +145,10 @@ static void narrow_span(void)
 {
     static const size_t wl[] = {1, 2, 3, 4, 5, 7};
     enum { NLAY = 3, NH = 4, NB = 2 * NLAY * NH };
+    const size_t chunk = 8192; /* several chunks a copy */
     cuxfer_plan2d p;
-    cuxfer_plan2d_options o;
     size_t wi;
-    memset(&o, 0, sizeof o);
-    o.chunk_bytes = 8192; /* several chunks a copy */
-    o.strategy = CUXFER_PLAN_SPAN;
-    o.threads = 2;
-    GPU_MUST(cuxfer_plan2d_create(&p, &o));
+    plan_create(&p, chunk, CUXFER_PLAN_SPAN, 2);
     ok(!p.kernel || p.dpack, "a plan with the copy kernel has SPAN's extraction buffer");
     if (!p.kernel)
         diag("no copy kernel (runtime before 12.5): SPAN extracts with the copy engine");
@@ -168,12 +164,11 @@ static void narrow_span(void)
             hp_[k] = lay == 0 ? 2 * w : lay == 1 ? w + 1 : 3 * w + 5;
             dp_[k] = lay == 0 ? 512 : lay == 1 ? w + 1 : 2 * w + 4;
             off_[k] = lay == 0 ? 0 : lay == 1 ? 1 : 2;
-            per = (o.chunk_bytes - w) / hp_[k] + 1; /* rows of a chunk */
+            per = (chunk - w) / hp_[k] + 1; /* rows of a chunk */
             h_[k] = hi == 0 ? 3 : hi == 1 ? 3 * per : hi == 2 ? 3 * per + 1 : 20011;
-            GPU_MUST(cuxfer_host_alloc(&hb[k], hp_[k] * h_[k], 1, 0));
+            pinned_view(&hb[k], &src, w, h_[k], hp_[k]);
             fill_pattern(hb[k], hp_[k] * h_[k], (unsigned)(5000 + 97 * w + k));
             db[k] = poisoned_rows(off_[k], dp_[k], h_[k]);
-            GPU_MUST(cuxfer_view_wrap(&src, hb[k], hp_[k], w, h_[k], 1));
             GPU_MUST(cuxfer_view_wrap(&dev, db[k] + off_[k], dp_[k], w, h_[k], 1));
             GPU_OK(cuxfer_plan2d_copy_async(&p, &dev, &src, st),
                    "SPAN %zu-byte rows x %zu, host pitch %zu, device pitch %zu", w, h_[k],
@@ -205,11 +200,8 @@ static void narrow_span_default_chunks(void)
     static const size_t wl[] = {1, 2, 4, 7};
     enum { NB = 8 };
     cuxfer_plan2d p;
-    cuxfer_plan2d_options o;
     size_t wi;
-    memset(&o, 0, sizeof o);
-    o.strategy = CUXFER_PLAN_SPAN;
-    GPU_MUST(cuxfer_plan2d_create(&p, &o));
+    plan_create(&p, 0, CUXFER_PLAN_SPAN, 0);
     for (wi = 0; wi < sizeof wl / sizeof wl[0]; ++wi) {
         size_t w = wl[wi], hp = 2 * w + 1, k;
         size_t dp_[NB], off_[NB], h_[NB];
@@ -221,10 +213,9 @@ static void narrow_span_default_chunks(void)
             dp_[k] = k & 1 ? 2 * w + 4 : w;
             off_[k] = k & 1 ? 2 : 0;
             h_[k] = ((k & 2 ? (size_t)9 : 5) << 20) / hp + 1;
-            GPU_MUST(cuxfer_host_alloc(&hb[k], hp * h_[k], 1, 0));
+            pinned_view(&hb[k], &src, w, h_[k], hp);
             fill_pattern(hb[k], hp * h_[k], (unsigned)(7000 + 31 * w + k));
             db[k] = poisoned_rows(off_[k], dp_[k], h_[k]);
-            GPU_MUST(cuxfer_view_wrap(&src, hb[k], hp, w, h_[k], 1));
             GPU_MUST(cuxfer_view_wrap(&dev, db[k] + off_[k], dp_[k], w, h_[k], 1));
             GPU_OK(cuxfer_plan2d_copy_async(&p, &dev, &src, st),
                    "SPAN %zu-byte rows x %zu, device pitch %zu", w, h_[k], dp_[k]);
