@@ -63,7 +63,7 @@ static void print_band_devices(const roicopy_plan *p, const roicopy_frame *f,
 static void print_bands(const roicopy_plan *p, const roicopy_frame *f)
 {
     size_t n = (size_t)roicopy_band_count(p, f), i, y0, y1;
-    printf("bands:    %lu (one stream each):", (unsigned long)n);
+    printf("bands:    %lu (up one stream, down another):", (unsigned long)n);
     for (i = 0; i < n; ++i) {
         roicopy_band_rows(f->roi.height, n, i, &y0, &y1);
         printf(" rows %lu-%lu", (unsigned long)y0, (unsigned long)(y1 - 1));

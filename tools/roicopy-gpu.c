@@ -8,8 +8,9 @@
  *             sub-view (source pitch = the full row) -> cuxfer_copy2d_async
  *             into a pitched device view (or a sub-view of a device canvas)
  *             -> cuxfer_copy2d_async back into a host view of the ROI.
- *             With --streams N the ROI is cut into N bands, each band's two
- *             copies on its own pool stream.
+ *             With --streams N the ROI is cut into N bands: uploads in band
+ *             order on one stream, downloads in band order on another,
+ *             band i's download waiting only for band i's upload.
  * Several:    reads, the transfer ring and writes as a pipeline
  *             (roicopy-ring.c, prefetch.c); a slot holds one frame's ROI,
  *             so frame i+1's upload overlaps frame i's download, and other
@@ -17,7 +18,7 @@
  *             at a time here.
  *
  * Several devices (--devices): band i, or ring slot i, lives on device
- * devices[i % ndevices].  Each device has its own stream pool, device
+ * devices[i % ndevices].  Each device has its own two streams, device
  * buffer (the rows of its bands, stacked, or a canvas of its own) and
  * timer; the host buffers are shared.  devices[0] is the home device: the
  * current one between calls, which switch with cudaSetDevice and come back.
@@ -34,7 +35,7 @@
 #include "report.h"
 #include "roicopy.h"
 
-/* ---- one input: bands on pool streams, spread over the devices ---------- */
+/* ---- one input: bands up one stream and down another, on each device ---- */
 
 /* What a pass queues: the banded 2D copies, or the raw 1D link (one plain
  * cudaMemcpyAsync per device and direction of its share of the bytes;
@@ -49,7 +50,6 @@ enum pass {
  * host, on its device, and of the host output. */
 typedef struct band {
     cuxfer_view src, dev, out;
-    cudaStream_t stream;
     size_t y0, height;
     size_t dev_y; /* its first row in its device's view */
 } band;
@@ -61,10 +61,10 @@ typedef struct dev_part {
     size_t rows, bytes;       /* ROI rows of its bands; bytes each way */
     size_t host_offset;       /* its share of the host buffer, for the link */
     cuxfer_view canvas, dev;  /* its rows, or the ROI's place in its canvas */
-    cuxfer_stream_pool pool;  /* one stream per band, on this device */
-    cudaStream_t lead;        /* its first band's stream */
-    cudaStream_t down;        /* the pool's extra stream: the link's
-                                 download when both directions run */
+    cuxfer_stream_pool pool;  /* its two streams, on this device */
+    cudaStream_t lead;        /* its uploads, in band order (the link's
+                                 copies, but a download both ways) */
+    cudaStream_t down;        /* its downloads, in band order */
     cuxfer_timer timer;       /* this device's span of a timed pass */
 } dev_part;
 
@@ -136,8 +136,7 @@ static cudaError_t part_setup(single_run *r, dev_part *d,
         err = cuxfer_timer_create(&d->timer);
     err = roicopy_back_home(r->home, err);
     if (err == cudaSuccess)
-        err = cuxfer_stream_pool_create_on(&d->pool, d->device, d->nbands + 1, 0,
-                                           0);
+        err = cuxfer_stream_pool_create_on(&d->pool, d->device, 2, 0, 0);
     return err;
 }
 
@@ -155,7 +154,7 @@ static void part_free(dev_part *d, int home)
     (void)cudaSetDevice(home);
 }
 
-/* Each band's views and stream; a device's first band's stream leads it. */
+/* Each band's views, and each device's two streams. */
 static cudaError_t make_bands(single_run *r, const cuxfer_view *src)
 {
     int i;
@@ -171,17 +170,21 @@ static cudaError_t make_bands(single_run *r, const cuxfer_view *src)
         CUXFER_TRY(cuxfer_view_sub(&r->out, b, &bd->out));
         b.y = bd->dev_y;
         CUXFER_TRY(cuxfer_view_sub(&d->dev, b, &bd->dev));
-        CUXFER_TRY(cuxfer_stream_pool_next(&d->pool, &bd->stream));
-        if (!d->lead)
-            d->lead = bd->stream;
     }
-    for (i = 0; i < r->nparts; ++i) /* after its bands: the extra stream */
-        if (r->parts[i].nbands)
+    for (i = 0; i < r->nparts; ++i)
+        if (r->parts[i].nbands) {
+            CUXFER_TRY(cuxfer_stream_pool_next(&r->parts[i].pool, &r->parts[i].lead));
             CUXFER_TRY(cuxfer_stream_pool_next(&r->parts[i].pool, &r->parts[i].down));
+        }
     return cudaSuccess;
 }
 
-/* Queue one device's part of a pass, with that device current. */
+/* Queue one device's part of a pass, with that device current.  Both ways,
+ * band i's download waits for its own upload only, so it runs while band
+ * i + 1 goes up: both directions of the link are busy but for the first
+ * upload and the last download.  One stream each way keeps each direction's
+ * copies in band order, one at a time at the link's full rate (doc/PERF.md,
+ * "roicopy's single-image schedule"). */
 static cudaError_t queue_part(single_run *r, int k, enum pass what)
 {
     dev_part *d = &r->parts[k];
@@ -203,65 +206,62 @@ static cudaError_t queue_part(single_run *r, int k, enum pass what)
     for (i = k; i < r->nbands; i += r->nparts) {
         band *b = &r->bands[i];
         if (what & PASS_H2D)
-            CUXFER_TRY(cuxfer_copy2d_async(&b->dev, &b->src, b->stream));
+            CUXFER_TRY(cuxfer_copy2d_async(&b->dev, &b->src, d->lead));
+        if (what == PASS_BOTH)
+            CUXFER_TRY(cuxfer_stream_wait(d->down, d->lead));
         if (what & PASS_D2H)
-            CUXFER_TRY(cuxfer_copy2d_async(&b->out, &b->dev, b->stream));
+            CUXFER_TRY(cuxfer_copy2d_async(&b->out, &b->dev, d->down));
     }
     return cudaSuccess;
 }
 
-/* With a timer: the run's timer starts on the lead stream (band 0's, on
- * the home device); every device's lead waits for it and starts that
- * device's timer; the device's other band streams wait for their lead.
- * The raw link uses only the device leads, and both ways their down
- * streams. */
-static cudaError_t fork_timed(single_run *r, int link, int both)
+/* Before a pass: every device's lead waits for the lead stream (the home
+ * device's), its down stream for its lead, so the pass starts after the
+ * last one ended everywhere (its uploads rewrite what the last downloads
+ * read).  Timed, the run's timer starts on the lead and each device's on
+ * its own lead. */
+static cudaError_t fork_pass(single_run *r, int timed)
 {
     cudaStream_t lead = r->parts[0].lead;
-    int k, i;
-    CUXFER_TRY(cuxfer_timer_start(&r->timer, lead));
+    int k;
+    if (timed)
+        CUXFER_TRY(cuxfer_timer_start(&r->timer, lead));
     for (k = 0; k < r->nparts; ++k) {
         dev_part *d = &r->parts[k];
         if (!d->nbands)
             continue;
         CUXFER_TRY(roicopy_wait_for(d->lead, lead, r->home, r->home));
-        CUXFER_TRY(cuxfer_timer_start(&d->timer, d->lead));
-        if (both)
-            CUXFER_TRY(roicopy_wait_for(d->down, d->lead, d->device, r->home));
-        for (i = k; !link && i < r->nbands; i += r->nparts)
-            CUXFER_TRY(roicopy_wait_for(r->bands[i].stream, d->lead,
-                                        d->device, r->home));
+        if (timed)
+            CUXFER_TRY(cuxfer_timer_start(&d->timer, d->lead));
+        CUXFER_TRY(roicopy_wait_for(d->down, d->lead, d->device, r->home));
     }
     return cudaSuccess;
 }
 
-/* The mirror of fork_timed: each device's lead waits for its bands and
- * stops its timer, the lead waits for every device and stops the run's. */
-static cudaError_t join_timed(single_run *r, int link, int both)
+/* The mirror of fork_pass: each device's lead waits for its down stream
+ * (and stops its timer), the lead waits for every device (and stops the
+ * run's). */
+static cudaError_t join_pass(single_run *r, int timed)
 {
     cudaStream_t lead = r->parts[0].lead;
-    int k, i;
+    int k;
     for (k = 0; k < r->nparts; ++k) {
         dev_part *d = &r->parts[k];
         if (!d->nbands)
             continue;
-        for (i = k; !link && i < r->nbands; i += r->nparts)
-            CUXFER_TRY(roicopy_wait_for(d->lead, r->bands[i].stream,
-                                        d->device, r->home));
-        if (both)
-            CUXFER_TRY(roicopy_wait_for(d->lead, d->down, d->device, r->home));
-        CUXFER_TRY(cuxfer_timer_stop(&d->timer, d->lead));
+        CUXFER_TRY(roicopy_wait_for(d->lead, d->down, d->device, r->home));
+        if (timed)
+            CUXFER_TRY(cuxfer_timer_stop(&d->timer, d->lead));
         CUXFER_TRY(roicopy_wait_for(lead, d->lead, d->device, r->home));
     }
-    return cuxfer_timer_stop(&r->timer, lead);
+    return timed ? cuxfer_timer_stop(&r->timer, lead) : cudaSuccess;
 }
 
 /* Queue one pass over every band (or the link) of every device. */
 static cudaError_t queue_pass(single_run *r, enum pass what, int timed)
 {
-    int k, link = (what & PASS_LINK) != 0, both = what == PASS_LINK_BOTH;
-    if (timed)
-        CUXFER_TRY(fork_timed(r, link, both));
+    int k;
+    CUXFER_TRY(fork_pass(r, timed));
     for (k = 0; k < r->nparts; ++k) {
         cudaError_t err;
         if (!r->parts[k].nbands)
@@ -271,7 +271,7 @@ static cudaError_t queue_pass(single_run *r, enum pass what, int timed)
             err = queue_part(r, k, what);
         CUXFER_TRY(roicopy_back_home(r->home, err));
     }
-    return timed ? join_timed(r, link, both) : cudaSuccess;
+    return join_pass(r, timed);
 }
 
 static cudaError_t timed_pass(single_run *r, enum pass what, enum stage st)

@@ -105,8 +105,9 @@ static void usage(FILE *f)
         "  --roi WxH+X+Y      region to copy (default: the whole image)\n"
         "  --place X,Y        put the ROI at X,Y of a device canvas...\n"
         "  --canvas WxH       ...of this size (both or neither)\n"
-        "  --streams N        cut the ROI into N bands on N streams (1..64;\n"
-        "                     default: bands of about 8 MiB, at most 32);\n"
+        "  --streams N        cut the ROI into N bands, up one stream and down\n"
+        "                     another (1..64; default: bands of about 8 MiB,\n"
+        "                     at most 32);\n"
         "                     with several inputs: frames in flight (ring slots)\n"
         "  --threads N        several inputs: N threads read ahead and N copy\n"
         "                     and write (1..128; default: the CPUs, 4..64)\n"
@@ -570,7 +571,7 @@ static int check_combinations(options *o)
     if (o->devices_given && o->streams_given && o->streams < o->ndevices)
         return roicopy_fail(RC_USAGE, NULL,
                             "--streams %lu is fewer than the %lu devices of "
-                            "--devices (at least one stream per device)",
+                            "--devices (at least one band or ring slot per device)",
                             o->streams, (unsigned long)o->ndevices);
     if (o->outdir && o->nargs < 1)
         return usage_line(roicopy_fail(RC_USAGE, NULL, "no INPUT given"));
