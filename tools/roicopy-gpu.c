@@ -62,9 +62,10 @@ typedef struct dev_part {
     size_t host_offset;       /* its share of the host buffer, for the link */
     cuxfer_view canvas, dev;  /* its rows, or the ROI's place in its canvas */
     cuxfer_stream_pool pool;  /* its two streams, on this device */
-    cudaStream_t lead;        /* its uploads, in band order (the link's
-                                 copies, but a download both ways) */
-    cudaStream_t down;        /* its downloads, in band order */
+    cudaStream_t lead;        /* its uploads, in band order; the raw
+                                 link's copies */
+    cudaStream_t down;        /* its downloads, in band order; the raw
+                                 link's download when both run */
     cuxfer_timer timer;       /* this device's span of a timed pass */
 } dev_part;
 
