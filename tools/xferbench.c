@@ -1172,7 +1172,7 @@ static void bench_roundtrip(cudaStream_t s, cuxfer_timer *t)
     BENCH_CHECK(cuxfer_ring_destroy(&ring));
 }
 
-/* --- roicopy's single-image round trip: bands on their own streams -------- */
+/* --- roicopy's single-image round trip: bands up one stream, down another */
 
 /* roicopy --streams N (roicopy(1)) cuts the ROI into N bands of rows,
  * uploads them in order on one stream and downloads them in order on
