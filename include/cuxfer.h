@@ -6026,13 +6026,18 @@ struct cuxfer_rois_options {
 
 /* --- the plan ------------------------------------------------------------- */
 
+/* A staging slot (GATHER's chunks, KERNEL's descriptors) or an extra one. */
+struct cuxfer_impl_kslot {
+    void *stage, *dev; /* pinned (portable, mapped), and as the kernel sees it */
+    cudaEvent_t ev;    /* its last use */
+};
+
 struct cuxfer_rois {
     cuxfer_rois_options opt;
     int device;                            /* current device at create */
-    void *stage[CUXFER_ROIS_SLOTS];        /* pinned staging (portable) */
-    cudaEvent_t ev[CUXFER_ROIS_SLOTS];     /* last use of each slot */
+    struct cuxfer_impl_kslot slot[CUXFER_ROIS_SLOTS];
     cudaEvent_t ev_probe;                  /* does the stream take our events? */
-    void *stage_dev[CUXFER_ROIS_SLOTS];    /* the staging as the kernel sees it */
+    cudaStream_t side;                     /* KERNEL's launches take turns on s and it */
     void *lib, *kernel;                    /* cudaLibrary_t, cudaKernel_t of KERNEL */
     const char *no_kernel;                 /* why KERNEL is unavailable (NULL: it is) */
     cudaError_t kernel_err;                /* and the CUDA error that said so */
@@ -6048,8 +6053,7 @@ struct cuxfer_rois {
     int ready;
     /* KERNEL's extra descriptor slots, made when every staging slot is
      * still read by a queued launch (a held or busy stream), kept */
-    void **xstage, **xstage_dev;
-    cudaEvent_t *xev;
+    struct cuxfer_impl_kslot *x;
     int nx;
 };
 
@@ -6593,20 +6597,19 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
     if (p->team_up)
         cuxfer_impl_team_stop(&p->team);
     for (i = 0; i < CUXFER_ROIS_SLOTS; ++i) {
-        if (p->ev[i])
-            cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->ev[i]));
-        (void)cuxfer_impl_event_drop(p->ev[i]);
-        (void)cuxfer_host_free(p->stage[i]);
+        if (p->slot[i].ev)
+            cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->slot[i].ev));
+        (void)cuxfer_impl_event_drop(p->slot[i].ev);
+        (void)cuxfer_host_free(p->slot[i].stage);
     }
     for (i = 0; i < p->nx; ++i) {
-        cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->xev[i]));
-        (void)cuxfer_impl_event_drop(p->xev[i]);
-        (void)cuxfer_host_free(p->xstage[i]);
+        cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->x[i].ev));
+        (void)cuxfer_impl_event_drop(p->x[i].ev);
+        (void)cuxfer_host_free(p->x[i].stage);
     }
-    free(p->xstage);
-    free(p->xstage_dev);
-    free(p->xev);
+    free(p->x);
     (void)cuxfer_impl_event_drop(p->ev_probe);
+    (void)cuxfer_impl_stream_drop(p->side);
     cuxfer_impl_kernel_unload(&p->lib, &p->kernel);
     free(p->off);
     free(p->check);
@@ -6624,7 +6627,7 @@ CUXFER_API void cuxfer_impl_rois_kernel_load(cuxfer_rois *p)
     int i;
     p->no_kernel = cuxfer_impl_kernel_load(p->device, &p->lib, &p->kernel, &p->kblocks, &err);
     for (i = 0; i < CUXFER_ROIS_SLOTS && !p->no_kernel; ++i)
-        if ((err = cudaHostGetDevicePointer(&p->stage_dev[i], p->stage[i], 0)) != cudaSuccess) {
+        if ((err = cudaHostGetDevicePointer(&p->slot[i].dev, p->slot[i].stage, 0)) != cudaSuccess) {
             cuxfer_impl_kernel_unload(&p->lib, &p->kernel); /* clears err */
             p->no_kernel = "the staging is not mapped into the device (cudaHostGetDevicePointer)";
         }
@@ -6653,13 +6656,15 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
     pthread_mutex_init(&p->mu, NULL);
     p->ready = 1;
     for (i = 0; i < CUXFER_ROIS_SLOTS && err == cudaSuccess; ++i) {
-        err = cuxfer_host_alloc(&p->stage[i], p->opt.chunk_bytes, 1,
+        err = cuxfer_host_alloc(&p->slot[i].stage, p->opt.chunk_bytes, 1,
                                 cudaHostAllocPortable | cudaHostAllocMapped);
         if (err == cudaSuccess)
-            err = cuxfer_impl_event_create(&p->ev[i], cudaEventDisableTiming);
+            err = cuxfer_impl_event_create(&p->slot[i].ev, cudaEventDisableTiming);
     }
     if (err == cudaSuccess)
         err = cuxfer_impl_event_create(&p->ev_probe, cudaEventDisableTiming);
+    if (err == cudaSuccess)
+        err = cuxfer_impl_stream_create(&p->side, cudaStreamNonBlocking, 0);
     if (err != cudaSuccess) {
         (void)cuxfer_rois_destroy(p);
         return cuxfer_impl_fail_cuda(err, "cuxfer_rois_create: %s", cudaGetErrorName(err));
@@ -6843,13 +6848,13 @@ CUXFER_API cudaError_t cuxfer_impl_rois_h2d(cuxfer_rois *p, struct cuxfer_impl_r
     for (a = 0, c = 0; a < total; a += len, ++c) {
         k = (int)(c % CUXFER_ROIS_SLOTS);
         len = total - a < p->opt.chunk_bytes ? total - a : p->opt.chunk_bytes;
-        CUXFER_TRY(cuxfer_impl_event_sync(p->ev[k]));
-        j->stage = (unsigned char *)p->stage[k];
+        CUXFER_TRY(cuxfer_impl_event_sync(p->slot[k].ev));
+        j->stage = (unsigned char *)p->slot[k].stage;
         j->a = a;
         j->b = a + len;
         cuxfer_impl_team_run(&p->team, cuxfer_impl_rois_part, j);
-        CUXFER_TRY(cudaMemcpyAsync(dense + a, p->stage[k], len, cudaMemcpyDefault, s));
-        CUXFER_TRY(cudaEventRecord(p->ev[k], s));
+        CUXFER_TRY(cudaMemcpyAsync(dense + a, p->slot[k].stage, len, cudaMemcpyDefault, s));
+        CUXFER_TRY(cudaEventRecord(p->slot[k].ev, s));
     }
     return cudaSuccess;
 }
@@ -6867,17 +6872,17 @@ CUXFER_API cudaError_t cuxfer_impl_rois_d2h(cuxfer_rois *p, struct cuxfer_impl_r
         if (q < chunks && q < c + CUXFER_ROIS_SLOTS) { /* chunk q down, into a free slot */
             k = (int)(q % CUXFER_ROIS_SLOTS);
             if (q < CUXFER_ROIS_SLOTS) /* a previous H2D on another stream may read it */
-                CUXFER_TRY(cudaStreamWaitEvent(s, p->ev[k], 0));
-            CUXFER_TRY(cudaMemcpyAsync(p->stage[k], dense + q * ch,
+                CUXFER_TRY(cudaStreamWaitEvent(s, p->slot[k].ev, 0));
+            CUXFER_TRY(cudaMemcpyAsync(p->slot[k].stage, dense + q * ch,
                                        total - q * ch < ch ? total - q * ch : ch,
                                        cudaMemcpyDefault, s));
-            CUXFER_TRY(cudaEventRecord(p->ev[k], s));
+            CUXFER_TRY(cudaEventRecord(p->slot[k].ev, s));
             ++q;
             continue;
         }
         k = (int)(c % CUXFER_ROIS_SLOTS); /* chunk c, once it arrived, to the tiles */
-        CUXFER_TRY(cuxfer_impl_event_sync(p->ev[k]));
-        j->stage = (unsigned char *)p->stage[k];
+        CUXFER_TRY(cuxfer_impl_event_sync(p->slot[k].ev));
+        j->stage = (unsigned char *)p->slot[k].stage;
         j->a = c * ch;
         j->b = total - c * ch < ch ? total : (c + 1) * ch;
         cuxfer_impl_team_run(&p->team, cuxfer_impl_rois_part, j);
@@ -6928,70 +6933,58 @@ CUXFER_API cudaError_t cuxfer_impl_rois_gather(cuxfer_rois *p, int dir, const cu
  * (a wait blocked the caller behind a held stream): the next staging slot
  * when its last launch completed, else a completed extra slot, else a new
  * one (made Relaxed, kept until destroy). */
-CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes, cuxfer_impl_tile **d,
-                                              void **ddev, cudaEvent_t *ev)
+CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes,
+                                              struct cuxfer_impl_kslot *out)
 {
     int k = p->kslot, i;
-    void **xs, **xd;
-    cudaEvent_t *xe;
-    cudaError_t err = cuxfer_impl_event_query(p->ev[k]);
+    struct cuxfer_impl_kslot *x;
+    cudaError_t err = cuxfer_impl_event_query(p->slot[k].ev);
     if (err == cudaSuccess) {
         p->kslot = (k + 1) % CUXFER_ROIS_SLOTS;
-        *d = (cuxfer_impl_tile *)p->stage[k];
-        *ddev = p->stage_dev[k];
-        *ev = p->ev[k];
+        *out = p->slot[k];
         return cudaSuccess;
     }
     if (err != cudaErrorNotReady)
         return err;
     for (i = 0; i < p->nx; ++i) {
-        err = cuxfer_impl_event_query(p->xev[i]);
+        err = cuxfer_impl_event_query(p->x[i].ev);
         if (err == cudaSuccess)
             break;
         if (err != cudaErrorNotReady)
             return err;
     }
     if (i == p->nx) {
-        xs = (void **)realloc(p->xstage, (size_t)(i + 1) * sizeof *xs);
-        if (xs)
-            p->xstage = xs;
-        xd = (void **)realloc(p->xstage_dev, (size_t)(i + 1) * sizeof *xd);
-        if (xd)
-            p->xstage_dev = xd;
-        xe = (cudaEvent_t *)realloc(p->xev, (size_t)(i + 1) * sizeof *xe);
-        if (xe)
-            p->xev = xe;
-        if (!xs || !xd || !xe)
+        x = (struct cuxfer_impl_kslot *)realloc(p->x, (size_t)(i + 1) * sizeof *x);
+        if (!x)
             return cuxfer_impl_fail(cudaErrorMemoryAllocation,
-                                    "cuxfer_rois_copy_async: no host memory for a descriptor "
-                                    "slot");
-        p->xstage[i] = NULL;
-        p->xev[i] = NULL;
-        err = cuxfer_host_alloc(&p->xstage[i], bytes, 1,
-                                cudaHostAllocPortable | cudaHostAllocMapped);
+                                    "cuxfer_rois_copy_async: no host memory for a descriptor slot");
+        p->x = x;
+        memset(&x[i], 0, sizeof x[i]);
+        err = cuxfer_host_alloc(&x[i].stage, bytes, 1, cudaHostAllocPortable | cudaHostAllocMapped);
         if (err == cudaSuccess)
-            err = cudaHostGetDevicePointer(&p->xstage_dev[i], p->xstage[i], 0);
+            err = cudaHostGetDevicePointer(&x[i].dev, x[i].stage, 0);
         if (err == cudaSuccess)
-            err = cuxfer_impl_event_create(&p->xev[i], cudaEventDisableTiming);
+            err = cuxfer_impl_event_create(&x[i].ev, cudaEventDisableTiming);
         if (err != cudaSuccess) {
-            (void)cuxfer_host_free(p->xstage[i]);
+            (void)cuxfer_host_free(x[i].stage);
             return cuxfer_impl_fail_cuda(err, "cuxfer_rois_copy_async: a descriptor slot of %zu "
                                          "bytes: %s", bytes, cudaGetErrorName(err));
         }
         p->nx = i + 1;
     }
-    *d = (cuxfer_impl_tile *)p->xstage[i];
-    *ddev = p->xstage_dev[i];
-    *ev = p->xev[i];
+    *out = p->x[i];
     return cudaSuccess;
 }
 
-/* KERNEL: one launch per descriptor slot of at most 8192 descriptors on
- * s; hdev is the host view's base as the device sees it.  A descriptor is
- * a band of whole rows of one tile, at most `band` bytes: a warp copies
- * one descriptor at a time, and a tile far larger than the rest kept its
- * warps busy long after the others.  A tile of 2^31 bytes or more (beyond
- * the kernel's 32-bit counts) goes by cudaMemcpy2DAsync on s. */
+/* KERNEL: one launch per descriptor slot of at most 8192 descriptors,
+ * taking turns on s and side, so that each starts in the last one's tail
+ * (doc/PERF.md, "Behind the constants": KERNEL's launches); s waits for
+ * side also after a failure.  hdev is the host view's base as the device
+ * sees it.  A descriptor is a band of whole rows of one tile, at most
+ * `band` bytes: a warp copies one descriptor at a time, and a tile far
+ * larger than the rest kept its warps busy long after the others.  A tile
+ * of 2^31 bytes or more (beyond the kernel's 32-bit counts) goes by
+ * cudaMemcpy2DAsync on s. */
 CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cuxfer_view *host,
                                                unsigned char *hdev, const cuxfer_roi *rois,
                                                size_t n, unsigned char *dense, size_t total,
@@ -7000,28 +6993,28 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
     /* at most 8192 descriptors a launch, the first 512 and then twice the
      * last: the GPU starts early, and on each launch while the next ones
      * are written; about 4096 bands of the whole copy */
-    const size_t cap = p->opt.chunk_bytes / sizeof(cuxfer_impl_tile) < 8192
-                           ? p->opt.chunk_bytes / sizeof(cuxfer_impl_tile)
-                           : 8192,
+    const size_t fit = p->opt.chunk_bytes / sizeof(cuxfer_impl_tile), cap = fit < 8192 ? fit : 8192,
                  lim = 0x7fffffff, band = total / 4096 > 4096 ? total / 4096 : 4096;
     const uintptr_t base = (uintptr_t)hdev | (uintptr_t)dense | (uintptr_t)host->pitch;
     size_t i = 0, off = 0, y0 = 0, each = cap < 512 ? cap : 512;
-    while (i < n) {
-        cuxfer_impl_tile *d = NULL;
-        void *ddev = NULL;
-        cudaEvent_t ev = NULL;
+    cudaStream_t on = s;
+    /* ev_probe, recorded on s by cuxfer_impl_rois_staged, forks side, then joins it */
+    cudaError_t err = cudaStreamWaitEvent(p->side, p->ev_probe, 0), e2;
+    while (i < n && err == cudaSuccess) {
+        struct cuxfer_impl_kslot k = {NULL, NULL, NULL};
         uintptr_t align = base;
         size_t m = 0;
-        CUXFER_TRY(cuxfer_impl_rois_kslot(p, cap * sizeof *d, &d, &ddev, &ev));
-        while (i < n && m < each) {
+        err = cuxfer_impl_rois_kslot(p, cap * sizeof(cuxfer_impl_tile), &k);
+        while (err == cudaSuccess && i < n && m < each) {
             size_t rb = rois[i].width * host->elem_size, rows = rois[i].height, br;
             size_t src = rois[i].y * host->pitch + rois[i].x * host->elem_size;
             if (rb * rows > lim) { /* the check ruled out overflow */
-                CUXFER_TRY(cuxfer_impl_rois_tile(dir, host, &rois[i], dense + off, s));
+                err = cuxfer_impl_rois_tile(dir, host, &rois[i], dense + off, s);
             } else if (rb * rows != 0) { /* no division for a tile within a band */
                 br = rb * (rows - y0) <= band ? rows - y0 : rb >= band ? 1 : band / rb;
                 br = br < rows - y0 ? br : rows - y0;
-                cuxfer_impl_tile_put(&d[m++], src + y0 * host->pitch, off + y0 * rb, br, rb);
+                cuxfer_impl_tile_put((cuxfer_impl_tile *)k.stage + m++, src + y0 * host->pitch,
+                                     off + y0 * rb, br, rb);
                 align |= (uintptr_t)src | (uintptr_t)off | (uintptr_t)rb;
                 if ((y0 += br) < rows)
                     continue; /* the tile's next band */
@@ -7030,14 +7023,20 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
             off += rb * rows;
             ++i;
         }
-        if (m)
-            CUXFER_TRY(cuxfer_impl_kernel_launch(p->kernel, p->kblocks, ddev, (unsigned)m, hdev,
-                                                 host->pitch, dense, dir == CUXFER_ROIS_D2H,
-                                                 align, 0, s));
-        CUXFER_TRY(cudaEventRecord(ev, s));
+        if (err == cudaSuccess && m)
+            err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, k.dev, (unsigned)m, hdev,
+                                            host->pitch, dense, dir == CUXFER_ROIS_D2H, align, 0,
+                                            on);
+        if (k.ev && (e2 = cudaEventRecord(k.ev, on)) != cudaSuccess && err == cudaSuccess)
+            err = e2; /* recorded also after a failure: a launch may have been queued */
+        on = on == s ? p->side : s;
         each = 2 * each < cap ? 2 * each : cap;
     }
-    return cudaSuccess;
+    if ((e2 = cudaEventRecord(p->ev_probe, p->side)) == cudaSuccess)
+        e2 = cudaStreamWaitEvent(s, p->ev_probe, 0);
+    if (e2 != cudaSuccess)
+        (void)cuxfer_impl_stream_sync(p->side); /* s cannot wait: they end before the return */
+    return err == cudaSuccess ? e2 : err;
 }
 
 /* KERNEL or GATHER (want) on stream s (cap: its cuxfer_impl_stream_state),
