@@ -6037,20 +6037,18 @@ struct cuxfer_rois {
     int device;                            /* current device at create */
     struct cuxfer_impl_kslot slot[CUXFER_ROIS_SLOTS];
     cudaEvent_t ev_probe;                  /* does the stream take our events? */
-    cudaStream_t side;                     /* KERNEL's launches take turns on s and it */
+    cudaStream_t side, side_for;           /* KERNEL's turns; the s they last joined */
     void *lib, *kernel;                    /* cudaLibrary_t, cudaKernel_t of KERNEL */
     const char *no_kernel;                 /* why KERNEL is unavailable (NULL: it is) */
     cudaError_t kernel_err;                /* and the CUDA error that said so */
     int kslot;                             /* the staging slot KERNEL fills next */
     unsigned kblocks;                      /* KERNEL's grid: one wave of the device */
-    size_t *off;                           /* offsets scratch, n + 1 */
-    size_t off_cap;
+    size_t *off, off_cap;                  /* offsets scratch, n + 1 */
     void *check;                           /* overlap-check scratch */
     size_t check_bytes;
     cuxfer_impl_team team;
     pthread_mutex_t mu;                    /* one copy at a time per plan */
-    int team_up;
-    int ready;
+    int team_up, ready;
     /* KERNEL's extra descriptor slots, made when every staging slot is
      * still read by a queued launch (a held or busy stream), kept */
     struct cuxfer_impl_kslot *x;
@@ -6596,16 +6594,13 @@ CUXFER_API cudaError_t cuxfer_rois_destroy(cuxfer_rois *p)
         return cudaSuccess;
     if (p->team_up)
         cuxfer_impl_team_stop(&p->team);
-    for (i = 0; i < CUXFER_ROIS_SLOTS; ++i) {
-        if (p->slot[i].ev)
-            cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->slot[i].ev));
-        (void)cuxfer_impl_event_drop(p->slot[i].ev);
-        (void)cuxfer_host_free(p->slot[i].stage);
-    }
-    for (i = 0; i < p->nx; ++i) {
-        cuxfer_impl_keep(&first, cuxfer_impl_event_sync(p->x[i].ev));
-        (void)cuxfer_impl_event_drop(p->x[i].ev);
-        (void)cuxfer_host_free(p->x[i].stage);
+    for (i = 0; i < CUXFER_ROIS_SLOTS + p->nx; ++i) { /* the staging, then the extra slots */
+        struct cuxfer_impl_kslot *x = i < CUXFER_ROIS_SLOTS ? &p->slot[i]
+                                                            : &p->x[i - CUXFER_ROIS_SLOTS];
+        if (x->ev)
+            cuxfer_impl_keep(&first, cuxfer_impl_event_sync(x->ev));
+        (void)cuxfer_impl_event_drop(x->ev);
+        (void)cuxfer_host_free(x->stage);
     }
     free(p->x);
     (void)cuxfer_impl_event_drop(p->ev_probe);
@@ -6938,16 +6933,11 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes,
 {
     int k = p->kslot, i;
     struct cuxfer_impl_kslot *x;
-    cudaError_t err = cuxfer_impl_event_query(p->slot[k].ev);
-    if (err == cudaSuccess) {
-        p->kslot = (k + 1) % CUXFER_ROIS_SLOTS;
-        *out = p->slot[k];
-        return cudaSuccess;
-    }
-    if (err != cudaErrorNotReady)
-        return err;
-    for (i = 0; i < p->nx; ++i) {
-        err = cuxfer_impl_event_query(p->x[i].ev);
+    cudaError_t err;
+    for (i = -1; i < p->nx; ++i) { /* staging slot k, then the extra slots */
+        err = cuxfer_impl_event_query(i < 0 ? p->slot[k].ev : p->x[i].ev);
+        if (err == cudaSuccess && i < 0)
+            p->kslot = (k + 1) % CUXFER_ROIS_SLOTS;
         if (err == cudaSuccess)
             break;
         if (err != cudaErrorNotReady)
@@ -6972,34 +6962,41 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kslot(cuxfer_rois *p, size_t bytes,
         }
         p->nx = i + 1;
     }
-    *out = p->x[i];
+    *out = i < 0 ? p->slot[k] : p->x[i];
     return cudaSuccess;
 }
 
-/* KERNEL: one launch per descriptor slot of at most 8192 descriptors,
- * taking turns on s and side, so that each starts in the last one's tail
- * (doc/PERF.md, "Behind the constants": KERNEL's launches); s waits for
- * side also after a failure.  hdev is the host view's base as the device
- * sees it.  A descriptor is a band of whole rows of one tile, at most
- * `band` bytes: a warp copies one descriptor at a time, and a tile far
- * larger than the rest kept its warps busy long after the others.  A tile
- * of 2^31 bytes or more (beyond the kernel's 32-bit counts) goes by
+/* KERNEL: launches of at most 8192 descriptors in turns on s and side,
+ * each starting in the last one's tail (doc/PERF.md, "Behind the
+ * constants": KERNEL's launches).  side may hold work that waits for
+ * another, held stream: it takes turns when idle, or when s, which it last
+ * joined, waits for all it holds; ev_probe (recorded on s by
+ * cuxfer_impl_rois_staged) forks it at its first turn and joins it to s at
+ * the end, also after a failure.  hdev: the host view's base on the
+ * device.  A descriptor is a band of whole rows of one tile, at most
+ * `band` bytes: a warp copies one at a time, so a tile far larger than the
+ * rest does not keep its warps busy long after the others.  A tile of
+ * 2^31 bytes or more (beyond the kernel's 32-bit counts) goes by
  * cudaMemcpy2DAsync on s. */
 CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cuxfer_view *host,
                                                unsigned char *hdev, const cuxfer_roi *rois,
                                                size_t n, unsigned char *dense, size_t total,
                                                cudaStream_t s)
 {
-    /* at most 8192 descriptors a launch, the first 512 and then twice the
-     * last: the GPU starts early, and on each launch while the next ones
-     * are written; about 4096 bands of the whole copy */
+    /* 512 descriptors, then twice the last: the GPU starts early and runs
+     * while the next are written; bands of about 1/4096 of the copy */
     const size_t fit = p->opt.chunk_bytes / sizeof(cuxfer_impl_tile), cap = fit < 8192 ? fit : 8192,
                  lim = 0x7fffffff, band = total / 4096 > 4096 ? total / 4096 : 4096;
     const uintptr_t base = (uintptr_t)hdev | (uintptr_t)dense | (uintptr_t)host->pitch;
     size_t i = 0, off = 0, y0 = 0, each = cap < 512 ? cap : 512;
-    cudaStream_t on = s;
-    /* ev_probe, recorded on s by cuxfer_impl_rois_staged, forks side, then joins it */
-    cudaError_t err = cudaStreamWaitEvent(p->side, p->ev_probe, 0), e2;
+    cudaError_t err = cudaStreamQuery(p->side), e2 = cudaSuccess;
+    cudaStream_t on = s, alt = p->side;
+    int forked = 0;
+    if (err == cudaErrorNotReady) { /* busy: its turns only if s waits for all it holds */
+        if (p->side_for != s || !s || s == cudaStreamLegacy || s == cudaStreamPerThread)
+            alt = s; /* 0 and the per-thread handle name other streams in other threads */
+        err = cudaSuccess;
+    }
     while (i < n && err == cudaSuccess) {
         struct cuxfer_impl_kslot k = {NULL, NULL, NULL};
         uintptr_t align = base;
@@ -7029,13 +7026,17 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
                                             on);
         if (k.ev && (e2 = cudaEventRecord(k.ev, on)) != cudaSuccess && err == cudaSuccess)
             err = e2; /* recorded also after a failure: a launch may have been queued */
-        on = on == s ? p->side : s;
+        on = on == s ? alt : s;
         each = 2 * each < cap ? 2 * each : cap;
+        if (on != s && !forked && err == cudaSuccess && i < n) { /* side's first turn */
+            forked = (err = cudaStreamWaitEvent(on, p->ev_probe, 0)) == cudaSuccess;
+            p->side_for = s;
+        }
     }
-    if ((e2 = cudaEventRecord(p->ev_probe, p->side)) == cudaSuccess)
+    if (forked && (e2 = cudaEventRecord(p->ev_probe, p->side)) == cudaSuccess)
         e2 = cudaStreamWaitEvent(s, p->ev_probe, 0);
-    if (e2 != cudaSuccess)
-        (void)cuxfer_impl_stream_sync(p->side); /* s cannot wait: they end before the return */
+    if (forked && e2 != cudaSuccess) /* s cannot wait: side's launches end before the return */
+        (void)cuxfer_impl_stream_sync(p->side);
     return err == cudaSuccess ? e2 : err;
 }
 

@@ -22,7 +22,9 @@
  *  - SPAN, PACK and cuxfer_rois's KERNEL of fresh plans enqueue behind a
  *    stream held by a host function that waits for the enqueuing thread,
  *    and return (the copy kernel is loaded at create, not at its first
- *    launch), byte-exactly; cuxfer_rois's GATHER down waits for such a
+ *    launch), byte-exactly; a KERNEL copy on another stream meanwhile
+ *    ends while the first is still held (the plan's own stream ties no
+ *    stream to another); cuxfer_rois's GATHER down waits for such a
  *    stream, as its man page says, and then puts every tile back.
  * Built twice: tests/composition/pool-planner-ptds is this file compiled with
  * CUDA_API_PER_THREAD_DEFAULT_STREAM, where 0 is the per-thread stream. */
@@ -420,6 +422,34 @@ static void behind_a_held_stream(void)
             ok(release(s), "it returned while the stream was held (more launches than slots)");
             GPU_MUST(cudaMemcpy(got2, dd2, many * 4, cudaMemcpyDeviceToHost));
             ok(memcmp(got2, want2, many * 4) == 0, "held stream: all %zu tiles byte-exact", many);
+        }
+        /* KERNEL's launches take turns on the plan's own stream: that must
+         * not tie another stream to the held one.  While s holds a copy
+         * of many launches, the same plan's copy on s2 (four launches)
+         * ends before the host function lets s go. */
+        if (kernel) {
+            cudaStream_t s2;
+            GPU_MUST(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+            GPU_MUST(cudaMemset(dd2, 0xA5, many * 4));
+            GPU_MUST(cudaMemset(dd, 0xA5, tiles * 64));
+            GPU_MUST(cudaDeviceSynchronize());
+            hold_stream(s, 10000);
+            GPU_OK(cuxfer_rois_copy_async(&rp, CUXFER_ROIS_H2D, &img, r2, many, &dense2, s),
+                   "held stream: KERNEL, %zu tiles, enqueued", many);
+            GPU_OK(cuxfer_rois_copy_async(&rp, CUXFER_ROIS_H2D, &img, r, tiles, &dense, s2),
+                   "the same plan on another stream meanwhile: %zu tiles enqueued", tiles);
+            GPU_MUST(cudaStreamSynchronize(s2));
+            ok(!__atomic_load_n(&held.timed_out, __ATOMIC_ACQUIRE),
+               "the other stream's copy ended while the held stream still waited");
+            GPU_MUST(cudaMemcpy(got, dd, tiles * 64, cudaMemcpyDeviceToHost));
+            ok(memcmp(got, want, tiles * 64) == 0, "the other stream's tiles byte-exact");
+            ok(release(s), "the held stream was let go, not timed out");
+            GPU_MUST(cudaMemcpy(got2, dd2, many * 4, cudaMemcpyDeviceToHost));
+            ok(memcmp(got2, want2, many * 4) == 0, "then the held stream's %zu tiles byte-exact",
+               many);
+            GPU_MUST(cudaStreamDestroy(s2));
+        } else {
+            skip(6, "KERNEL needs the CUDA 12.5 runtime");
         }
         GPU_MUST(cudaFree(dd2));
         free(r2);
