@@ -957,18 +957,23 @@ CUXFER_API void cuxfer_impl_keep(cudaError_t *first, cudaError_t err)
         *first = err;
 }
 
+/* 0, cudaStreamLegacy, cudaStreamPerThread: each names a stream per thread or unit. */
+CUXFER_API int cuxfer_impl_is_default_stream(cudaStream_t s)
+{
+    return !s || s == cudaStreamLegacy || s == cudaStreamPerThread;
+}
+
 /* The device of s (12.8+), else the current device; -1 when there is none. */
 CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
 {
 #if CUDART_VERSION >= 12080
     int dev = -1;
     cudaError_t err;
-    if (s == (cudaStream_t)0 || s == cudaStreamLegacy || s == cudaStreamPerThread)
-        return cuxfer_impl_current_device();
     /* cudaStreamGetDevice invalidates a capture in every mode (doc/PERF.md,
-     * "CUDA behaviour measured"): a capturing stream is taken to be the
-     * current device's. */
-    if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
+     * "CUDA behaviour measured"): a capturing stream, as a default one, is
+     * taken to be the current device's. */
+    if (cuxfer_impl_is_default_stream(s) ||
+        cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_current_device();
     err = cudaStreamGetDevice(s, &dev);
     if (err == cudaSuccess && dev >= 0)
@@ -2566,7 +2571,7 @@ CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_wrap: %s is NULL",
                                 p ? "streams" : "pool");
     for (i = 0; i < count; ++i)
-        if (!streams[i] || streams[i] == cudaStreamLegacy || streams[i] == cudaStreamPerThread)
+        if (cuxfer_impl_is_default_stream(streams[i]))
             return cuxfer_impl_fail(cudaErrorInvalidValue,
                                     "cuxfer_stream_pool_wrap: streams[%d] is %s; the pool "
                                     "never hands out a default stream", i,
@@ -2801,7 +2806,7 @@ CUXFER_API cudaError_t cuxfer_timer_stop(cuxfer_timer *t, cudaStream_t s)
 #if CUDART_VERSION >= 12080
     /* Another device's stream would take the wait for the start and then
      * refuse the record: refuse it before anything is queued. */
-    if (s != (cudaStream_t)0 && s != cudaStreamLegacy && s != cudaStreamPerThread) {
+    if (!cuxfer_impl_is_default_stream(s)) {
         int sd = cuxfer_impl_stream_device(s);
         if (sd >= 0 && sd != t->device)
             return cuxfer_impl_fail(cudaErrorInvalidResourceHandle,
@@ -3976,12 +3981,7 @@ CUXFER_API cudaError_t cuxfer_graph_begin(cudaStream_t s)
 {
     int cap;
     cudaError_t err;
-#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
-    const int zero_is_legacy = 0;
-#else
-    const int zero_is_legacy = 1;
-#endif
-    if ((!s && zero_is_legacy) || s == cudaStreamLegacy)
+    if (cuxfer_impl_is_legacy_stream(s))
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_graph_begin: %s (the legacy default stream) cannot be "
                                 "captured; use a stream of your own or cudaStreamPerThread",
@@ -6993,7 +6993,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
     cudaStream_t on = s, alt = p->side;
     int forked = 0;
     if (err == cudaErrorNotReady) { /* busy: its turns only if s waits for all it holds */
-        if (p->side_for != s || !s || s == cudaStreamLegacy || s == cudaStreamPerThread)
+        if (p->side_for != s || cuxfer_impl_is_default_stream(s))
             alt = s; /* 0 and the per-thread handle name other streams in other threads */
         err = cudaSuccess;
     }
