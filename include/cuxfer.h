@@ -91,6 +91,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+/* gcc 8+ or clang 9+ on x86-64, not nvcc: PACK's masked scatter (section 10) */
+#if defined(__x86_64__) && !defined(__CUDACC__) &&                                          \
+    (defined(__clang__) ? __clang_major__ >= 9 : defined(__GNUC__) && __GNUC__ >= 8)
+#define CUXFER_IMPL_MASKED 1
+#include <immintrin.h>
+#endif
 
 /* ------------------------------------------------------------------------
  * 1. Configuration and version
@@ -5021,6 +5027,36 @@ struct cuxfer_plan2d {
  * scatter's prefetch distance). */
 #define CUXFER_IMPL_SCATTER_AHEAD 2048
 
+#ifdef CUXFER_IMPL_MASKED
+/* PACK's scatter of 1-4 byte rows at a pitch <= 64 where the CPU has AVX-512
+ * VBMI2: one masked store a 64-byte line of d writes its row bytes and none
+ * between (doc/PERF.md, "Behind the constants": the scatter's masked stores). */
+__attribute__((target("avx512f,avx512bw,avx512vbmi2"))) CUXFER_API void
+cuxfer_impl_scatter_masked(unsigned char *d, size_t dp, const unsigned char *s, size_t row,
+                           size_t rows)
+{
+    uintptr_t a = (uintptr_t)d, end = a + (rows - 1) * dp + row, c = a & ~(uintptr_t)63;
+    unsigned long long m[64], k; /* the masks repeat every dp / gcd(dp, 64) lines */
+    size_t n = 64 % dp ? dp / (dp & (0 - dp)) : 1, i, b, ph = (c + 64 * dp - a) % dp;
+    for (i = 0; i < n; ++i)
+        for (m[i] = 0, b = 0; b < 64; ++b, ph = ph + 1 == dp ? 0 : ph + 1)
+            m[i] |= (unsigned long long)(ph < row) << b;
+    for (i = 0; c < end; c += 64, i = i + 1 == n ? 0 : i + 1) {
+        k = m[i] & (c < a ? ~0ULL << (a - c) : ~0ULL);
+        k &= end - c < 64 ? ~0ULL >> (64 - (end - c)) : ~0ULL;
+        _mm512_mask_storeu_epi8((void *)c, k, _mm512_maskz_expandloadu_epi8(k, s));
+        s += __builtin_popcountll(k);
+    }
+}
+
+/* Whether a scatter of `row`-byte rows at pitch dp takes the masked stores. */
+CUXFER_API int cuxfer_impl_masked(size_t row, size_t dp)
+{
+    return row <= 4 && row < dp && dp <= 64 && __builtin_cpu_supports("avx512vbmi2") &&
+           __builtin_cpu_supports("avx512bw");
+}
+#endif
+
 /* Rows [from, to) of a scatter job (dense rows to dst at dpitch) or of a
  * gather job (rows at spitch to dense rows at dst, read in address order,
  * which the hardware prefetches). */
@@ -5030,6 +5066,11 @@ CUXFER_API void cuxfer_impl_scatter_rows(const struct cuxfer_impl_scatter *j, si
     if (j->spitch)
         cuxfer_impl_copy_rows(j->dst + from * j->row, j->row, j->src + from * j->spitch, j->spitch,
                               j->row, to - from, 0);
+#ifdef CUXFER_IMPL_MASKED
+    else if (to > from && cuxfer_impl_masked(j->row, j->dpitch))
+        cuxfer_impl_scatter_masked(j->dst + from * j->dpitch, j->dpitch, j->src + from * j->row,
+                                   j->row, to - from);
+#endif
     else
         cuxfer_impl_copy_rows(j->dst + from * j->dpitch, j->dpitch, j->src + from * j->row, j->row,
                               j->row, to - from,

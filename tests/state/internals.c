@@ -873,8 +873,10 @@ static void team_door(void)
  * special-cases and odd ones, row counts that do not divide among the
  * threads, and chunks below the team's threshold), with gaps of 7 bytes
  * and of 2041 (a pitch past CUXFER_IMPL_SCATTER_AHEAD: the prefetch hint
- * then runs one row ahead, and the last rows of a block go unhinted).
- * Every row must match
+ * then runs one row ahead, and the last rows of a block go unhinted); rows
+ * of 1-4 bytes also with gaps of 1 and 60 and a destination 37 bytes past
+ * a line, for the masked stores (pitches up to 64, the masks cycling over
+ * up to 63 lines) where the CPU has them.  Every row must match
  * byte for byte, no gap byte may be written, and each record must come
  * back free (its busy flag cleared by the host function itself). */
 /* One run of the planner's host function on pl's team, through record
@@ -906,41 +908,57 @@ static void pack_scatter_on_team(void)
     static const size_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24, 32, 48, 64, 100, 128, 256};
     static const size_t heights[] = {1, 63, 64, 65, 1000, 5003, SC_MAXROWS};
     static const int teams[] = {1, 2, 3, 16};
-    static const size_t gaps[] = {SC_GAP, SC_WIDE_GAP};
+    static const size_t gaps[] = {SC_GAP, SC_WIDE_GAP, 1, 60}, offs[] = {0, 37};
     static unsigned char stage[SC_MAXROW * SC_MAXROWS],
-        dst[(SC_MAXROW + SC_WIDE_GAP) * SC_WIDE_ROWS > (SC_MAXROW + SC_GAP) * SC_MAXROWS
-                ? (SC_MAXROW + SC_WIDE_GAP) * SC_WIDE_ROWS
-                : (SC_MAXROW + SC_GAP) * SC_MAXROWS];
+        buf[256 + ((SC_MAXROW + SC_WIDE_GAP) * SC_WIDE_ROWS > (SC_MAXROW + SC_GAP) * SC_MAXROWS
+                      ? (SC_MAXROW + SC_WIDE_GAP) * SC_WIDE_ROWS
+                      : (SC_MAXROW + SC_GAP) * SC_MAXROWS)];
     static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
-    size_t wi, hi, gi, i, y, x;
+    size_t wi, hi, gi, oi, i, y, x;
     int ti, bad_rows = 0, bad_gaps = 0, busy_left = 0, runs = 0;
+#ifdef CUXFER_IMPL_MASKED
+    diag("masked stores: %s", cuxfer_impl_masked(1, 2) ? "used for 1-4 byte rows, pitch <= 64"
+                                                        : "not on this CPU");
+#else
+    diag("masked stores: not with this compiler or target");
+#endif
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
         memset(&pl, 0, sizeof pl);
         cuxfer_impl_team_start(&pl.team, teams[ti] - 1, NULL, NULL);
         for (gi = 0; gi < sizeof gaps / sizeof gaps[0]; ++gi)
             for (wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi)
-                for (hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi) {
-                    size_t w = widths[wi], h = heights[hi], pitch = w + gaps[gi];
-                    if (gaps[gi] == SC_WIDE_GAP && h > SC_WIDE_ROWS)
-                        continue;
-                    for (i = 0; i < w * h; ++i)
-                        stage[i] = (unsigned char)(i * 37u + w + (size_t)ti);
-                    memset(dst, 0x5a, pitch * h);
-                    busy_left += run_scatter_rec(&pl, runs, dst, stage, 0, pitch, w, h, NULL);
-                    for (y = 0; y < h; ++y) {
-                        if (memcmp(dst + y * pitch, stage + y * w, w) != 0) {
-                            if (!bad_rows++)
-                                diag("team %d, %zu-byte rows x %zu, pitch %zu: row %zu differs",
-                                     teams[ti], w, h, pitch, y);
+                for (hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi)
+                    for (oi = 0; oi < 2; ++oi) {
+                        size_t w = widths[wi], h = heights[hi], pitch = w + gaps[gi];
+                        unsigned char *dst = buf + offs[oi] + (64 - (uintptr_t)buf % 64) % 64;
+                        if ((gaps[gi] == SC_WIDE_GAP && h > SC_WIDE_ROWS) ||
+                            ((gi > 1 || oi) && w > 4)) /* the masked stores' cases */
+                            continue;
+                        for (i = 0; i < w * h; ++i)
+                            stage[i] = (unsigned char)(i * 37u + w + (size_t)ti);
+                        memset(dst - offs[oi], 0x5a, pitch * h + 64);
+                        busy_left += run_scatter_rec(&pl, runs, dst, stage, 0, pitch, w, h, NULL);
+                        for (x = pitch * (h - 1) + w; x < pitch * h + 64 - offs[oi]; ++x)
+                            if (dst[x] != 0x5a && !bad_gaps++)
+                                diag("team %d, %zu-byte rows x %zu, pitch %zu: byte %zu past the "
+                                     "last row written", teams[ti], w, h, pitch, x);
+                        if (offs[oi] && dst[-1] != 0x5a && !bad_gaps++)
+                            diag("team %d, %zu-byte rows, pitch %zu: the byte before written",
+                                 teams[ti], w, pitch);
+                        for (y = 0; y < h; ++y) {
+                            if (memcmp(dst + y * pitch, stage + y * w, w) != 0) {
+                                if (!bad_rows++)
+                                    diag("team %d, %zu-byte rows x %zu, pitch %zu: row %zu differs",
+                                         teams[ti], w, h, pitch, y);
+                            }
+                            for (x = w; x < pitch; ++x)
+                                if (dst[y * pitch + x] != 0x5a && !bad_gaps++)
+                                    diag("team %d, %zu-byte rows x %zu, pitch %zu: gap byte %zu of "
+                                         "row %zu written",
+                                         teams[ti], w, h, pitch, x, y);
                         }
-                        for (x = w; x < pitch; ++x)
-                            if (dst[y * pitch + x] != 0x5a && !bad_gaps++)
-                                diag("team %d, %zu-byte rows x %zu, pitch %zu: gap byte %zu of "
-                                     "row %zu written",
-                                     teams[ti], w, h, pitch, x, y);
+                        ++runs;
                     }
-                    ++runs;
-                }
         cuxfer_impl_team_stop(&pl.team);
     }
     is_int(0, bad_rows, "%d scatters on the team: every row byte-exact", runs);
