@@ -5048,14 +5048,18 @@ cuxfer_impl_scatter_masked(unsigned char *d, size_t dp, const unsigned char *s, 
         s += __builtin_popcountll(k);
     }
 }
+#endif
 
 /* Whether a scatter of `row`-byte rows at pitch dp takes the masked stores. */
 CUXFER_API int cuxfer_impl_masked(size_t row, size_t dp)
 {
+#ifdef CUXFER_IMPL_MASKED
     return row <= 4 && row < dp && dp <= 64 && __builtin_cpu_supports("avx512vbmi2") &&
            __builtin_cpu_supports("avx512bw");
-}
+#else
+    return (void)row, (void)dp, 0;
 #endif
+}
 
 /* Rows [from, to) of a scatter job (dense rows to dst at dpitch) or of a
  * gather job (rows at spitch to dense rows at dst, read in address order,

@@ -916,12 +916,8 @@ static void pack_scatter_on_team(void)
     static cuxfer_plan2d pl; /* only its team is used: no CUDA call */
     size_t wi, hi, gi, oi, i, y, x;
     int ti, bad_rows = 0, bad_gaps = 0, busy_left = 0, runs = 0;
-#ifdef CUXFER_IMPL_MASKED
     diag("masked stores: %s", cuxfer_impl_masked(1, 2) ? "used for 1-4 byte rows, pitch <= 64"
-                                                        : "not on this CPU");
-#else
-    diag("masked stores: not with this compiler or target");
-#endif
+                                                        : "not on this CPU, compiler or target");
     for (ti = 0; ti < (int)(sizeof teams / sizeof teams[0]); ++ti) {
         memset(&pl, 0, sizeof pl);
         cuxfer_impl_team_start(&pl.team, teams[ti] - 1, NULL, NULL);
