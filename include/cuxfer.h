@@ -969,6 +969,22 @@ CUXFER_API int cuxfer_impl_is_default_stream(cudaStream_t s)
     return !s || s == cudaStreamLegacy || s == cudaStreamPerThread;
 }
 
+/* The ID of s (CUDA 12.0+), which no other stream of the process gets, as a
+ * destroyed stream's handle may be; 0 where there is none (before 12.0). */
+CUXFER_API unsigned long long cuxfer_impl_stream_id(cudaStream_t s)
+{
+    unsigned long long id = 0;
+#if CUDART_VERSION >= 12000
+    if (cudaStreamGetId(s, &id) != cudaSuccess) {
+        (void)cudaGetLastError();
+        id = 0;
+    }
+#else
+    (void)s;
+#endif
+    return id;
+}
+
 /* The device of s (12.8+), else the current device; -1 when there is none. */
 CUXFER_API int cuxfer_impl_stream_device(cudaStream_t s)
 {
@@ -6083,6 +6099,7 @@ struct cuxfer_rois {
     struct cuxfer_impl_kslot slot[CUXFER_ROIS_SLOTS];
     cudaEvent_t ev_probe;                  /* does the stream take our events? */
     cudaStream_t side, side_for;           /* KERNEL's turns; the s they last joined */
+    unsigned long long side_for_id;        /* its ID (cuxfer_impl_stream_id) */
     void *lib, *kernel;                    /* cudaLibrary_t, cudaKernel_t of KERNEL */
     const char *no_kernel;                 /* why KERNEL is unavailable (NULL: it is) */
     cudaError_t kernel_err;                /* and the CUDA error that said so */
@@ -7038,8 +7055,10 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
     cudaStream_t on = s, alt = p->side;
     int forked = 0;
     if (err == cudaErrorNotReady) { /* busy: its turns only if s waits for all it holds */
-        if (p->side_for != s || cuxfer_impl_is_default_stream(s))
-            alt = s; /* 0 and the per-thread handle name other streams in other threads */
+        if (p->side_for != s || cuxfer_impl_is_default_stream(s) ||
+            p->side_for_id != cuxfer_impl_stream_id(s))
+            alt = s; /* 0 and the per-thread handle name other streams in other threads,
+                        a handle may be a destroyed stream's */
         err = cudaSuccess;
     }
     while (i < n && err == cudaSuccess) {
@@ -7076,6 +7095,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
         if (on != s && !forked && err == cudaSuccess && i < n) { /* side's first turn */
             forked = (err = cudaStreamWaitEvent(on, p->ev_probe, 0)) == cudaSuccess;
             p->side_for = s;
+            p->side_for_id = cuxfer_impl_stream_id(s);
         }
     }
     if (forked && (e2 = cudaEventRecord(p->ev_probe, p->side)) == cudaSuccess)
