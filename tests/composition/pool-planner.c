@@ -401,6 +401,10 @@ static void reused_handle(cuxfer_rois *rp, const cuxfer_view *img, const cuxfer_
     GPU_MUST(cudaMemcpy(got, dd2, many * 4, cudaMemcpyDeviceToHost));
     ok(memcmp(got, want2, many * 4) == 0, "the destroyed held stream's %zu tiles byte-exact once "
        "let go", many);
+    /* Leave dd as the caller had it (the tiles), also where no new stream
+     * got the handle and so nothing rewrote it after the poison above:
+     * the caller's GATHER download reads it next. */
+    GPU_MUST(cudaMemcpy(dd, want, tiles * 64, cudaMemcpyHostToDevice));
     free(got);
 }
 
