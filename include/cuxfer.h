@@ -4672,14 +4672,16 @@ CUXFER_API void cuxfer_impl_copy_rows(unsigned char *d, size_t dp, const unsigne
 /* The copy kernel (doc/DESIGN.md, section 6), in CUDA C terms: each warp
  * takes work items (tile t, part q) of n x parts; the lanes of a part
  * copy units of 2^ul bytes between host + src + row * pitch + column units
- * and dense + dst + (row * ru + column) units (ru = rb >> ul units a row),
- * direction d2h.  The lanes run over rows of vr units, unit i being row
- * i / vr, column i % vr - s: a row of 128 bytes or more starts s units
- * before itself, at its host line, and takes whole lines (vr a multiple of
- * 128 >> ul), so each warp's access is one line of host memory, not two
- * halves (a misaligned tile otherwise costs two PCIe requests a line:
- * doc/PERF.md, "Behind the constants"); rows * vr < 2^32, as vr < 3 ru and a
- * descriptor is one row or a band (rois) or a slot (the planner) < 1 GiB.
+ * and dense + dst + row * dpitch + column units, direction d2h (ru = rb >>
+ * ul units a row; dpitch 0 means rb, the rows packed; SPAN's extraction
+ * gives its strided destination's).  The lanes run over rows of vr units,
+ * unit i being row i / vr, column i % vr - s: a row of 128 bytes or more
+ * starts s units before itself, at its host line, and takes whole lines
+ * (vr a multiple of 128 >> ul), so each warp's access is one line of host
+ * memory, not two halves (a misaligned tile otherwise costs two PCIe
+ * requests a line: doc/PERF.md, "Behind the constants"); rows * vr < 2^32,
+ * as vr < 3 ru and a descriptor is one row or a band (rois) or a slot
+ * (the planner) < 1 GiB.
  * Tile t's descriptor is read at pd + t * 24. */
 
 /* A tile's descriptor: the PTX reads it as u64 at +0 and +8 and two u32 at
@@ -4709,9 +4711,10 @@ static const char cuxfer_impl_copy_ptx[] =
     ".target sm_52\n"
     ".address_size 64\n"
     ".visible .entry cuxfer_impl_copy_entry(.param .u64 pd, .param .u32 pn, .param .u32 pparts,\n"
-    " .param .u64 phost, .param .u64 ppitch, .param .u64 pdense, .param .u32 pd2h, .param .u32 pul)\n"
+    " .param .u64 phost, .param .u64 ppitch, .param .u64 pdense, .param .u32 pd2h, .param .u32 pul,\n"
+    " .param .u64 pdpitch)\n"
     "{\n"
-    " .reg .pred %p<6>;\n"
+    " .reg .pred %p<7>;\n"
     " .reg .b16 %h<2>;\n"
     " .reg .b32 %r<28>;\n"
     " .reg .b64 %rd<16>;\n"
@@ -4723,6 +4726,8 @@ static const char cuxfer_impl_copy_ptx[] =
     " ld.param.u64 %rd4, [pdense];\n"
     " ld.param.u32 %r3, [pd2h];\n"
     " ld.param.u32 %r4, [pul];\n"
+    " ld.param.u64 %rd14, [pdpitch];\n"
+    " setp.ne.u64 %p6, %rd14, 0;\n"
     " cvta.to.global.u64 %rd1, %rd1;\n"
     " cvta.to.global.u64 %rd2, %rd2;\n"
     " cvta.to.global.u64 %rd4, %rd4;\n"
@@ -4749,6 +4754,8 @@ static const char cuxfer_impl_copy_ptx[] =
     " ld.global.u64 %rd6, [%rd5];\n"
     " ld.global.u64 %rd7, [%rd5+8];\n"
     " ld.global.v2.u32 {%r15, %r16}, [%rd5+16];\n"
+    " cvt.u64.u32 %rd13, %r16;\n"
+    " selp.b64 %rd13, %rd14, %rd13, %p6;\n"
     " shr.u32 %r16, %r16, %r4;\n"
     " add.u64 %rd6, %rd2, %rd6;\n"
     " add.u64 %rd7, %rd4, %rd7;\n"
@@ -4779,15 +4786,13 @@ static const char cuxfer_impl_copy_ptx[] =
     " sub.u32 %r20, %r20, %r25;\n"
     " setp.ge.u32 %p5, %r20, %r16;\n"
     " @%p5 bra STEP;\n"
-    " cvt.u64.u32 %rd8, %r19;\n"
-    " mul.lo.u64 %rd8, %rd8, %rd3;\n"
+    " cvt.u64.u32 %rd15, %r19;\n"
+    " mul.lo.u64 %rd8, %rd15, %rd3;\n"
     " cvt.u64.u32 %rd9, %r20;\n"
     " shl.b64 %rd9, %rd9, %r4;\n"
     " add.u64 %rd8, %rd8, %rd9;\n"
     " add.u64 %rd8, %rd6, %rd8;\n"
-    " mad.lo.u32 %r27, %r19, %r16, %r20;\n"
-    " cvt.u64.u32 %rd9, %r27;\n"
-    " shl.b64 %rd9, %rd9, %r4;\n"
+    " mad.lo.u64 %rd9, %rd15, %rd13, %rd9;\n"
     " add.u64 %rd9, %rd7, %rd9;\n"
     " selp.b64 %rd10, %rd9, %rd8, %p1;\n"
     " selp.b64 %rd11, %rd8, %rd9, %p1;\n"
@@ -4885,20 +4890,21 @@ CUXFER_API void cuxfer_impl_kernel_unload(void **lib, void **kernel)
     *lib = *kernel = NULL;
 }
 
-/* One launch of the copy kernel on s over n tiles (descriptors at desc).
+/* One launch of the copy kernel on s over n tiles (descriptors at desc);
+ * dpitch: the dense side's pitch, 0 for rows packed one after another.
  * `align`: the OR of every address, offset, pitch and row width, for the
  * unit size; one tile of `bytes` (0: not said) gets no more parts than
  * 32-unit runs. */
 CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, void *desc,
                                                  unsigned n, const void *host, size_t pitch,
-                                                 void *dense, unsigned d2h, uintptr_t align,
-                                                 size_t bytes, cudaStream_t s)
+                                                 void *dense, size_t dpitch, unsigned d2h,
+                                                 uintptr_t align, size_t bytes, cudaStream_t s)
 {
 #ifdef CUXFER_IMPL_COPY_PTX
-    unsigned long long pt = pitch;
+    unsigned long long pt = pitch, dpt = dpitch;
     unsigned ul = 0, parts = blocks * 8u > n ? blocks * 8u / n : 1u;
     size_t grid_blocks;
-    void *args[8];
+    void *args[9];
     dim3 grid, block;
     while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
         ++ul;
@@ -4917,10 +4923,11 @@ CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, 
     args[5] = &dense;
     args[6] = &d2h;
     args[7] = &ul;
+    args[8] = &dpt;
     return cudaLaunchKernel((const void *)kernel, grid, block, args, 0, s);
 #else
     (void)kernel, (void)blocks, (void)desc, (void)n, (void)host, (void)pitch, (void)dense;
-    (void)d2h, (void)align, (void)bytes, (void)s;
+    (void)dpitch, (void)d2h, (void)align, (void)bytes, (void)s;
     return cudaErrorNotSupported;
 #endif
 }
@@ -5015,12 +5022,11 @@ struct cuxfer_plan2d {
     cuxfer_impl_tile *kdesc_dev;
     /* SPAN's gathered share, per slot: the gather done (host), its unpack (side) */
     cudaEvent_t ev_gmoved[CUXFER_IMPL_PLAN_SLOTS], ev_gfreed[CUXFER_IMPL_PLAN_SLOTS];
-    /* SPAN's extraction by the kernel: the dense rows between its two
-     * launches (NULL: by cudaMemcpy2DAsync), per pair its last launch's event */
-    void *dpack;
-    /* the pairs as the launches read them, in device memory: read through
-     * the mapping, each warp's read would queue behind the span's copy on
-     * the link (doc/PERF.md, "Behind the constants": SPAN's extraction) */
+    /* SPAN's extraction by the kernel: the pairs as the launches read them,
+     * in device memory (NULL: by cudaMemcpy2DAsync); read through the
+     * mapping, each warp's read would queue behind the span's copy on the
+     * link (doc/PERF.md, "Behind the constants": SPAN's extraction); per
+     * pair its last launch's event */
     cuxfer_impl_tile *kx_dev;
     cudaEvent_t ev_kx[CUXFER_IMPL_KX_PAIRS];
     unsigned kx_next;           /* the pair to try rewriting first */
@@ -5153,15 +5159,12 @@ CUXFER_API cudaError_t cuxfer_impl_plan_rec(cuxfer_plan2d *p, struct cuxfer_impl
     return cudaSuccess;
 }
 
-/* Release SPAN's extraction buffer and events (safe when absent). */
+/* Release SPAN's extraction descriptors and events (safe when absent). */
 CUXFER_API void cuxfer_impl_plan_kx_free(cuxfer_plan2d *p)
 {
     int i;
-    if (p->dpack)
-        (void)cuxfer_impl_dfree(p->dpack);
     if (p->kx_dev)
         (void)cuxfer_impl_dfree(p->kx_dev);
-    p->dpack = NULL;
     p->kx_dev = NULL;
     for (i = 0; i < CUXFER_IMPL_KX_PAIRS; ++i) {
         (void)cuxfer_impl_event_drop(p->ev_kx[i]);
@@ -5263,12 +5266,9 @@ CUXFER_API void cuxfer_impl_plan_kernel_load(cuxfer_plan2d *p)
         p->kdesc = NULL;
         return;
     }
-    /* SPAN's extraction by the kernel; a failure leaves dpack NULL (SPAN
+    /* SPAN's extraction by the kernel; a failure leaves kx_dev NULL (SPAN
      * extracts with the copy engine), the kernel to the rest. */
-    err = cuxfer_impl_dmalloc(&p->dpack, p->opt.chunk_bytes);
-    if (err == cudaSuccess)
-        err = cuxfer_impl_dmalloc((void **)&p->kx_dev,
-                                  2 * CUXFER_IMPL_KX_PAIRS * sizeof *p->kx_dev);
+    err = cuxfer_impl_dmalloc((void **)&p->kx_dev, 2 * CUXFER_IMPL_KX_PAIRS * sizeof *p->kx_dev);
     for (i = 0; i < CUXFER_IMPL_KX_PAIRS && err == cudaSuccess; ++i)
         err = cuxfer_impl_event_create(&p->ev_kx[i], cudaEventDisableTiming);
     if (err != cudaSuccess) {
@@ -5410,30 +5410,28 @@ CUXFER_API size_t cuxfer_impl_span_last(size_t height, size_t per)
     return height - (height - 1) / per * per;
 }
 
-/* The kernel's extraction of one chunk is two launches over one tile
- * {0, 0, rows, row}: l[0] packs the scratch's rows into `dense`, l[1]
- * unpacks them into the destination.  Pure arithmetic, so that
- * tests/state/internals.c runs it through a CPU model of the kernel. */
+/* The kernel's extraction of one chunk is one launch over one tile
+ * {0, 0, rows, row}, from the scratch's rows (its strided side) straight
+ * to the destination's (its dense side, given the destination's pitch).
+ * Pure arithmetic, so that tests/state/internals.c runs it through a CPU
+ * model of the kernel. */
 struct cuxfer_impl_kx_launch {
     const void *host;
     size_t pitch;
     void *dense;
+    size_t dpitch;
     unsigned d2h;
     uintptr_t align;
 };
 CUXFER_API void cuxfer_impl_span_kx(const void *scratch, size_t spitch, void *to, size_t dpitch,
-                                    void *dense, size_t row, struct cuxfer_impl_kx_launch l[2])
+                                    size_t row, struct cuxfer_impl_kx_launch *l)
 {
-    l[0].host = scratch;
-    l[0].pitch = spitch;
-    l[0].dense = dense;
-    l[0].d2h = 0;
-    l[0].align = (uintptr_t)scratch | (uintptr_t)dense | spitch | row;
-    l[1].host = to;
-    l[1].pitch = dpitch;
-    l[1].dense = dense;
-    l[1].d2h = 1;
-    l[1].align = (uintptr_t)to | (uintptr_t)dense | dpitch | row;
+    l->host = scratch;
+    l->pitch = spitch;
+    l->dense = to;
+    l->dpitch = dpitch;
+    l->d2h = 0;
+    l->align = (uintptr_t)scratch | (uintptr_t)to | spitch | dpitch | row;
 }
 
 /* Whether descriptor pair d holds {0, 0, per, row} and {0, 0, last, row}. */
@@ -5482,15 +5480,14 @@ CUXFER_API int cuxfer_impl_kx_pair(cuxfer_plan2d *p, size_t per, size_t last, si
 
 /* SPAN's span part, rows [0, height): per chunk, the span goes up in one
  * 1D copy on s and the rows are extracted on aux, two buffers in turn;
- * narrow rows by the kernel where the plan may use it (pack into dpack,
- * unpack into dst: aux runs them in order, so dpack is free for the next
- * chunk, and the scratch once the first launch is done). */
+ * narrow rows by the kernel where the plan may use it (one launch, the
+ * scratch's rows to dst's). */
 CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer_view *dst,
                                                   const cuxfer_view *src, size_t height,
                                                   cudaStream_t s)
 {
     size_t row = src->width * src->elem_size, chunk = p->opt.chunk_bytes, per, y, rows, span;
-    int b = 0, kx = -1, narrow = p->dpack && height && row <= CUXFER_IMPL_KX_MAX_ROW &&
+    int b = 0, kx = -1, narrow = p->kx_dev && height && row <= CUXFER_IMPL_KX_MAX_ROW &&
                                  dst->device == p->device &&
                                  cuxfer_impl_current_device() == p->device;
     cudaError_t err;
@@ -5516,17 +5513,12 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
         if (err == cudaSuccess && kx >= 0) {
             /* the pair's first descriptor has per rows, its second the last chunk's */
             cuxfer_impl_tile *d = p->kx_dev + 2 * kx + (rows != per);
-            struct cuxfer_impl_kx_launch l[2];
-            cuxfer_impl_span_kx(p->dscratch[b], src->pitch, to, dst->pitch, p->dpack, row, l);
-            err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, d, 1, l[0].host, l[0].pitch,
-                                            l[0].dense, l[0].d2h, l[0].align, rows * row,
-                                            p->aux);
+            struct cuxfer_impl_kx_launch l;
+            cuxfer_impl_span_kx(p->dscratch[b], src->pitch, to, dst->pitch, row, &l);
+            err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, d, 1, l.host, l.pitch, l.dense,
+                                            l.dpitch, l.d2h, l.align, rows * row, p->aux);
             if (err == cudaSuccess)
                 err = cudaEventRecord(p->ev_freed[b], p->aux);
-            if (err == cudaSuccess)
-                err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, d, 1, l[1].host,
-                                                l[1].pitch, l[1].dense, l[1].d2h, l[1].align,
-                                                rows * row, p->aux);
         } else if (err == cudaSuccess) {
             err = cudaMemcpy2DAsync(to, dst->pitch, p->dscratch[b], src->pitch, row, rows,
                                     cudaMemcpyDeviceToDevice, p->aux);
@@ -5607,7 +5599,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_gather(cuxfer_plan2d *p, const cuxfer_vi
             const unsigned char *to = (const unsigned char *)dst->ptr + y * dst->pitch;
             unsigned char *from = (unsigned char *)p->hstage_dev[k % 2] + off;
             err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, &p->kdesc_dev[di], 1, to,
-                                            dst->pitch, from, 1,
+                                            dst->pitch, from, 0, 1,
                                             (uintptr_t)to | (uintptr_t)from | dst->pitch | row,
                                             rows * row, p->side);
         }
@@ -5761,7 +5753,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_pack_rows(cuxfer_plan2d *p, const cuxfer
             di = (size_t)(rec - p->recs);
             cuxfer_impl_tile_put(&p->kdesc[di], 0, 0, rows, row); /* rows <= a slot's bytes */
             err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, &p->kdesc_dev[di], 1, from,
-                                            src->pitch, to, 0,
+                                            src->pitch, to, 0, 0,
                                             (uintptr_t)from | (uintptr_t)to | src->pitch | row,
                                             rows * row, s);
             if (err != cudaSuccess) {
@@ -7086,8 +7078,8 @@ CUXFER_API cudaError_t cuxfer_impl_rois_kernel(cuxfer_rois *p, int dir, const cu
         }
         if (err == cudaSuccess && m)
             err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, k.dev, (unsigned)m, hdev,
-                                            host->pitch, dense, dir == CUXFER_ROIS_D2H, align, 0,
-                                            on);
+                                            host->pitch, dense, 0, dir == CUXFER_ROIS_D2H, align,
+                                            0, on);
         if (k.ev && (e2 = cudaEventRecord(k.ev, on)) != cudaSuccess && err == cudaSuccess)
             err = e2; /* recorded also after a failure: a launch may have been queued */
         on = on == s ? alt : s;

@@ -1655,7 +1655,8 @@ static stat rois_kernel_alone(const cuxfer_rois *plan, int d2h, const cuxfer_vie
             BENCH_CHECK(cudaMemsetAsync(dense->ptr, 0xa5, total, s));
         BENCH_CHECK(cudaEventRecord(e[0], s));
         BENCH_CHECK(cuxfer_impl_kernel_launch(plan->kernel, plan->kblocks, dd, (unsigned)m, hdev,
-                                              h->pitch, dense->ptr, (unsigned)d2h, align, 0, s));
+                                              h->pitch, dense->ptr, 0, (unsigned)d2h, align, 0,
+                                              s));
         BENCH_CHECK(cudaEventRecord(e[1], s));
         BENCH_CHECK(cudaEventSynchronize(e[1]));
         BENCH_CHECK(cudaEventElapsedTime(&ms, e[0], e[1]));

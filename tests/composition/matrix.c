@@ -257,7 +257,7 @@ static size_t k_hdst_2d32(ctx *c)
 }
 
 /* 4-byte rows at host pitch 32: SPAN with its extraction by the copy
- * kernel where it loaded (CUDA 12.5+: two launches a chunk on the plan's
+ * kernel where it loaded (CUDA 12.5+: one launch a chunk on the plan's
  * aux stream), in 16 chunks of the plan's 16 KiB, as many as
  * cuxfer_plan2d(3) promises return while the stream is held. */
 static cudaError_t r_plan_span4(ctx *c, cudaStream_t s)

@@ -149,7 +149,7 @@ static void narrow_span(void)
     cuxfer_plan2d p;
     size_t wi;
     plan_create(&p, chunk, CUXFER_PLAN_SPAN, 2);
-    ok(!p.kernel || p.dpack, "a plan with the copy kernel has SPAN's extraction buffer");
+    ok(!p.kernel || p.kx_dev, "a plan with the copy kernel has SPAN's extraction descriptors");
     if (!p.kernel)
         diag("no copy kernel (runtime before 12.5): SPAN extracts with the copy engine");
     for (wi = 0; wi < sizeof wl / sizeof wl[0]; ++wi) {
