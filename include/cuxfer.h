@@ -5517,14 +5517,12 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
             cuxfer_impl_span_kx(p->dscratch[b], src->pitch, to, dst->pitch, row, &l);
             err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, d, 1, l.host, l.pitch, l.dense,
                                             l.dpitch, l.d2h, l.align, rows * row, p->aux);
-            if (err == cudaSuccess)
-                err = cudaEventRecord(p->ev_freed[b], p->aux);
         } else if (err == cudaSuccess) {
             err = cudaMemcpy2DAsync(to, dst->pitch, p->dscratch[b], src->pitch, row, rows,
                                     cudaMemcpyDeviceToDevice, p->aux);
-            if (err == cudaSuccess)
-                err = cudaEventRecord(p->ev_freed[b], p->aux);
         }
+        if (err == cudaSuccess)
+            err = cudaEventRecord(p->ev_freed[b], p->aux);
     }
     if (kx >= 0) {
         /* also after a failure: launches may have been queued */
