@@ -11,7 +11,7 @@
 #   suite     CUXFER_REQUIRE_GPU=N make check (N = the GPUs present, 1 or 2)
 #   runtimes  .ci/gpu-runtimes.sh run .rt (the C suite on CUDA 11.8 / 12.9;
 #             needs the runtimes unpacked in .rt by `... fetch .rt`)
-#   sanitize  make check-sanitizer over the composition and pool tests
+#   sanitize  make check-sanitizer over the composition and pool tests and the soak
 #   soak      tests/soak/soak, a random seed (GPU_SUITE_SOAK_SEED to repeat
 #             one), 4 threads, GPU_SUITE_SOAK_SECONDS (default 40); a
 #             failure's replay file is kept as LOGDIR/soak.replay
@@ -69,7 +69,7 @@ for phase in $phases; do
         grep -E '^(ok|not ok)' "$out/runtimes.log" | tee -a "$out/summary.txt"
         pack ;;
     sanitize)
-        run_phase sanitize make check-sanitizer SANITIZER_TESTS='tests/composition/foreign-capture tests/composition/pool-planner tests/streams/stream-wait-capture tests/rois/roundtrip'
+        run_phase sanitize make check-sanitizer SANITIZER_TESTS='tests/composition/foreign-capture tests/composition/pool-planner tests/streams/stream-wait-capture tests/rois/roundtrip tests/soak/soak'
         grep -E '^(PASS|FAIL|SKIP)' "$out/sanitize.log" | tail -20 | tee -a "$out/summary.txt"
         pack ;;
     soak)

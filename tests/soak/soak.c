@@ -33,6 +33,7 @@ static double o_seconds = 0;
 static const char *o_replay = NULL, *o_record = "soak-failure.replay";
 static int o_shrink = 0, o_thread = -1, o_fault = 0;
 static double o_step_limit_ms = 0;
+static double o_hang_hold_s = 0; /* --hang-hold: watch a hung step this long before exiting */
 
 static soak_thread T[SOAK_MAX_THREADS];
 static int stop_all;            /* a failure or the time: every worker stops */
@@ -221,6 +222,26 @@ void soak_snapshot(char *buf, size_t n)
 /* ---- the watchdog ------------------------------------------------------- */
 static int watchdog_quit;
 
+/* --hang-hold: keep the hung process for a debugger to attach (pid
+ * printed), and say whether the step ends late (slow) or never (stuck). */
+static void hang_hold(int i, double t0)
+{
+    double until = soak_now_ms() + o_hang_hold_s * 1e3;
+    if (o_hang_hold_s <= 0)
+        return;
+    printf("# holding pid %ld for %.0f s\n", (long)getpid(), o_hang_hold_s);
+    fflush(stdout);
+    while (soak_now_ms() < until) {
+        struct timespec ts = {0, 50000000L};
+        if ((double)__atomic_load_n(&T[i].t0, __ATOMIC_ACQUIRE) / 1e3 != t0) {
+            printf("# the step ended after %.0f ms: slow, not stuck\n", soak_now_ms() - t0);
+            return;
+        }
+        nanosleep(&ts, NULL);
+    }
+    printf("# the step still runs after %.0f ms\n", soak_now_ms() - t0);
+}
+
 static void *watchdog(void *arg)
 {
     int i;
@@ -236,6 +257,8 @@ static void *watchdog(void *arg)
                        o_step_limit_ms);
                 soak_snapshot(all, sizeof all);
                 printf("%s\n", all + 1); /* past its leading newline */
+                fflush(stdout);
+                hang_hold(i, t0);
                 if (trial_fd >= 0) { /* a hang fails a shrinker's trial too */
                     ssize_t w = write(trial_fd, T[i].op, strlen(T[i].op));
                     (void)w;
@@ -696,7 +719,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: soak [--seed N] [--steps N | --seconds S] [--threads N] [--devices N]\n"
             "            [--cpu-only] [--shared-gpu] [--step-limit MS] [--record FILE]\n"
-            "            [--verbose]\n"
+            "            [--hang-hold S] [--verbose]\n"
             "       soak --replay FILE [--shrink] [--verbose]\n"
             "       soak --fault\n");
     exit(2);
@@ -725,6 +748,8 @@ int main(int argc, char **argv)
             o_record = v;
         else if (ARG("--step-limit"))
             o_step_limit_ms = atof(v);
+        else if (ARG("--hang-hold"))
+            o_hang_hold_s = atof(v);
         else if (!strcmp(a, "--cpu-only"))
             soak_opt.cpu_only = 1;
         else if (!strcmp(a, "--shared-gpu"))
