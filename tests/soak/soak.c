@@ -34,6 +34,8 @@ static const char *o_replay = NULL, *o_record = "soak-failure.replay";
 static int o_shrink = 0, o_thread = -1, o_fault = 0;
 static double o_step_limit_ms = 0;
 static double o_hang_hold_s = 0; /* --hang-hold: watch a hung step this long before exiting */
+static long o_stall_step = -1;  /* --stall STEP:MS: thread 0's step STEP sleeps MS ms first */
+static double o_stall_ms = 0;
 
 static soak_thread T[SOAK_MAX_THREADS];
 static int stop_all;            /* a failure or the time: every worker stops */
@@ -295,6 +297,11 @@ static void step_once(soak_thread *t, long step)
     t->call[0] = '\0';
     cuxfer_clear_reason();
     __atomic_store_n(&t->t0, (long long)(soak_now_ms() * 1e3), __ATOMIC_RELEASE);
+    if (t->id == 0 && step == o_stall_step) { /* a slow step, for the watchdog's own test */
+        struct timespec ts = {(time_t)(o_stall_ms / 1e3),
+                              (long)(o_stall_ms * 1e6) % 1000000000L};
+        nanosleep(&ts, NULL);
+    }
     (void)op->run(t);
     __atomic_store_n(&t->t0, 0LL, __ATOMIC_RELEASE);
 }
@@ -719,7 +726,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: soak [--seed N] [--steps N | --seconds S] [--threads N] [--devices N]\n"
             "            [--cpu-only] [--shared-gpu] [--step-limit MS] [--record FILE]\n"
-            "            [--hang-hold S] [--verbose]\n"
+            "            [--hang-hold S] [--stall STEP:MS] [--verbose]\n"
             "       soak --replay FILE [--shrink] [--verbose]\n"
             "       soak --fault\n");
     exit(2);
@@ -750,6 +757,14 @@ int main(int argc, char **argv)
             o_step_limit_ms = atof(v);
         else if (ARG("--hang-hold"))
             o_hang_hold_s = atof(v);
+        else if (ARG("--stall")) {
+            char *end;
+            o_stall_step = strtol(v, &end, 10);
+            if (*end != ':' || o_stall_step < 0 || (o_stall_ms = atof(end + 1)) <= 0) {
+                fprintf(stderr, "soak: --stall %s is not STEP:MS\n", v);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--cpu-only"))
             soak_opt.cpu_only = 1;
         else if (!strcmp(a, "--shared-gpu"))
