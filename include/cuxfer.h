@@ -5420,7 +5420,6 @@ struct cuxfer_impl_kx_launch {
     size_t pitch;
     void *dense;
     size_t dpitch;
-    unsigned d2h;
     uintptr_t align;
 };
 CUXFER_API void cuxfer_impl_span_kx(const void *scratch, size_t spitch, void *to, size_t dpitch,
@@ -5430,7 +5429,6 @@ CUXFER_API void cuxfer_impl_span_kx(const void *scratch, size_t spitch, void *to
     l->pitch = spitch;
     l->dense = to;
     l->dpitch = dpitch;
-    l->d2h = 0;
     l->align = (uintptr_t)scratch | (uintptr_t)to | spitch | dpitch | row;
 }
 
@@ -5516,7 +5514,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_span_rows(cuxfer_plan2d *p, const cuxfer
             struct cuxfer_impl_kx_launch l;
             cuxfer_impl_span_kx(p->dscratch[b], src->pitch, to, dst->pitch, row, &l);
             err = cuxfer_impl_kernel_launch(p->kernel, p->kblocks, d, 1, l.host, l.pitch, l.dense,
-                                            l.dpitch, l.d2h, l.align, rows * row, p->aux);
+                                            l.dpitch, 0, l.align, rows * row, p->aux);
         } else if (err == cudaSuccess) {
             err = cudaMemcpy2DAsync(to, dst->pitch, p->dscratch[b], src->pitch, row, rows,
                                     cudaMemcpyDeviceToDevice, p->aux);
@@ -5952,7 +5950,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t
     cudaEvent_t e0 = NULL, e1 = NULL;
     cuxfer_plan2d_tuning t;
     size_t i;
-    int span_ok = 1, pack_ok = 1, saved = -1;
+    int ok[2] = {1, 1}, dir, saved = -1; /* ok: SPAN's, PACK's rows still win */
     cudaError_t err;
     if (cuxfer_impl_stream_state(s, &err) != CUXFER_IMPL_STREAM_UNCAPTURED)
         return cuxfer_impl_fail(err != cudaSuccess ? err : cudaErrorStreamCaptureUnsupported,
@@ -5989,35 +5987,25 @@ CUXFER_API cudaError_t cuxfer_impl_plan_calibrate(cuxfer_plan2d *p, cudaStream_t
         /* at most 2^23 rows (doc/PERF.md, "Behind the constants":
          * calibration's row cap) */
         size_t w = rows_b[i], ht = total / w > ((size_t)1 << 23) ? (size_t)1 << 23 : total / w;
-        double raw = 0, plan = 0;
         err = cuxfer_impl_view_fill(&hv, h, 2 * w, w, ht, 1, CUXFER_MEMORY_PINNED, -1,
                                     "cuxfer_plan2d_calibrate:");
         if (err == cudaSuccess)
             err = cuxfer_impl_view_fill(&dv, d, w, w, ht, 1, CUXFER_MEMORY_DEVICE, p->device,
                                         "cuxfer_plan2d_calibrate:");
-        if (err == cudaSuccess)
-            err = cuxfer_impl_plan_time(p, 0, &dv, &hv, s, e0, e1, &raw);
-        if (err == cudaSuccess)
-            err = cuxfer_impl_plan_time(p, CUXFER_PLAN_SPAN, &dv, &hv, s, e0, e1, &plan);
-        if (err != cudaSuccess)
-            break;
-        if (report)
-            report(w, 0, raw, plan, arg);
-        if (span_ok && plan >= 1.1 * raw)
-            t.span_max_row = w;
-        else
-            span_ok = 0;
-        err = cuxfer_impl_plan_time(p, 0, &hv, &dv, s, e0, e1, &raw);
-        if (err == cudaSuccess)
-            err = cuxfer_impl_plan_time(p, CUXFER_PLAN_PACK, &hv, &dv, s, e0, e1, &plan);
-        if (err != cudaSuccess)
-            break;
-        if (report)
-            report(w, 1, raw, plan, arg);
-        if (pack_ok && plan >= 1.1 * raw)
-            t.pack_max_row = w;
-        else
-            pack_ok = 0;
+        for (dir = 0; dir < 2 && err == cudaSuccess; ++dir) { /* SPAN up, then PACK down */
+            const cuxfer_view *to = dir ? &hv : &dv, *from = dir ? &dv : &hv;
+            double raw = 0, plan = 0;
+            err = cuxfer_impl_plan_time(p, 0, to, from, s, e0, e1, &raw);
+            if (err == cudaSuccess)
+                err = cuxfer_impl_plan_time(p, dir ? CUXFER_PLAN_PACK : CUXFER_PLAN_SPAN, to, from,
+                                            s, e0, e1, &plan);
+            if (err == cudaSuccess && report)
+                report(w, dir, raw, plan, arg);
+            if (err == cudaSuccess && ok[dir] && plan >= 1.1 * raw)
+                *(dir ? &t.pack_max_row : &t.span_max_row) = w;
+            else
+                ok[dir] = 0;
+        }
     }
     (void)cuxfer_impl_event_drop(e0);
     (void)cuxfer_impl_event_drop(e1);
@@ -6263,6 +6251,21 @@ CUXFER_API int cuxfer_impl_bit_take(unsigned long long *bits, size_t c)
     return (old & m) != 0;
 }
 
+/* *scratch at least `need` bytes, its contents not kept; -1 (it stays as it
+ * was) when the host has no memory for it. */
+CUXFER_API int cuxfer_impl_scratch_fit(void **scratch, size_t *scratch_bytes, size_t need)
+{
+    void *b;
+    if (*scratch && *scratch_bytes >= need)
+        return 0;
+    if (!(b = malloc(need)))
+        return -1;
+    free(*scratch);
+    *scratch = b;
+    *scratch_bytes = need;
+    return 0;
+}
+
 /* 1: the ROIs (within the view) lie on one lattice, each in a cell of its
  * own: disjoint; 0: the sort decides (and names the pair).  cells: the
  * ROIs' cells (the team computed them at the scratch's start), or NULL. */
@@ -6277,14 +6280,9 @@ CUXFER_API int cuxfer_impl_rois_lattice(const cuxfer_view *v, const cuxfer_roi *
     if (g.words == 0)
         return g.w == 0; /* all empty: disjoint */
     need = ((cells ? n : 0) + g.words) * sizeof *bits;
-    if (!*scratch || *scratch_bytes < need) {
-        void *b = cells ? NULL : malloc(need); /* the cells' scratch was made to fit */
-        if (!b)
-            return 0;
-        free(*scratch);
-        *scratch = b;
-        *scratch_bytes = need;
-    }
+    /* the cells' scratch was made to fit; growing it would lose them */
+    if (cells ? *scratch_bytes < need : cuxfer_impl_scratch_fit(scratch, scratch_bytes, need))
+        return 0;
     bits = (unsigned long long *)*scratch + (cells ? n : 0);
     memset(bits, 0, g.words * sizeof *bits);
     for (i = 0; i < n; ++i) {
@@ -6357,16 +6355,9 @@ CUXFER_API cudaError_t cuxfer_impl_rois_disjoint(const cuxfer_view *v, const cux
     /* one block: keys and their sort buffer, sorted rects, group starts; a
      * plan keeps it between calls (fresh pages cost more than the sort) */
     need = 2 * cap * sizeof *k + cap * sizeof *r + (cap + 1) * sizeof *gs;
-    if (!*scratch || *scratch_bytes < need) {
-        void *b = malloc(need);
-        if (!b)
-            return cuxfer_impl_fail(cudaErrorMemoryAllocation,
-                                    "%s: no host memory for the overlap check of %zu ROIs",
-                                    call, n);
-        free(*scratch);
-        *scratch = b;
-        *scratch_bytes = need;
-    }
+    if (cuxfer_impl_scratch_fit(scratch, scratch_bytes, need) != 0)
+        return cuxfer_impl_fail(cudaErrorMemoryAllocation,
+                                "%s: no host memory for the overlap check of %zu ROIs", call, n);
     k = (unsigned long long *)*scratch;
     tmp = k + cap;
     r = (struct cuxfer_impl_rect *)(tmp + cap);
@@ -6577,13 +6568,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_check(int dir, const cuxfer_view *host,
             size_t members = (size_t)team->n + 1,
                    maps = members * g.words <= 8 * n + 65536 ? members : 1,
                    need = (n + maps * g.words) * sizeof(unsigned long long);
-            void *nb = *scratch_bytes < need ? malloc(need) : NULL;
-            if (nb) {
-                free(*scratch);
-                *scratch = nb;
-                *scratch_bytes = need;
-            }
-            j.g = *scratch_bytes < need ? NULL : &g;
+            j.g = cuxfer_impl_scratch_fit(scratch, scratch_bytes, need) ? NULL : &g;
             j.cells = (size_t *)*scratch;
             j.bits = j.g && maps > 1 ? (unsigned long long *)*scratch + n : NULL;
             j.maps = (int)maps;
@@ -7456,6 +7441,39 @@ CUXFER_API cudaError_t cuxfer_impl_stager_finish(cuxfer_stager *st, cudaError_t 
     return err;
 }
 
+/* Queue chunk c's DMA (len bytes) between its slot and the device, then
+ * the slot's event. */
+CUXFER_API cudaError_t cuxfer_impl_stager_dma(cuxfer_stager *st, const cuxfer_impl_stage_job *job,
+                                              size_t c, size_t len)
+{
+    size_t si = c % (size_t)st->opt.slots;
+    unsigned char *dev = job->dev + c * st->opt.slot_bytes;
+    cudaError_t err = job->d2h ? cudaMemcpyAsync(st->slot[si], dev, len, cudaMemcpyDeviceToHost,
+                                                 st->stream)
+                               : cudaMemcpyAsync(dev, st->slot[si], len, cudaMemcpyHostToDevice,
+                                                 st->stream);
+    if (err == cudaSuccess)
+        err = cudaEventRecord(st->slot_event[si], st->stream);
+    if (err != cudaSuccess)
+        err = cuxfer_impl_fail_cuda(err, "cuxfer_stage_%s: chunk %zu of %zu (%zu bytes %s %p): "
+                                    "%s: %s", job->d2h ? "d2h" : "h2d", c, job->chunks, len,
+                                    job->d2h ? "from" : "to", (void *)dev,
+                                    cudaGetErrorName(err), cudaGetErrorString(err));
+    return err;
+}
+
+/* Wait for chunk c's DMA. */
+CUXFER_API cudaError_t cuxfer_impl_stager_waited(cuxfer_stager *st,
+                                                 const cuxfer_impl_stage_job *job, size_t c)
+{
+    cudaError_t err = cuxfer_impl_event_sync(st->slot_event[c % (size_t)st->opt.slots]);
+    if (err != cudaSuccess)
+        err = cuxfer_impl_fail_cuda(err, "cuxfer_stage_%s: the copy of chunk %zu of %zu failed: "
+                                    "%s: %s", job->d2h ? "d2h" : "h2d", c, job->chunks,
+                                    cudaGetErrorName(err), cudaGetErrorString(err));
+    return err;
+}
+
 /* H2D through the slots: the DMA of each filled chunk at once, else free
  * the oldest slot in flight for refilling, else wait for the workers. */
 CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_stage_job *job)
@@ -7472,28 +7490,14 @@ CUXFER_API cudaError_t cuxfer_impl_stager_h2d(cuxfer_stager *st, cuxfer_impl_sta
                 __atomic_load_n(&st->filled[si], __ATOMIC_ACQUIRE) == len) {
                 cuxfer_impl_stager_await(st, si, len);
                 __atomic_store_n(&st->filled[si], (size_t)0, __ATOMIC_RELAXED);
-                err = cudaMemcpyAsync(job->dev + issued * S, st->slot[si], len,
-                                      cudaMemcpyHostToDevice, st->stream);
-                if (err == cudaSuccess)
-                    err = cudaEventRecord(st->slot_event[si], st->stream);
-                if (err != cudaSuccess) {
-                    err = cuxfer_impl_fail_cuda(
-                        err, "cuxfer_stage_h2d: chunk %zu of %zu (%zu bytes to %p): %s: %s",
-                        issued, n, len, (void *)(job->dev + issued * S), cudaGetErrorName(err),
-                        cudaGetErrorString(err));
+                if ((err = cuxfer_impl_stager_dma(st, job, issued, len)) != cudaSuccess)
                     break;
-                }
                 ++issued;
                 continue;
             }
         }
-        err = cuxfer_impl_event_sync(st->slot_event[completed % slots]);
-        if (err != cudaSuccess) {
-            err = cuxfer_impl_fail_cuda(err, "cuxfer_stage_h2d: the copy of chunk %zu of %zu "
-                                        "failed: %s: %s", completed, n, cudaGetErrorName(err),
-                                        cudaGetErrorString(err));
+        if ((err = cuxfer_impl_stager_waited(st, job, completed)) != cudaSuccess)
             break;
-        }
         ++completed;
         if (completed + slots <= n)
             cuxfer_impl_stager_grant(st, completed + slots);
@@ -7511,21 +7515,9 @@ CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_sta
     cuxfer_impl_stager_publish(st, job, 0);
     while (drained < n && err == cudaSuccess) {
         /* Keep every free slot busy with a DMA. */
-        while (issued < n && issued < drained + slots) {
-            si = issued % slots;
-            len = cuxfer_impl_chunk_len(job, issued, S);
-            err = cudaMemcpyAsync(st->slot[si], job->dev + issued * S, len,
-                                  cudaMemcpyDeviceToHost, st->stream);
-            if (err == cudaSuccess)
-                err = cudaEventRecord(st->slot_event[si], st->stream);
-            if (err != cudaSuccess) {
-                err = cuxfer_impl_fail_cuda(
-                    err, "cuxfer_stage_d2h: chunk %zu of %zu (%zu bytes from %p): %s: %s",
-                    issued, n, len, (void *)(job->dev + issued * S), cudaGetErrorName(err),
-                    cudaGetErrorString(err));
-                break;
-            }
-            ++issued;
+        while (issued < n && issued < drained + slots && err == cudaSuccess) {
+            err = cuxfer_impl_stager_dma(st, job, issued, cuxfer_impl_chunk_len(job, issued, S));
+            issued += err == cudaSuccess;
         }
         if (err != cudaSuccess)
             break;
@@ -7538,13 +7530,8 @@ CUXFER_API cudaError_t cuxfer_impl_stager_d2h(cuxfer_stager *st, cuxfer_impl_sta
             ++drained;
             continue;
         }
-        err = cuxfer_impl_event_sync(st->slot_event[ready % slots]);
-        if (err != cudaSuccess) {
-            err = cuxfer_impl_fail_cuda(err, "cuxfer_stage_d2h: the copy of chunk %zu of %zu "
-                                        "failed: %s: %s", ready, n, cudaGetErrorName(err),
-                                        cudaGetErrorString(err));
+        if ((err = cuxfer_impl_stager_waited(st, job, ready)) != cudaSuccess)
             break;
-        }
         ++ready;
         cuxfer_impl_stager_grant(st, ready);
     }

@@ -496,7 +496,8 @@ static void failures(void)
     err = cuxfer_stager_wait(&st, 30000);
     ok(err != cudaSuccess && err != cudaErrorNotReady,
        "wait reports the failed copy (%s)", cudaGetErrorName(err));
-    contains(cuxfer_last_reason(), "cuxfer_stage_h2d: chunk 3 of 8", "the reason names the chunk");
+    contains(cuxfer_last_reason(), "cuxfer_stage_h2d: chunk 3 of 8 (1060864 bytes to ",
+             "the reason names the chunk, its size and the direction");
     diag("reason: %s", cuxfer_last_reason());
     is_int(err, cuxfer_stager_wait(&st, 0), "the result stays for other waiters");
     is_int(CUXFER_STAGE_COPY, st.used, "(through the slots)");
@@ -510,8 +511,9 @@ static void failures(void)
     ok(err != cudaSuccess && err != cudaErrorNotReady,
        "not waited for, its failure is returned by the next stage call (%s)",
        cudaGetErrorName(err));
-    contains(cuxfer_last_reason(), "not started: the previous job failed: cuxfer_stage_d2h",
-             "with the earlier reason");
+    contains(cuxfer_last_reason(),
+             "not started: the previous job failed: cuxfer_stage_d2h: chunk 3 of 8 (1060864 "
+             "bytes from ", "with the earlier reason: the chunk, its size and the direction");
     ok(all_bytes(out + 3 * (MIB + 12288), n - 3 * (MIB + 12288), 0xA5),
        "nothing from the failed chunk on was written");
     is_int(cudaSuccess, cudaGetLastError(), "no sticky error");

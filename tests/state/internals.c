@@ -1233,7 +1233,7 @@ static void span_kx_model(void)
                             cuxfer_impl_tile_put(&t, 0, 0, rows, w);
                             cuxfer_impl_span_kx(sc, sp, to, dp, w, &l);
                             kx_model(&t, (unsigned char *)l.host, l.pitch, (unsigned char *)l.dense,
-                                     l.dpitch, l.d2h, l.align);
+                                     l.dpitch, 0, l.align);
                             ++runs;
                             for (i = 0; i < KM_BUF; ++i) {
                                 size_t at = i < doff ? dp : (i - doff) % dp;
