@@ -1055,18 +1055,13 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify(const void *p, int *device)
         return err == cudaErrorInvalidValue && p ? CUXFER_MEMORY_PAGEABLE
                                                  : CUXFER_MEMORY_UNKNOWN;
     }
+    if (device && (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged))
+        *device = a.device;
     switch (a.type) {
     case cudaMemoryTypeUnregistered: return CUXFER_MEMORY_PAGEABLE;
-    case cudaMemoryTypeHost:
-        return CUXFER_MEMORY_PINNED;
-    case cudaMemoryTypeDevice:
-        if (device)
-            *device = a.device;
-        return CUXFER_MEMORY_DEVICE;
-    case cudaMemoryTypeManaged:
-        if (device)
-            *device = a.device;
-        return CUXFER_MEMORY_MANAGED;
+    case cudaMemoryTypeHost: return CUXFER_MEMORY_PINNED;
+    case cudaMemoryTypeDevice: return CUXFER_MEMORY_DEVICE;
+    case cudaMemoryTypeManaged: return CUXFER_MEMORY_MANAGED;
     default: return CUXFER_MEMORY_UNKNOWN;
     }
 }
@@ -1108,14 +1103,9 @@ CUXFER_API void cuxfer_impl_reg_store(struct cuxfer_impl_range *dst,
 CUXFER_API void cuxfer_impl_reg_add(const void *p, size_t bytes, cuxfer_memkind kind, int dev)
 {
     struct cuxfer_impl_state *st = cuxfer_impl_state_get();
-    struct cuxfer_impl_range r;
+    struct cuxfer_impl_range r = {(uintptr_t)p, (uintptr_t)p + bytes, (int)kind, dev, 0};
     if (!p || bytes == 0 || (uintptr_t)p > UINTPTR_MAX - bytes)
         return;
-    r.lo = (uintptr_t)p;
-    r.hi = (uintptr_t)p + bytes;
-    r.kind = (int)kind;
-    r.dev = dev;
-    r.queried = 0;
     pthread_mutex_lock(&st->reg_mu);
     if (st->reg_n < CUXFER_IMPL_REG_MAX) {
         cuxfer_impl_reg_write_begin(st);
@@ -1229,7 +1219,6 @@ CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
  * freed behind cuxfer's back never makes a copy wrong. */
 CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device)
 {
-    struct cuxfer_impl_range r;
     int dev = -1;
     cuxfer_memkind k = cuxfer_impl_lookup(p, device);
     if (k != CUXFER_MEMORY_UNKNOWN || !p)
@@ -1238,11 +1227,7 @@ CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device
     if (device)
         *device = dev;
     if (k == CUXFER_MEMORY_PINNED || k == CUXFER_MEMORY_DEVICE || k == CUXFER_MEMORY_MANAGED) {
-        r.lo = (uintptr_t)p;
-        r.hi = r.lo + 1;
-        r.kind = (int)k;
-        r.dev = dev;
-        r.queried = 1;
+        struct cuxfer_impl_range r = {(uintptr_t)p, (uintptr_t)p + 1, (int)k, dev, 1};
         cuxfer_impl_kcache_put(&r);
     }
     return k;
@@ -1414,15 +1399,7 @@ CUXFER_API cudaError_t cuxfer_impl_view_fill(cuxfer_view *v, void *ptr, size_t p
                                              size_t elem_size, cuxfer_memkind kind,
                                              int device, const char *what)
 {
-    cuxfer_view t;
-    t.ptr = ptr;
-    t.pitch = pitch;
-    t.width = width;
-    t.height = height;
-    t.elem_size = elem_size;
-    t.kind = kind;
-    t.device = device;
-    t.flags = 0;
+    cuxfer_view t = {ptr, pitch, width, height, elem_size, kind, device, 0};
     CUXFER_TRY(cuxfer_view_check(&t, what));
     *v = t;
     return cudaSuccess;
@@ -1673,16 +1650,13 @@ CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t 
     void *q = NULL;
     cudaError_t err;
     const char *call = device ? "CUXFER_DEVICE_ALLOC" : "CUXFER_HOST_ALLOC";
-    if (!pp || pp_size != sizeof q) {
+    if (!pp || pp_size != sizeof q)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %s", call,
                                 !pp ? "the pointer's address is NULL"
                                     : "the target is not an object pointer");
-    }
     memcpy(pp, &q, sizeof q);
-    if (device)
-        err = cuxfer_device_alloc(&q, count, elem_size);
-    else
-        err = cuxfer_host_alloc(&q, count, elem_size, flags);
+    err = device ? cuxfer_device_alloc(&q, count, elem_size)
+                 : cuxfer_host_alloc(&q, count, elem_size, flags);
     memcpy(pp, &q, sizeof q);
     return err;
 }
@@ -1811,13 +1785,8 @@ CUXFER_API struct cudaMemLocation cuxfer_impl_location(int target)
 {
     struct cudaMemLocation loc;
     memset(&loc, 0, sizeof loc);
-    if (target == CUXFER_CPU) {
-        loc.type = cudaMemLocationTypeHost;
-        loc.id = 0;
-    } else {
-        loc.type = cudaMemLocationTypeDevice;
-        loc.id = target;
-    }
+    loc.type = target == CUXFER_CPU ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+    loc.id = target == CUXFER_CPU ? 0 : target;
     return loc;
 }
 #endif
@@ -1998,7 +1967,7 @@ CUXFER_API size_t cuxfer_device_max_pitch(int dev)
 /* Enable dev's access to peer's memory once, idempotently, thread-safely. */
 CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
 {
-    int can = 0, saved, *known;
+    int can = 0, saved, state, *known;
     cuxfer_impl_relax rx;
     cudaError_t err;
     if (dev < 0 || peer < 0 || dev >= CUXFER_IMPL_MAX_DEVICES || peer >= CUXFER_IMPL_MAX_DEVICES)
@@ -2007,38 +1976,33 @@ CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
     if (dev == peer)
         return cudaSuccess;
     known = &cuxfer_impl_state_get()->peer[dev * CUXFER_IMPL_MAX_DEVICES + peer];
-    switch (__atomic_load_n(known, __ATOMIC_ACQUIRE)) {
-    case 1: return cudaSuccess;
-    case 2:
-        return cuxfer_impl_fail(cudaErrorPeerAccessUnsupported,
-                                "device %d cannot access device %d's memory", dev, peer);
-    default: break;
-    }
-    /* Device queries and enabling access touch no stream: Relaxed, so a
-     * copy made inside a capture (or next to another thread's) keeps it. */
-    rx = cuxfer_impl_relax_begin();
-    err = cudaDeviceCanAccessPeer(&can, dev, peer);
-    if (err == cudaSuccess && can) {
-        err = cuxfer_impl_use_device(dev, &saved);
-        if (err == cudaSuccess) {
-            err = cudaDeviceEnablePeerAccess(peer, 0);
-            if (err == cudaErrorPeerAccessAlreadyEnabled) { /* another thread, or the caller */
-                (void)cudaGetLastError();
-                err = cudaSuccess;
+    state = __atomic_load_n(known, __ATOMIC_ACQUIRE);
+    if (state == 0) {
+        /* Device queries and enabling access touch no stream: Relaxed, so a
+         * copy made inside a capture (or next to another thread's) keeps it. */
+        rx = cuxfer_impl_relax_begin();
+        err = cudaDeviceCanAccessPeer(&can, dev, peer);
+        if (err == cudaSuccess && can) {
+            err = cuxfer_impl_use_device(dev, &saved);
+            if (err == cudaSuccess) {
+                err = cudaDeviceEnablePeerAccess(peer, 0);
+                if (err == cudaErrorPeerAccessAlreadyEnabled) { /* another thread, or the caller */
+                    (void)cudaGetLastError();
+                    err = cudaSuccess;
+                }
+                cuxfer_impl_restore_device(saved);
             }
-            cuxfer_impl_restore_device(saved);
         }
+        cuxfer_impl_relax_end(rx);
+        if (err != cudaSuccess)
+            return cuxfer_impl_fail_cuda(err, "cuxfer_peer_enable: devices %d and %d: %s", dev,
+                                         peer, cudaGetErrorName(err));
+        state = can ? 1 : 2;
+        __atomic_store_n(known, state, __ATOMIC_RELEASE);
     }
-    cuxfer_impl_relax_end(rx);
-    if (err != cudaSuccess)
-        return cuxfer_impl_fail_cuda(err, "cuxfer_peer_enable: devices %d and %d: %s", dev, peer,
-                                     cudaGetErrorName(err));
-    if (!can) {
-        __atomic_store_n(known, 2, __ATOMIC_RELEASE);
+    if (state == 2)
         return cuxfer_impl_fail(cudaErrorPeerAccessUnsupported,
                                 "device %d cannot access device %d's memory", dev, peer);
-    }
-    __atomic_store_n(known, 1, __ATOMIC_RELEASE);
     return cudaSuccess;
 }
 
@@ -2081,16 +2045,12 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
 CUXFER_API cudaError_t cuxfer_impl_max_pitch_check(const cuxfer_view *dst,
                                                    const cuxfer_view *src, size_t max_pitch)
 {
-    if (max_pitch && src->height > 1) {
-        if (dst->pitch > max_pitch)
-            return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                    "cuxfer_copy2d_async: dst pitch %zu exceeds the "
-                                    "device's maximum pitch %zu", dst->pitch, max_pitch);
-        if (src->pitch > max_pitch)
-            return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                    "cuxfer_copy2d_async: src pitch %zu exceeds the "
-                                    "device's maximum pitch %zu", src->pitch, max_pitch);
-    }
+    const cuxfer_view *v = dst->pitch > max_pitch ? dst : src; /* dst is reported first */
+    if (max_pitch && src->height > 1 && v->pitch > max_pitch)
+        return cuxfer_impl_fail(cudaErrorInvalidValue,
+                                "cuxfer_copy2d_async: %s pitch %zu exceeds the device's "
+                                "maximum pitch %zu",
+                                v == dst ? "dst" : "src", v->pitch, max_pitch);
     return cudaSuccess;
 }
 
@@ -2116,16 +2076,9 @@ CUXFER_API size_t cuxfer_impl_row_past(const struct cuxfer_impl_rows *r, size_t 
 CUXFER_API int cuxfer_impl_views_overlap(const cuxfer_view *a, const cuxfer_view *b, size_t *ia,
                                          size_t *ib)
 {
-    struct cuxfer_impl_rows ra, rb;
+    struct cuxfer_impl_rows ra = {(uintptr_t)a->ptr, a->pitch, a->width * a->elem_size, a->height};
+    struct cuxfer_impl_rows rb = {(uintptr_t)b->ptr, b->pitch, b->width * b->elem_size, b->height};
     size_t i = 0, j = 0, steps = 0;
-    ra.base = (uintptr_t)a->ptr;
-    ra.pitch = a->pitch;
-    ra.w = a->width * a->elem_size;
-    ra.h = a->height;
-    rb.base = (uintptr_t)b->ptr;
-    rb.pitch = b->pitch;
-    rb.w = b->width * b->elem_size;
-    rb.h = b->height;
     if (ra.w == 0 || ra.h == 0 || rb.w == 0 || rb.h == 0 || ra.w != rb.w)
         return 0;
     if (ra.base + (ra.h - 1) * ra.pitch + ra.w <= rb.base ||
@@ -2529,10 +2482,7 @@ CUXFER_API cudaError_t cuxfer_impl_pool_create_here(cuxfer_stream_pool *p, int c
         (void)cuxfer_stream_pool_destroy(p);
         return cuxfer_impl_fail_cuda(err, "cuxfer_stream_pool_create: %s", cudaGetErrorName(err));
     }
-    if (priority > least)
-        priority = least;
-    if (priority < greatest)
-        priority = greatest;
+    priority = priority > least ? least : priority < greatest ? greatest : priority;
     p->priority = priority;
     p->flags = sflags;
     p->owns = 1;
@@ -3025,11 +2975,9 @@ CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStr
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %d signalers%s", call, n,
                                 n < 0 ? "" : " in a NULL array");
     CUXFER_TRY(cuxfer_impl_stream_usable(call, "waiter stream", waiter, &cw));
-    for (i = 0; i < n; ++i) {
-        if (signalers[i] == waiter)
-            continue;
-        CUXFER_TRY(cuxfer_impl_wait_check(call, waiter, cw, signalers[i], &cs));
-    }
+    for (i = 0; i < n; ++i)
+        if (signalers[i] != waiter)
+            CUXFER_TRY(cuxfer_impl_wait_check(call, waiter, cw, signalers[i], &cs));
     for (i = 0; i < n; ++i)
         if (signalers[i] != waiter)
             CUXFER_TRY(cuxfer_impl_wait1(call, waiter, signalers[i]));
@@ -3654,11 +3602,9 @@ CUXFER_API cudaError_t cuxfer_ring_drain(cuxfer_ring *r)
     int i;
     if (!r || !r->slots)
         return cudaSuccess;
-    for (i = 0; i < r->count; ++i) {
-        if (!r->slots[i].done)
-            continue;
-        cuxfer_impl_keep(&first, cuxfer_impl_event_sync(r->slots[i].done));
-    }
+    for (i = 0; i < r->count; ++i)
+        if (r->slots[i].done)
+            cuxfer_impl_keep(&first, cuxfer_impl_event_sync(r->slots[i].done));
     return first;
 }
 
@@ -4507,12 +4453,16 @@ CUXFER_API int cuxfer_impl_team_default(int keep)
     return cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
 }
 
-/* The options every plan with a team shares: threads 0 (the default) to
- * max, chunk_bytes 0 (chunk_default) or at least 4096. */
-CUXFER_API cudaError_t cuxfer_impl_team_options(const char *call, int *threads, int max,
-                                                int keep, size_t *chunk,
+/* The options every plan with a team shares: a strategy from 0 (AUTO) to
+ * last, threads 0 (the default) to max, chunk_bytes 0 (chunk_default) or
+ * at least 4096. */
+CUXFER_API cudaError_t cuxfer_impl_team_options(const char *call, int strategy, int last,
+                                                int *threads, int max, int keep, size_t *chunk,
                                                 size_t chunk_default)
 {
+    if (strategy < 0 || strategy > last)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: strategy %d is unknown", call,
+                                strategy);
     if (*threads < 0 || *threads > max)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: threads %d is outside 0..%d", call,
                                 *threads, max);
@@ -4904,26 +4854,15 @@ CUXFER_API cudaError_t cuxfer_impl_kernel_launch(void *kernel, unsigned blocks, 
     unsigned long long pt = pitch, dpt = dpitch;
     unsigned ul = 0, parts = blocks * 8u > n ? blocks * 8u / n : 1u;
     size_t grid_blocks;
-    void *args[9];
-    dim3 grid, block;
+    /* the kernel's parameters, in the PTX's order */
+    void *args[9] = {&desc, &n, &parts, (void *)&host, &pt, &dense, &d2h, &ul, &dpt};
+    dim3 grid = {1, 1, 1}, block = {256, 1, 1};
     while (ul < 4 && !(align & ((uintptr_t)1 << ul)))
         ++ul;
     if (bytes && ((bytes >> ul) + 31) / 32 < parts)
         parts = (unsigned)(((bytes >> ul) + 31) / 32);
     grid_blocks = ((size_t)n * parts + 7) / 8;
     grid.x = grid_blocks < blocks ? (unsigned)grid_blocks : blocks;
-    grid.y = grid.z = 1;
-    block.x = 256;
-    block.y = block.z = 1;
-    args[0] = &desc;
-    args[1] = &n;
-    args[2] = &parts;
-    args[3] = (void *)&host;
-    args[4] = &pt;
-    args[5] = &dense;
-    args[6] = &d2h;
-    args[7] = &ul;
-    args[8] = &dpt;
     return cudaLaunchKernel((const void *)kernel, grid, block, args, 0, s);
 #else
     (void)kernel, (void)blocks, (void)desc, (void)n, (void)host, (void)pitch, (void)dense;
@@ -5287,12 +5226,9 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
     memset(p, 0, sizeof *p);
     if (opt)
         p->opt = *opt;
-    if (p->opt.strategy < CUXFER_PLAN_AUTO || p->opt.strategy > CUXFER_PLAN_PACK)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_plan2d_create: strategy %d is unknown", p->opt.strategy);
-    CUXFER_TRY(cuxfer_impl_team_options("cuxfer_plan2d_create", &p->opt.threads,
-                                        CUXFER_PLAN_MAX_THREADS, 2, &p->opt.chunk_bytes,
-                                        (size_t)8 << 20));
+    CUXFER_TRY(cuxfer_impl_team_options("cuxfer_plan2d_create", p->opt.strategy, CUXFER_PLAN_PACK,
+                                        &p->opt.threads, CUXFER_PLAN_MAX_THREADS, 2,
+                                        &p->opt.chunk_bytes, (size_t)8 << 20));
     p->tuning = cuxfer_plan2d_default_tuning();
     p->device = cuxfer_impl_current_device();
     pthread_mutex_init(&p->mu, NULL);
@@ -6678,12 +6614,9 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
     memset(p, 0, sizeof *p);
     if (opt)
         p->opt = *opt;
-    if (p->opt.strategy < CUXFER_ROIS_AUTO || p->opt.strategy > CUXFER_ROIS_KERNEL)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_rois_create: strategy %d is unknown", p->opt.strategy);
-    CUXFER_TRY(cuxfer_impl_team_options("cuxfer_rois_create", &p->opt.threads,
-                                        CUXFER_ROIS_MAX_THREADS, 0, &p->opt.chunk_bytes,
-                                        (size_t)4 << 20));
+    CUXFER_TRY(cuxfer_impl_team_options("cuxfer_rois_create", p->opt.strategy, CUXFER_ROIS_KERNEL,
+                                        &p->opt.threads, CUXFER_ROIS_MAX_THREADS, 0,
+                                        &p->opt.chunk_bytes, (size_t)4 << 20));
     p->device = cuxfer_impl_current_device();
     pthread_mutex_init(&p->mu, NULL);
     p->ready = 1;
