@@ -4403,7 +4403,8 @@ typedef struct cuxfer_impl_team {
 #define CUXFER_IMPL_RELAX() ((void)0)
 #endif
 /* Spins of a waiting team thread (a worker between jobs, a closer, a
- * stager worker waiting for its chunk) before it sleeps or yields. */
+ * stager worker waiting for its chunk) before it sleeps or yields
+ * (doc/PERF.md, "Behind the constants": the team's spin). */
 #define CUXFER_IMPL_SPIN 4096
 
 CUXFER_API void *cuxfer_impl_team_worker(void *a)
