@@ -37,6 +37,7 @@ static int listing; /* --list: print the selected cases' names, run nothing */
 static cuxfer_rois_options rois_opt; /* --rois-threads, --rois-chunk; {0} = defaults */
 static int misses;
 static double row_max_cv; /* > 0: the next row also needs cuxfer's cv <= this */
+static int rows_dense;    /* the 2d cases' device rows dense, not cudaMallocPitch'd */
 static int rows_printed;
 
 /* Abort the run on any CUDA failure: a benchmark must not report numbers
@@ -648,6 +649,16 @@ static double host_scatter_gbps(unsigned char *dst, const unsigned char *src, si
  * of copies.  The planner's first copy of each is also shown alone. */
 #define NARROW_COPIES 8
 
+/* With --rows-dense: h rows of w bytes back to back in device memory. */
+static cudaError_t dense_rows(cuxfer_view *v, size_t w, size_t h)
+{
+    void *p;
+    cudaError_t e = cudaMalloc(&p, w * h);
+    if (e == cudaSuccess && (e = cuxfer_view_wrap(v, p, w, w, h, 1)) != cudaSuccess)
+        (void)cudaFree(p);
+    return e;
+}
+
 /* GB/s of ROI bytes for 2D copies of `width`-byte rows, the host side's
  * pitch 2 x width, the device side cudaMallocPitch'd: raw
  * cudaMemcpy2DAsync, cuxfer_copy2d_async and the planner, interleaved. */
@@ -674,7 +685,8 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t, cuxfer_timer *t1)
         /* cudaMallocPitch pads narrow rows to hundreds of bytes (8 GiB for
          * 128 MiB of 8-byte rows on an H200): on a smaller device halve the
          * copy until its rows fit, and say so */
-        while ((ae = cuxfer_view_alloc_device(&dv, w, h, 1)) != cudaSuccess) {
+        while ((ae = rows_dense ? dense_rows(&dv, w, h) : cuxfer_view_alloc_device(&dv, w, h, 1)) !=
+               cudaSuccess) {
             (void)cudaGetLastError();
             if (ae != cudaErrorMemoryAllocation || roi_total <= MIB) {
                 fprintf(stderr, "xferbench: 2d rows of %zu B: %s\n", w, cuxfer_last_reason());
@@ -811,7 +823,10 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t, cuxfer_timer *t1)
         }
         free(ref);
         free(refd);
-        cuxfer_view_free(&dv);
+        if (rows_dense)
+            BENCH_CHECK(cudaFree(dv.ptr));
+        else
+            cuxfer_view_free(&dv);
         cuxfer_host_free(host);
         cuxfer_host_free(back);
     }
@@ -2098,7 +2113,8 @@ static const char short_opts[] = ":qr:s:o:ljcd:hVC";
 static const char usage_line[] =
     "usage: xferbench [--quick] [--calibrate] [--reps N] [--size MIB]\n"
     "                 [--only CASE]... [--list] [--json | --csv] [--device N]\n"
-    "                 [--rois-threads N] [--rois-chunk KIB] [--rois-strategy S]\n";
+    "                 [--rois-threads N] [--rois-chunk KIB] [--rois-strategy S]\n"
+    "                 [--rows-dense]\n";
 
 static void usage(FILE *f)
 {
@@ -2120,6 +2136,8 @@ static void usage(FILE *f)
           "      --rois-chunk KIB  cuxfer_rois staging chunk in KiB, 4..1048576\n"
           "      --rois-strategy S  force cuxfer_rois's strategy: auto (default), direct,\n"
           "                         gather or kernel\n"
+          "      --rows-dense   the 2d cases' device rows back to back (default: as\n"
+          "                     cudaMallocPitch pads them)\n"
           "  -h, --help         this text\n"
           "  -V, --version      print the version\n"
           "Cases (for --only):\n"
@@ -2178,7 +2196,8 @@ int main(int argc, char **argv)
         {"list", no_argument, NULL, 'l'},
         {"rois-threads", required_argument, NULL, 1001},
         {"rois-chunk", required_argument, NULL, 1002},
-        {"rois-strategy", required_argument, NULL, 1003}, {NULL, 0, NULL, 0}};
+        {"rois-strategy", required_argument, NULL, 1003},
+        {"rows-dense", no_argument, NULL, 1004}, {NULL, 0, NULL, 0}};
     int calibrate = 0;
     int c, n = 0, dev = 0, drv = 0, rt = 0;
     char *end;
@@ -2241,6 +2260,7 @@ int main(int argc, char **argv)
             rois_opt.strategy = k; /* CUXFER_ROIS_AUTO .. CUXFER_ROIS_KERNEL */
             break;
         }
+        case 1004: rows_dense = 1; break;
         case 'j': out = OUT_JSON; break;
         case 'c': out = OUT_CSV; break;
         case 'd':
@@ -2284,8 +2304,9 @@ int main(int argc, char **argv)
     cudaDriverGetVersion(&drv);
     cudaRuntimeGetVersion(&rt);
     if (out == OUT_TABLE)
-        printf("xferbench %s: device %d %s, driver %d, runtime %d, %d reps, link buffers %zu MiB\n",
-               CUXFER_VERSION_STRING, dev, name, drv, rt, reps, link_bytes / MIB);
+        printf("xferbench %s: device %d %s, driver %d, runtime %d, %d reps, link buffers %zu MiB%s\n",
+               CUXFER_VERSION_STRING, dev, name, drv, rt, reps, link_bytes / MIB,
+               rows_dense ? ", 2d device rows dense" : "");
     BENCH_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
     BENCH_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     BENCH_CHECK(cuxfer_timer_create(&t));

@@ -1,0 +1,66 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tools/xferbench-torch.py: its command line with no GPU and no PyTorch (a
+# bad option, count or case is refused by name, status 2, before PyTorch
+# is asked for; without PyTorch it says so and exits 77); where PyTorch
+# and a GPU are both present, a short run prints every asked case with
+# PyTorch's two routes, cuxfer's figure and their ratio, each result
+# having matched the CPU's copy byte for byte.
+: "${top_builddir:=.}" "${top_srcdir:=.}"
+xb=$top_builddir/tools/xferbench
+tb=$top_srcdir/tools/xferbench-torch.py
+if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
+if ! command -v python3 >/dev/null 2>&1; then echo "1..0 # SKIP python3 not found"; exit 0; fi
+echo "1..7"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-xbtorch.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+check() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; [ -z "${3:-}" ] || sed 's/^/# /' "$3"; fi; }
+run() { python3 "$tb" --xferbench "$xb" "$@" >"$tmp/out" 2>"$tmp/err"; }
+
+python3 "$tb" --help >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc = 0 ] && grep -q '^usage: xferbench-torch.py' "$tmp/out" && grep -q 'whole+gather' "$tmp/out"
+check $? "--help: the routes and the usage, status 0 (got $rc)" "$tmp/out"
+
+refused() { # WHAT MESSAGE ARGS...
+    what=$1 msg=$2
+    shift 2
+    run "$@"
+    rc=$?
+    [ $rc = 2 ] && grep -qxF "xferbench-torch.py: $msg" "$tmp/err" && [ ! -s "$tmp/out" ]
+    check $? "$what: status 2, '$msg' (got $rc)" "$tmp/err"
+}
+refused "an unknown option" "unknown option --bogus (--help lists them)" --bogus
+refused "--reps 0" "--reps 0: not a count from 1 to 1000" --reps 0
+refused "a width that is not a number" "--widths 1,x: not a list of positive integers" --widths 1,x
+refused "a tile side xferbench has no case for" "--sides 7: xferbench has no such case" --sides 7,8
+
+# The run itself: 77 without PyTorch (or without a device for it), else
+# the figures
+run --sides 8,64 --widths 1,8 --reps 3
+rc=$?
+if ! python3 -c 'import torch' 2>/dev/null; then
+    [ $rc = 77 ] && grep -q '^xferbench-torch.py: PyTorch is needed' "$tmp/err"
+    check $? "without PyTorch: said, status 77 (got $rc)" "$tmp/err"
+    echo "ok 7 # SKIP PyTorch not found"
+    exit 0
+fi
+if [ $rc = 77 ] && [ -z "${CUXFER_REQUIRE_GPU:-}" ]; then
+    echo "ok 6 # SKIP $(cat "$tmp/err")"
+    echo "ok 7 # SKIP no CUDA device for PyTorch"
+    exit 0
+fi
+[ $rc = 0 ] && [ ! -s "$tmp/err" ]
+check $? "a short run: status 0, nothing on stderr (got $rc)" "$tmp/err"
+# every case once, its four figures numbers, the ratio cuxfer / the best route
+awk 'function num(x) { return x ~ /^[0-9]+\.[0-9]+$/ && x + 0 > 0 }
+     /^(2d h2d rows|rois h2d) / { k = NF
+         if (!num($(k-3)) || !num($(k-2)) || !num($(k-1)) || !num($k)) bad = bad " " $0
+         best = $(k-3) > $(k-2) ? $(k-3) : $(k-2)
+         r = $(k-1) / best
+         if (r / $k < 0.98 || r / $k > 1.02) bad = bad " ratio:" $0
+         seen[$0 ~ /^2d/ ? "r" $4 : "t" $5]++ }
+     END { if (bad != "") { print "bad lines:" bad; exit 1 }
+           exit !(seen["r1"] == 1 && seen["r8"] == 1 && seen["t8x8"] == 1 && seen["t64x64"] == 1) }' \
+    "$tmp/out" >"$tmp/why" 2>&1
+check $? "every asked case once: PyTorch's two routes, cuxfer, cuxfer / the best" "$tmp/out"
