@@ -2304,7 +2304,8 @@ int main(int argc, char **argv)
     cudaDriverGetVersion(&drv);
     cudaRuntimeGetVersion(&rt);
     if (out == OUT_TABLE)
-        printf("xferbench %s: device %d %s, driver %d, runtime %d, %d reps, link buffers %zu MiB%s\n",
+        printf("xferbench %s: device %d %s, driver %d, runtime %d, %d reps, link buffers "
+               "%zu MiB%s\n",
                CUXFER_VERSION_STRING, dev, name, drv, rt, reps, link_bytes / MIB,
                rows_dense ? ", 2d device rows dense" : "");
     BENCH_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
