@@ -27,7 +27,7 @@ byte with a copy the CPU makes tile by tile (row by row).
     tools/xferbench-torch.py --sides 8,64 --widths 8 --reps 5
 
 Exit status: 0, 1 when a result differs or xferbench fails, 2 for a bad
-option, 77 when PyTorch or a CUDA device is missing.
+option or device number, 77 when PyTorch or a CUDA device is missing.
 """
 import csv
 import io
@@ -240,8 +240,10 @@ def main():
         import torch
     except ImportError as e:
         fail("PyTorch is needed (%s)" % e, 77)
-    if not torch.cuda.is_available() or o["device"] >= torch.cuda.device_count():
-        fail("no CUDA device %d for PyTorch" % o["device"], 77)
+    if not torch.cuda.is_available():
+        fail("no CUDA device for PyTorch", 77)
+    if o["device"] >= torch.cuda.device_count():
+        fail("--device %d: only %d device(s)" % (o["device"], torch.cuda.device_count()), 2)
     fig = cuxfer_figures(o, todo)  # first: xferbench's process has the GPU to itself
     missing = [name for _, name, _, _ in todo if name not in fig]
     if missing:
