@@ -653,14 +653,15 @@ static double host_scatter_gbps(unsigned char *dst, const unsigned char *src, si
 static cudaError_t dense_rows(cuxfer_view *v, size_t w, size_t h)
 {
     void *p;
-    cudaError_t e = cudaMalloc(&p, w * h);
+    cudaError_t e = cuxfer_device_alloc(&p, h, w);
     if (e == cudaSuccess && (e = cuxfer_view_wrap(v, p, w, w, h, 1)) != cudaSuccess)
-        (void)cudaFree(p);
+        (void)cuxfer_device_free(p);
     return e;
 }
 
 /* GB/s of ROI bytes for 2D copies of `width`-byte rows, the host side's
- * pitch 2 x width, the device side cudaMallocPitch'd: raw
+ * pitch 2 x width, the device side cudaMallocPitch'd (dense with
+ * --rows-dense): raw
  * cudaMemcpy2DAsync, cuxfer_copy2d_async and the planner, interleaved. */
 static void bench_2d(cudaStream_t s, cuxfer_timer *t, cuxfer_timer *t1)
 {
@@ -824,7 +825,7 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t, cuxfer_timer *t1)
         free(ref);
         free(refd);
         if (rows_dense)
-            BENCH_CHECK(cudaFree(dv.ptr));
+            BENCH_CHECK(cuxfer_device_free(dv.ptr));
         else
             cuxfer_view_free(&dv);
         cuxfer_host_free(host);
