@@ -151,29 +151,30 @@ def cuxfer_figures(o, todo):
     return fig
 
 
-def timed(torch, fn, reps, check):
-    """Medians of reps host-timed runs of fn, after one checked run."""
-    out = fn()
-    torch.cuda.synchronize()
-    check(out)
-    del out
-    v = []
-    for _ in range(reps):
+def routes_gbps(torch, dev, routes, ref, what, noun, reps):
+    """GB/s of ref's bytes by each (name, fn) of routes: the median of reps
+    host-timed runs, after one run whose result lands on device memory just
+    filled with 0xa5 and must equal ref byte for byte."""
+    r = {}
+    for route, fn in routes:
+        p = torch.full(ref.shape, 0xa5, dtype=torch.uint8, device=dev)
         torch.cuda.synchronize()
-        t0 = time.perf_counter()
+        del p  # back to the caching allocator: the next result of its size lands on it
         out = fn()
         torch.cuda.synchronize()
-        v.append(time.perf_counter() - t0)
+        if out.shape != ref.shape or not torch.equal(out.cpu(), ref):
+            fail("%s, %s: the %s on the GPU differ from the CPU's copy" % (what, route, noun))
         del out
-    return statistics.median(v)
-
-
-def poisoned(torch, dev, shape):
-    """Device memory of `shape` filled with 0xa5 and given back to the
-    caching allocator, so the next result of that size lands on it."""
-    p = torch.full(shape, 0xa5, dtype=torch.uint8, device=dev)
-    torch.cuda.synchronize()
-    del p
+        v = []
+        for _ in range(reps):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            out = fn()
+            torch.cuda.synchronize()
+            v.append(time.perf_counter() - t0)
+            del out
+        r[route] = ref.numel() / statistics.median(v) / 1e9
+    return r
 
 
 def bench_tiles(torch, dev, img, n, side, reps):
@@ -188,13 +189,6 @@ def bench_tiles(torch, dev, img, n, side, reps):
         ref[i] = img[y * side:(y + 1) * side, x * side:(x + 1) * side]
     gy, gx = cy.to(dev), cx.to(dev)
 
-    def check(route):
-        def c(out):
-            if out.shape != ref.shape or not torch.equal(out.cpu(), ref):
-                fail("%d of %dx%d, %s: the tiles on the GPU differ from the CPU's copy"
-                     % (n, side, side, route))
-        return c
-
     def whole():
         d = img.to(dev, non_blocking=True)
         return d.as_strided(shape, stride)[gy, gx]
@@ -202,11 +196,8 @@ def bench_tiles(torch, dev, img, n, side, reps):
     def cpu():
         return img.as_strided(shape, stride)[cy, cx].to(dev)
 
-    r = {}
-    for route, fn in (("whole+gather", whole), ("cpu-gather", cpu)):
-        poisoned(torch, dev, ref.shape)
-        r[route] = ref.numel() / timed(torch, fn, reps, check(route)) / 1e9
-    return r
+    return routes_gbps(torch, dev, (("whole+gather", whole), ("cpu-gather", cpu)), ref,
+                       "%d of %dx%d" % (n, side, side), "tiles", reps)
 
 
 def bench_rows(torch, dev, w, reps):
@@ -218,19 +209,11 @@ def bench_rows(torch, dev, w, reps):
     for x in range(w):  # column by column: not the routes' own copy
         ref[:, x] = m[:, x]
 
-    def check(route):
-        def c(out):
-            if out.shape != ref.shape or not torch.equal(out.cpu(), ref):
-                fail("rows of %d B, %s: the rows on the GPU differ from the CPU's copy"
-                     % (w, route))
-        return c
-
-    r = {}
-    for route, fn in (("view.to", lambda: m[:, :w].to(dev, non_blocking=True)),
-                      ("whole+slice", lambda: m.to(dev, non_blocking=True)[:, :w].contiguous())):
-        poisoned(torch, dev, ref.shape)
-        r[route] = ref.numel() / timed(torch, fn, reps, check(route)) / 1e9
-    return r
+    return routes_gbps(torch, dev,
+                       (("view.to", lambda: m[:, :w].to(dev, non_blocking=True)),
+                        ("whole+slice",
+                         lambda: m.to(dev, non_blocking=True)[:, :w].contiguous())),
+                       ref, "rows of %d B" % w, "rows", reps)
 
 
 def main():
