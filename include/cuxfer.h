@@ -2188,10 +2188,13 @@ CUXFER_API int cuxfer_impl_is_legacy_stream(cudaStream_t s)
 #endif
 }
 
-/* Apply the guard to `call` about to queue copies on s.  Timers do not
- * (events on stream 0 are the classic way to time it), nor does the stager
- * (it only orders its own stream after `after`). */
-CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s)
+/* Apply the guard to `call` about to queue copies on s, in two steps: the
+ * refusal (warn 0) among the checks that need only the arguments, before
+ * any CUDA call, and the warning (warn 1) after every check, just before
+ * the copy is queued, so that a copy refused for its arguments uses up no
+ * warning.  Timers do not (events on stream 0 are the classic way to time
+ * it), nor does the stager (it only orders its own stream after `after`). */
+CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s, int warn)
 {
     int policy;
     if (!cuxfer_impl_is_legacy_stream(s))
@@ -2206,7 +2209,8 @@ CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s
             "every blocking stream; use a non-blocking stream "
             "(cuxfer_stream_pool_create) or set CUXFER_DEFAULT_STREAM=allow",
             call, s ? "cudaStreamLegacy" : "stream 0");
-    if (__atomic_exchange_n(&cuxfer_impl_state_get()->warned_stream, 1, __ATOMIC_ACQ_REL) == 0)
+    if (warn && __atomic_exchange_n(&cuxfer_impl_state_get()->warned_stream, 1,
+                                    __ATOMIC_ACQ_REL) == 0)
         CUXFER_LOG("cuxfer: warning: %s: queued on the legacy default stream, "
                    "which serialises with every blocking stream, so nothing "
                    "overlaps; use a non-blocking stream "
@@ -2218,9 +2222,9 @@ CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s
  * the pageable guard: CUDA's own staging is right for them. */
 #define CUXFER_COPY_SMALL ((size_t)64 << 10)
 
-/* The checks before a copy queues work on s (async: the default-stream
- * guard) or on the calling thread's default stream, as cudaMemcpy does
- * (sync).  Refused, so that the capture survives: a synchronous copy while
+/* The last checks before a copy queues work on s (async: the default-stream
+ * guard's warning) or on the calling thread's default stream, as cudaMemcpy
+ * does (sync).  Refused, so that the capture survives: a synchronous copy while
  * that stream is captured, and the legacy stream while a blocking stream of
  * the device is (cudaErrorStreamCaptureImplicit; other errors, such as no
  * driver: the copy says so itself). */
@@ -2240,7 +2244,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t
                                     "invalidate that capture (%s)", call, cudaGetErrorName(err));
         return cudaSuccess;
     }
-    CUXFER_TRY(cuxfer_impl_stream_guard(call, s));
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 1));
     if (!cuxfer_impl_is_legacy_stream(s))
         return cudaSuccess;
     cap = cuxfer_impl_stream_state(s, &err);
@@ -2280,7 +2284,8 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *d
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
     if (src->width == 0 || src->height == 0)
         return cudaSuccess;
-    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
+    if (!sync)
+        CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 0));
     memset(&rx, 0, sizeof rx);
     dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
     sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
@@ -2295,6 +2300,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *d
     dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
     if (!peer && !flat)
         CUXFER_TRY(cuxfer_impl_max_pitch_check(dst, src, cuxfer_device_max_pitch(dev)));
+    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
     if (sync)
         rx = cuxfer_impl_relax_begin();
     if (peer)
@@ -2346,7 +2352,8 @@ CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void 
     if (bytes == 0)
         return cudaSuccess;
     CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
-    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
+    if (!sync)
+        CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 0));
     memset(&rx, 0, sizeof rx);
     /* A pinned side rules out every misuse: no query of the other side (a
      * small synchronous copy needs no guard: as if pinned). */
@@ -2359,6 +2366,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void 
             dk = cuxfer_impl_classify_cached(dst, NULL);
         CUXFER_TRY(cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy()));
     }
+    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
     if (sync)
         rx = cuxfer_impl_relax_begin();
     err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
@@ -2402,11 +2410,11 @@ CUXFER_API cudaError_t cuxfer_copy2d(const cuxfer_view *dst, const cuxfer_view *
 /* A fixed set of streams on one device (man 3 cuxfer_stream_pool). */
 struct cuxfer_stream_pool {
     cudaStream_t *streams;
-    unsigned char *leased; /* 1 while leased; written under mu, read atomically */
     int count;
     int device;            /* device current at creation */
     int priority;          /* the priority actually used (after clamping) */
     unsigned flags;        /* cudaStreamNonBlocking or cudaStreamDefault */
+    unsigned char *leased; /* 1 while leased; written under mu, read atomically */
     int owns;              /* 1: the pool created (and destroys) the streams */
     int leases;            /* streams leased now */
     unsigned next;         /* round-robin counter */
@@ -2414,13 +2422,19 @@ struct cuxfer_stream_pool {
     pthread_cond_t cv;
 };
 
-CUXFER_API cudaError_t cuxfer_impl_pool_init(cuxfer_stream_pool *p, int count)
+CUXFER_API cudaError_t cuxfer_impl_pool_count(int count)
 {
-    memset(p, 0, sizeof *p);
     if (count < 1 || count > CUXFER_STREAM_POOL_MAX)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "stream pool count %d is outside 1..%d", count,
                                 CUXFER_STREAM_POOL_MAX);
+    return cudaSuccess;
+}
+
+CUXFER_API cudaError_t cuxfer_impl_pool_init(cuxfer_stream_pool *p, int count)
+{
+    memset(p, 0, sizeof *p);
+    CUXFER_TRY(cuxfer_impl_pool_count(count));
     p->streams = (cudaStream_t *)calloc((size_t)count, sizeof *p->streams);
     p->leased = (unsigned char *)calloc((size_t)count, 1);
     if (!p->streams || !p->leased) {
@@ -2462,19 +2476,26 @@ CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool *p)
     return first;
 }
 
+/* The checks of both creates that need only the arguments, before any CUDA
+ * call (man 3 cuxfer, ERRORS); the pool is zeroed from here on. */
+CUXFER_API cudaError_t cuxfer_impl_pool_args(const char *call, cuxfer_stream_pool *p, int count,
+                                             unsigned flags)
+{
+    if (!p)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: pool is NULL", call);
+    memset(p, 0, sizeof *p);
+    if (flags & ~(CUXFER_STREAM_BLOCKING | (unsigned)cudaStreamNonBlocking))
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: unknown flags 0x%x", call, flags);
+    return cuxfer_impl_pool_count(count);
+}
+
+/* Both creates after cuxfer_impl_pool_args, on the current device. */
 CUXFER_API cudaError_t cuxfer_impl_pool_create_here(cuxfer_stream_pool *p, int count,
                                                     unsigned flags, int priority)
 {
     int least = 0, greatest = 0, i;
     unsigned sflags;
     cudaError_t err;
-    if (!p)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_create: pool is NULL");
-    if (flags & ~(CUXFER_STREAM_BLOCKING | (unsigned)cudaStreamNonBlocking)) {
-        memset(p, 0, sizeof *p);
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_stream_pool_create: unknown flags 0x%x", flags);
-    }
     CUXFER_TRY(cuxfer_impl_pool_init(p, count));
     sflags = (flags & CUXFER_STREAM_BLOCKING) ? cudaStreamDefault : cudaStreamNonBlocking;
     err = cudaDeviceGetStreamPriorityRange(&least, &greatest);
@@ -2505,10 +2526,7 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int d
 {
     int saved = -1;
     cudaError_t err;
-    if (!p)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_create_on: pool is "
-                                "NULL");
-    memset(p, 0, sizeof *p);
+    CUXFER_TRY(cuxfer_impl_pool_args("cuxfer_stream_pool_create_on", p, count, flags));
     if (device < 0)
         return cuxfer_impl_fail(cudaErrorInvalidDevice,
                                 "cuxfer_stream_pool_create_on: device %d does not exist", device);
@@ -2525,7 +2543,9 @@ CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int d
 CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
                                                  unsigned flags, int priority)
 {
-    int dev = cuxfer_impl_current_device();
+    int dev;
+    CUXFER_TRY(cuxfer_impl_pool_args("cuxfer_stream_pool_create", p, count, flags));
+    dev = cuxfer_impl_current_device();
     if (dev < 0) /* no device: CUDA's own error, from the first stream */
         return cuxfer_impl_pool_create_here(p, count, flags, priority);
     return cuxfer_stream_pool_create_on(p, dev, count, flags, priority);
@@ -2965,28 +2985,43 @@ CUXFER_API cudaError_t cuxfer_stream_wait(cudaStream_t waiter, cudaStream_t sign
     return cuxfer_impl_wait1("cuxfer_stream_wait", waiter, signaler);
 }
 
-/* Fan-in, checked before anything is queued (waits queued stay on a failure). */
-CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStream_t *signalers,
-                                              int n)
+/* Fan-in, checked before anything is queued (waits queued stay on a
+ * failure); check_only: the checks alone (a ring's fences, man 3 cuxfer_ring). */
+CUXFER_API cudaError_t cuxfer_impl_wait_all(cudaStream_t waiter, const cudaStream_t *signalers,
+                                            int n, int check_only)
 {
     static const char call[] = "cuxfer_stream_wait_all";
-    int cw, cs, i;
+    int cw, cs, i, any = 0;
     if (n < 0 || (n > 0 && !signalers))
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %d signalers%s", call, n,
                                 n < 0 ? "" : " in a NULL array");
+    for (i = 0; i < n; ++i)
+        any |= signalers[i] != waiter;
+    if (!any) /* nothing to wait for: nothing asked, as cuxfer_stream_all_wait */
+        return cudaSuccess;
     CUXFER_TRY(cuxfer_impl_stream_usable(call, "waiter stream", waiter, &cw));
     for (i = 0; i < n; ++i)
         if (signalers[i] != waiter)
             CUXFER_TRY(cuxfer_impl_wait_check(call, waiter, cw, signalers[i], &cs));
+    if (check_only)
+        return cudaSuccess;
     for (i = 0; i < n; ++i)
         if (signalers[i] != waiter)
             CUXFER_TRY(cuxfer_impl_wait1(call, waiter, signalers[i]));
     return cudaSuccess;
 }
 
-/* Fan-out with one event record, checked before anything is queued. */
-CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n,
-                                              cudaStream_t signaler)
+/* Make `waiter` wait for each of n signalers (man 3 cuxfer_timer). */
+CUXFER_API cudaError_t cuxfer_stream_wait_all(cudaStream_t waiter, const cudaStream_t *signalers,
+                                              int n)
+{
+    return cuxfer_impl_wait_all(waiter, signalers, n, 0);
+}
+
+/* Fan-out with one event record, checked before anything is queued;
+ * check_only as cuxfer_impl_wait_all. */
+CUXFER_API cudaError_t cuxfer_impl_all_wait(const cudaStream_t *waiters, int n,
+                                            cudaStream_t signaler, int check_only)
 {
     static const char call[] = "cuxfer_stream_all_wait";
     cudaEvent_t ev;
@@ -3002,7 +3037,7 @@ CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n
         CUXFER_TRY(cuxfer_impl_wait_check(call, waiters[i], cw, signaler, &cs));
         any = 1;
     }
-    if (!any)
+    if (!any || check_only)
         return cudaSuccess;
     err = cuxfer_impl_mark(call, signaler, &ev, &saved);
     for (i = 0; i < n && err == cudaSuccess; ++i) {
@@ -3016,6 +3051,13 @@ CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n
     cuxfer_impl_order_event_drop(ev);
     cuxfer_impl_restore_device(saved);
     return err;
+}
+
+/* Make each of n waiters wait for `signaler` (man 3 cuxfer_timer). */
+CUXFER_API cudaError_t cuxfer_stream_all_wait(const cudaStream_t *waiters, int n,
+                                              cudaStream_t signaler)
+{
+    return cuxfer_impl_all_wait(waiters, n, signaler, 0);
 }
 
 /* Fan-out: every stream of the pool waits for the work queued so far on s. */
@@ -3833,14 +3875,17 @@ CUXFER_API cudaError_t cuxfer_impl_ring_fence(cuxfer_ring *r, cudaStream_t s, in
                                               const char *call)
 {
     cudaStream_t st[CUXFER_IMPL_RING_CHUNK];
-    int i, n;
+    int i, n, check;
     if (!r || !r->slots)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: ring not created", call);
-    for (i = 0; i < r->count; i += n) {
-        for (n = 0; n < CUXFER_IMPL_RING_CHUNK && i + n < r->count; ++n)
-            st[n] = r->slots[i + n].stream;
-        CUXFER_TRY(out ? cuxfer_stream_all_wait(st, n, s) : cuxfer_stream_wait_all(s, st, n));
-    }
+    /* every group checked before any is queued: nothing queued on a refusal */
+    for (check = 1; check >= 0; --check)
+        for (i = 0; i < r->count; i += n) {
+            for (n = 0; n < CUXFER_IMPL_RING_CHUNK && i + n < r->count; ++n)
+                st[n] = r->slots[i + n].stream;
+            CUXFER_TRY(out ? cuxfer_impl_all_wait(st, n, s, check)
+                           : cuxfer_impl_wait_all(s, st, n, check));
+        }
     return cudaSuccess;
 }
 
@@ -4152,9 +4197,12 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_create(cuxfer_pinned_pool *p,
     if (opt)
         p->opt = *opt;
     if (p->opt.flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped |
-                                   cudaHostAllocWriteCombined))
+                                   cudaHostAllocWriteCombined)) {
+        unsigned flags = p->opt.flags;
+        memset(p, 0, sizeof *p);
         return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_pinned_pool_create: unknown flags 0x%x", p->opt.flags);
+                                "cuxfer_pinned_pool_create: unknown flags 0x%x", flags);
+    }
     p->free_lists = (struct cuxfer_impl_pblock **)calloc(CUXFER_IMPL_POOL_CLASSES,
                                                          sizeof *p->free_lists);
     if (!p->free_lists)
@@ -5227,9 +5275,13 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
     memset(p, 0, sizeof *p);
     if (opt)
         p->opt = *opt;
-    CUXFER_TRY(cuxfer_impl_team_options("cuxfer_plan2d_create", p->opt.strategy, CUXFER_PLAN_PACK,
-                                        &p->opt.threads, CUXFER_PLAN_MAX_THREADS, 2,
-                                        &p->opt.chunk_bytes, (size_t)8 << 20));
+    err = cuxfer_impl_team_options("cuxfer_plan2d_create", p->opt.strategy, CUXFER_PLAN_PACK,
+                                   &p->opt.threads, CUXFER_PLAN_MAX_THREADS, 2, &p->opt.chunk_bytes,
+                                   (size_t)8 << 20);
+    if (err != cudaSuccess) { /* the plan left zeroed, not holding the options */
+        memset(p, 0, sizeof *p);
+        return err;
+    }
     p->tuning = cuxfer_plan2d_default_tuning();
     p->device = cuxfer_impl_current_device();
     pthread_mutex_init(&p->mu, NULL);
@@ -5792,33 +5844,35 @@ CUXFER_API cudaError_t cuxfer_impl_plan_release(cuxfer_plan2d *p, cudaStream_t s
 CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view *dst,
                                              const cuxfer_view *src, cudaStream_t s)
 {
+    static const char call[] = "cuxfer_plan2d_copy_async";
     int strategy, cap;
     cudaError_t err;
     CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
     if (src->width == 0 || src->height == 0)
         return cudaSuccess; /* nothing queued, so nothing for the guard to see */
     /* every strategy queues copies on s: the guard of cuxfer_copy2d_async */
-    CUXFER_TRY(cuxfer_impl_stream_guard("cuxfer_plan2d_copy_async", s));
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 0));
     strategy = cuxfer_plan2d_choose(p, dst, src);
     if (strategy == CUXFER_PLAN_DIRECT)
-        return cuxfer_copy2d_async(dst, src, s);
-    CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_plan2d_copy_async", "stream", s, &cap));
+        return cuxfer_impl_copy2d(call, dst, src, s, 0);
+    CUXFER_TRY(cuxfer_impl_stream_usable(call, "stream", s, &cap));
     if (cap)
-        return cuxfer_copy2d_async(dst, src, s);
+        return cuxfer_impl_copy2d(call, dst, src, s, 0);
 #if CUDART_VERSION >= 12080
     if (cuxfer_impl_stream_device(s) != p->device)
-        return cuxfer_copy2d_async(dst, src, s);
+        return cuxfer_impl_copy2d(call, dst, src, s, 0);
 #endif
     /* SPAN and PACK ask only for pinned and device views (choose says so),
      * so the pageable guard has nothing to say; check the kinds are true. */
     CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, cuxfer_impl_classify_cached(dst->ptr, NULL)));
     CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, cuxfer_impl_classify_cached(src->ptr, NULL)));
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 1));
     err = cudaEventRecord(p->ev_fork, s);
     if (err != cudaSuccess) {
         /* Before 12.8 how another device's stream shows (invalid handle):
          * nothing was queued, and the direct copy works on any stream. */
         (void)cudaGetLastError();
-        return cuxfer_copy2d_async(dst, src, s);
+        return cuxfer_impl_copy2d(call, dst, src, s, 0);
     }
     err = strategy == CUXFER_PLAN_SPAN ? cuxfer_impl_plan_span(p, dst, src, s)
                                        : cuxfer_impl_plan_pack(p, dst, src, s);
@@ -6615,9 +6669,13 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
     memset(p, 0, sizeof *p);
     if (opt)
         p->opt = *opt;
-    CUXFER_TRY(cuxfer_impl_team_options("cuxfer_rois_create", p->opt.strategy, CUXFER_ROIS_KERNEL,
-                                        &p->opt.threads, CUXFER_ROIS_MAX_THREADS, 0,
-                                        &p->opt.chunk_bytes, (size_t)4 << 20));
+    err = cuxfer_impl_team_options("cuxfer_rois_create", p->opt.strategy, CUXFER_ROIS_KERNEL,
+                                   &p->opt.threads, CUXFER_ROIS_MAX_THREADS, 0, &p->opt.chunk_bytes,
+                                   (size_t)4 << 20);
+    if (err != cudaSuccess) { /* the plan left zeroed, not holding the options */
+        memset(p, 0, sizeof *p);
+        return err;
+    }
     p->device = cuxfer_impl_current_device();
     pthread_mutex_init(&p->mu, NULL);
     p->ready = 1;
@@ -7070,6 +7128,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
     static const char call[] = "cuxfer_rois_copy_async";
     const char *why;
     size_t total = 0;
+    cuxfer_memkind dk, hk;
     cudaError_t err;
     int want, cap;
     CUXFER_TRY(cuxfer_impl_rois_check(dir, host, rois, n, dense, &total, &p->check,
@@ -7077,12 +7136,13 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
     if (total == 0)
         return cudaSuccess;
     /* every strategy queues copies (or the kernel) on s */
-    CUXFER_TRY(cuxfer_impl_stream_guard(call, s));
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 0));
     if (cuxfer_impl_classify_cached(host->ptr, NULL) == CUXFER_MEMORY_DEVICE)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: the host view at %p is device memory", call, host->ptr);
     /* refused: e.g. stream 0 while another stream captures */
     CUXFER_TRY(cuxfer_impl_stream_usable(call, "stream", s, &cap));
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 1));
     want = cuxfer_rois_choose(p, n, total);
     while (want == CUXFER_ROIS_KERNEL || want == CUXFER_ROIS_GATHER) {
         cudaError_t refuse = cudaSuccess;
@@ -7099,13 +7159,11 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
         want = want == CUXFER_ROIS_KERNEL && refuse == cudaErrorInvalidValue ? CUXFER_ROIS_GATHER
                                                                               : CUXFER_ROIS_DIRECT;
     }
-    if (cap == CUXFER_IMPL_STREAM_UNCAPTURED) {
-        cuxfer_memkind dk = cuxfer_impl_classify_cached(dense->ptr, NULL),
-                       hk = cuxfer_impl_classify_cached(host->ptr, NULL);
-        CUXFER_TRY(dir == CUXFER_ROIS_H2D
-                       ? cuxfer_impl_guard(call, dk, hk, cuxfer_pageable_policy())
-                       : cuxfer_impl_guard(call, hk, dk, cuxfer_pageable_policy()));
-    }
+    /* DIRECT, on any stream (captured too): cuxfer_copy2d_async's guard */
+    dk = cuxfer_impl_classify_cached(dense->ptr, NULL);
+    hk = cuxfer_impl_classify_cached(host->ptr, NULL);
+    CUXFER_TRY(dir == CUXFER_ROIS_H2D ? cuxfer_impl_guard(call, dk, hk, cuxfer_pageable_policy())
+                                      : cuxfer_impl_guard(call, hk, dk, cuxfer_pageable_policy()));
     err = cuxfer_impl_rois_direct(dir, host, rois, n, (unsigned char *)dense->ptr, s);
     if (err != cudaSuccess)
         (void)cuxfer_impl_fail(err, "%s: cudaMemcpy2DAsync: %s", call, cudaGetErrorName(err));

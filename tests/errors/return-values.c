@@ -48,6 +48,16 @@ static void provoke(const char *page, const char *what, cudaError_t got, cudaErr
     ok(got == cudaSuccess || listed(page, name), "%s(3) RETURN VALUES lists %s", page, name);
 }
 
+/* Every byte of an object a failed create must leave zeroed is 0. */
+static int all_zero(const void *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    size_t i;
+    for (i = 0; i < n; ++i)
+        if (b[i])
+            return 0;
+    return 1;
+}
 
 int main(void)
 {
@@ -77,7 +87,22 @@ int main(void)
             cudaErrorInvalidValue);
     provoke("cuxfer_stream_pool", "create_on device -1",
             cuxfer_stream_pool_create_on(&sp, -1, 2, 0, 0), cudaErrorInvalidDevice);
+    /* the checks that need only the arguments, before any CUDA call */
+    provoke("cuxfer_stream_pool", "create_on device 0 with count 0",
+            cuxfer_stream_pool_create_on(&sp, 0, 0, 0, 0), cudaErrorInvalidValue);
+    contains(cuxfer_last_reason(), "count 0", "the reason names the count");
+    provoke("cuxfer_stream_pool", "create_on device 0 with flags 0x80",
+            cuxfer_stream_pool_create_on(&sp, 0, 2, 0x80, 0), cudaErrorInvalidValue);
+    contains(cuxfer_last_reason(), "cuxfer_stream_pool_create_on: unknown flags 0x80",
+             "the reason names the call and the flags");
+    provoke("cuxfer_stream_pool", "create with count 5000",
+            cuxfer_stream_pool_create(&sp, 5000, 0, 0), cudaErrorInvalidValue);
+    ok(all_zero(&sp, sizeof sp), "the refused pool is left zeroed");
     set[0] = cudaStreamLegacy;
+    provoke("cuxfer_timer", "stream_wait_all of 0 signalers", cuxfer_stream_wait_all(0, NULL, 0),
+            cudaSuccess);
+    provoke("cuxfer_timer", "stream_wait_all of only the waiter",
+            cuxfer_stream_wait_all(cudaStreamLegacy, set, 1), cudaSuccess);
     provoke("cuxfer_stream_pool", "wrap of cudaStreamLegacy", cuxfer_stream_pool_wrap(&sp, set, 1),
             cudaErrorInvalidValue);
     provoke("cuxfer_ring", "create with 0 slots", cuxfer_ring_create(&ring, 0, 64, 64, NULL),
@@ -110,14 +135,29 @@ int main(void)
     memset(&pool, 0, sizeof pool);
     provoke("cuxfer_pinned_pool", "acquire from a pool not created",
             cuxfer_pinned_pool_acquire(&pool, 64, &blk), cudaErrorInvalidValue);
+    {
+        cuxfer_pinned_pool_options pso;
+        memset(&pso, 0, sizeof pso);
+        pso.flags = 0x80;
+        provoke("cuxfer_pinned_pool", "create with flags 0x80",
+                cuxfer_pinned_pool_create(&pool, &pso), cudaErrorInvalidValue);
+        ok(all_zero(&pool, sizeof pool), "the refused pinned pool is left zeroed");
+    }
     memset(&rso, 0, sizeof rso);
     rso.strategy = 9;
     provoke("cuxfer_rois", "create with strategy 9", cuxfer_rois_create(&rois, &rso),
             cudaErrorInvalidValue);
+    ok(all_zero(&rois, sizeof rois), "cuxfer_rois(3): the refused plan is left zeroed");
+    rso.strategy = 0;
+    rso.chunk_bytes = 100;
+    provoke("cuxfer_rois", "create with chunk_bytes 100", cuxfer_rois_create(&rois, &rso),
+            cudaErrorInvalidValue);
+    ok(all_zero(&rois, sizeof rois), "cuxfer_rois(3): zeroed after a chunk refused too");
     memset(&po, 0, sizeof po);
     po.strategy = 9;
     provoke("cuxfer_plan2d", "create with strategy 9", cuxfer_plan2d_create(&p2d, &po),
             cudaErrorInvalidValue);
+    ok(all_zero(&p2d, sizeof p2d), "cuxfer_plan2d(3): the refused plan is left zeroed");
     provoke("cuxfer_view", "wrap with a row wider than the pitch",
             cuxfer_view_wrap(&v, buf, 8, 16, 4, 1), cudaErrorInvalidPitchValue);
     if (cuxfer_view_wrap(&v, buf, 16, 16, 4, 1) != cudaSuccess ||

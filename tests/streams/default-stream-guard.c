@@ -421,6 +421,38 @@ static void phase_error_gpu(unsigned char *a, unsigned char *b)
     is_int(cudaSuccess, cudaGetLastError(), "no error left behind");
 }
 
+/* Copies on stream 0 refused for their arguments after the device was
+ * asked (a view whose kind is wrong, a host view in device memory): under
+ * warn refused as they would be on any stream, with no line, so the one
+ * warning is still there for the first copy that goes ahead. */
+static void gpu_refused_first(void)
+{
+    void *d;
+    cuxfer_view vd, vlie;
+    cuxfer_roi tile = {0, 0, 8, 8};
+    cuxfer_rois ro;
+    cudaError_t err;
+    MUST(cudaMalloc(&d, 128));
+    MUST(cuxfer_view_wrap(&vd, d, 8, 8, 8, 1));
+    MUST(cuxfer_view_wrap(&vlie, (unsigned char *)d + 64, 8, 8, 8, 1));
+    vlie.kind = CUXFER_MEMORY_PINNED; /* says pinned, is device memory */
+    log_lines = 0;
+    cuxfer_clear_reason();
+    err = cuxfer_copy2d_async(&vd, &vlie, 0);
+    is_int(cudaErrorInvalidValue, err, "warn: a 2D copy whose view lies about its memory is "
+           "refused on stream 0");
+    contains(cuxfer_last_reason(), "view says pinned", "for its view, not for the stream");
+    MUST(cuxfer_rois_create(&ro, NULL));
+    cuxfer_clear_reason();
+    err = cuxfer_rois_copy_async(&ro, CUXFER_ROIS_H2D, &vlie, &tile, 1, &vd, 0);
+    is_int(cudaErrorInvalidValue, err, "warn: cuxfer_rois_copy_async from a host view in device "
+           "memory is refused on stream 0");
+    contains(cuxfer_last_reason(), "is device memory", "for its view");
+    MUST(cuxfer_rois_destroy(&ro));
+    is_int(0, log_lines, "warn: the refused copies used up no warning");
+    MUST(cudaFree(d));
+}
+
 static void phase_warn_gpu(unsigned char *a, unsigned char *b)
 {
     (void)a;
@@ -428,6 +460,7 @@ static void phase_warn_gpu(unsigned char *a, unsigned char *b)
     if (!child_has_gpu(1))
         return;
     gpu_timers(); /* first: a timer must not use up the one warning */
+    gpu_refused_first();
     logbuf[0] = '\0';
     log_lines = 0;
     gpu_copies(0);

@@ -9,7 +9,8 @@
  * cudaErrorStreamCaptureIsolation and the capture stays valid; another
  * thread's Global-mode capture survives a first cuxfer_stream_wait in this
  * thread; cuxfer_graph_begin takes cudaStreamPerThread and refuses
- * cudaStreamLegacy. */
+ * cudaStreamLegacy; a ring's fences over more than 64 slots queue nothing
+ * when a later group of slots refuses. */
 #include "sched-helpers.h"
 #include <pthread.h>
 
@@ -214,6 +215,47 @@ static void test_global_neighbour(struct bufs *b)
     GPU_MUST(cudaStreamDestroy(w.b));
 }
 
+/* A host function that holds its stream until *arg is set (10 s at most). */
+static void CUDART_CB hold_stream(void *arg)
+{
+    (void)wait_flag((const int *)arg, 10000);
+}
+
+/* A ring of more than 64 slots is fenced 64 streams at a time; every group
+ * is checked before any is queued, so a refusal met in the second group
+ * leaves the first untouched: slot 0's stream, which would otherwise wait
+ * for a held stream, stays idle. */
+static void test_ring_groups(cudaStream_t o)
+{
+    enum { SLOTS = 65 };
+    cuxfer_ring r;
+    cuxfer_graph g;
+    cudaStream_t held = make_stream(), first, last;
+    cudaError_t err;
+    int go = 0;
+    GPU_MUST(cuxfer_ring_create(&r, SLOTS, 64, 64, NULL));
+    GPU_MUST(cuxfer_ring_stream(&r, 0, &first));
+    GPU_MUST(cuxfer_ring_stream(&r, SLOTS - 1, &last));
+    GPU_MUST(cudaStreamSynchronize(first));
+    GPU_MUST(cudaLaunchHostFunc(held, hold_stream, &go));
+    GPU_OK(cuxfer_graph_begin(o), "ring groups: begin capture");
+    GPU_OK(cuxfer_stream_wait(last, o), "the last slot's stream joins the capture");
+    cuxfer_clear_reason();
+    err = cuxfer_ring_wait(&r, held);
+    is_int(cudaErrorStreamCaptureIsolation, err,
+           "cuxfer_ring_wait of %d slots, the last captured, for a stream outside refused", SLOTS);
+    GPU_OK(cuxfer_stream_wait(o, last), "the last slot's stream joins back");
+    GPU_OK(cuxfer_graph_end(&g, o), "the capture ends valid");
+    is_int(cudaSuccess, cudaStreamQuery(first),
+           "nothing was queued: slot 0 does not wait for the held stream");
+    __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+    GPU_OK(cudaStreamSynchronize(held), "the held stream completes");
+    GPU_OK(cudaStreamSynchronize(first), "slot 0's stream completes");
+    GPU_OK(cuxfer_graph_destroy(&g), "destroy the graph");
+    GPU_OK(cuxfer_ring_destroy(&r), "destroy the ring");
+    GPU_MUST(cudaStreamDestroy(held));
+}
+
 static void test_default_streams(struct bufs *b)
 {
     cuxfer_graph g;
@@ -268,6 +310,7 @@ int main(void)
     run_and_check(&b, o, NULL, side, NULL, 500u, "ordinary streams, no capture");
     test_isolation(&b, o, outside);
     test_global_neighbour(&b);
+    test_ring_groups(o);
     test_default_streams(&b);
     is_int(cudaSuccess, cudaGetLastError(), "no error left behind");
 
