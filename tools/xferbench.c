@@ -2153,7 +2153,7 @@ static void usage(FILE *f)
           "                     sizes: one copy each, cuxfer_rois, each strategy\n"
           "  pool               pinned pool acquire/release, and its waste\n"
           "  pageable           malloc'd memory: the stager, register+copy\n"
-          "  ring               copy/compute overlap through a 2-slot ring\n"
+          "  ring               copy/compute overlap through a 3-slot ring\n"
           "  roundtrip          a round-trip frame pipeline, 3-slot ring\n"
           "  banded             roicopy's round trip of one image in bands of rows\n"
           "  multi              several GPUs: alone, all at once, peer copies\n"
@@ -2262,8 +2262,15 @@ int main(int argc, char **argv)
             break;
         }
         case 1004: rows_dense = 1; break;
-        case 'j': out = OUT_JSON; break;
-        case 'c': out = OUT_CSV; break;
+        case 'j':
+        case 'c':
+            if (out != OUT_TABLE && out != (c == 'j' ? OUT_JSON : OUT_CSV)) {
+                fputs("xferbench: --json and --csv exclude each other\n", stderr);
+                fputs(usage_line, stderr);
+                return 2;
+            }
+            out = c == 'j' ? OUT_JSON : OUT_CSV;
+            break;
         case 'd':
             dev = (int)strtol(optarg, &end, 10);
             if (*end || dev < 0) {

@@ -62,6 +62,8 @@ bad() {
 bad "xferbench: unknown option --x" --x
 bad "xferbench: unknown option -x" -qx
 bad "xferbench: option --reps needs an argument" --reps
+bad "xferbench: --json and --csv exclude each other" --json --csv --list
+bad "xferbench: --json and --csv exclude each other" -c -j --list
 
 # --list: no device touched, names on stdout, status 0
 "$xb" --list >"$tmp/list" 2>"$tmp/err"; rc=$?
