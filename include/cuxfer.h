@@ -2041,15 +2041,15 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
     return cudaMemcpy3DPeerAsync(&pp, s);
 }
 
-/* The pitch bound of a real 2D copy (max_pitch 0 = unknown, unchecked). */
-CUXFER_API cudaError_t cuxfer_impl_max_pitch_check(const cuxfer_view *dst,
+/* The pitch bound of a real 2D copy (max_pitch 0 = unknown, unchecked);
+ * `call` names the copy in the reason, as in the checks below. */
+CUXFER_API cudaError_t cuxfer_impl_max_pitch_check(const char *call, const cuxfer_view *dst,
                                                    const cuxfer_view *src, size_t max_pitch)
 {
     const cuxfer_view *v = dst->pitch > max_pitch ? dst : src; /* dst is reported first */
     if (max_pitch && src->height > 1 && v->pitch > max_pitch)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_copy2d_async: %s pitch %zu exceeds the device's "
-                                "maximum pitch %zu",
+                                "%s: %s pitch %zu exceeds the device's maximum pitch %zu", call,
                                 v == dst ? "dst" : "src", v->pitch, max_pitch);
     return cudaSuccess;
 }
@@ -2125,17 +2125,21 @@ CUXFER_API int cuxfer_impl_views_overlap(const cuxfer_view *a, const cuxfer_view
     return 0;
 }
 
-/* Every check of cuxfer_copy2d_async that needs no device (max_pitch 0: none). */
-CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
-                                           const cuxfer_view *src, size_t max_pitch)
+/* Every check of a copy of views that needs no device (max_pitch 0: none),
+ * its reasons naming `call`: the one the user made. */
+CUXFER_API cudaError_t cuxfer_impl_copy2d_check(const char *call, const cuxfer_view *dst,
+                                                const cuxfer_view *src, size_t max_pitch)
 {
-    CUXFER_TRY(cuxfer_view_check(dst, "cuxfer_copy2d_async: dst"));
-    CUXFER_TRY(cuxfer_view_check(src, "cuxfer_copy2d_async: src"));
+    char what[64];
+    (void)snprintf(what, sizeof what, "%s: dst", call);
+    CUXFER_TRY(cuxfer_view_check(dst, what));
+    (void)snprintf(what, sizeof what, "%s: src", call);
+    CUXFER_TRY(cuxfer_view_check(src, what));
     if (dst->width != src->width || dst->height != src->height ||
         dst->elem_size != src->elem_size)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_copy2d_async: extents differ: dst %zux%zu of "
-                                "%zu-byte elements, src %zux%zu of %zu-byte elements",
+                                "%s: extents differ: dst %zux%zu of %zu-byte elements, src "
+                                "%zux%zu of %zu-byte elements", call,
                                 dst->width, dst->height, dst->elem_size, src->width,
                                 src->height, src->elem_size);
     {
@@ -2143,29 +2147,35 @@ CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
         int ov = cuxfer_impl_views_overlap(dst, src, &dr, &sr);
         if (ov == 2)
             return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                    "cuxfer_copy2d_async: dst %p (pitch %zu) and src %p (pitch "
-                                    "%zu) interleave over more than a million rows; cuxfer "
-                                    "does not prove such views disjoint", dst->ptr, dst->pitch,
-                                    src->ptr, src->pitch);
+                                    "%s: dst %p (pitch %zu) and src %p (pitch %zu) interleave "
+                                    "over more than a million rows; cuxfer does not prove such "
+                                    "views disjoint", call, dst->ptr, dst->pitch, src->ptr,
+                                    src->pitch);
         if (ov)
             return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                    "cuxfer_copy2d_async: dst %p and src %p overlap: dst row "
-                                    "%zu and src row %zu share bytes", dst->ptr, src->ptr, dr, sr);
+                                    "%s: dst %p and src %p overlap: dst row %zu and src row %zu "
+                                    "share bytes", call, dst->ptr, src->ptr, dr, sr);
     }
-    return cuxfer_impl_max_pitch_check(dst, src, max_pitch);
+    return cuxfer_impl_max_pitch_check(call, dst, src, max_pitch);
+}
+
+/* Every check of cuxfer_copy2d_async that needs no device (max_pitch 0: none). */
+CUXFER_API cudaError_t cuxfer_copy2d_check(const cuxfer_view *dst,
+                                           const cuxfer_view *src, size_t max_pitch)
+{
+    return cuxfer_impl_copy2d_check("cuxfer_copy2d_async", dst, src, max_pitch);
 }
 
 /* A view's recorded kind against what CUDA says of its pointer: a wrong
  * kind (or memory freed and reused) is caught before the copy engine. */
-CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *what, const cuxfer_view *v,
-                                               cuxfer_memkind actual)
+CUXFER_API cudaError_t cuxfer_impl_kind_agrees(const char *call, const char *what,
+                                               const cuxfer_view *v, cuxfer_memkind actual)
 {
     if (v->kind == CUXFER_MEMORY_UNKNOWN || actual == CUXFER_MEMORY_UNKNOWN ||
         v->kind == actual)
         return cudaSuccess;
-    return cuxfer_impl_fail(cudaErrorInvalidValue,
-                            "cuxfer_copy2d_async: %s view says %s memory but %p is %s memory",
-                            what, cuxfer_memkind_name(v->kind), v->ptr,
+    return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %s view says %s memory but %p is %s memory",
+                            call, what, cuxfer_memkind_name(v->kind), v->ptr,
                             cuxfer_memkind_name(actual));
 }
 
@@ -2281,7 +2291,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *d
     int ddev = -1, sdev = -1, dev, peer, flat;
     size_t row;
     cudaError_t err;
-    CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
+    CUXFER_TRY(cuxfer_impl_copy2d_check(call, dst, src, 0));
     if (src->width == 0 || src->height == 0)
         return cudaSuccess;
     if (!sync)
@@ -2289,8 +2299,8 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *d
     memset(&rx, 0, sizeof rx);
     dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
     sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
-    CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, dk));
-    CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, sk));
+    CUXFER_TRY(cuxfer_impl_kind_agrees(call, "dst", dst, dk));
+    CUXFER_TRY(cuxfer_impl_kind_agrees(call, "src", src, sk));
     row = cuxfer_view_row_bytes(src);
     if (!sync || row * src->height > CUXFER_COPY_SMALL)
         CUXFER_TRY(cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy()));
@@ -2299,7 +2309,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *d
     flat = (dst->pitch == row && src->pitch == row) || src->height == 1;
     dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
     if (!peer && !flat)
-        CUXFER_TRY(cuxfer_impl_max_pitch_check(dst, src, cuxfer_device_max_pitch(dev)));
+        CUXFER_TRY(cuxfer_impl_max_pitch_check(call, dst, src, cuxfer_device_max_pitch(dev)));
     CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
     if (sync)
         rx = cuxfer_impl_relax_begin();
@@ -2322,24 +2332,30 @@ CUXFER_API cudaError_t cuxfer_copy2d_async(const cuxfer_view *dst,
     return cuxfer_impl_copy2d("cuxfer_copy2d_async", dst, src, s, 0);
 }
 
-/* Checks of cuxfer_copy_async that need no device. */
-CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_t bytes)
+/* Checks of a 1D copy that need no device, the reasons naming `call`. */
+CUXFER_API cudaError_t cuxfer_impl_copy_check(const char *call, const void *dst, const void *src,
+                                              size_t bytes)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
     if (bytes == 0)
         return cudaSuccess;
     if (!dst || !src)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_copy_async: %s is NULL",
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %s is NULL", call,
                                 dst ? "src" : "dst");
     if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_copy_async: %zu bytes at %p wrap around the "
-                                "address space", bytes, d > UINTPTR_MAX - bytes ? dst : src);
+                                "%s: %zu bytes at %p wrap around the address space", call, bytes,
+                                d > UINTPTR_MAX - bytes ? dst : src);
     if (d < s + bytes && s < d + bytes)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_copy_async: dst %p and src %p overlap (%zu bytes)",
-                                dst, src, bytes);
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: dst %p and src %p overlap (%zu bytes)",
+                                call, dst, src, bytes);
     return cudaSuccess;
+}
+
+/* Checks of cuxfer_copy_async that need no device. */
+CUXFER_API cudaError_t cuxfer_copy_check(const void *dst, const void *src, size_t bytes)
+{
+    return cuxfer_impl_copy_check("cuxfer_copy_async", dst, src, bytes);
 }
 
 /* cuxfer_copy_async (sync 0) and cuxfer_copy (sync 1). */
@@ -2351,7 +2367,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void 
     cudaError_t err;
     if (bytes == 0)
         return cudaSuccess;
-    CUXFER_TRY(cuxfer_copy_check(dst, src, bytes));
+    CUXFER_TRY(cuxfer_impl_copy_check(call, dst, src, bytes));
     if (!sync)
         CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 0));
     memset(&rx, 0, sizeof rx);
@@ -5847,7 +5863,7 @@ CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view
     static const char call[] = "cuxfer_plan2d_copy_async";
     int strategy, cap;
     cudaError_t err;
-    CUXFER_TRY(cuxfer_copy2d_check(dst, src, 0));
+    CUXFER_TRY(cuxfer_impl_copy2d_check(call, dst, src, 0));
     if (src->width == 0 || src->height == 0)
         return cudaSuccess; /* nothing queued, so nothing for the guard to see */
     /* every strategy queues copies on s: the guard of cuxfer_copy2d_async */
@@ -5864,8 +5880,10 @@ CUXFER_API cudaError_t cuxfer_impl_plan_copy(cuxfer_plan2d *p, const cuxfer_view
 #endif
     /* SPAN and PACK ask only for pinned and device views (choose says so),
      * so the pageable guard has nothing to say; check the kinds are true. */
-    CUXFER_TRY(cuxfer_impl_kind_agrees("dst", dst, cuxfer_impl_classify_cached(dst->ptr, NULL)));
-    CUXFER_TRY(cuxfer_impl_kind_agrees("src", src, cuxfer_impl_classify_cached(src->ptr, NULL)));
+    CUXFER_TRY(cuxfer_impl_kind_agrees(call, "dst", dst,
+                                       cuxfer_impl_classify_cached(dst->ptr, NULL)));
+    CUXFER_TRY(cuxfer_impl_kind_agrees(call, "src", src,
+                                       cuxfer_impl_classify_cached(src->ptr, NULL)));
     CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 1));
     err = cudaEventRecord(p->ev_fork, s);
     if (err != cudaSuccess) {

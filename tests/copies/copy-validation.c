@@ -48,6 +48,18 @@ int main(void)
     is_int(cudaErrorInvalidValue, cuxfer_copy2d_check(NULL, &s, 0), "NULL dst refused");
     is_int(cudaErrorInvalidValue, cuxfer_copy2d_async(&d, NULL, (cudaStream_t)0),
            "copy2d_async refuses before any CUDA call");
+    /* each copy's reasons name the call made, not the checks' own name */
+    t = view_of(b, 11, 4, 4, 48);
+    is_int(cudaErrorInvalidValue, cuxfer_copy2d(&d, &t), "cuxfer_copy2d refuses it too");
+    is_string("cuxfer_copy2d: extents differ: dst 10x4 of 4-byte elements, "
+              "src 11x4 of 4-byte elements", cuxfer_last_reason(), "naming cuxfer_copy2d");
+    t = view_of(a, 10, 4, 4, 39);
+    is_int(cudaErrorInvalidPitchValue, cuxfer_copy2d(&t, &s), "and a dst pitch below the row");
+    contains(cuxfer_last_reason(), "cuxfer_copy2d: dst row of 40 bytes", "naming cuxfer_copy2d");
+    is_int(cudaErrorInvalidValue, cuxfer_copy(NULL, b, 16), "cuxfer_copy refuses a NULL dst");
+    is_string("cuxfer_copy: dst is NULL", cuxfer_last_reason(), "naming cuxfer_copy");
+    is_int(cudaErrorInvalidValue, cuxfer_copy(a + 8, a, 16), "and overlapping ranges");
+    contains(cuxfer_last_reason(), "cuxfer_copy: dst", "naming cuxfer_copy");
     t = view_of(a, 0, 4, 4, 64);
     {
         cuxfer_view u = view_of(b, 0, 4, 4, 48);

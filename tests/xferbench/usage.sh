@@ -10,7 +10,7 @@
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 xb=$top_builddir/tools/xferbench
 if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
-echo "1..16"
+echo "1..18"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-xb.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
