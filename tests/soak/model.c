@@ -32,6 +32,15 @@ cudaError_t model_view_check(const cuxfer_view *v)
     return cudaSuccess;
 }
 
+/* man 3 cuxfer_view: cuxfer_view_init also refuses a kind outside the
+ * cuxfer_memkind values and a device below -1 (host). */
+cudaError_t model_view_init_args(int kind, int device)
+{
+    if (kind < CUXFER_MEMORY_UNKNOWN || kind > CUXFER_MEMORY_MANAGED || device < -1)
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
 cudaError_t model_view_sub(const cuxfer_view *v, cuxfer_roi r, cuxfer_view *sub)
 {
     size_t ex, ey, off, xo;
@@ -75,14 +84,20 @@ int model_overlap(const cuxfer_view *a, const cuxfer_view *b)
     return 0;
 }
 
-cudaError_t model_copy2d_check(const cuxfer_view *d, const cuxfer_view *s)
+/* man 3 cuxfer_copy2d_async: ... and, for a copy of more than one row,
+ * both pitches at most max_pitch (0 skips that check). */
+cudaError_t model_copy2d_check(const cuxfer_view *d, const cuxfer_view *s, size_t max_pitch)
 {
     cudaError_t e;
     if ((e = model_view_check(d)) != cudaSuccess || (e = model_view_check(s)) != cudaSuccess)
         return e;
     if (d->width != s->width || d->height != s->height || d->elem_size != s->elem_size)
         return cudaErrorInvalidValue;
-    return model_overlap(d, s) ? cudaErrorInvalidValue : cudaSuccess;
+    if (model_overlap(d, s))
+        return cudaErrorInvalidValue;
+    if (max_pitch && s->height > 1 && (d->pitch > max_pitch || s->pitch > max_pitch))
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
 }
 
 cudaError_t model_copy_check(const void *d, const void *s, size_t n)
@@ -101,7 +116,7 @@ cudaError_t model_copy_check(const void *d, const void *s, size_t n)
 cudaError_t model_rois_check(int dir, const cuxfer_view *host, const cuxfer_roi *r, size_t n,
                              const cuxfer_view *dense, size_t *total)
 {
-    size_t i, j, sum = 0, b, e;
+    size_t i, j, sum = 0, b;
     cudaError_t err;
     if (dir != CUXFER_ROIS_H2D && dir != CUXFER_ROIS_D2H)
         return cudaErrorInvalidValue;
@@ -112,8 +127,7 @@ cudaError_t model_rois_check(int dir, const cuxfer_view *host, const cuxfer_roi 
     if (dense->height > 1 && dense->pitch != dense->width * dense->elem_size)
         return cudaErrorInvalidValue; /* the dense view is contiguous */
     for (i = 0; i < n; ++i) {
-        if (add(r[i].x, r[i].width, &e) || e > host->width || add(r[i].y, r[i].height, &e) ||
-            e > host->height)
+        if (model_roi_outside(&r[i], host->width, host->height))
             return cudaErrorInvalidValue;
         if (mul(r[i].width, r[i].height, &b) || mul(b, host->elem_size, &b) || add(sum, b, &sum))
             return cudaErrorInvalidValue;
@@ -123,13 +137,39 @@ cudaError_t model_rois_check(int dir, const cuxfer_view *host, const cuxfer_roi 
     if (dir == CUXFER_ROIS_D2H)
         for (i = 0; i < n; ++i)
             for (j = i + 1; j < n; ++j)
-                if (r[i].width && r[i].height && r[j].width && r[j].height &&
-                    r[i].x < r[j].x + r[j].width && r[j].x < r[i].x + r[i].width &&
-                    r[i].y < r[j].y + r[j].height && r[j].y < r[i].y + r[i].height)
+                if (model_rois_meet(&r[i], &r[j]))
                     return cudaErrorInvalidValue;
     if (total)
         *total = sum;
     return cudaSuccess;
+}
+
+/* man 3 cuxfer_rois: off[i] the bytes of tiles 0..i-1, off[n] the
+ * total; a size that overflows size_t is refused. */
+cudaError_t model_rois_offsets(const cuxfer_roi *r, size_t n, size_t es, size_t *off)
+{
+    size_t i, b, sum = 0;
+    for (i = 0; i < n; ++i) {
+        off[i] = sum;
+        if (mul(r[i].width, r[i].height, &b) || mul(b, es, &b) || add(sum, b, &sum))
+            return cudaErrorInvalidValue;
+    }
+    off[n] = sum;
+    return cudaSuccess;
+}
+
+/* 1 when ROI r leaves a view of w x h elements (or its end overflows). */
+int model_roi_outside(const cuxfer_roi *r, size_t w, size_t h)
+{
+    size_t e;
+    return add(r->x, r->width, &e) || e > w || add(r->y, r->height, &e) || e > h;
+}
+
+/* 1 when two ROIs share a pixel (empty ones share none). */
+int model_rois_meet(const cuxfer_roi *a, const cuxfer_roi *b)
+{
+    return a->width && a->height && b->width && b->height && a->x < b->x + b->width &&
+           b->x < a->x + a->width && a->y < b->y + b->height && b->y < a->y + a->height;
 }
 
 /* man 3 cuxfer_pinned_pool: exact below 64 bytes, else at most 12.5%
@@ -179,14 +219,16 @@ void model_rois_pack(int dir, const cuxfer_view *host, const cuxfer_roi *r, size
  * needs a pinned source with a pitch wider than its rows and a device
  * destination, PACK a device source and a pinned destination; fewer than
  * two rows, an empty row or one longer than a chunk (for PACK: than a
- * slot, half a chunk buffer and at most 4 MiB) go direct; AUTO takes SPAN
+ * slot, half a chunk buffer rounded down to a multiple of 256 bytes and at
+ * most 4 MiB) go direct; AUTO takes SPAN
  * for rows of at most span_max_row bytes at a pitch of at most max_ratio
  * rows, PACK for rows of at most pack_max_row, both only for copies of at
  * least min_bytes. */
 int model_plan2d_choose(const cuxfer_plan2d *p, int dkind, int skind, size_t row, size_t height,
                         size_t spitch)
 {
-    size_t chunk = p->opt.chunk_bytes, slot = chunk / 2 < ((size_t)4 << 20) ? chunk / 2 : (size_t)4 << 20;
+    size_t chunk = p->opt.chunk_bytes, half = chunk / 2 / 256 * 256,
+           slot = half < ((size_t)4 << 20) ? half : (size_t)4 << 20;
     int span = skind == CUXFER_MEMORY_PINNED && dkind == CUXFER_MEMORY_DEVICE && spitch > row;
     int pack = skind == CUXFER_MEMORY_DEVICE && dkind == CUXFER_MEMORY_PINNED && row <= slot;
     if (height < 2 || row == 0 || row > chunk)

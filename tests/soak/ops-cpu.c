@@ -56,45 +56,135 @@ static void say_view(char *b, size_t n, const char *name, const cuxfer_view *v,
                    v->elem_size);
 }
 
+/* 1 when the reason names v: its decimal digits, not inside a longer number. */
+static int reason_names(size_t v)
+{
+    const char *r = cuxfer_last_reason(), *p;
+    char num[24];
+    size_t n = (size_t)snprintf(num, sizeof num, "%zu", v);
+    for (p = strstr(r, num); p; p = strstr(p + 1, num))
+        if ((p == r || p[-1] < '0' || p[-1] > '9') && (p[n] < '0' || p[n] > '9'))
+            return 1;
+    return 0;
+}
+
+/* man 3 cuxfer_view: a refused cuxfer_view_sub names the offending
+ * values (x + width and the view's width, or the two that overflow);
+ * checked where only one axis is wrong. */
+static int sub_reason_ok(soak_thread *t, const cuxfer_view *v, cuxfer_roi r)
+{
+    size_t e;
+    int xo = __builtin_add_overflow(r.x, r.width, &e), xbad = xo || e > v->width;
+    int yo = __builtin_add_overflow(r.y, r.height, &e), ybad = yo || e > v->height;
+    if (xbad == ybad)
+        return 0;
+    if (xbad ? (xo ? reason_names(r.x) && reason_names(r.width)
+                   : reason_names(r.x + r.width) && reason_names(v->width))
+             : (yo ? reason_names(r.y) && reason_names(r.height)
+                   : reason_names(r.y + r.height) && reason_names(v->height)))
+        return 0;
+    return soak_fail(t, "the reason does not name the ROI's %s values: \"%s\"", xbad ? "x" : "y",
+                     cuxfer_last_reason());
+}
+
+/* man 3 cuxfer_view, cuxfer_check: cuxfer_view_check's `what` starts its
+ * reason, a row that does not fit is explained by its row bytes, width,
+ * element size and pitch, and a reason longer than CUXFER_REASON_MAX is
+ * cut to end in "...". */
+static int check_reason_ok(soak_thread *t, const cuxfer_view *v, const char *what, cudaError_t err)
+{
+    const char *r = cuxfer_last_reason();
+    size_t n = strlen(what);
+    if (n >= CUXFER_REASON_MAX - 1) {
+        if (strlen(r) != CUXFER_REASON_MAX - 1 || strcmp(r + CUXFER_REASON_MAX - 4, "...") != 0)
+            return soak_fail(t, "a reason longer than %d bytes is not cut to end in \"...\"",
+                             CUXFER_REASON_MAX);
+        return 0;
+    }
+    if (strncmp(r, what, n) != 0)
+        return soak_fail(t, "the reason does not start with \"%s\": \"%s\"", what, r);
+    if (err == cudaErrorInvalidPitchValue &&
+        !(reason_names(v->width * v->elem_size) && reason_names(v->width) &&
+          reason_names(v->elem_size) && reason_names(v->pitch)))
+        return soak_fail(t, "the pitch refusal does not give row bytes, width, element size "
+                            "and pitch: \"%s\"", r);
+    return 0;
+}
+
 /* Random numbers for cuxfer_view_init, valid or not. */
 static int op_view(soak_thread *t)
 {
+    static char long_what[CUXFER_REASON_MAX + 16];
     cuxfer_view v, ms, ks;
     cuxfer_roi r;
-    cudaError_t want, got;
+    cudaError_t want, got, init;
     size_t off, x, y;
     void *kp, *mp;
+    int kind = (int)soak_below(t, 5), device = (int)soak_below(t, 4) - 1;
+    const char *what = "soak-view";
+    int far = 0;
+    char mark[CUXFER_REASON_MAX];
     arena_view(t, t->arena, &v, &off);
-    switch (soak_below(t, 8)) { /* one wrong number, sometimes */
+    if (!long_what[0])
+        memset(long_what, 'w', sizeof long_what - 1); /* the same bytes from every thread */
+    if (soak_below(t, 32) == 0)
+        what = long_what;
+    switch (soak_below(t, 10)) { /* one wrong number, sometimes */
     case 0: v.elem_size = soak_below(t, 2) ? 0 : CUXFER_ELEM_MAX + 1 + soak_below(t, 3); break;
     case 1: v.ptr = NULL; break;
     case 2: v.pitch = v.width * v.elem_size > 0 ? v.width * v.elem_size - 1 : 0; break;
-    case 3: v.ptr = (void *)(UINTPTR_MAX - soak_below(t, 4096)); break;
+    case 3:
+        if (v.width && v.height && soak_below(t, 2)) { /* the span ends at the top, or one past */
+            size_t span = (v.height - 1) * v.pitch + v.width * v.elem_size;
+            v.ptr = (void *)(UINTPTR_MAX - span + 1 - soak_below(t, 3));
+        } else
+            v.ptr = (void *)(UINTPTR_MAX - soak_below(t, 4096));
+        break;
     case 4: v.width = SIZE_MAX / (soak_below(t, 3) + 1); break;
     case 5: /* refused: an empty view of that height is valid, and its far
              * ROIs point past the object (UBSan's pointer-overflow) */
         if (v.width && v.pitch)
             v.height = SIZE_MAX / v.pitch + 2; /* (height - 1) x pitch overflows */
         break;
+    case 6: /* an empty view so tall that its last rows' offsets overflow */
+        v.width = 0;
+        v.pitch += v.pitch < 2 ? 2 : 0;
+        v.height = SIZE_MAX / v.pitch + 2 + soak_below(t, 3);
+        far = 1;
+        break;
+    case 7: /* numbers that fit, a kind or a device cuxfer_view_init refuses */
+        if (soak_below(t, 2))
+            kind = soak_below(t, 2) ? -1 - (int)soak_below(t, 2) : 5 + (int)soak_below(t, 2);
+        else
+            device = -2 - (int)soak_below(t, 3);
+        break;
     default: break;
     }
-    soak_say(t, "cuxfer_view_init(ptr %p, pitch %zu, w %zu, h %zu, es %zu)", v.ptr, v.pitch,
-             v.width, v.height, v.elem_size);
+    soak_say(t, "cuxfer_view_init(ptr %p, pitch %zu, w %zu, h %zu, es %zu, kind %d, device %d)",
+             v.ptr, v.pitch, v.width, v.height, v.elem_size, kind, device);
     want = model_view_check(&v);
+    if (want == cudaSuccess)
+        want = model_view_init_args(kind, device);
     memset(&ks, 0x5a, sizeof ks);
     got = cuxfer_view_init(&ks, v.ptr, v.pitch, v.width, v.height, v.elem_size,
-                           CUXFER_MEMORY_PAGEABLE, -1);
+                           (cuxfer_memkind)kind, device);
     if (soak_expect(t, want, got))
         return 1;
+    init = got;
+    if (got == cudaSuccess && ((int)ks.kind != kind || ks.device != device || ks.flags != 0))
+        return soak_fail(t, "the view holds kind %d, device %d, flags %u", (int)ks.kind,
+                         ks.device, ks.flags);
     /* the same numbers, checked as a view and measured */
-    soak_say(t, "cuxfer_view_check(view{ptr %p, pitch %zu, w %zu, h %zu, es %zu}, \"v\"); "
-                "cuxfer_view_row_bytes", v.ptr, v.pitch, v.width, v.height, v.elem_size);
-    if (soak_expect(t, want, cuxfer_view_check(&v, "v")))
+    want = model_view_check(&v);
+    soak_say(t, "cuxfer_view_check(view{ptr %p, pitch %zu, w %zu, h %zu, es %zu}, \"%.16s\"); "
+                "cuxfer_view_row_bytes", v.ptr, v.pitch, v.width, v.height, v.elem_size, what);
+    got = cuxfer_view_check(&v, what);
+    if (soak_expect(t, want, got) || (got != cudaSuccess && check_reason_ok(t, &v, what, got)))
         return 1;
     if (cuxfer_view_row_bytes(&v) != v.width * v.elem_size)
         return soak_fail(t, "cuxfer_view_row_bytes says %zu, width x elem_size is %zu",
                          cuxfer_view_row_bytes(&v), v.width * v.elem_size);
-    if (got != cudaSuccess) {
+    if (init != cudaSuccess) {
         static const cuxfer_view zero;
         if (memcmp(&ks, &zero, sizeof ks) != 0)
             return soak_fail(t, "a refused view is not zeroed");
@@ -110,15 +200,44 @@ static int op_view(soak_thread *t)
     r.height = soak_size(t, v.height + 1 - (r.y < v.height ? r.y : v.height));
     if (soak_below(t, 16) == 0)
         r.x = SIZE_MAX - soak_below(t, 3);
-    soak_say(t, "cuxfer_view_sub(view{pitch %zu w %zu h %zu es %zu}, roi{%zu, %zu, %zu, %zu})",
-             v.pitch, v.width, v.height, v.elem_size, r.x, r.y, r.width, r.height);
+    if (soak_below(t, 16) == 0)
+        r.y = SIZE_MAX - soak_below(t, 3);
+    if (far) { /* y x pitch overflows: refused before any pointer is made */
+        r.y = v.height - soak_below(t, 2);
+        r.height = 0;
+    }
+    /* a view that owns its memory: the sub-view owns nothing */
+    ks.flags = soak_below(t, 4) ? 0 : CUXFER_VIEW_OWNS_HOST;
+    v.flags = ks.flags;
+    soak_say(t, "cuxfer_view_check(NULL, \"soak-mark\"); cuxfer_view_sub(NULL, roi, &sub); "
+                "cuxfer_view_sub(&view, roi, NULL); cuxfer_view_at(NULL, 0, 0)");
+    if (soak_expect(t, cudaErrorInvalidValue, cuxfer_view_sub(NULL, r, &ms)) ||
+        soak_expect(t, cudaErrorInvalidValue, cuxfer_view_sub(&ks, r, NULL)))
+        return 1;
+    if (cuxfer_view_at(NULL, 0, 0) != NULL || !cuxfer_last_reason()[0])
+        return soak_fail(t, "cuxfer_view_at(NULL) did not refuse with a reason");
+    if (soak_expect(t, cudaErrorInvalidValue, cuxfer_view_check(NULL, "soak-mark")))
+        return 1;
+    if (strncmp(cuxfer_last_reason(), "soak-mark", 9) != 0)
+        return soak_fail(t, "the reason does not start with \"soak-mark\": \"%s\"",
+                         cuxfer_last_reason());
+    (void)snprintf(mark, sizeof mark, "%s", cuxfer_last_reason());
+    soak_say(t, "cuxfer_view_sub(view{pitch %zu w %zu h %zu es %zu flags %u}, "
+                "roi{%zu, %zu, %zu, %zu})",
+             v.pitch, v.width, v.height, v.elem_size, v.flags, r.x, r.y, r.width, r.height);
     want = model_view_sub(&v, r, &ms);
     got = cuxfer_view_sub(&ks, r, &ks);
     if (soak_expect(t, want, got))
         return 1;
+    if (got != cudaSuccess && sub_reason_ok(t, &v, r))
+        return 1;
+    /* man 3 cuxfer_check: successful calls leave the reason alone */
+    if (got == cudaSuccess && strcmp(cuxfer_last_reason(), mark) != 0)
+        return soak_fail(t, "a successful cuxfer_view_sub changed the reason to \"%s\"",
+                         cuxfer_last_reason());
     if (got == cudaSuccess && (ks.ptr != ms.ptr || ks.pitch != ms.pitch ||
                                ks.width != ms.width || ks.height != ms.height ||
-                               ks.elem_size != ms.elem_size))
+                               ks.elem_size != ms.elem_size || ks.flags != ms.flags))
         return soak_fail(t, "sub-view {%p %zu %zu %zu} want {%p %zu %zu %zu}", ks.ptr, ks.pitch,
                          ks.width, ks.height, ms.ptr, ms.pitch, ms.width, ms.height);
     if (got != cudaSuccess)
@@ -142,11 +261,12 @@ static int op_copy2d(soak_thread *t)
 {
     cuxfer_view bd, bs, kd, ksv, md, msv;
     cuxfer_roi rd, rs;
-    size_t od, os, y, w, h;
+    size_t od, os, y, w, h, maxp = 0;
     cudaError_t want, got, mwant;
     char a[128], b[128];
     arena_view(t, t->arena, &bd, &od);
-    arena_view_es(t, t->arena, &bs, &os, bd.elem_size);
+    /* the same element size, or (refused) another one */
+    arena_view_es(t, t->arena, &bs, &os, soak_below(t, 8) ? bd.elem_size : 0);
     if (soak_below(t, 4) == 0) { /* one buffer, nearby: overlap likely */
         bs = bd;
         bs.ptr = (unsigned char *)bd.ptr + soak_below(t, 2 * bd.pitch + 1);
@@ -174,12 +294,21 @@ static int op_copy2d(soak_thread *t)
         return 1;
     if (want != cudaSuccess)
         return 0;
-    mwant = model_copy2d_check(&md, &msv);
-    got = cuxfer_copy2d_check(&kd, &ksv, 0);
+    if (soak_below(t, 3) == 0) /* a pitch bound about the views' pitches */
+        maxp = soak_size(t, (kd.pitch > ksv.pitch ? kd.pitch : ksv.pitch) + 1);
+    soak_say(t, "cuxfer_copy2d_check(dst{pitch %zu w %zu h %zu es %zu}, src{pitch %zu w %zu h %zu "
+                "es %zu}, max_pitch %zu)", kd.pitch, kd.width, kd.height, kd.elem_size, ksv.pitch,
+             ksv.width, ksv.height, ksv.elem_size, maxp);
+    mwant = model_copy2d_check(&md, &msv, maxp);
+    got = cuxfer_copy2d_check(&kd, &ksv, maxp);
     if (soak_expect(t, mwant, got))
         return 1;
     if (got != cudaSuccess) {
-        /* and cuxfer_copy2d_async refuses the same, before any CUDA call */
+        /* and cuxfer_copy2d_async refuses the same, before any CUDA call
+         * (the device's pitch bound is its own) */
+        mwant = model_copy2d_check(&md, &msv, 0);
+        if (mwant == cudaSuccess)
+            return 0;
         soak_say(t, "cuxfer_copy2d_async(dst, src, 0) with views the check refused");
         return soak_expect(t, mwant, cuxfer_copy2d_async(&kd, &ksv, (cudaStream_t)0));
     }
@@ -207,10 +336,18 @@ static int op_copy1d(soak_thread *t)
     if (os > t->arena_bytes - n)
         os = t->arena_bytes - n;
     s = t->arena + os;
-    switch (soak_below(t, 10)) {
+    switch (soak_below(t, 12)) {
     case 0: d = NULL; break;
     case 1: s = NULL; break;
     case 2: s = (unsigned char *)(UINTPTR_MAX - soak_below(t, 64)); break;
+    case 3: /* the last n bytes of the address space, and one past them */
+        if (n)
+            s = (unsigned char *)(UINTPTR_MAX - n + 1 - soak_below(t, 3));
+        break;
+    case 4:
+        if (n)
+            d = (unsigned char *)(UINTPTR_MAX - n + 1 - soak_below(t, 3));
+        break;
     default: break;
     }
     soak_say(t, "cuxfer_copy_check(dst arena%+td, src arena%+td, %zu)", d - t->arena,
@@ -233,17 +370,137 @@ static int op_copy1d(soak_thread *t)
     return soak_compare(t, t->arena, t->model, t->arena_bytes, "arena after a 1D copy");
 }
 
+/* Up to SOAK_MANY ROIs in a host view of at least 32 x 16 elements, for
+ * the overlap check's other paths (man 3 cuxfer_rois): tiles of one size
+ * on one lattice (a bitmap of cells, from 64 ROIs), or tiles of mixed sizes
+ * a cell each (sorted, packed keys from 256); then, sometimes, one tile
+ * doubled, moved off the lattice by one, grown or emptied, or a few
+ * stretched to the view's right edge. */
+#define SOAK_MANY 1152 /* 48 x 24 cells of 1 x 1 */
+static size_t many_rois(soak_thread *t, const cuxfer_view *host, cuxfer_roi *r)
+{
+    size_t cell[SOAK_MANY];
+    int mixed = soak_below(t, 3) == 0;
+    size_t tw = mixed ? 2 : 1 + soak_below(t, 3), th = 1 + soak_below(t, 2);
+    size_t ox = soak_below(t, tw), oy = soak_below(t, th);
+    size_t cols = (host->width - ox) / tw, rows = (host->height - oy) / th;
+    size_t cells = cols * rows, n = 64 + soak_below(t, 700), i, j, k;
+    if (n > cells)
+        n = cells;
+    for (i = 0; i < cells; ++i)
+        cell[i] = i;
+    for (i = 0; i < n; ++i) { /* n distinct cells, in random order */
+        j = i + soak_below(t, cells - i);
+        k = cell[i];
+        cell[i] = cell[j];
+        cell[j] = k;
+        r[i].x = ox + cell[i] % cols * tw;
+        r[i].y = oy + cell[i] / cols * th;
+        r[i].width = tw;
+        r[i].height = th;
+        if (mixed) { /* a tile of its own size inside the cell */
+            size_t dx = soak_below(t, tw), dy = soak_below(t, th);
+            r[i].x += dx;
+            r[i].y += dy;
+            r[i].width = 1 + soak_below(t, tw - dx);
+            r[i].height = 1 + soak_below(t, th - dy);
+        }
+    }
+    i = soak_below(t, n);
+    j = (i + 1 + soak_below(t, n - 1)) % n;
+    switch (soak_below(t, 10)) {
+    case 0: r[j] = r[i]; break;
+    case 1: r[i].x += r[i].x + r[i].width < host->width ? 1 : (size_t)-1; break;
+    case 2: r[i].y += r[i].y + r[i].height < host->height ? 1 : (size_t)-1; break;
+    case 3: r[i].width += 1; break;
+    case 4: r[i].width = 0; break;
+    case 5: r[i].height += 1; break;
+    case 6: /* every 16th reaches the right edge: many strips for a few */
+        for (k = 0; k < n; k += 16)
+            r[k].width = host->width - r[k].x;
+        break;
+    default: break;
+    }
+    return n;
+}
+
+/* man 3 cuxfer_rois: reasons read "ROI 3 (x 993, y 792, 8x8) exceeds the
+ * 1000x800 host view" and "ROI 0 (x 0, y 0, 8x8) overlaps ROI 3 (x 4, y
+ * 4, 8x8) in the host destination": a reason of either form names ROIs as
+ * they are, outside the view or meeting, the lower index first; a refusal
+ * for overlap alone gives the second. */
+static int rois_reason_ok(soak_thread *t, const cuxfer_view *host, const cuxfer_roi *r, size_t n,
+                          int overlap_only)
+{
+    const char *why = cuxfer_last_reason(), *p = strstr(why, "ROI ");
+    size_t a, b, v[8], hw, hh;
+    if (p && sscanf(p, "ROI %zu (x %zu, y %zu, %zux%zu) overlaps ROI %zu (x %zu, y %zu, %zux%zu)",
+                    &a, &v[0], &v[1], &v[2], &v[3], &b, &v[4], &v[5], &v[6], &v[7]) == 10) {
+        if (a < b && b < n && v[0] == r[a].x && v[1] == r[a].y && v[2] == r[a].width &&
+            v[3] == r[a].height && v[4] == r[b].x && v[5] == r[b].y && v[6] == r[b].width &&
+            v[7] == r[b].height && model_rois_meet(&r[a], &r[b]))
+            return 0;
+    } else if (!overlap_only && p &&
+               sscanf(p, "ROI %zu (x %zu, y %zu, %zux%zu) exceeds the %zux%zu host view", &a,
+                      &v[0], &v[1], &v[2], &v[3], &hw, &hh) == 7) {
+        if (a < n && v[0] == r[a].x && v[1] == r[a].y && v[2] == r[a].width &&
+            v[3] == r[a].height && hw == host->width && hh == host->height &&
+            model_roi_outside(&r[a], host->width, host->height))
+            return 0;
+    } else if (!overlap_only)
+        return 0; /* another refusal: its reason is checked elsewhere */
+    return soak_fail(t, "the reason names no such ROIs: \"%s\"", why);
+}
+
+/* cuxfer_rois_offsets against the model: sizes that overflow size_t are
+ * refused, and a NULL array. */
+static int rois_offsets(soak_thread *t)
+{
+    cuxfer_roi r[3];
+    size_t off[4], moff[4], n = 1 + soak_below(t, 3), i,
+           es = elems[soak_below(t, sizeof elems / sizeof elems[0])];
+    cudaError_t want;
+    for (i = 0; i < n; ++i) {
+        r[i].x = r[i].y = 0;
+        r[i].width = soak_below(t, 2) ? soak_size(t, 64) : SIZE_MAX / (1 + soak_below(t, 64));
+        r[i].height = soak_below(t, 2) ? soak_size(t, 64) : 1 + soak_below(t, 3);
+    }
+    soak_say(t, "cuxfer_rois_offsets(%zu ROIs {%zux%zu ...}, es %zu, off)", n, r[0].width,
+             r[0].height, es);
+    want = model_rois_offsets(r, n, es, moff);
+    if (soak_expect(t, want, cuxfer_rois_offsets(r, n, es, off)))
+        return 1;
+    for (i = 0; want == cudaSuccess && i <= n; ++i)
+        if (off[i] != moff[i])
+            return soak_fail(t, "offset %zu is %zu, want %zu", i, off[i], moff[i]);
+    soak_say(t, "cuxfer_rois_offsets(%zu ROIs, es %zu, NULL)", n, es);
+    return soak_expect(t, cudaErrorInvalidValue, cuxfer_rois_offsets(r, n, es, NULL));
+}
+
 /* cuxfer_rois_check and _offsets against the model; accepted, the tiles
  * move through the kit's sub-views and offsets, and the model's. */
-static int op_rois(soak_thread *t)
+static int rois_step(soak_thread *t, cuxfer_roi *r, size_t *off)
 {
     cuxfer_view host, dense, mhost, sub;
-    cuxfer_roi r[12];
-    size_t off[13], n = soak_below(t, 13), i, y, total = 0, mtotal = 0, moff, hoff, cap;
-    int dir = soak_below(t, 2) ? CUXFER_ROIS_H2D : CUXFER_ROIS_D2H;
+    size_t n = soak_below(t, 13), i, y, total = 0, mtotal = 0, moff, hoff, cap;
+    int dir = soak_below(t, 2) ? CUXFER_ROIS_H2D : CUXFER_ROIS_D2H, many = soak_below(t, 6) == 0;
+    int no_total = soak_below(t, 8) == 0;
+    const cuxfer_roi *rp = r;
     cudaError_t want, got;
+    if (soak_below(t, 8) == 0 && rois_offsets(t))
+        return 1;
     arena_view(t, t->arena, &host, &hoff);
-    for (i = 0; i < n; ++i) {
+    if (many) { /* a larger host view of small elements */
+        host.elem_size = (size_t)1 << soak_below(t, 3);
+        host.width = 32 + soak_below(t, 17);
+        host.height = 16 + soak_below(t, 9);
+        host.pitch = host.width * host.elem_size + soak_below(t, 9);
+        hoff = soak_below(t, t->arena_bytes - ((host.height - 1) * host.pitch +
+                                               host.width * host.elem_size) + 1);
+        host.ptr = t->arena + hoff;
+        n = many_rois(t, &host, r);
+    }
+    for (i = 0; !many && i < n; ++i) {
         r[i].x = soak_size(t, host.width + (soak_below(t, 10) == 0));
         r[i].y = soak_size(t, host.height + (soak_below(t, 10) == 0));
         r[i].width = soak_size(t, host.width > r[i].x ? host.width - r[i].x : 0);
@@ -251,7 +508,7 @@ static int op_rois(soak_thread *t)
         if (soak_below(t, 20) == 0)
             r[i].width += 1;
     }
-    cap = soak_size(t, t->arena_bytes / host.elem_size);
+    cap = many ? t->arena_bytes / host.elem_size : soak_size(t, t->arena_bytes / host.elem_size);
     if (cap == 0)
         cap = 1;
     memset(&dense, 0, sizeof dense);
@@ -260,30 +517,52 @@ static int op_rois(soak_thread *t)
     dense.width = cap;
     dense.height = 1;
     dense.pitch = cap * host.elem_size;
-    if (soak_below(t, 6) == 0) { /* a pitched dense view: refused when height > 1 */
+    switch (soak_below(t, 24)) {
+    case 0: case 1: case 2: case 3: /* a pitched dense view: refused when height > 1 */
         dense.width = cap / 2 + 1;
         dense.height = 2;
         dense.pitch = dense.width * host.elem_size + soak_below(t, 3);
         if (dense.pitch * 2 > t->arena_bytes)
             dense.height = 1;
+        break;
+    case 4: case 5: /* one row, pitched: contiguous all the same */
+        dense.pitch += 1 + soak_below(t, 4);
+        break;
+    case 6: /* another element size */
+        dense.elem_size = elems[soak_below(t, sizeof elems / sizeof elems[0])];
+        dense.width = cap * host.elem_size / dense.elem_size;
+        dense.pitch = dense.width * dense.elem_size;
+        break;
+    case 7: /* neither direction */
+        dir = soak_below(t, 2) ? 2 + (int)soak_below(t, 3) : -1;
+        break;
+    case 8: /* no array */
+        rp = n ? NULL : r;
+        break;
+    default: break;
     }
-    if (dir == CUXFER_ROIS_D2H && n > 1 && soak_below(t, 3) == 0)
+    if (!many && dir == CUXFER_ROIS_D2H && n > 1 && soak_below(t, 3) == 0)
         r[1] = r[0]; /* two tiles on the same pixels */
-    soak_say(t, "cuxfer_rois_check(%s, host{pitch %zu w %zu h %zu es %zu}, %zu ROIs, dense{w %zu h %zu pitch %zu})",
-             dir == CUXFER_ROIS_H2D ? "H2D" : "D2H", host.pitch, host.width, host.height,
-             host.elem_size, n, dense.width, dense.height, dense.pitch);
-    want = model_rois_check(dir, &host, r, n, &dense, &mtotal);
-    got = cuxfer_rois_check(dir, &host, r, n, &dense, &total);
+    soak_say(t, "cuxfer_rois_check(dir %d, host{pitch %zu w %zu h %zu es %zu}, %zu ROIs%s, "
+                "dense{w %zu h %zu pitch %zu es %zu}, %s)",
+             dir, host.pitch, host.width, host.height, host.elem_size, n, rp ? "" : " (NULL)",
+             dense.width, dense.height, dense.pitch, dense.elem_size, no_total ? "NULL" : "&total");
+    want = model_rois_check(dir, &host, rp, n, &dense, &mtotal);
+    got = cuxfer_rois_check(dir, &host, rp, n, &dense, no_total ? NULL : &total);
     if (soak_expect(t, want, got))
         return 1;
     if (got != cudaSuccess) {
+        if (rp && rois_reason_ok(t, &host, r, n,
+                                 model_rois_check(CUXFER_ROIS_H2D, &host, r, n, &dense, NULL) ==
+                                         cudaSuccess && dir == CUXFER_ROIS_D2H))
+            return 1;
         soak_say(t, "cuxfer_rois_copy_async with what cuxfer_rois_check refused (NULL plan)");
-        got = cuxfer_rois_copy_async(NULL, dir, &host, r, n, &dense, (cudaStream_t)0);
+        got = cuxfer_rois_copy_async(NULL, dir, &host, rp, n, &dense, (cudaStream_t)0);
         if (got == cudaSuccess)
             return soak_fail(t, "cuxfer_rois_copy_async accepted arguments the check refuses");
         return 0;
     }
-    if (total != mtotal)
+    if (!no_total && total != mtotal)
         return soak_fail(t, "total %zu bytes, want %zu", total, mtotal);
     soak_say(t, "cuxfer_rois_offsets(%zu ROIs, es %zu)", n, host.elem_size);
     if (soak_expect(t, cudaSuccess, cuxfer_rois_offsets(r, n, host.elem_size, off)))
@@ -320,6 +599,16 @@ static int op_rois(soak_thread *t)
     return soak_compare(t, t->arena, t->model, t->arena_bytes, "arena after the tiles");
 }
 
+static int op_rois(soak_thread *t)
+{
+    cuxfer_roi *r = (cuxfer_roi *)malloc(SOAK_MANY * sizeof *r);
+    size_t *off = (size_t *)malloc((SOAK_MANY + 1) * sizeof *off);
+    int rc = r && off ? rois_step(t, r, off) : soak_fail(t, "no memory for %d ROIs", SOAK_MANY);
+    free(r);
+    free(off);
+    return rc;
+}
+
 /* Allocations refused on the CPU, before any CUDA call: zero bytes, a
  * count x elem_size that overflows, unknown flags. */
 static int op_alloc_refusals(soak_thread *t)
@@ -327,13 +616,19 @@ static int op_alloc_refusals(soak_thread *t)
     void *p = (void *)1;
     static const size_t counts[] = {0, SIZE_MAX, SIZE_MAX / 2 + 1};
     size_t c = counts[soak_below(t, 3)], es = soak_below(t, 2) ? 2 : 0;
-    unsigned flags = soak_below(t, 4) == 0 ? 0x80u : 0u;
+    unsigned flags = soak_below(t, 4) == 0 ? 0x80u << soak_below(t, 8) : 0u;
+    if (flags && soak_below(t, 2)) { /* refused for the flags alone */
+        c = 1 + soak_below(t, 64);
+        es = 1 + soak_below(t, 8);
+    }
     soak_say(t, "cuxfer_host_alloc(&p, %zu, %zu, 0x%x)", c, es, flags);
     if (soak_expect(t, cudaErrorInvalidValue, cuxfer_host_alloc(&p, c, es, flags)))
         return 1;
     if (p)
         return soak_fail(t, "a refused allocation left *p = %p", p);
     p = (void *)1;
+    if (c && es) /* flags cuxfer_device_alloc does not take: it would allocate */
+        return 0;
     soak_say(t, "cuxfer_device_alloc(&p, %zu, %zu)", c, es);
     if (soak_expect(t, cudaErrorInvalidValue, cuxfer_device_alloc(&p, c, es)))
         return 1;
@@ -346,12 +641,18 @@ static int op_class(soak_thread *t)
 {
     size_t n = soak_below(t, 4) == 0 ? SIZE_MAX - soak_below(t, 2) : soak_size(t, (size_t)1 << (4 + soak_below(t, 30)));
     int exact;
+    switch (soak_below(t, 6)) {
+    case 0: n = SIZE_MAX / 2 - 1 + soak_below(t, 3); break; /* the last size a class holds */
+    case 1: n = ((size_t)1 << (1 + soak_below(t, 62))) - 1 + soak_below(t, 3); break;
+    default: break;
+    }
     size_t want = model_class_size(n, &exact), got;
     soak_say(t, "cuxfer_pinned_pool_class_size(%zu)", n);
     got = cuxfer_pinned_pool_class_size(n);
     if (exact ? got != want : (got < n || got > want))
         return soak_fail(t, "class of %zu is %zu (want %s%zu)", n, got, exact ? "" : "n..", want);
-    if (got && cuxfer_pinned_pool_class_size(got) != got)
+    /* a class is its own class, where one holds it (not above SIZE_MAX / 2) */
+    if (got && got <= SIZE_MAX / 2 && cuxfer_pinned_pool_class_size(got) != got)
         return soak_fail(t, "a class size %zu is not its own class", got);
     return 0;
 }
@@ -365,6 +666,7 @@ static int op_policy(soak_thread *t)
     int got;
     size_t bytes = soak_size(t, (size_t)1 << 40);
     float ms = (float)(1 + soak_below(t, 100000)) / 64.0f;
+    static const float not_positive[] = {0.0f, -0.0f, -1.0f / 64.0f, -1e30f};
     double gb, mgb;
     soak_say(t, "cuxfer_pageable_policy_parse(\"%s\")", words[i]);
     got = cuxfer_pageable_policy_parse(words[i]);
@@ -380,9 +682,11 @@ static int op_policy(soak_thread *t)
                          cuxfer_pageable_policy(), cuxfer_default_stream_policy(),
                          model_policy(getenv("CUXFER_PAGEABLE")),
                          model_policy(getenv("CUXFER_DEFAULT_STREAM")));
+    if (soak_below(t, 8) == 0) /* "0 when ms is not positive" (man 3 cuxfer_timer) */
+        ms = not_positive[soak_below(t, sizeof not_positive / sizeof not_positive[0])];
     soak_say(t, "cuxfer_gbps(%zu, %g)", bytes, (double)ms);
     gb = cuxfer_gbps(bytes, ms);
-    mgb = (double)bytes / 1e9 / ((double)ms / 1e3);
+    mgb = ms > 0.0f ? (double)bytes / 1e9 / ((double)ms / 1e3) : 0.0;
     if (!(fabs(gb - mgb) <= 1e-9 * mgb))
         return soak_fail(t, "cuxfer_gbps gave %.17g GB/s, want %.17g", gb, mgb);
     return 0;
@@ -467,8 +771,12 @@ static int op_plan_choose(soak_thread *t)
     int got, want, dk, sk, null_plan;
     memset(&p, 0, sizeof p);
     p.opt.strategy = (int)soak_below(t, 4);
-    /* created plans hold chunk_bytes >= 4096; multiples of 512 */
-    p.opt.chunk_bytes = soak_below(t, 4) ? 512 * (8 + soak_below(t, 64)) : (size_t)8 << 20;
+    /* created plans hold chunk_bytes >= 4096: multiples of 512, any size, the default */
+    switch (soak_below(t, 4)) {
+    case 0: p.opt.chunk_bytes = (size_t)8 << 20; break;
+    case 1: p.opt.chunk_bytes = 4096 + soak_size(t, (size_t)12 << 20); break;
+    default: p.opt.chunk_bytes = 512 * (8 + soak_below(t, 64)); break;
+    }
     if (soak_below(t, 3))
         p.tuning = cuxfer_plan2d_default_tuning();
     else {
@@ -479,8 +787,23 @@ static int op_plan_choose(soak_thread *t)
     }
     w = soak_size(t, soak_below(t, 4) ? 48 : p.opt.chunk_bytes / es + 2);
     h = soak_size(t, soak_below(t, 2) ? 4 : 100000);
+    if (soak_below(t, 4) == 0) { /* a row at an edge of the rule, of 1-byte elements */
+        size_t slot = p.opt.chunk_bytes / 2 / 256 * 256, edge[4];
+        edge[0] = p.opt.chunk_bytes;
+        edge[1] = slot < ((size_t)4 << 20) ? slot : (size_t)4 << 20;
+        edge[2] = p.tuning.span_max_row;
+        edge[3] = p.tuning.pack_max_row;
+        es = 1;
+        w = edge[soak_below(t, 4)] + soak_below(t, 2);
+        if (w && p.tuning.min_bytes && soak_below(t, 2)) /* about min_bytes in all */
+            h = p.tuning.min_bytes / w + soak_below(t, 2);
+    }
     row = w * es;
     pitch = row + (soak_below(t, 3) ? soak_size(t, 4 * row + 8) : 0);
+    if (soak_below(t, 4) == 0) /* at the ratio's edge */
+        pitch = p.tuning.max_ratio * row + soak_below(t, 2);
+    if (pitch < row) /* a valid view */
+        pitch = row;
     if (!pitch)
         pitch = es;
     dk = (int)soak_below(t, 4);

@@ -83,10 +83,14 @@ cudaError_t model_view_check(const cuxfer_view *v);
 cudaError_t model_view_sub(const cuxfer_view *v, cuxfer_roi r, cuxfer_view *sub);
 void *model_view_at(const cuxfer_view *v, size_t x, size_t y);
 int model_overlap(const cuxfer_view *a, const cuxfer_view *b); /* byte by byte */
-cudaError_t model_copy2d_check(const cuxfer_view *d, const cuxfer_view *s);
+cudaError_t model_view_init_args(int kind, int device);
+cudaError_t model_copy2d_check(const cuxfer_view *d, const cuxfer_view *s, size_t max_pitch);
 cudaError_t model_copy_check(const void *d, const void *s, size_t n);
 cudaError_t model_rois_check(int dir, const cuxfer_view *host, const cuxfer_roi *r, size_t n,
                              const cuxfer_view *dense, size_t *total);
+cudaError_t model_rois_offsets(const cuxfer_roi *r, size_t n, size_t es, size_t *off);
+int model_roi_outside(const cuxfer_roi *r, size_t w, size_t h);
+int model_rois_meet(const cuxfer_roi *a, const cuxfer_roi *b);
 size_t model_class_size(size_t n, int *exact); /* lower bound check: see model.c */
 void model_copy2d(const cuxfer_view *d, const cuxfer_view *s); /* rows, host memory */
 void model_rois_pack(int dir, const cuxfer_view *host, const cuxfer_roi *r, size_t n,
