@@ -289,6 +289,18 @@ cudaError_t model_stager_options(const cuxfer_stager_options *opt, cuxfer_stager
     return cudaSuccess;
 }
 
+/* man 3 cuxfer_plan2d, cuxfer_rois: what cuxfer_plan2d_create and
+ * cuxfer_rois_create refuse before they make anything: a strategy other
+ * than AUTO (0) to the last one, threads outside 0 to max, chunk_bytes
+ * below 4096 (0 takes the default). */
+cudaError_t model_team_options(int strategy, int last, int threads, int max, size_t chunk)
+{
+    if (strategy < 0 || strategy > last || threads < 0 || threads > max ||
+        (chunk != 0 && chunk < 4096))
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
 /* man 3 cuxfer_managed_alloc: what cuxfer_prefetch and cuxfer_advise
  * answer before they ask CUDA anything: a NULL pointer or 0 bytes, then a
  * target below CUXFER_CPU.  cudaSuccess: the rest is the device's to say. */

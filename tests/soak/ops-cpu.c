@@ -9,6 +9,7 @@
  */
 #include "soak.h"
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -929,6 +930,92 @@ static int op_stager_options(soak_thread *t)
     return 0;
 }
 
+/* An int about [lo, hi]: inside it mostly, just outside it sometimes. */
+static int about(soak_thread *t, int lo, int hi)
+{
+    switch (soak_below(t, 6)) {
+    case 0: return lo - 1 - (int)soak_below(t, 2);
+    case 1: return hi + 1 + (int)soak_below(t, 2);
+    default: return lo + (int)soak_below(t, (size_t)(hi - lo) + 1);
+    }
+}
+
+/* The creations refused before anything is made, so without a device
+ * (man 3 cuxfer_plan2d, cuxfer_rois, cuxfer_stager, cuxfer_ring): options
+ * out of range, a ring of no or too many slots.  Options the model takes
+ * are not created here: that would start CUDA, which the CPU mode never
+ * does (its leak check counts descriptors and threads); ops-gpu.c creates
+ * its plans. */
+static int op_create_refusals(soak_thread *t)
+{
+    static const size_t chunks[] = {0, 1, 4095, 4096, 4097, (size_t)8 << 20};
+    union {
+        cuxfer_plan2d p;
+        cuxfer_rois ro;
+        cuxfer_stager st;
+        cuxfer_ring r;
+    } u;
+    const unsigned char *bytes = (const unsigned char *)&u;
+    int which = (int)soak_below(t, 4), strategy = about(t, 0, 3), slots = about(t, 1, 1024);
+    size_t chunk = chunks[soak_below(t, sizeof chunks / sizeof chunks[0])], i, from = 0, size = 0;
+    cudaError_t want = cudaSuccess, got = cudaSuccess;
+    memset(&u, 0x5a, sizeof u);
+    switch (which) {
+    case 0:
+    case 1: { /* the two plans' options follow one rule */
+        int max = which ? CUXFER_ROIS_MAX_THREADS : CUXFER_PLAN_MAX_THREADS,
+            last = which ? CUXFER_ROIS_KERNEL : CUXFER_PLAN_PACK, threads = about(t, 0, max);
+        cuxfer_plan2d_options po;
+        cuxfer_rois_options ro;
+        memset(&po, 0, sizeof po);
+        memset(&ro, 0, sizeof ro);
+        po.strategy = ro.strategy = strategy;
+        po.threads = ro.threads = threads;
+        po.chunk_bytes = ro.chunk_bytes = chunk;
+        soak_say(t, "%s(&p, {strategy %d, threads %d, chunk_bytes %zu})",
+                 which ? "cuxfer_rois_create" : "cuxfer_plan2d_create", strategy, threads, chunk);
+        want = model_team_options(strategy, last, threads, max, chunk);
+        if (want != cudaSuccess)
+            got = which ? cuxfer_rois_create(&u.ro, &ro) : cuxfer_plan2d_create(&u.p, &po);
+        from = which ? offsetof(cuxfer_rois, opt) + sizeof ro /* see below */
+                     : offsetof(cuxfer_plan2d, opt) + sizeof po;
+        size = which ? sizeof u.ro : sizeof u.p;
+        break;
+    }
+    case 2: {
+        cuxfer_stager_options o, out;
+        memset(&o, 0, sizeof o);
+        o.slots = about(t, 0, CUXFER_STAGER_MAX_SLOTS);
+        o.slot_bytes = chunk;
+        o.threads = about(t, 0, CUXFER_STAGER_MAX_THREADS);
+        o.strategy = about(t, 0, 2);
+        soak_say(t, "cuxfer_stager_create(&st, {slots %d, slot_bytes %zu, threads %d, "
+                    "strategy %d})", o.slots, o.slot_bytes, o.threads, o.strategy);
+        want = model_stager_options(&o, &out);
+        if (want != cudaSuccess)
+            got = cuxfer_stager_create(&u.st, &o);
+        break; /* the page does not say what a refused stager holds */
+    }
+    default:
+        soak_say(t, "cuxfer_ring_create(&r, %d, 4096, 0, NULL)", slots);
+        want = slots < 1 || slots > 1024 ? cudaErrorInvalidValue : cudaSuccess;
+        if (want != cudaSuccess)
+            got = cuxfer_ring_create(&u.r, slots, 4096, 0, NULL);
+        size = sizeof u.r;
+        break;
+    }
+    if (want == cudaSuccess)
+        return 0;
+    if (soak_expect(t, want, got))
+        return 1;
+    /* "the plan left zeroed", "the ring is left zeroed"; cuxfer.h keeps a
+     * refused plan's opt as given, which the pages do not say: the rest */
+    for (i = from; i < size; ++i)
+        if (bytes[i])
+            return soak_fail(t, "a refused creation left byte %zu of the object set", i);
+    return 0;
+}
+
 /* cuxfer_ring_slot_ms's refusals without a ring: a NULL slot or ms, a
  * slot of a ring without timing; *ms is 0 unless timed. */
 static int op_ring_ms_args(soak_thread *t)
@@ -956,6 +1043,7 @@ const soak_op soak_cpu_ops[] = {
     {"pool-class", op_class},    {"policy-parse", op_policy},
     {"plan2d-choose", op_plan_choose}, {"device-args", op_device_args},
     {"stager-options", op_stager_options}, {"ring-ms-args", op_ring_ms_args},
+    {"create-refusals", op_create_refusals},
     {"zeroed-objects", op_zeroed},
 };
 const int soak_cpu_nops = (int)(sizeof soak_cpu_ops / sizeof soak_cpu_ops[0]);
