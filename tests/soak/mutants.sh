@@ -42,6 +42,46 @@ ring-slot-ms-leaves-ms|cpu|/^CUXFER_API cudaError_t cuxfer_ring_slot_ms(/,/^}/s#
 managed-target-check-removed|cpu|s#^    if (target < CUXFER_CPU)$#    if (target < CUXFER_CPU - 1000)#
 gbps-in-kilobytes|cpu|s#return ms > 0.0f ? (double)bytes / ((double)ms \* 1e6) : 0.0;#return ms > 0.0f ? (double)bytes / ((double)ms * 1e3) : 0.0;#
 pool-destroy-refuses-zeroed|cpu|/^CUXFER_API cudaError_t cuxfer_stream_pool_destroy(cuxfer_stream_pool \*p)$/,/^}/s#^        return cudaSuccess;#        return cuxfer_@I@_fail(cudaErrorInvalidValue, "not created");#
+view-init-kind-range-off-by-one|cpu|s#(int)kind > (int)CUXFER_MEMORY_MANAGED)#(int)kind > (int)CUXFER_MEMORY_MANAGED + 1)#
+view-span-to-the-top-refused|cpu|s#if ((uintptr_t)v->ptr > UINTPTR_MAX - span)#if ((uintptr_t)v->ptr >= UINTPTR_MAX - span)#
+sub-offset-overflow-unchecked|cpu|s#if (cuxfer_@I@_mul(roi.y, v->pitch, \&off) != 0 ||#if ((off = roi.y * v->pitch, 0) ||#
+sub-keeps-owner-flags|cpu|s#^    sub->flags = 0;#    (void)sub;#
+sub-null-unchecked|cpu|s#if (!sub)$#if (0)#
+view-check-null-unchecked|cpu|/^CUXFER_API cudaError_t cuxfer_view_check(/,/^}/s#^    if (!v)$#    if (0)#
+sub-reason-names-height|cpu|s#exceeds view width %zu", end, v->width);#exceeds view width %zu", end, v->height);#
+view-reason-drops-what|cpu|s#"%s elem_size %zu is outside 1..%d", what,#"%.0selem_size %zu is outside 1..%d", what,#
+reason-cut-without-dots|cpu|s#memcpy(r + CUXFER_REASON_MAX - 4, "...", 4);#(void)r;#
+host-alloc-takes-unknown-flag|cpu|s#cudaHostAllocWriteCombined;$#cudaHostAllocWriteCombined | 0x80u;#
+copy-range-to-the-top-refused|cpu|s#if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)#if (d >= UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)#
+copy2d-elem-sizes-unchecked|cpu|s#^        dst->elem_size != src->elem_size)$#        0)#
+max-pitch-checks-one-row|cpu|s#if (max_pitch \&\& src->height > 1 \&\& v->pitch > max_pitch)#if (max_pitch \&\& src->height > 0 \&\& v->pitch > max_pitch)#
+max-pitch-refuses-the-bound|cpu|s#if (max_pitch \&\& src->height > 1 \&\& v->pitch > max_pitch)#if (max_pitch \&\& src->height > 1 \&\& v->pitch >= max_pitch)#
+class-refuses-half-size-max|cpu|s#if (n == 0 || n > SIZE_MAX / 2) /\* no class#if (n == 0 || n >= SIZE_MAX / 2) /* no class#
+plan-chunk-row-goes-direct|cpu|s#(p->opt.chunk_bytes \&\& row > p->opt.chunk_bytes))#(p->opt.chunk_bytes \&\& row >= p->opt.chunk_bytes))#
+plan-ratio-bound-excluded|cpu|s#src->pitch <= p->tuning.max_ratio \* row)#src->pitch < p->tuning.max_ratio * row)#
+plan-min-bytes-excluded|cpu|s#if (want == CUXFER_PLAN_DIRECT || total < p->tuning.min_bytes)#if (want == CUXFER_PLAN_DIRECT || total <= p->tuning.min_bytes)#
+plan-span-row-bound-excluded|cpu|s#row <= p->tuning.span_max_row \&\&#row < p->tuning.span_max_row \&\&#
+plan-slot-rounds-to-1k|cpu|s#size_t half = p->opt.chunk_bytes / 2 / 256 \* 256;#size_t half = p->opt.chunk_bytes / 2 / 1024 * 1024;#
+rois-dir-unchecked|cpu|s#if (dir != CUXFER_ROIS_H2D \&\& dir != CUXFER_ROIS_D2H)$#if (0)#
+rois-elem-sizes-unchecked|cpu|s#if (dense->elem_size != host->elem_size)$#if (0)#
+rois-null-array-unchecked|cpu|s#if (!rois \&\& n)$#if (0)#
+rois-total-written-to-null|cpu|s#^    if (total)$#    if (1)#
+rois-offsets-overflow-unchecked|cpu|s#cuxfer_@I@_mul(b, elem_size, \&b) != 0 || cuxfer_@I@_add(sum, b, \&sum) != 0)#(b *= elem_size, sum += b, 0))#
+rois-lattice-misses-shared-cell|cpu|s#if (\(c == CUXFER_[A-Z_]*OFF_GRID\) || cuxfer_@I@_bit_take(bits, c))#if (\1)#
+rois-lattice-cell-ignores-height|cpu|s#if (r->width != g->w || r->height != g->h || #if (r->width != g->w || #
+rois-strips-one-each|cpu|s#for (st = rois\[i\].x >> sw; st <= (rois\[i\].x + rois\[i\].width - 1) >> sw; ++st)#for (st = rois[i].x >> sw; st <= rois[i].x >> sw; ++st)#
+team-takes-chunk-4095|cpu|s#if (\*chunk < 4096)#if (*chunk < 4095)#
+team-threads-past-max|cpu|s#if (\*threads < 0 || \*threads > max)#if (*threads < 0 || *threads > max + 1)#
+gbps-of-no-time-divides|cpu|s#return ms > 0.0f ? (double)bytes#return ms >= 0.0f ? (double)bytes#
+ring-slots-bound-off-by-one|cpu|s#if (slots < 1 || slots > 1024)$#if (slots < 1 || slots > 1025)#
+ring-takes-no-slots|cpu|s#if (slots < 1 || slots > 1024)$#if (slots < 0 || slots > 1024)#
+rois-overlap-reason-higher-first|cpu|s#size_t lo = a->i < bi ? a->i : bi, hi = a->i < bi ? bi : a->i;#size_t hi = a->i < bi ? a->i : bi, lo = a->i < bi ? bi : a->i;#
+rois-exceeds-reason-dims-swapped|cpu|/exceeds the %zux%zu "$/,/host->width, host->height);$/s#host->width, host->height);$#host->height, host->width);#
+pitch-reason-without-pitch|cpu|s#"exceeds pitch %zu", what, row, v->width,#"exceeds pitch %zu", what, row, v->width, v->elem_size, row); (void)(#
+plan-refused-not-zeroed|cpu|/^CUXFER_API cudaError_t cuxfer_plan2d_create(/,/^}/s#^    memset(p, 0, sizeof \*p);#    p->ready = 0;#
+stager-create-ignores-refusal|cpu|/^CUXFER_API cudaError_t cuxfer_stager_create(/,/^}/s#CUXFER_TRY(cuxfer_stager_options_resolve(\&o, opt));#if (cuxfer_stager_options_resolve(\&o, opt) != cudaSuccess) o.slots = 1;#
+rois-sort-skips-a-digit|cpu|s#sh += 11) {#sh += 22) {#
+team-refuses-last-strategy|gpu|s#if (strategy < 0 || strategy > last)#if (strategy < 0 || strategy >= last)#
 pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_@I@_pool_mark(b, in_use_by));#(void)0;#
 span-skips-slot-wait|gpu|s#err = cudaStreamWaitEvent(s, p->ev_freed\[b\], 0);#err = cudaSuccess;#
 calibrate-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_plan_calibrate(/,/^}/s#if (cuxfer_@I@_stream_state(s, \&err) != [A-Z_]*UNCAPTURED)#if (0)#
