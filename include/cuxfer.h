@@ -4207,23 +4207,21 @@ CUXFER_API void cuxfer_impl_pool_release_cached(cuxfer_pinned_pool *p, size_t ne
 CUXFER_API cudaError_t cuxfer_pinned_pool_create(cuxfer_pinned_pool *p,
                                                  const cuxfer_pinned_pool_options *opt)
 {
+    unsigned flags = opt ? opt->flags : 0;
     if (!p)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_pinned_pool_create: pool is NULL");
-    memset(p, 0, sizeof *p);
-    if (opt)
-        p->opt = *opt;
-    if (p->opt.flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped |
-                                   cudaHostAllocWriteCombined)) {
-        unsigned flags = p->opt.flags;
-        memset(p, 0, sizeof *p);
+    memset(p, 0, sizeof *p); /* and so it stays on a refusal */
+    if (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped |
+                            cudaHostAllocWriteCombined))
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_pinned_pool_create: unknown flags 0x%x", flags);
-    }
     p->free_lists = (struct cuxfer_impl_pblock **)calloc(CUXFER_IMPL_POOL_CLASSES,
                                                          sizeof *p->free_lists);
     if (!p->free_lists)
         return cuxfer_impl_fail(cudaErrorMemoryAllocation,
                                 "cuxfer_pinned_pool_create: out of host memory");
+    if (opt)
+        p->opt = *opt;
     pthread_mutex_init(&p->mu, NULL);
     p->ready = 1;
     return cudaSuccess;

@@ -301,6 +301,44 @@ cudaError_t model_team_options(int strategy, int last, int threads, int max, siz
     return cudaSuccess;
 }
 
+/* man 3 cuxfer_stream_pool and man 3 cuxfer, ERRORS: what
+ * cuxfer_stream_pool_create and _create_on refuse before any CUDA call: a
+ * flag other than CUXFER_STREAM_BLOCKING and cudaStreamNonBlocking, a
+ * count outside 1 to CUXFER_STREAM_POOL_MAX, then (_create_on) a negative
+ * device.  cudaSuccess: the rest is CUDA's to say. */
+cudaError_t model_stream_pool_args(int count, unsigned flags, int on, int device)
+{
+    if ((flags & ~(CUXFER_STREAM_BLOCKING | (unsigned)cudaStreamNonBlocking)) != 0 ||
+        count < 1 || count > CUXFER_STREAM_POOL_MAX)
+        return cudaErrorInvalidValue;
+    return on && device < 0 ? cudaErrorInvalidDevice : cudaSuccess;
+}
+
+/* man 3 cuxfer_pinned_pool: cuxfer_pinned_pool_create takes the flags of
+ * cuxfer_host_alloc (portable, mapped, write-combined) and no other. */
+cudaError_t model_pinned_pool_flags(unsigned flags)
+{
+    return flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped |
+                               cudaHostAllocWriteCombined)
+               ? cudaErrorInvalidValue
+               : cudaSuccess;
+}
+
+/* man 3 cuxfer_timer: cuxfer_stream_wait_all and cuxfer_stream_all_wait
+ * refuse a negative n and a NULL array of n > 0; with n 0, or with every
+ * stream of the array equal to the other side (each skipped), they do
+ * nothing and ask nothing.  1 in *asks when CUDA would be asked. */
+cudaError_t model_stream_fan(const cudaStream_t *arr, int n, cudaStream_t other, int *asks)
+{
+    int i;
+    *asks = 0;
+    if (n < 0 || (n > 0 && !arr))
+        return cudaErrorInvalidValue;
+    for (i = 0; i < n; ++i)
+        *asks |= arr[i] != other;
+    return cudaSuccess;
+}
+
 /* man 3 cuxfer_managed_alloc: what cuxfer_prefetch and cuxfer_advise
  * answer before they ask CUDA anything: a NULL pointer or 0 bytes, then a
  * target below CUXFER_CPU.  cudaSuccess: the rest is the device's to say. */

@@ -78,7 +78,10 @@ ring-takes-no-slots|cpu|s#if (slots < 1 || slots > 1024)$#if (slots < 0 || slots
 rois-overlap-reason-higher-first|cpu|s#size_t lo = a->i < bi ? a->i : bi, hi = a->i < bi ? bi : a->i;#size_t hi = a->i < bi ? a->i : bi, lo = a->i < bi ? bi : a->i;#
 rois-exceeds-reason-dims-swapped|cpu|/exceeds the %zux%zu "$/,/host->width, host->height);$/s#host->width, host->height);$#host->height, host->width);#
 pitch-reason-without-pitch|cpu|s#"exceeds pitch %zu", what, row, v->width,#"exceeds pitch %zu", what, row, v->width, v->elem_size, row); (void)(#
-plan-refused-not-zeroed|cpu|/^CUXFER_API cudaError_t cuxfer_plan2d_create(/,/^}/s#^    memset(p, 0, sizeof \*p);#    p->ready = 0;#
+plan-refused-not-zeroed|cpu|/^CUXFER_API cudaError_t cuxfer_plan2d_create(/,/^}/s#^        memset(p, 0, sizeof \*p);#        p->ready = 0;#
+pinned-pool-refusal-keeps-options|cpu|s#^    memset(p, 0, sizeof \*p); /\* and so it stays on a refusal \*/#    memset(p, 0, sizeof *p); if (opt) p->opt = *opt;#
+wait-all-asks-for-nothing|cpu|s#^    if (!any) /\* nothing to wait for#    if (0) /* nothing to wait for#
+pool-create-on-asks-device-first|cpu|s#CUXFER_TRY(cuxfer_@I@_pool_args("cuxfer_stream_pool_create_on", p, count, flags));#if (!p) return cudaErrorInvalidValue; memset(p, 0, sizeof *p);#
 stager-create-ignores-refusal|cpu|/^CUXFER_API cudaError_t cuxfer_stager_create(/,/^}/s#CUXFER_TRY(cuxfer_stager_options_resolve(\&o, opt));#if (cuxfer_stager_options_resolve(\&o, opt) != cudaSuccess) o.slots = 1;#
 rois-sort-skips-a-digit|cpu|s#sh += 11) {#sh += 22) {#
 team-refuses-last-strategy|gpu|s#if (strategy < 0 || strategy > last)#if (strategy < 0 || strategy >= last)#

@@ -941,8 +941,10 @@ static int about(soak_thread *t, int lo, int hi)
 }
 
 /* The creations refused before anything is made, so without a device
- * (man 3 cuxfer_plan2d, cuxfer_rois, cuxfer_stager, cuxfer_ring): options
- * out of range, a ring of no or too many slots.  Options the model takes
+ * (man 3 cuxfer_plan2d, cuxfer_rois, cuxfer_stager, cuxfer_ring,
+ * cuxfer_stream_pool, cuxfer_pinned_pool): options out of range, a ring of
+ * no or too many slots, a stream pool's count, flags or device, a pinned
+ * pool's flags.  Options the model takes
  * are not created here: that would start CUDA, which the CPU mode never
  * does (its leak check counts descriptors and threads); ops-gpu.c creates
  * its plans. */
@@ -954,10 +956,14 @@ static int op_create_refusals(soak_thread *t)
         cuxfer_rois ro;
         cuxfer_stager st;
         cuxfer_ring r;
+        cuxfer_stream_pool sp;
+        cuxfer_pinned_pool pp;
     } u;
     const unsigned char *bytes = (const unsigned char *)&u;
-    int which = (int)soak_below(t, 4), strategy = about(t, 0, 3), slots = about(t, 1, 1024);
-    size_t chunk = chunks[soak_below(t, sizeof chunks / sizeof chunks[0])], i, from = 0, size = 0;
+    /* a flag: one of those a page takes, or any bit */
+    unsigned bit = 1u << soak_below(t, 32);
+    int which = (int)soak_below(t, 7), strategy = about(t, 0, 3), slots = about(t, 1, 1024);
+    size_t chunk = chunks[soak_below(t, sizeof chunks / sizeof chunks[0])], i, size = 0;
     cudaError_t want = cudaSuccess, got = cudaSuccess;
     memset(&u, 0x5a, sizeof u);
     switch (which) {
@@ -977,8 +983,6 @@ static int op_create_refusals(soak_thread *t)
         want = model_team_options(strategy, last, threads, max, chunk);
         if (want != cudaSuccess)
             got = which ? cuxfer_rois_create(&u.ro, &ro) : cuxfer_plan2d_create(&u.p, &po);
-        from = which ? offsetof(cuxfer_rois, opt) + sizeof ro /* see below */
-                     : offsetof(cuxfer_plan2d, opt) + sizeof po;
         size = which ? sizeof u.ro : sizeof u.p;
         break;
     }
@@ -996,6 +1000,34 @@ static int op_create_refusals(soak_thread *t)
             got = cuxfer_stager_create(&u.st, &o);
         break; /* the page does not say what a refused stager holds */
     }
+    case 3:
+    case 4: { /* "the pool is left zeroed" */
+        int count = about(t, 1, CUXFER_STREAM_POOL_MAX), device = about(t, 0, 3);
+        unsigned flags = soak_below(t, 2) ? bit
+                                          : soak_below(t, 2) ? CUXFER_STREAM_BLOCKING : 0;
+        if (which == 3)
+            soak_say(t, "cuxfer_stream_pool_create(&p, %d, 0x%x, 0)", count, flags);
+        else
+            soak_say(t, "cuxfer_stream_pool_create_on(&p, %d, %d, 0x%x, 0)", device, count,
+                     flags);
+        want = model_stream_pool_args(count, flags, which == 4, device);
+        if (want != cudaSuccess)
+            got = which == 3 ? cuxfer_stream_pool_create(&u.sp, count, flags, 0)
+                             : cuxfer_stream_pool_create_on(&u.sp, device, count, flags, 0);
+        size = sizeof u.sp;
+        break;
+    }
+    case 5: {
+        cuxfer_pinned_pool_options o;
+        memset(&o, 0, sizeof o);
+        o.flags = bit;
+        soak_say(t, "cuxfer_pinned_pool_create(&p, {flags 0x%x})", o.flags);
+        want = model_pinned_pool_flags(bit);
+        if (want != cudaSuccess)
+            got = cuxfer_pinned_pool_create(&u.pp, &o);
+        size = sizeof u.pp;
+        break;
+    }
     default:
         soak_say(t, "cuxfer_ring_create(&r, %d, 4096, 0, NULL)", slots);
         want = slots < 1 || slots > 1024 ? cudaErrorInvalidValue : cudaSuccess;
@@ -1008,12 +1040,36 @@ static int op_create_refusals(soak_thread *t)
         return 0;
     if (soak_expect(t, want, got))
         return 1;
-    /* "the plan left zeroed", "the ring is left zeroed"; cuxfer.h keeps a
-     * refused plan's opt as given, which the pages do not say: the rest */
-    for (i = from; i < size; ++i)
+    /* "the plan left zeroed", "the ring is left zeroed": every byte, the
+     * options given included */
+    for (i = 0; i < size; ++i)
         if (bytes[i])
             return soak_fail(t, "a refused creation left byte %zu of the object set", i);
     return 0;
+}
+
+/* Fan-in and fan-out without a device (man 3 cuxfer_timer): refused for
+ * their n or array, or, with n 0 or every stream the other side, done
+ * without asking CUDA anything (the handles here name no stream at all).
+ * What they do when CUDA is asked is ops-gpu.c's. */
+static int op_stream_fan(soak_thread *t)
+{
+    cudaStream_t arr[4], other = (cudaStream_t)(uintptr_t)(0x1000 + 16 * soak_below(t, 4));
+    int n = about(t, 0, 4), null = soak_below(t, 6) == 0, out = (int)soak_below(t, 2), asks, i;
+    cudaError_t want;
+    for (i = 0; i < 4; ++i) /* the other side mostly, so the skips are met */
+        arr[i] = soak_below(t, 4) ? other : (cudaStream_t)(uintptr_t)(0x2000 + 16 * i);
+    if (out)
+        soak_say(t, "cuxfer_stream_all_wait(%s, %d, %p)", null ? "NULL" : "streams", n,
+                 (void *)other);
+    else
+        soak_say(t, "cuxfer_stream_wait_all(%p, %s, %d)", (void *)other, null ? "NULL" : "streams",
+                 n);
+    want = model_stream_fan(null ? NULL : arr, n, other, &asks);
+    if (asks)
+        return 0; /* CUDA would be asked about streams that do not exist */
+    return soak_expect(t, want, out ? cuxfer_stream_all_wait(null ? NULL : arr, n, other)
+                                    : cuxfer_stream_wait_all(other, null ? NULL : arr, n));
 }
 
 /* cuxfer_ring_slot_ms's refusals without a ring: a NULL slot or ms, a
@@ -1043,7 +1099,7 @@ const soak_op soak_cpu_ops[] = {
     {"pool-class", op_class},    {"policy-parse", op_policy},
     {"plan2d-choose", op_plan_choose}, {"device-args", op_device_args},
     {"stager-options", op_stager_options}, {"ring-ms-args", op_ring_ms_args},
-    {"create-refusals", op_create_refusals},
+    {"create-refusals", op_create_refusals}, {"stream-fan", op_stream_fan},
     {"zeroed-objects", op_zeroed},
 };
 const int soak_cpu_nops = (int)(sizeof soak_cpu_ops / sizeof soak_cpu_ops[0]);
