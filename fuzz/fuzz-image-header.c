@@ -154,8 +154,11 @@ static void exercise_text(const uint8_t *data, size_t size)
     (void)image_format_for_path(text);
     image_escape(text, esc, sizeof esc);
     for (i = 0; esc[i]; ++i)
-        if ((unsigned char)esc[i] < 0x20 || esc[i] == 0x7f)
-            fail("a control byte came out of image_escape");
+        if ((unsigned char)esc[i] < 0x20 || esc[i] == 0x7f ||
+            ((unsigned char)esc[i] == 0xc2 &&
+             (unsigned char)esc[i + 1] >= 0x80 &&
+             (unsigned char)esc[i + 1] < 0xa0))
+            fail("a control character came out of image_escape");
     if (i >= sizeof esc)
         fail("image_escape overran its buffer");
     f = fmemopen(json, sizeof json - 1, "w");

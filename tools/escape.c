@@ -37,6 +37,13 @@ static size_t utf8_len(const unsigned char *s)
     return n;
 }
 
+/* A C1 control (U+0080..U+009F): valid UTF-8, but a terminal may act on
+ * it as on ESC [ (U+009B is CSI), so it is escaped as controls are. */
+static int is_c1(const unsigned char *s, size_t len)
+{
+    return len == 2 && s[0] == 0xc2 && s[1] < 0xa0;
+}
+
 const char *image_escape(const char *text, char *buf, size_t n)
 {
     const unsigned char *s = (const unsigned char *)text;
@@ -44,10 +51,13 @@ const char *image_escape(const char *text, char *buf, size_t n)
     if (n == 0)
         return buf;
     while (*s) {
-        char piece[8];
+        char piece[16];
         size_t plen;
         len = utf8_len(s);
-        if (len > 1) {
+        if (is_c1(s, len)) {
+            plen = (size_t)snprintf(piece, sizeof piece, "\\x%02x\\x%02x",
+                                    s[0], s[1]);
+        } else if (len > 1) {
             memcpy(piece, s, len);
             plen = len;
         } else if (len == 1 && *s == '\\') {
@@ -79,6 +89,11 @@ void image_json_string(FILE *f, const char *text)
     fputc('"', f);
     while (*s) {
         size_t len = utf8_len(s);
+        if (is_c1(s, len)) {
+            fprintf(f, "\\u%04x", s[1]); /* U+0080..U+009F */
+            s += len;
+            continue;
+        }
         if (len > 1) {
             fwrite(s, 1, len, f);
             s += len;

@@ -397,6 +397,10 @@ expect_error 2 "not png (from the extension): write PNG or TIFF tiles with -o DI
     "--stack s.png names PNG, not raw" -- --tiles 8x8 --stack "$OUT/s.png" "$G"
 expect_error 2 "not raw (from --format): raw images have no header to split on" \
     "--stack with --format raw" -- --tiles 8x8 --format raw --stack "$OUT/s.x" "$G"
+# A C1 control is a control: U+009B is CSI, as ESC [ (a terminal would
+# act on "\xc2\x9b" "31m" in a name), so its bytes are written \xNN.
+expect_error 3 "roicopy: x\\xc2\\x9b31m.pgm: No such file or directory" \
+    "a C1 control in a file name is escaped" -- --dry-run "$(printf 'x\302\23331m.pgm')" "$OUT/new.pgm"
 
 # ---- 13: roicopy(1) renders cleanly ---------------------------------------------------
 if have mandoc; then

@@ -445,6 +445,22 @@ static void test_netpbm_fidelity(void)
                   "UTF-8 kept, backslash doubled, bad bytes as \\xNN");
         is_string("abcdefghi...", image_escape("abcdefghijklmnop", buf, 14),
                   "cut with ... to fit");
+        /* U+009B is CSI: "\xc2\x9b" "2J" clears a terminal as ESC [ 2J
+         * does.  C1 controls are controls, escaped byte by byte. */
+        is_string("a\\xc2\\x9b2Jb\\xc2\\x85 \xc2\xa0",
+                  image_escape("a\xc2\x9b" "2Jb\xc2\x85 \xc2\xa0", buf,
+                               sizeof buf),
+                  "C1 controls (U+0080..U+009F) as \\xNN, U+00A0 kept");
+    }
+    {
+        char json[64] = "";
+        FILE *f = fmemopen(json, sizeof json - 1, "w");
+        if (f) {
+            image_json_string(f, "a\xc2\x9b" "2J\xc2\xa0");
+            fclose(f);
+        }
+        is_string("\"a\\u009b2J\xc2\xa0\"", json,
+                  "JSON: a C1 control as \\u00XX, U+00A0 kept");
     }
 }
 
