@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -282,19 +281,14 @@ static int write_regions(int fd, void *ctx, char *err, size_t errsz)
 
 /* --stack FILE: every region into one netpbm stream, through the output
  * module as a single output (a temporary file synced and renamed over
- * FILE; "-" and descriptors written in place). */
+ * FILE; "-", descriptors, FIFOs and character devices written in place,
+ * as the plan checked them: plan_outputs). */
 static int write_stack(const roicopy_tiles_plan *tp,
                        const unsigned char *batch, const size_t *off)
 {
     const char *path = tp->rq->stack;
     char err[IMAGE_ERR_MAX];
-    struct stat st;
     stack_write w;
-    if (image_output_fd(path) < 0 && stat(path, &st) == 0 &&
-        !S_ISREG(st.st_mode))
-        return roicopy_fail(RC_OUTPUT, path, "--stack writes a regular file "
-                            "(replaced), this is %s",
-                            image_file_type((unsigned)st.st_mode));
     w.tp = tp;
     w.batch = batch;
     w.off = off;

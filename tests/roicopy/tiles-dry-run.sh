@@ -55,6 +55,10 @@ grep -qF "tiles:   6 of 32x32, step 16,16 (3 columns, 2 rows; 6 partial tiles dr
     { fail "--tiles with a step"; diag_file "$T/step"; }
 grep -qF "stack:   $T/s.pam (6 pam images)" "$T/step" && [ ! -e "$T/s.pam" ] &&
     pass "--stack names one file and the dry run does not create it" || { fail "--stack plan"; diag_file "$T/step"; }
+# a FIFO or character device is written in place, and the plan says so
+dry devnull --tiles 32x32 --stack /dev/null "$RGBA"
+grep -qF "stack:   /dev/null (2 pam images, written in place: a character device)" "$T/devnull" &&
+    pass "--stack /dev/null: written in place, as its plan says" || { fail "--stack /dev/null plan"; diag_file "$T/devnull"; }
 
 # a grid that fits exactly drops nothing; 1-pixel tiles pad to 4 digits
 dry exact --tiles 16x12 -o "$OUT" "$RGBA"

@@ -110,6 +110,32 @@ else
     skip_one "pamsplit (netpbm) not found: --stack not split"
 fi
 
+# -- --stack into a FIFO or a character device: written in place, as the plan
+# says (the copies were made, then the stack refused: "--stack writes a
+# regular file (replaced), this is a FIFO", exit 4) ------------------------
+"$ROICOPY" -q --tiles 16x16 --stack "$T/stack3.pam" "$SAMPLES/rgba-64x48.pam" 2>"$T/err"
+rm -f "$T/stack.fifo"
+if mkfifo "$T/stack.fifo" 2>/dev/null; then
+    cat "$T/stack.fifo" >"$T/from-fifo.pam" &
+    cat_pid=$!
+    "$ROICOPY" -q --tiles 16x16 --stack "$T/stack.fifo" "$SAMPLES/rgba-64x48.pam" 2>>"$T/err"
+    rc=$?
+    [ $rc -eq 0 ] || : >"$T/stack.fifo" # roicopy never opened it: end cat
+    wait "$cat_pid"
+    if [ $rc -eq 0 ] && [ -s "$T/stack3.pam" ] && cmp -s "$T/from-fifo.pam" "$T/stack3.pam"; then
+        pass "--stack FIFO: the stream is written into the FIFO"
+    else
+        fail "--stack FIFO: exit $rc"
+        diag_file "$T/err"
+    fi
+else
+    skip_one "--stack FIFO: no mkfifo"
+fi
+"$ROICOPY" -q --tiles 16x16 --stack /dev/null "$SAMPLES/rgba-64x48.pam" 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] && pass "--stack /dev/null: written into the character device" ||
+    { fail "--stack /dev/null: exit $rc"; diag_file "$T/err"; }
+
 # -- thousands of small tiles: the gather path, --verify, spot checks --------
 rm -rf "$T/many" && mkdir "$T/many"
 if "$ROICOPY" --verify -q --tiles 4x4+3+3 -o "$T/many" "$T/big.pam" 2>"$T/err"; then
