@@ -230,6 +230,25 @@ static char *existing_ancestor(const char *dir, struct stat *st)
     return NULL;
 }
 
+/* Whether a ".." follows dir's existing ancestor a: "new/.." is "."
+ * once new is made, and its files (the inputs among them) were never
+ * checked, since a DIR still to be made holds only new outputs. */
+static int climbs_back(const char *dir, const char *a)
+{
+    size_t n = strlen(a);
+    const char *p = strncmp(dir, a, n) == 0 ? dir + n : dir;
+    while (*p) {
+        size_t k;
+        while (*p == '/')
+            ++p;
+        k = strcspn(p, "/");
+        if (k == 2 && p[0] == '.' && p[1] == '.')
+            return 1;
+        p += k;
+    }
+    return 0;
+}
+
 /* -o '': stat() says ENOENT and the nearest ancestor would be ".", so it
  * would pass for a directory to make, and DIR/NAME is then /NAME. */
 static int empty_outdir(void)
@@ -264,6 +283,11 @@ int roicopy_check_outdir(const char *dir, int *missing)
     else if (access(a, W_OK | X_OK) != 0)
         rc = roicopy_fail(RC_OUTPUT, dir, "cannot be made: directory %s is "
                           "not writable: %s", roicopy_esc(a), strerror(errno));
+    else if (climbs_back(dir, a))
+        rc = roicopy_fail(RC_OUTPUT, dir, "cannot be made: its \"..\" would "
+                          "lead back out of a directory still to be made, "
+                          "where files were not checked; name it without "
+                          "\"..\"");
     free(a);
     *missing = !rc;
     return rc;

@@ -67,6 +67,24 @@ else
 fi
 chmod 755 "$T/ro"
 
+# A ".." after a directory still to be made leads back to one that exists
+# ("new/.." is "." once new is made), whose files were never checked: the
+# inputs were replaced by their crops (a batch of a.pgm in $T with -o
+# $T/new/.. rewrote a.pgm).  Refused, and nothing is made or written.
+cp "$G" "$T/keep.pgm"
+ROICOPY_IO_ONLY=1
+export ROICOPY_IO_ONLY
+expect_error 4 "roicopy: $T/new/..: cannot be made: its \"..\" would lead back out of a directory still to be made" \
+    "a batch with -o NEW/.. (its inputs there)" -- --roi 10x10 "$T/a.pgm" "$T/keep.pgm" -o "$T/new/.."
+unset ROICOPY_IO_ONLY
+cmp -s "$T/keep.pgm" "$G" && [ ! -e "$T/new" ] && pass "-o NEW/..: the inputs are intact, nothing made" ||
+    fail "-o NEW/..: an input was rewritten or $T/new made"
+expect_error 4 "roicopy: $T/new/../sub: cannot be made: its \"..\"" \
+    "--dry-run -o NEW/../EXISTING" -- --dry-run "$G" -o "$T/new/../sub"
+expect_error 4 "roicopy: $T/new/..: cannot be made: its \"..\"" \
+    "--tiles -o NEW/.." -- --tiles 16x16 "$G" -o "$T/new/.."
+[ -e "$T/new" ] && fail "-o NEW/.. made $T/new" || pass "-o NEW/.. makes nothing"
+
 # -o '': no directory at all, not one to make (DIR/NAME would be /NAME).
 expect_error 4 'roicopy: "": the -o directory name is empty' "--dry-run -o ''" -- --dry-run "$G" -o ''
 expect_error 4 'roicopy: "": the -o directory name is empty' "-o ''" -- "$G" -o ''
