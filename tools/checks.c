@@ -209,7 +209,9 @@ int roicopy_check_rect(const char *input, const image_header *in,
 }
 
 /* The longest existing prefix of dir, cut at a '/': the ancestor a
- * missing DIR would be made in ("." for a relative name with none). */
+ * missing DIR would be made in ("." for a relative name with none).  A
+ * symbolic link to nothing exists (mkdir -p cannot make it), and is
+ * returned for the caller's stat() to refuse. */
 static char *existing_ancestor(const char *dir, struct stat *st)
 {
     char *a = strdup(dir), *s;
@@ -223,8 +225,8 @@ static char *existing_ancestor(const char *dir, struct stat *st)
         } else {
             s[s == a] = '\0'; /* "/x": the root */
         }
-        if (!a || stat(a, st) == 0 || errno != ENOENT || !strcmp(a, ".") ||
-            !strcmp(a, "/"))
+        if (!a || stat(a, st) == 0 || errno != ENOENT || lstat(a, st) == 0 ||
+            !strcmp(a, ".") || !strcmp(a, "/"))
             return a;
     }
     return NULL;
@@ -272,12 +274,18 @@ int roicopy_check_outdir(const char *dir, int *missing)
                                   image_file_type((unsigned)st.st_mode));
     if (errno != ENOENT)
         return roicopy_fail(RC_OUTPUT, dir, "%s", strerror(errno));
-    if (!(a = existing_ancestor(dir, &st)))
+    /* DIR itself a link to nothing: the ancestor is DIR. */
+    if (!(a = lstat(dir, &st) == 0 ? strdup(dir)
+                                   : existing_ancestor(dir, &st)))
         return roicopy_fail(RC_OUTPUT, dir, "out of memory");
-    if (stat(a, &st) != 0)
-        rc = roicopy_fail(RC_OUTPUT, dir, "cannot be made: %s: %s",
-                          roicopy_esc(a), strerror(errno));
-    else if (!S_ISDIR(st.st_mode))
+    if (stat(a, &st) != 0) {
+        int e = errno;
+        rc = roicopy_fail(RC_OUTPUT, dir, "cannot be made: %s: %s%s",
+                          roicopy_esc(a), strerror(e),
+                          lstat(a, &st) == 0 ? " (a symbolic link to "
+                                               "nothing)"
+                                             : "");
+    } else if (!S_ISDIR(st.st_mode))
         rc = roicopy_fail(RC_OUTPUT, dir, "cannot be made: %s is not a "
                           "directory", roicopy_esc(a));
     else if (access(a, W_OK | X_OK) != 0)

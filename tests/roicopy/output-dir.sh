@@ -85,6 +85,19 @@ expect_error 4 "roicopy: $T/new/..: cannot be made: its \"..\"" \
     "--tiles -o NEW/.." -- --tiles 16x16 "$G" -o "$T/new/.."
 [ -e "$T/new" ] && fail "-o NEW/.. made $T/new" || pass "-o NEW/.. makes nothing"
 
+# A symbolic link to nothing as DIR, or on its way, cannot be made (mkdir
+# -p says "File exists"): the plan said it would be made, and a batch
+# failed at its first write, after the reads (and a GPU run's copies).
+ln -s "$T/nowhere/sub" "$T/dangling"
+ROICOPY_IO_ONLY=1
+export ROICOPY_IO_ONLY
+expect_error 4 "roicopy: $T/dangling: cannot be made: $T/dangling: No such file or directory (a symbolic link to nothing)" \
+    "a batch with -o a link to nothing" -- "$G" "$T/keep.pgm" -o "$T/dangling"
+unset ROICOPY_IO_ONLY
+expect_error 4 "roicopy: $T/dangling/x: cannot be made: $T/dangling: No such file or directory (a symbolic link to nothing)" \
+    "--dry-run -o a directory under a link to nothing" -- --dry-run "$G" -o "$T/dangling/x"
+rm -f "$T/dangling"
+
 # -o '': no directory at all, not one to make (DIR/NAME would be /NAME).
 expect_error 4 'roicopy: "": the -o directory name is empty' "--dry-run -o ''" -- --dry-run "$G" -o ''
 expect_error 4 'roicopy: "": the -o directory name is empty' "-o ''" -- "$G" -o ''
