@@ -499,8 +499,15 @@ static int read_names(options *o)
     if (!o->names_buf)
         return roicopy_fail(RC_INPUT, o->files_from, "--files-from: %s",
                             strerror(errno ? errno : ENOMEM));
-    for (i = 0; i < len; ++i)
+    for (i = 0; i < len; ++i) {
+        /* A name ends at its NUL: the rest of its line would be lost. */
+        if (!o->nul_names && o->names_buf[i] == '\0')
+            return roicopy_fail(RC_INPUT, o->files_from, "--files-from: "
+                                "line %lu has a NUL byte, which no name can "
+                                "have (a NUL-separated list needs -0)",
+                                (unsigned long)count + 1);
         count += o->names_buf[i] == sep;
+    }
     args = (char **)realloc(o->args, ((size_t)o->nargs + count + 2) *
                                          sizeof *args);
     if (!args)

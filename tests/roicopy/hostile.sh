@@ -387,6 +387,14 @@ expect_error 3 "/dev/zero: --files-from: line 1 is 4096 bytes or longer, longer 
     "--files-from /dev/zero stops at the first overlong line" -- --dry-run --files-from /dev/zero -o "$OUT"
 expect_error 3 "/dev/zero: --files-from: more than 1048576 names; split the list" \
     "-0 --files-from /dev/zero stops at the list's limit" -- --dry-run -0 --files-from /dev/zero -o "$OUT"
+# find -print0 without -0: each name ended at its NUL, so the list was the
+# first name alone, the rest dropped in silence (exit 0).
+printf '%s\0%s\0' "$G" "$T/second.pgm" >"$T/names0"
+expect_error 3 "$T/names0: --files-from: line 1 has a NUL byte, which no name can have (a NUL-separated list needs -0)" \
+    "a NUL-separated list without -0 is refused, not cut to its first name" -- --dry-run --files-from "$T/names0" -o "$OUT"
+printf '%s\nx\0y\n' "$G" >"$T/names0"
+expect_error 3 "$T/names0: --files-from: line 2 has a NUL byte" \
+    "a NUL inside a later line names that line" -- --dry-run --files-from "$T/names0" -o "$OUT"
 
 # ---- 12: messages that name the real problem --------------------------------------
 expect_error 2 "option --dev is ambiguous: --device, --devices" "--dev is ambiguous" -- --dev 0 "$G" "$OUT/new.pgm"
