@@ -418,6 +418,31 @@ static int parse_magic(FILE *f, image_header *h, char *err, size_t errsz)
     return 0;
 }
 
+/* Another image after this one's pixels: a multi-image stream (what
+ * --stack writes, or cat of two files), known as libnetpbm's
+ * pnm_nextimage() knows it: whitespace, then a magic number.  roicopy
+ * crops one image; taking the first alone would drop the others in
+ * silence (pamcut crops every one).  Other bytes after the pixels are
+ * left alone, as pamfile leaves them. */
+static int check_one_image(FILE *f, const image_header *h, char *err,
+                           size_t errsz)
+{
+    long next = h->data_offset + (long)h->total_bytes;
+    int a, b;
+    if (fseek(f, next, SEEK_SET) != 0)
+        return 0; /* nothing to read there: no second image */
+    while ((a = getc(f)) != EOF && pam_space((char)a))
+        ++next;
+    b = getc(f);
+    if (a == 'P' && b >= '1' && b <= '7') {
+        say(err, errsz, "holds more than one image (the next starts at "
+            "byte %ld); roicopy crops one: split the stream with pamsplit",
+            next);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse_netpbm(FILE *f, const struct stat *st, image_header *h,
                         char *err, size_t errsz)
 {
@@ -437,7 +462,10 @@ static int parse_netpbm(FILE *f, const struct stat *st, image_header *h,
     h->data_offset = off;
     if (image_compute_sizes(h, err, errsz))
         return -1;
-    return check_holds_pixels(h, st, err, errsz);
+    return check_holds_pixels(h, st, err, errsz) ||
+                   check_one_image(f, h, err, errsz)
+               ? -1
+               : 0;
 }
 
 /* The sizes --raw and --depth give, checked against the file's size. */

@@ -55,6 +55,20 @@ bad no-width.pam 'P7\nHEIGHT 2\nDEPTH 1\nMAXVAL 255\nENDHDR\n' 4 "no WIDTH line"
 bad truncated.pgm 'P5\n# a comment\n4 4\n255\n' 15 "needs 16 bytes of pixels, the file has 15" "pixel data one byte short"
 bad truncated16.pgm 'P5\n4 4\n65535\n' 31 "needs 32 bytes of pixels, the file has 31" "16-bit pixel data one byte short"
 bad truncated.pam 'P7\nWIDTH 3\nHEIGHT 3\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n' 35 "needs 36 bytes of pixels, the file has 35" "PAM pixel data short"
+# A multi-image stream (--stack's, or cat of two files): one image was
+# cropped and the others dropped in silence; pamcut crops them all.
+bad two-images.pgm 'P5\n2 2\n255\n\001\002\003\004P5\n1 1\n255\n' 1 \
+    "holds more than one image (the next starts at byte 15); roicopy crops one: split the stream with pamsplit" \
+    "a stream of two PGM images"
+bad two-images.pam 'P7\nWIDTH 1\nHEIGHT 1\nDEPTH 1\nMAXVAL 255\nENDHDR\n\001\n\nP7\n' 0 \
+    "holds more than one image (the next starts at byte 49)" "a PAM, blank lines, then another magic number"
+printf 'P5\n2 2\n255\n\001\002\003\004\n\njunk' >"$IN/trailing.pgm"
+if env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run "$IN/trailing.pgm" "$T/x.pgm" >"$T/plan" 2>"$T/err" &&
+    grep -q "^input:    $IN/trailing.pgm (pgm, 2x2," "$T/plan"; then
+    pass "bytes after the pixels that are not an image are left alone, as pamfile leaves them"
+else
+    fail "bytes after the pixels"; diag_file "$T/err"
+fi
 
 head -c 4455 /dev/zero >"$IN/short.raw"
 expect_error 3 "--raw 45x33x3 --depth 16 needs 8910 bytes of pixels, the file has 4455" \
