@@ -80,6 +80,15 @@ int roicopy_check_output_name(const char *out)
     return 0;
 }
 
+/* The identity of an existing output, for the checks across frames: two
+ * frames into one FIFO are caught as two into one file are. */
+static void know_output(frame_check *c, const struct stat *st)
+{
+    c->out_known = 1;
+    c->out_dev = st->st_dev;
+    c->out_ino = st->st_ino;
+}
+
 /* An existing output: what it is, and whether roicopy may write it. */
 static int check_existing_output(const char *out, const struct stat *st,
                                  const dir_cache *d, frame_check *c)
@@ -90,6 +99,7 @@ static int check_existing_output(const char *out, const struct stat *st,
     if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode) ||
         S_ISSOCK(st->st_mode)) {
         c->out_in_place = 1;
+        know_output(c, st);
         if (access(out, W_OK) != 0)
             return roicopy_fail(RC_OUTPUT, out, "%s: %s",
                                 image_file_type((unsigned)st->st_mode),
@@ -101,9 +111,7 @@ static int check_existing_output(const char *out, const struct stat *st,
                             "files (replaced), character devices, FIFOs and "
                             "sockets (written in place)",
                             image_file_type((unsigned)st->st_mode));
-    c->out_regular = 1;
-    c->out_dev = st->st_dev;
-    c->out_ino = st->st_ino;
+    know_output(c, st);
     if ((d->st.st_mode & S_ISVTX) && me != 0 && st->st_uid != me &&
         d->st.st_uid != me)
         return roicopy_fail(RC_OUTPUT, out, "is owned by user %lu in the "
@@ -136,7 +144,10 @@ int roicopy_check_output(const char *out, dir_cache *dc, frame_check *c)
     /* "-" too: written into the descriptor, never renamed over (image.h). */
     if ((n = image_output_fd(out)) >= 0) {
         c->out_in_place = 1;
-        return check_output_fd(out, n);
+        /* What the descriptor holds may be an input (>> a.pgm). */
+        if ((rc = check_output_fd(out, n)) == 0 && fstat(n, &st) == 0)
+            know_output(c, &st);
+        return rc;
     }
     if ((rc = roicopy_check_output_name(out)) != 0)
         return rc;
@@ -176,7 +187,7 @@ int roicopy_check_output_path(const char *out, const char *input)
     memset(&c, 0, sizeof c);
     rc = roicopy_check_output(out, &dc, &c);
     free(c.out_canon);
-    if (!rc && c.out_regular && strcmp(input, "-") != 0 &&
+    if (!rc && c.out_known && strcmp(input, "-") != 0 &&
         stat(input, &in_st) == 0 && in_st.st_dev == c.out_dev &&
         in_st.st_ino == c.out_ino)
         rc = roicopy_fail(RC_OUTPUT, out, "is also an input (%s)",

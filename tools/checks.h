@@ -22,7 +22,9 @@ typedef struct frame_check {
     int in_known;               /* in_dev/in_ino hold the input's identity */
     dev_t in_dev;
     ino_t in_ino;
-    int out_regular;            /* an existing regular output */
+    int out_known;              /* out_dev/out_ino hold the identity of
+                                   an existing output (a regular file, or
+                                   one written in place) */
     int out_in_place;           /* standard output, a device or a FIFO */
     dev_t out_dev;
     ino_t out_ino;

@@ -752,12 +752,12 @@ static int check_across(const roicopy_plan *p, frame_check *c)
             ins[nin].ino = c[i].in_ino;
             ins[nin++].frame = i;
         }
-        if (c[i].out_regular) {
+        if (c[i].out_known) {
             outs[nout].dev = c[i].out_dev;
             outs[nout].ino = c[i].out_ino;
             outs[nout++].frame = i;
         }
-        if (c[i].out_canon && !c[i].out_regular)
+        if (c[i].out_canon && !c[i].out_known)
             can[ncan++] = i;
     }
     qsort(ins, nin, sizeof *ins, cmp_ident);

@@ -105,6 +105,37 @@ expect_error 2 "roicopy: $T/link.pgm: OUTPUT $T/link.pgm is standard output, whe
 expect_error 2 "roicopy: -: OUTPUT - is standard output, where --timing and --json print too" \
     "--json with OUTPUT -" -- --json "$G" -
 rm -f "$T/link.pgm"
+# An output written in place is an output like any other: two inputs of
+# one name into a FIFO of -o DIR were both written into it (their streams
+# run together), and OUTPUT - appended to the input itself (>> IN) was
+# taken (the input grew by its own crop).
+mkdir "$T/fifodir" "$T/x" "$T/y"
+cp "$G" "$T/x/g.pgm"
+cp "$G" "$T/y/g.pgm"
+if mkfifo "$T/fifodir/g.pgm" 2>/dev/null; then
+    expect_error 4 "roicopy: $T/fifodir/g.pgm: written twice (from $T/x/g.pgm and $T/y/g.pgm)" \
+        "two inputs into one FIFO of -o DIR" -- --dry-run "$T/x/g.pgm" "$T/y/g.pgm" -o "$T/fifodir"
+else
+    skip_one "two inputs into one FIFO: no mkfifo"
+fi
+# appended DESC ARGS...: roicopy ARGS, standard output appended to the
+# input $T/x/g.pgm, refuses it (exit 4) and the input keeps its bytes.
+appended() {
+    desc=$1
+    shift
+    env CUDA_VISIBLE_DEVICES= "$ROICOPY" "$@" >>"$T/x/g.pgm" 2>"$T/err"
+    rc=$?
+    if [ $rc -eq 4 ] && grep -qF "roicopy: -: is also an input ($T/x/g.pgm)" "$T/err" &&
+        cmp -s "$T/x/g.pgm" "$G"; then
+        pass "$desc appending to the input is refused; the input is intact (exit 4)"
+    else
+        fail "$desc appending to the input: exit $rc"
+        diag_file "$T/err"
+    fi
+}
+appended "OUTPUT -" --roi 8x8 "$T/x/g.pgm" -
+appended "--stack -" --tiles 8x8 --stack - "$T/x/g.pgm"
+rm -rf "$T/fifodir" "$T/x" "$T/y"
 
 # ---- 2: ignored signals stay ignored --------------------------------------
 # roicopy blocks reading --files-from from a FIFO; a signal its parent
