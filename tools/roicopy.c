@@ -402,6 +402,12 @@ static int parse_options(int argc, char **argv, options *o)
             o->outdir = optarg;
         else if (c == OPT_STACK)
             o->stack = optarg;
+        else if (c == OPT_FILES_FROM && o->files_from)
+            /* the first list's inputs would be dropped in silence */
+            return roicopy_fail(RC_USAGE, NULL, "--files-from given twice "
+                                "(%s and %s): one list a run; join them "
+                                "with cat", roicopy_esc(o->files_from),
+                                roicopy_esc(optarg));
         else if (c == OPT_FILES_FROM)
             o->files_from = optarg;
         else if (c == '?' || c == ':')

@@ -418,6 +418,12 @@ expect_error 3 "/dev/zero: --files-from: line 1 is 4096 bytes or longer, longer 
     "--files-from /dev/zero stops at the first overlong line" -- --dry-run --files-from /dev/zero -o "$OUT"
 expect_error 3 "/dev/zero: --files-from: more than 1048576 names; split the list" \
     "-0 --files-from /dev/zero stops at the list's limit" -- --dry-run -0 --files-from /dev/zero -o "$OUT"
+# A second --files-from took the place of the first: its inputs were
+# dropped in silence.
+printf '%s\n' "$G" >"$T/list1"
+printf '%s\n' "$SAMPLES/rgb-80x60.ppm" >"$T/list2"
+expect_error 2 "roicopy: --files-from given twice ($T/list1 and $T/list2): one list a run; join them with cat" \
+    "--files-from twice is refused, not the first list dropped" -- --dry-run --files-from "$T/list1" --files-from "$T/list2" -o "$OUT"
 # find -print0 without -0: each name ended at its NUL, so the list was the
 # first name alone, the rest dropped in silence (exit 0).
 printf '%s\0%s\0' "$G" "$T/second.pgm" >"$T/names0"
