@@ -44,8 +44,8 @@ static int check_holds_pixels(const image_header *h, const struct stat *st,
     unsigned long long off = (unsigned long long)h->data_offset;
     unsigned long long need = (unsigned long long)h->total_bytes;
     if (have < off || have - off < need) {
-        say(err, errsz, "needs %llu bytes of pixels, the file has %llu "
-            "(after a header of %llu bytes)", need,
+        say(err, errsz, "needs %llu byte%s of pixels, the file has %llu "
+            "(after a header of %llu bytes)", need, need == 1 ? "" : "s",
             have > off ? have - off : 0ULL, off);
         return -1;
     }

@@ -12,6 +12,7 @@
 #define _XOPEN_SOURCE 700
 
 #include "output.h"
+#include "escape.h"
 #include "say.h"
 
 #include <errno.h>
@@ -278,7 +279,7 @@ int image_sync_dirs(char *err, size_t errsz)
         if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL)) {
             if (rc == 0)
                 say(err, errsz, "%s: cannot sync the directory: %s",
-                    dirs_pending[i], strerror(errno));
+                    roicopy_esc(dirs_pending[i]), strerror(errno));
             rc = -1;
         }
         if (fd >= 0)

@@ -12,6 +12,7 @@
 #include "prefetch.h"
 #include "report.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -82,7 +83,8 @@ static size_t prefetch_cap(int *hold)
     size_t cap = (size_t)1 << 30, mem = quarter_of_memory();
     *hold = 0;
     if (e && *e) {
-        cap = (size_t)strtoul(e, NULL, 10) << 20;
+        unsigned long mb = strtoul(e, NULL, 10);
+        cap = mb > (SIZE_MAX >> 20) ? SIZE_MAX : (size_t)mb << 20; /* huge: no cap */
         *hold = cap == 0;
         return cap;
     }

@@ -581,6 +581,9 @@ static int check_combinations(options *o)
     if (o->device_given && o->devices_given)
         return roicopy_fail(RC_USAGE, NULL,
                             "--device and --devices exclude each other");
+    if (o->threads_given && o->pageable)
+        return roicopy_fail(RC_USAGE, NULL, "--threads does not go with "
+                            "--pageable, which copies one frame at a time");
     if (o->devices_given && o->streams_given && o->streams < o->ndevices)
         return roicopy_fail(RC_USAGE, NULL,
                             "--streams %lu is fewer than the %lu devices of "
@@ -621,7 +624,7 @@ static char *output_in_dir(const options *o, const char *input)
             dot = base + i - 1;
             break;
         }
-    if (o->format && dot)
+    if (o->format && dot && dot != base) /* ".pgm" is a name, not an extension */
         for (i = 0; i < sizeof known / sizeof *known; ++i)
             if ((size_t)(base + keep - dot) == strlen(known[i]) &&
                 !strncmp(dot, known[i], strlen(known[i])))

@@ -94,7 +94,7 @@ static void test_headers(void)
     /* libnetpbm reads maxval's terminator, whatever it is: here the end
      * of the file, so the one pixel is missing. */
     bad_header("no-sep.pgm", "P5\n1 1\n255", 0,
-               "needs 1 bytes of pixels, the file has 0");
+               "needs 1 byte of pixels, the file has 0");
     bad_header("letters.pgm", "P5\nab 1\n255\n", 1, "expected width");
     bad_header("short.pgm", "P5\n4 4\n255\n", 15,
                "needs 16 bytes of pixels, the file has 15");

@@ -24,6 +24,16 @@ else
     fail "--dry-run -o a missing DIR"; diag_file "$T/plan"; diag_file "$T/err"
 fi
 [ -e "$T/new" ] && fail "--dry-run made $T/new" || pass "--dry-run makes nothing"
+# --format changes an extension, and a dotfile's name has none: .pgm -> .pgm.pam
+cp "$G" "$T/.pgm"
+if dry --format pam "$T/.pgm" "$G" -o "$OUT" &&
+    grep -qF "output:   $OUT/.pgm.pam (pam" "$T/plan" &&
+    grep -qF "output:   $OUT/gray-97x61.pam (pam" "$T/plan"; then
+    pass "--format pam -o DIR: .pgm becomes .pgm.pam, gray-97x61.pgm gray-97x61.pam"
+else
+    fail "--format pam -o DIR: a dotfile keeps its name"; diag_file "$T/plan"; diag_file "$T/err"
+fi
+rm -f "$T/.pgm"
 if dry "$G" -o "$OUT" && ! grep -q '^mkdir:' "$T/plan"; then
     pass "-o an existing DIR: no mkdir: line"
 else

@@ -142,4 +142,6 @@ expect_error 2 'bad --threads value "129"' "--threads 129 is refused" -- \
     --threads 129 --roi 8x8 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" -o "$OUT"
 expect_error 2 "--threads does not go with --tiles" "--threads with --tiles is refused" -- \
     --threads 2 --tiles 8x8 "$SAMPLES/gray-97x61.pgm" -o "$OUT"
+expect_error 2 "--threads does not go with --pageable" "--threads with --pageable is refused" -- \
+    --threads 2 --pageable --roi 8x8 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" -o "$OUT"
 finish
