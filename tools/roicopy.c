@@ -17,6 +17,7 @@
 #include "devices.h"
 #include "formats.h"
 #include "input.h"
+#include "longopts.h"
 #include "prefetch.h"
 #include "report.h"
 
@@ -333,20 +334,8 @@ static int flag_option(int opt, options *o)
  * as it reports an unknown one.  Says so, naming them; 0 if it is not. */
 static int ambiguous_option(const char *tok)
 {
-    char names[256] = "";
-    size_t i, len, n = 0, used = 0;
-    if (strncmp(tok, "--", 2) != 0 || !tok[2])
-        return 0;
-    len = strlen(tok + 2);
-    for (i = 0; long_options[i].name; ++i)
-        if (!strncmp(long_options[i].name, tok + 2, len)) {
-            int k = snprintf(names + used, sizeof names - used, "%s--%s",
-                             n ? ", " : "", long_options[i].name);
-            if (k > 0 && (size_t)k < sizeof names - used)
-                used += (size_t)k;
-            ++n;
-        }
-    if (n < 2)
+    char names[256];
+    if (longopts_matching(long_options, tok, names, sizeof names) < 2)
         return 0;
     roicopy_fail(RC_USAGE, NULL, "option %s is ambiguous: %s",
                  roicopy_esc(tok), names);

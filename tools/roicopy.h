@@ -19,6 +19,7 @@
  *   report.c          what is printed: the --dry-run plan, times, JSON
  *   checks.c          regions and output paths, checked before any copy
  *   frames.c          reading, verifying, writing frames, bands, messages
+ *   longopts.c        an ambiguous long option's names (xferbench's too)
  * and below them the image files (HACKING, "roicopy's sources"):
  *   image.c           the format table, dispatch to each format's codec
  *   netpbm.c png-io.c tiff-io.c   the codecs (formats.c registers png, tiff)

@@ -11,6 +11,7 @@
  * of variation.  Every case verifies the bytes it moved.
  */
 #include <cuxfer.h>
+#include "longopts.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -2162,6 +2163,18 @@ static void usage(FILE *f)
           f);
 }
 
+static const struct option long_opts[] = {
+    {"quick", no_argument, NULL, 'q'}, {"reps", required_argument, NULL, 'r'},
+    {"size", required_argument, NULL, 's'}, {"only", required_argument, NULL, 'o'},
+    {"json", no_argument, NULL, 'j'}, {"csv", no_argument, NULL, 'c'},
+    {"device", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'}, {"calibrate", no_argument, NULL, 'C'},
+    {"list", no_argument, NULL, 'l'},
+    {"rois-threads", required_argument, NULL, 1001},
+    {"rois-chunk", required_argument, NULL, 1002},
+    {"rois-strategy", required_argument, NULL, 1003},
+    {"rows-dense", no_argument, NULL, 1004}, {NULL, 0, NULL, 0}};
+
 /* getopt's complaint as one line in the tools' shared format (roicopy's):
  * "xferbench: unknown option --x" and the usage line, status 2. */
 static int bad_option(int c, char **argv)
@@ -2180,25 +2193,20 @@ static int bad_option(int c, char **argv)
                 (int)strcspn(tok, "="), tok);
     else if (optopt)
         fprintf(stderr, "xferbench: unknown option -%c\n", optopt);
-    else
-        fprintf(stderr, "xferbench: unknown option %.*s\n", (int)strcspn(tok, "="), tok);
+    else {
+        char name[64], names[256];
+        (void)snprintf(name, sizeof name, "%.*s", (int)strcspn(tok, "="), tok);
+        if (longopts_matching(long_opts, name, names, sizeof names) > 1)
+            fprintf(stderr, "xferbench: option %s is ambiguous: %s\n", name, names);
+        else
+            fprintf(stderr, "xferbench: unknown option %s\n", name);
+    }
     fputs(usage_line, stderr);
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"quick", no_argument, NULL, 'q'}, {"reps", required_argument, NULL, 'r'},
-        {"size", required_argument, NULL, 's'}, {"only", required_argument, NULL, 'o'},
-        {"json", no_argument, NULL, 'j'}, {"csv", no_argument, NULL, 'c'},
-        {"device", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'}, {"calibrate", no_argument, NULL, 'C'},
-        {"list", no_argument, NULL, 'l'},
-        {"rois-threads", required_argument, NULL, 1001},
-        {"rois-chunk", required_argument, NULL, 1002},
-        {"rois-strategy", required_argument, NULL, 1003},
-        {"rows-dense", no_argument, NULL, 1004}, {NULL, 0, NULL, 0}};
     int calibrate = 0;
     int c, n = 0, dev = 0, drv = 0, rt = 0;
     char *end;
@@ -2207,7 +2215,7 @@ int main(int argc, char **argv)
     char name[256];
 
     opterr = 0; /* bad_option speaks instead of glibc */
-    while ((c = getopt_long(argc, argv, short_opts, opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
         switch (c) {
         case 'C': calibrate = 1; break;
         case 'q': quick = 1; break;

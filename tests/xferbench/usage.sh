@@ -10,7 +10,7 @@
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 xb=$top_builddir/tools/xferbench
 if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
-echo "1..18"
+echo "1..19"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-xb.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -63,6 +63,7 @@ bad "xferbench: unknown option --x" --x
 bad "xferbench: unknown option -x" -qx
 bad "xferbench: option --reps needs an argument" --reps
 bad "xferbench: --json and --csv exclude each other" --json --csv --list
+bad "xferbench: option --rois is ambiguous: --rois-threads, --rois-chunk, --rois-strategy" --rois
 bad "xferbench: --json and --csv exclude each other" -c -j --list
 
 # --list: no device touched, names on stdout, status 0
