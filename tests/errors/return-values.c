@@ -48,17 +48,6 @@ static void provoke(const char *page, const char *what, cudaError_t got, cudaErr
     ok(got == cudaSuccess || listed(page, name), "%s(3) RETURN VALUES lists %s", page, name);
 }
 
-/* Every byte of an object a failed create must leave zeroed is 0. */
-static int all_zero(const void *p, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    size_t i;
-    for (i = 0; i < n; ++i)
-        if (b[i])
-            return 0;
-    return 1;
-}
-
 int main(void)
 {
     cuxfer_stream_pool sp;
@@ -97,7 +86,7 @@ int main(void)
              "the reason names the call and the flags");
     provoke("cuxfer_stream_pool", "create with count 5000",
             cuxfer_stream_pool_create(&sp, 5000, 0, 0), cudaErrorInvalidValue);
-    ok(all_zero(&sp, sizeof sp), "the refused pool is left zeroed");
+    ok(all_bytes(&sp, sizeof sp, 0), "the refused pool is left zeroed");
     set[0] = cudaStreamLegacy;
     provoke("cuxfer_timer", "stream_wait_all of 0 signalers", cuxfer_stream_wait_all(0, NULL, 0),
             cudaSuccess);
@@ -141,23 +130,23 @@ int main(void)
         pso.flags = 0x80;
         provoke("cuxfer_pinned_pool", "create with flags 0x80",
                 cuxfer_pinned_pool_create(&pool, &pso), cudaErrorInvalidValue);
-        ok(all_zero(&pool, sizeof pool), "the refused pinned pool is left zeroed");
+        ok(all_bytes(&pool, sizeof pool, 0), "the refused pinned pool is left zeroed");
     }
     memset(&rso, 0, sizeof rso);
     rso.strategy = 9;
     provoke("cuxfer_rois", "create with strategy 9", cuxfer_rois_create(&rois, &rso),
             cudaErrorInvalidValue);
-    ok(all_zero(&rois, sizeof rois), "cuxfer_rois(3): the refused plan is left zeroed");
+    ok(all_bytes(&rois, sizeof rois, 0), "cuxfer_rois(3): the refused plan is left zeroed");
     rso.strategy = 0;
     rso.chunk_bytes = 100;
     provoke("cuxfer_rois", "create with chunk_bytes 100", cuxfer_rois_create(&rois, &rso),
             cudaErrorInvalidValue);
-    ok(all_zero(&rois, sizeof rois), "cuxfer_rois(3): zeroed after a chunk refused too");
+    ok(all_bytes(&rois, sizeof rois, 0), "cuxfer_rois(3): zeroed after a chunk refused too");
     memset(&po, 0, sizeof po);
     po.strategy = 9;
     provoke("cuxfer_plan2d", "create with strategy 9", cuxfer_plan2d_create(&p2d, &po),
             cudaErrorInvalidValue);
-    ok(all_zero(&p2d, sizeof p2d), "cuxfer_plan2d(3): the refused plan is left zeroed");
+    ok(all_bytes(&p2d, sizeof p2d, 0), "cuxfer_plan2d(3): the refused plan is left zeroed");
     provoke("cuxfer_view", "wrap with a row wider than the pitch",
             cuxfer_view_wrap(&v, buf, 8, 16, 4, 1), cudaErrorInvalidPitchValue);
     if (cuxfer_view_wrap(&v, buf, 16, 16, 4, 1) != cudaSuccess ||

@@ -155,15 +155,4 @@ static TAP_UNUSED size_t count_diff(const unsigned char *got,
     return bad;
 }
 
-/* 1 when every byte of p[0, n) is v. */
-static TAP_UNUSED int all_bytes(const void *p, size_t n, unsigned char v)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    size_t i;
-    for (i = 0; i < n; ++i)
-        if (b[i] != v)
-            return 0;
-    return 1;
-}
-
 #endif

@@ -185,6 +185,18 @@ static TAP_UNUSED TAP_NORETURN TAP_PRINTF(1, 2) void skip_all(const char *fmt,
     exit(0);
 }
 
+/* 1 when each of the n bytes at p is v: an object left zeroed, an output
+ * still holding its poison. */
+static TAP_UNUSED int all_bytes(const void *p, size_t n, unsigned char v)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    size_t i;
+    for (i = 0; i < n; ++i)
+        if (b[i] != v)
+            return 0;
+    return 1;
+}
+
 /* bail(reason...): abort the whole run (tap-driver.sh stops the test). */
 static TAP_UNUSED TAP_NORETURN TAP_PRINTF(1, 2) void bail(const char *fmt, ...)
 {

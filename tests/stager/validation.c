@@ -11,16 +11,6 @@
 
 static unsigned char host[8192], other[8192];
 
-static int all_zero(const void *p, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    size_t i;
-    for (i = 0; i < n; ++i)
-        if (b[i])
-            return 0;
-    return 1;
-}
-
 /* Options out of range, one field at a time (the others 0: defaults), and
  * the reason (whole, or a part of it; NULL: not checked). */
 static const struct bad_option {
@@ -116,7 +106,7 @@ static void create_destroy(void)
     memset(&st, 0x5a, sizeof st);
     is_int(cudaErrorInvalidValue, cuxfer_stager_create(&st, &o), "create with bad options refused");
     contains(cuxfer_last_reason(), "threads 100 is outside 1..64", "the options' reason");
-    ok(all_zero(&st, sizeof st), "a refused create leaves the stager zeroed");
+    ok(all_bytes(&st, sizeof st, 0), "a refused create leaves the stager zeroed");
     is_int(cudaSuccess, cuxfer_stager_destroy(&st), "destroy after a refused create is safe");
 
     /* With a GPU this works; without one it fails with CUDA's error and a
@@ -133,9 +123,9 @@ static void create_destroy(void)
     } else {
         ok(cuxfer_last_reason()[0] != '\0', "create without a device fails with a reason: %s",
            cuxfer_last_reason());
-        ok(all_zero(&st, sizeof st), "a failed create leaves the stager zeroed");
+        ok(all_bytes(&st, sizeof st, 0), "a failed create leaves the stager zeroed");
     }
-    ok(all_zero(&st, sizeof st), "destroy zeroes the stager");
+    ok(all_bytes(&st, sizeof st, 0), "destroy zeroes the stager");
     is_int(cudaSuccess, cuxfer_stager_destroy(&st), "destroy after that is safe");
 }
 
@@ -224,7 +214,7 @@ static void stage_arguments(void)
               cuxfer_last_reason(), "reason");
     is_int(cudaErrorInvalidValue, cuxfer_stager_query(&st), "query on a zeroed stager refused");
     is_int(cudaErrorInvalidValue, cuxfer_stager_query(NULL), "query(NULL) refused");
-    ok(all_zero(&st, sizeof st), "refused calls leave the stager untouched");
+    ok(all_bytes(&st, sizeof st, 0), "refused calls leave the stager untouched");
 }
 
 int main(void)

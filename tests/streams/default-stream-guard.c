@@ -278,15 +278,6 @@ static size_t rows_wrong(const unsigned char *got, size_t pitch)
     return bad;
 }
 
-static int all_poison(const unsigned char *p, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; ++i)
-        if (p[i] != 0xA5)
-            return 0;
-    return 1;
-}
-
 static cudaError_t plan_run(cuxfer_plan2d *pl, gpu_bufs *g, int d2h, int up_first)
 {
     if (d2h && up_first) { /* the device holds the rows first (stream 0 not used) */
@@ -302,9 +293,9 @@ static size_t plan_wrong(gpu_bufs *g, int d2h, int want_written)
     unsigned char back[GDP * GH];
     MUST(cudaDeviceSynchronize());
     if (d2h)
-        return want_written ? rows_wrong(g->hd, GHP) : !all_poison(g->hd, GHP * GH);
+        return want_written ? rows_wrong(g->hd, GHP) : !all_bytes(g->hd, GHP * GH, 0xA5);
     MUST(cudaMemcpy(back, g->d, sizeof back, cudaMemcpyDeviceToHost));
-    return want_written ? rows_wrong(back, GDP) : !all_poison(back, sizeof back);
+    return want_written ? rows_wrong(back, GDP) : !all_bytes(back, sizeof back, 0xA5);
 }
 
 static size_t rois_wrong(gpu_bufs *g, int want_written)
@@ -314,7 +305,7 @@ static size_t rois_wrong(gpu_bufs *g, int want_written)
     MUST(cudaDeviceSynchronize());
     MUST(cudaMemcpy(back, g->d, sizeof back, cudaMemcpyDeviceToHost));
     if (!want_written)
-        return !all_poison(back, sizeof back);
+        return !all_bytes(back, sizeof back, 0xA5);
     for (i = 0; i < NROIS; ++i)
         for (r = 0; r < 16; ++r)
             for (c = 0; c < 16; ++c)
