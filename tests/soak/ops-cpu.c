@@ -1054,10 +1054,11 @@ static int op_create_refusals(soak_thread *t)
  * What they do when CUDA is asked is ops-gpu.c's. */
 static int op_stream_fan(soak_thread *t)
 {
-    cudaStream_t arr[4], other = (cudaStream_t)(uintptr_t)(0x1000 + 16 * soak_below(t, 4));
+    /* n is about(0, 4): up to 6, the array's length */
+    cudaStream_t arr[6], other = (cudaStream_t)(uintptr_t)(0x1000 + 16 * soak_below(t, 4));
     int n = about(t, 0, 4), null = soak_below(t, 6) == 0, out = (int)soak_below(t, 2), asks, i;
     cudaError_t want;
-    for (i = 0; i < 4; ++i) /* the other side mostly, so the skips are met */
+    for (i = 0; i < 6; ++i) /* the other side mostly, so the skips are met */
         arr[i] = soak_below(t, 4) ? other : (cudaStream_t)(uintptr_t)(0x2000 + 16 * i);
     if (out)
         soak_say(t, "cuxfer_stream_all_wait(%s, %d, %p)", null ? "NULL" : "streams", n,
