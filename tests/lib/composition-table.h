@@ -2,10 +2,10 @@
 /*
  * composition-table.h - what every stream-taking call does on each stream
  * kind: the table of man 3 cuxfer's STREAMS AND CAPTURE, as the
- * composition matrix expects it.  tests/composition-matrix.c derives each
+ * composition matrix expects it.  tests/composition/matrix.c derives each
  * cell's expectation from it (refused: must refuse; CUDA: the runtime
  * decides; 0 and 1: cuxfer_stream_is_capturing's answer; any other word:
- * must work), and tests/man-composition-table.c fails when the page's
+ * must work), and tests/composition/man-table.c fails when the page's
  * table and this one differ in a row or a cell.  Change both together.
  */
 #ifndef CUXFER_TESTS_COMPOSITION_TABLE_H
