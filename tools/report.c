@@ -311,10 +311,7 @@ void roicopy_report_tiles(const roicopy_tiles_plan *tp)
     if (rq->stack)
         printf("stack:   %s (%lu %s image%s%s)\n", roicopy_esc(rq->stack),
                (unsigned long)tp->n, image_format_name(tp->to),
-               tp->n == 1 ? "" : "s",
-               image_output_fd(rq->stack) >= 0
-                   ? ", written into its descriptor, never replaced"
-                   : output_how(rq->stack));
+               tp->n == 1 ? "" : "s", output_how(rq->stack));
     else
         printf("output:  %s (%lu %s file%s%s)\n", roicopy_esc(rq->outdir),
                (unsigned long)tp->n, image_format_name(tp->to),

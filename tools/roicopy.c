@@ -489,8 +489,8 @@ static int read_names(options *o)
                                                 "needs -0)");
     if (what)
         return roicopy_fail(RC_INPUT, o->files_from, "--files-from: more "
-                            "than %lu names; split the list",
-                            ROICOPY_MAX_NAMES);
+                            "than %lu %s; split the list", ROICOPY_MAX_NAMES,
+                            o->nul_names ? "names" : "lines");
     if (!o->names_buf)
         return roicopy_fail(RC_INPUT, o->files_from, "--files-from: %s",
                             strerror(errno ? errno : ENOMEM));
@@ -593,13 +593,13 @@ static int check_combinations(options *o)
 static int worse(int a, int b) { return a > b ? a : b; }
 
 /* DIR/BASE, with the extension changed when --format changes the format;
- * BASE is the input's last component, trailing slashes ignored. */
+ * BASE is the input's last component, trailing slashes ignored.  An
+ * extension is replaced when it names a format (image.c's one rule: any
+ * ASCII case, a leading dot is a name), else kept with the format's after. */
 static char *output_in_dir(const options *o, const char *input)
 {
-    static const char *known[] = {".pgm", ".ppm", ".pam", ".pnm", ".raw",
-                                  ".png", ".tif", ".tiff"};
-    size_t len = strlen(input), keep, i, n, start;
-    const char *base, *dot;
+    size_t len = strlen(input), keep, n, start;
+    const char *base;
     char *out;
     while (len > 1 && input[len - 1] == '/')
         --len;
@@ -607,26 +607,19 @@ static char *output_in_dir(const options *o, const char *input)
         ;
     base = input + start;
     keep = len - start;
-    dot = NULL;
-    for (i = keep; i > 0; --i)
-        if (base[i - 1] == '.') {
-            dot = base + i - 1;
-            break;
-        }
-    if (o->format && dot && dot != base) /* ".pgm" is a name, not an extension */
-        for (i = 0; i < sizeof known / sizeof *known; ++i)
-            if ((size_t)(base + keep - dot) == strlen(known[i]) &&
-                !strncmp(dot, known[i], strlen(known[i])))
-                keep = (size_t)(dot - base);
     n = strlen(o->outdir) + keep + 8;
     out = (char *)malloc(n);
     if (!out)
         return NULL;
-    if (o->format)
-        (void)snprintf(out, n, "%s/%.*s.%s", o->outdir, (int)keep, base,
-                       image_format_ext(o->format));
-    else
+    if (!o->format) {
         (void)snprintf(out, n, "%s/%.*s", o->outdir, (int)keep, base);
+        return out;
+    }
+    (void)snprintf(out, n, "%.*s", (int)keep, base); /* BASE alone, for the rule */
+    if (image_format_for_path(out))
+        keep = (size_t)(strrchr(out, '.') - out);
+    (void)snprintf(out, n, "%s/%.*s.%s", o->outdir, (int)keep, base,
+                   image_format_ext(o->format));
     return out;
 }
 
@@ -947,7 +940,7 @@ static void fill_devices(const options *o, roicopy_plan *p)
         p->devices[i] = (int)o->devices[i];
     if (o->streams_given)
         return;
-    if (p->nframes > 1) {
+    if (p->nframes > 1 && !o->pageable) { /* --pageable: frames one at a time, banded */
         p->streams = DEFAULT_RING_SLOTS;
         if (o->devices_given && 2 * p->ndevices > p->streams)
             p->streams = 2 * p->ndevices > MAX_STREAMS ? MAX_STREAMS
@@ -974,7 +967,7 @@ static void fill_plan(const options *o, roicopy_plan *p)
     p->streams_given = o->streams_given;
     p->streams = (int)o->streams;
     fill_devices(o, p);
-    if (p->nframes > 1 && p->streams < 2)
+    if (p->nframes > 1 && !o->pageable && p->streams < 2)
         p->streams = 2; /* a ring of one slot cannot overlap anything */
     p->pageable = o->pageable;
     p->threads = o->threads_given ? (int)o->threads

@@ -70,9 +70,9 @@ device 1: 2 slots, 1 frame, 192 bytes each way
 frame 1:  slot 1 on device 1
 frame 2:  slot 2 on device 0" \
     --format pam --roi 8x8+1+1 --devices 0,1 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" "$SAMPLES/gray16-61x47.pgm" -o "$OUT"
-plan_has "--pageable with several inputs: frames one at a time, banded" "pipeline: 2 frames, one at a time (--pageable: the ring needs pinned memory)
+plan_has "--pageable with several inputs: frames one at a time, banded by --streams" "pipeline: 2 frames, one at a time (--pageable: the ring needs pinned memory)
 bands:    3 (up one stream, down another): rows 0-1 rows 2-4 rows 5-7" \
-    --pageable --roi 8x8+1+1 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" -o "$OUT"
+    --pageable --streams 3 --roi 8x8+1+1 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" -o "$OUT"
 # A pinned ROI of 32 MiB: four bands of 8 MiB by default; --streams and
 # --pageable keep their own count.
 { printf 'P5\n4096 8192\n255\n'; head -c 33554432 /dev/zero; } >"$T/big.pgm"

@@ -45,8 +45,8 @@ check "a link to /dev/stdout is a descriptor too" grep -q "written into descript
 expect_error 4 "/dev/fd/9: names descriptor 9, which is not open" \
     "/dev/fd/9 with descriptor 9 closed is refused" -- --dry-run "$G" /dev/fd/9
 env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run --tiles 48x30 --stack /dev/fd/1 "$G" >"$T/plan" 2>"$T/err"
-check "--stack /dev/fd/1 is written into its descriptor" \
-    grep -q "^stack:   /dev/fd/1 (4 pgm images, written into its descriptor, never replaced)" "$T/plan"
+check "--stack /dev/fd/1 is written into descriptor 1, as the plan says" \
+    grep -q "^stack:   /dev/fd/1 (4 pgm images, written into descriptor 1 (standard output), never replaced)" "$T/plan"
 # The write itself (image_write_atomic, as roicopy calls it after the GPU).
 rm -f "$T/link.pgm"
 ln -s /dev/stdout "$T/link.pam"
@@ -418,6 +418,10 @@ expect_error 3 "/dev/zero: --files-from: line 1 is 4096 bytes or longer, longer 
     "--files-from /dev/zero stops at the first overlong line" -- --dry-run --files-from /dev/zero -o "$OUT"
 expect_error 3 "/dev/zero: --files-from: more than 1048576 names; split the list" \
     "-0 --files-from /dev/zero stops at the list's limit" -- --dry-run -0 --files-from /dev/zero -o "$OUT"
+yes '' | head -n 1048577 >"$T/blank-lines"
+expect_error 3 "$T/blank-lines: --files-from: more than 1048576 lines; split the list" \
+    "a list of more lines than the limit, empty ones, is refused by its lines" -- \
+    --dry-run --files-from "$T/blank-lines" -o "$OUT"
 # A second --files-from took the place of the first: its inputs were
 # dropped in silence.
 printf '%s\n' "$G" >"$T/list1"

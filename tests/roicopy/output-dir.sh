@@ -24,16 +24,21 @@ else
     fail "--dry-run -o a missing DIR"; diag_file "$T/plan"; diag_file "$T/err"
 fi
 [ -e "$T/new" ] && fail "--dry-run made $T/new" || pass "--dry-run makes nothing"
-# --format changes an extension, and a dotfile's name has none: .pgm -> .pgm.pam
+# --format replaces an extension that names a format, in any case, and
+# keeps any other; a dotfile's name has none: .pgm -> .pgm.pam
 cp "$G" "$T/.pgm"
-if dry --format pam "$T/.pgm" "$G" -o "$OUT" &&
+cp "$G" "$T/UP.PGM"
+cp "$G" "$T/x.pnm"
+if dry --format pam "$T/.pgm" "$G" "$T/UP.PGM" "$T/x.pnm" -o "$OUT" &&
     grep -qF "output:   $OUT/.pgm.pam (pam" "$T/plan" &&
-    grep -qF "output:   $OUT/gray-97x61.pam (pam" "$T/plan"; then
-    pass "--format pam -o DIR: .pgm becomes .pgm.pam, gray-97x61.pgm gray-97x61.pam"
+    grep -qF "output:   $OUT/gray-97x61.pam (pam" "$T/plan" &&
+    grep -qF "output:   $OUT/UP.pam (pam" "$T/plan" &&
+    grep -qF "output:   $OUT/x.pnm.pam (pam" "$T/plan"; then
+    pass "--format pam -o DIR: .pgm, g.pgm, UP.PGM, x.pnm become .pgm.pam, g.pam, UP.pam, x.pnm.pam"
 else
-    fail "--format pam -o DIR: a dotfile keeps its name"; diag_file "$T/plan"; diag_file "$T/err"
+    fail "--format pam -o DIR: the extension rule"; diag_file "$T/plan"; diag_file "$T/err"
 fi
-rm -f "$T/.pgm"
+rm -f "$T/.pgm" "$T/UP.PGM" "$T/x.pnm"
 if dry "$G" -o "$OUT" && ! grep -q '^mkdir:' "$T/plan"; then
     pass "-o an existing DIR: no mkdir: line"
 else

@@ -142,6 +142,16 @@ expect_error 2 'bad --threads value "129"' "--threads 129 is refused" -- \
     --threads 129 --roi 8x8 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" -o "$OUT"
 expect_error 2 "--threads does not go with --tiles" "--threads with --tiles is refused" -- \
     --threads 2 --tiles 8x8 "$SAMPLES/gray-97x61.pgm" -o "$OUT"
+# --pageable: frames one at a time, each banded as one input is (--streams
+# is its bands, not ring slots: 1 stays 1, and a small ROI is one band)
+"$ROICOPY" --dry-run --pageable --streams 1 --roi 8x8 "$SAMPLES/gray-97x61.pgm" \
+    "$SAMPLES/rgb-80x60.ppm" -o "$OUT" >"$T/plan" 2>"$T/err"
+check "--pageable --streams 1: each frame one band" \
+    sh -c '[ "$(grep -c "^bands:    1 " "$1")" = 2 ] && ! grep -q "^bands:    [02-9]" "$1"' - "$T/plan"
+"$ROICOPY" --dry-run --pageable --roi 8x8 "$SAMPLES/gray-97x61.pgm" \
+    "$SAMPLES/rgb-80x60.ppm" -o "$OUT" >"$T/plan" 2>"$T/err"
+check "--pageable: a small ROI is one band a frame, as with one input" \
+    sh -c '[ "$(grep -c "^bands:    1 " "$1")" = 2 ]' - "$T/plan"
 expect_error 2 "--threads does not go with --pageable" "--threads with --pageable is refused" -- \
     --threads 2 --pageable --roi 8x8 "$SAMPLES/gray-97x61.pgm" "$SAMPLES/rgb-80x60.ppm" -o "$OUT"
 finish
