@@ -39,6 +39,7 @@ static cuxfer_rois_options rois_opt; /* --rois-threads, --rois-chunk; {0} = defa
 static int misses;
 static double row_max_cv; /* > 0: the next row also needs cuxfer's cv <= this */
 static int rows_dense;    /* the 2d cases' device rows dense, not cudaMallocPitch'd */
+static cuxfer_plan2d_options plan_opt; /* --rows-threads; {0} = defaults */
 static int rows_printed;
 
 /* Abort the run on any CUDA failure: a benchmark must not report numbers
@@ -2116,7 +2117,7 @@ static const char usage_line[] =
     "usage: xferbench [--quick] [--calibrate] [--reps N] [--size MIB]\n"
     "                 [--only CASE]... [--list] [--json | --csv] [--device N]\n"
     "                 [--rois-threads N] [--rois-chunk KIB] [--rois-strategy S]\n"
-    "                 [--rows-dense]\n";
+    "                 [--rows-dense] [--rows-threads N]\n";
 
 static void usage(FILE *f)
 {
@@ -2140,6 +2141,7 @@ static void usage(FILE *f)
           "                         gather or kernel\n"
           "      --rows-dense   the 2d cases' device rows back to back (default: as\n"
           "                     cudaMallocPitch pads them)\n"
+          "      --rows-threads N  the 2d cases' planner threads, 1..32 (default: its own)\n"
           "  -h, --help         this text\n"
           "  -V, --version      print the version\n"
           "Cases (for --only):\n"
@@ -2173,7 +2175,8 @@ static const struct option long_opts[] = {
     {"rois-threads", required_argument, NULL, 1001},
     {"rois-chunk", required_argument, NULL, 1002},
     {"rois-strategy", required_argument, NULL, 1003},
-    {"rows-dense", no_argument, NULL, 1004}, {NULL, 0, NULL, 0}};
+    {"rows-dense", no_argument, NULL, 1004},
+    {"rows-threads", required_argument, NULL, 1005}, {NULL, 0, NULL, 0}};
 
 /* getopt's complaint as one line in the tools' shared format (roicopy's):
  * "xferbench: unknown option --x" and the usage line, status 2. */
@@ -2212,7 +2215,7 @@ int main(int argc, char **argv)
     char *end;
     cudaStream_t s1, s2;
     cuxfer_timer t, t1;
-    char name[256];
+    char name[256], team[32] = "";
 
     opterr = 0; /* bad_option speaks instead of glibc */
     while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
@@ -2270,6 +2273,14 @@ int main(int argc, char **argv)
             break;
         }
         case 1004: rows_dense = 1; break;
+        case 1005:
+            plan_opt.threads = (int)strtol(optarg, &end, 10);
+            if (*end || plan_opt.threads < 1 || plan_opt.threads > CUXFER_PLAN_MAX_THREADS) {
+                fprintf(stderr, "xferbench: --rows-threads %s: expected 1..%d\n", optarg,
+                        CUXFER_PLAN_MAX_THREADS);
+                return 2;
+            }
+            break;
         case 'j':
         case 'c':
             if (out != OUT_TABLE && out != (c == 'j' ? OUT_JSON : OUT_CSV)) {
@@ -2319,17 +2330,19 @@ int main(int argc, char **argv)
     }
     cudaDriverGetVersion(&drv);
     cudaRuntimeGetVersion(&rt);
+    if (plan_opt.threads)
+        snprintf(team, sizeof team, ", %d planner threads", plan_opt.threads);
     if (out == OUT_TABLE)
         printf("xferbench %s: device %d %s, driver %d, runtime %d, %d reps, link buffers "
-               "%zu MiB%s\n",
+               "%zu MiB%s%s\n",
                CUXFER_VERSION_STRING, dev, name, drv, rt, reps, link_bytes / MIB,
-               rows_dense ? ", 2d device rows dense" : "");
+               rows_dense ? ", 2d device rows dense" : "", team);
     BENCH_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
     BENCH_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     BENCH_CHECK(cuxfer_timer_create(&t));
     BENCH_CHECK(cuxfer_timer_create(&t1));
 
-    BENCH_CHECK(cuxfer_plan2d_create(&planner, NULL));
+    BENCH_CHECK(cuxfer_plan2d_create(&planner, &plan_opt));
     if (calibrate) {
         cuxfer_plan2d_tuning tu = cuxfer_plan2d_default_tuning();
         BENCH_CHECK(cuxfer_plan2d_calibrate(&planner, s1, &tu, out == OUT_TABLE ? calib_row : NULL,

@@ -10,7 +10,7 @@
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 xb=$top_builddir/tools/xferbench
 if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
-echo "1..19"
+echo "1..23"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-xb.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -64,6 +64,14 @@ bad "xferbench: unknown option -x" -qx
 bad "xferbench: option --reps needs an argument" --reps
 bad "xferbench: --json and --csv exclude each other" --json --csv --list
 bad "xferbench: option --rois is ambiguous: --rois-threads, --rois-chunk, --rois-strategy" --rois
+for v in 0 33 4x; do
+    "$xb" --rows-threads "$v" --list >"$tmp/out" 2>"$tmp/err"; rc=$?
+    [ $rc = 2 ] && [ ! -s "$tmp/out" ] &&
+        [ "$(cat "$tmp/err")" = "xferbench: --rows-threads $v: expected 1..32" ]
+    check $? "--rows-threads $v: refused by name, status 2 (got $rc)" "$tmp/err"
+done
+"$xb" --rows-threads 32 --list >"$tmp/out" 2>"$tmp/err"
+check $? "--rows-threads 32 is taken" "$tmp/err"
 bad "xferbench: --json and --csv exclude each other" -c -j --list
 
 # --list: no device touched, names on stdout, status 0
