@@ -11,6 +11,7 @@
  * of variation.  Every case verifies the bytes it moved.
  */
 #include <cuxfer.h>
+#include "geometry.h"
 #include "longopts.h"
 
 #include <getopt.h>
@@ -2178,6 +2179,18 @@ static const struct option long_opts[] = {
     {"rows-dense", no_argument, NULL, 1004},
     {"rows-threads", required_argument, NULL, 1005}, {NULL, 0, NULL, 0}};
 
+/* A number option's value in lo..hi, read by roicopy's strict parser
+ * (digits only, no overflow): 0, or status 2 with the reason printed. */
+static int number_option(const char *opt, const char *arg, unsigned long lo, unsigned long hi,
+                         unsigned long *v)
+{
+    char err[GEOM_ERR_MAX];
+    if (geom_parse_uint(arg, lo, hi, opt, v, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "xferbench: %s\n", err);
+    return 2;
+}
+
 /* getopt's complaint as one line in the tools' shared format (roicopy's):
  * "xferbench: unknown option --x" and the usage line, status 2. */
 static int bad_option(int c, char **argv)
@@ -2212,7 +2225,7 @@ int main(int argc, char **argv)
 {
     int calibrate = 0;
     int c, n = 0, dev = 0, drv = 0, rt = 0;
-    char *end;
+    unsigned long v;
     cudaStream_t s1, s2;
     cuxfer_timer t, t1;
     char name[256], team[32] = "";
@@ -2223,18 +2236,14 @@ int main(int argc, char **argv)
         case 'C': calibrate = 1; break;
         case 'q': quick = 1; break;
         case 'r':
-            reps = (int)strtol(optarg, &end, 10);
-            if (*end || reps < 3 || reps > 64) {
-                fprintf(stderr, "xferbench: --reps %s: expected 3..64\n", optarg);
+            if (number_option("--reps", optarg, 3, 64, &v))
                 return 2;
-            }
+            reps = (int)v;
             break;
         case 's':
-            link_bytes = (size_t)strtoul(optarg, &end, 10) * MIB;
-            if (*end || link_bytes == 0 || link_bytes > 8192 * MIB) {
-                fprintf(stderr, "xferbench: --size %s: expected 1..8192 (MiB)\n", optarg);
+            if (number_option("--size", optarg, 1, 8192, &v)) /* MiB */
                 return 2;
-            }
+            link_bytes = (size_t)v * MIB;
             break;
         case 'o':
             if (nonly == MAX_ONLY) {
@@ -2245,19 +2254,14 @@ int main(int argc, char **argv)
             break;
         case 'l': listing = 1; break;
         case 1001:
-            rois_opt.threads = (int)strtol(optarg, &end, 10);
-            if (*end || rois_opt.threads < 1 || rois_opt.threads > CUXFER_ROIS_MAX_THREADS) {
-                fprintf(stderr, "xferbench: --rois-threads %s: expected 1..%d\n", optarg,
-                        CUXFER_ROIS_MAX_THREADS);
+            if (number_option("--rois-threads", optarg, 1, CUXFER_ROIS_MAX_THREADS, &v))
                 return 2;
-            }
+            rois_opt.threads = (int)v;
             break;
         case 1002:
-            rois_opt.chunk_bytes = (size_t)strtoul(optarg, &end, 10) * 1024;
-            if (*end || rois_opt.chunk_bytes < 4096 || rois_opt.chunk_bytes > (size_t)1 << 30) {
-                fprintf(stderr, "xferbench: --rois-chunk %s: expected 4..1048576 (KiB)\n", optarg);
+            if (number_option("--rois-chunk", optarg, 4, 1048576, &v)) /* KiB */
                 return 2;
-            }
+            rois_opt.chunk_bytes = (size_t)v * 1024;
             break;
         case 1003: {
             static const char *const names[] = {"auto", "direct", "gather", "kernel"};
@@ -2274,12 +2278,9 @@ int main(int argc, char **argv)
         }
         case 1004: rows_dense = 1; break;
         case 1005:
-            plan_opt.threads = (int)strtol(optarg, &end, 10);
-            if (*end || plan_opt.threads < 1 || plan_opt.threads > CUXFER_PLAN_MAX_THREADS) {
-                fprintf(stderr, "xferbench: --rows-threads %s: expected 1..%d\n", optarg,
-                        CUXFER_PLAN_MAX_THREADS);
+            if (number_option("--rows-threads", optarg, 1, CUXFER_PLAN_MAX_THREADS, &v))
                 return 2;
-            }
+            plan_opt.threads = (int)v;
             break;
         case 'j':
         case 'c':
@@ -2291,11 +2292,9 @@ int main(int argc, char **argv)
             out = c == 'j' ? OUT_JSON : OUT_CSV;
             break;
         case 'd':
-            dev = (int)strtol(optarg, &end, 10);
-            if (*end || dev < 0) {
-                fprintf(stderr, "xferbench: --device %s: expected a device index\n", optarg);
+            if (number_option("--device", optarg, 0, GEOM_MAX, &v))
                 return 2;
-            }
+            dev = (int)v;
             break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("xferbench (cuxfer) %s\n", CUXFER_VERSION_STRING); return 0;

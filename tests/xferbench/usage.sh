@@ -10,7 +10,7 @@
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 xb=$top_builddir/tools/xferbench
 if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
-echo "1..23"
+echo "1..26"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-xb.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -64,11 +64,16 @@ bad "xferbench: unknown option -x" -qx
 bad "xferbench: option --reps needs an argument" --reps
 bad "xferbench: --json and --csv exclude each other" --json --csv --list
 bad "xferbench: option --rois is ambiguous: --rois-threads, --rois-chunk, --rois-strategy" --rois
-for v in 0 33 4x; do
-    "$xb" --rows-threads "$v" --list >"$tmp/out" 2>"$tmp/err"; rc=$?
+# numbers: the strict parser roicopy uses (no junk, no overflow that wraps)
+for a in "--rows-threads 0|out of range 1..32" "--rows-threads 33|out of range 1..32" \
+         "--rows-threads 4x|trailing \"x\"" "--reps 4294967299|is too large" \
+         "--device 4294967296|is too large" "--size 17592186044417|is too large"; do
+    opt=${a%%|*} why=${a#*|}
+    "$xb" ${opt% *} "${opt#* }" --list >"$tmp/out" 2>"$tmp/err"; rc=$?
     [ $rc = 2 ] && [ ! -s "$tmp/out" ] &&
-        [ "$(cat "$tmp/err")" = "xferbench: --rows-threads $v: expected 1..32" ]
-    check $? "--rows-threads $v: refused by name, status 2 (got $rc)" "$tmp/err"
+        grep -qF "xferbench: bad ${opt% *} value \"${opt#* }\": " "$tmp/err" &&
+        grep -qF "$why" "$tmp/err"
+    check $? "$opt: refused by name ($why), status 2 (got $rc)" "$tmp/err"
 done
 "$xb" --rows-threads 32 --list >"$tmp/out" 2>"$tmp/err"
 check $? "--rows-threads 32 is taken" "$tmp/err"
