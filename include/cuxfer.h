@@ -1359,38 +1359,51 @@ CUXFER_API size_t cuxfer_view_row_bytes(const cuxfer_view *v)
 }
 
 /* Validate a view's numbers (man 3 cuxfer_view). */
-CUXFER_API cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what)
+/* cuxfer_view_check with its reasons naming "what: side" (side NULL:
+ * "what"), put together only when a check fails: a copy's checks run on
+ * every call (cuxfer_impl_copy2d_check). */
+CUXFER_API cudaError_t cuxfer_impl_view_check(const cuxfer_view *v, const char *what,
+                                              const char *side)
 {
+#define CUXFER_IMPL_WHAT what, side ? ": " : "", side ? side : ""
     size_t row, span;
     if (!v)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s view is NULL", what);
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s%s%s view is NULL",
+                                CUXFER_IMPL_WHAT);
     if (v->elem_size < 1 || v->elem_size > CUXFER_ELEM_MAX)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "%s elem_size %zu is outside 1..%d", what,
+                                "%s%s%s elem_size %zu is outside 1..%d", CUXFER_IMPL_WHAT,
                                 v->elem_size, CUXFER_ELEM_MAX);
     if (!v->ptr)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s view pointer is NULL", what);
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s%s%s view pointer is NULL",
+                                CUXFER_IMPL_WHAT);
     if (cuxfer_impl_mul(v->width, v->elem_size, &row) != 0)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "%s width %zu x elem_size %zu overflows size_t", what,
-                                v->width, v->elem_size);
+                                "%s%s%s width %zu x elem_size %zu overflows size_t",
+                                CUXFER_IMPL_WHAT, v->width, v->elem_size);
     if (row > v->pitch)
         return cuxfer_impl_fail(cudaErrorInvalidPitchValue,
-                                "%s row of %zu bytes (width %zu x elem_size %zu) "
-                                "exceeds pitch %zu", what, row, v->width,
+                                "%s%s%s row of %zu bytes (width %zu x elem_size %zu) "
+                                "exceeds pitch %zu", CUXFER_IMPL_WHAT, row, v->width,
                                 v->elem_size, v->pitch);
     if (v->width == 0 || v->height == 0)
         return cudaSuccess;
     if (cuxfer_impl_mul(v->height - 1, v->pitch, &span) != 0 ||
         cuxfer_impl_add(span, row, &span) != 0)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "%s height %zu x pitch %zu overflows size_t", what,
-                                v->height, v->pitch);
+                                "%s%s%s height %zu x pitch %zu overflows size_t",
+                                CUXFER_IMPL_WHAT, v->height, v->pitch);
     if ((uintptr_t)v->ptr > UINTPTR_MAX - span)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "%s view of %zu bytes at %p wraps around the "
-                                "address space", what, span, v->ptr);
+                                "%s%s%s view of %zu bytes at %p wraps around the "
+                                "address space", CUXFER_IMPL_WHAT, span, v->ptr);
     return cudaSuccess;
+#undef CUXFER_IMPL_WHAT
+}
+
+CUXFER_API cudaError_t cuxfer_view_check(const cuxfer_view *v, const char *what)
+{
+    return cuxfer_impl_view_check(v, what, NULL);
 }
 
 /* Fill *v from its parts and validate, without classifying the memory. */
@@ -2130,11 +2143,8 @@ CUXFER_API int cuxfer_impl_views_overlap(const cuxfer_view *a, const cuxfer_view
 CUXFER_API cudaError_t cuxfer_impl_copy2d_check(const char *call, const cuxfer_view *dst,
                                                 const cuxfer_view *src, size_t max_pitch)
 {
-    char what[64];
-    (void)snprintf(what, sizeof what, "%s: dst", call);
-    CUXFER_TRY(cuxfer_view_check(dst, what));
-    (void)snprintf(what, sizeof what, "%s: src", call);
-    CUXFER_TRY(cuxfer_view_check(src, what));
+    CUXFER_TRY(cuxfer_impl_view_check(dst, call, "dst"));
+    CUXFER_TRY(cuxfer_impl_view_check(src, call, "src"));
     if (dst->width != src->width || dst->height != src->height ||
         dst->elem_size != src->elem_size)
         return cuxfer_impl_fail(cudaErrorInvalidValue,

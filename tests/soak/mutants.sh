@@ -47,9 +47,9 @@ view-span-to-the-top-refused|cpu|s#if ((uintptr_t)v->ptr > UINTPTR_MAX - span)#i
 sub-offset-overflow-unchecked|cpu|s#if (cuxfer_@I@_mul(roi.y, v->pitch, \&off) != 0 ||#if ((off = roi.y * v->pitch, 0) ||#
 sub-keeps-owner-flags|cpu|s#^    sub->flags = 0;#    (void)sub;#
 sub-null-unchecked|cpu|s#if (!sub)$#if (0)#
-view-check-null-unchecked|cpu|/^CUXFER_API cudaError_t cuxfer_view_check(/,/^}/s#^    if (!v)$#    if (0)#
+view-check-null-unchecked|cpu|/^CUXFER_API cudaError_t cuxfer_@I@_view_check(/,/^}/s#^    if (!v)$#    if (0)#
 sub-reason-names-height|cpu|s#exceeds view width %zu", end, v->width);#exceeds view width %zu", end, v->height);#
-view-reason-drops-what|cpu|s#"%s elem_size %zu is outside 1..%d", what,#"%.0selem_size %zu is outside 1..%d", what,#
+view-reason-drops-what|cpu|s#"%s%s%s elem_size %zu is outside 1..%d", \([A-Z_]*\),#"%.0s%.0s%.0selem_size %zu is outside 1..%d", \1,#
 reason-cut-without-dots|cpu|s#memcpy(r + CUXFER_REASON_MAX - 4, "...", 4);#(void)r;#
 host-alloc-takes-unknown-flag|cpu|s#cudaHostAllocWriteCombined;$#cudaHostAllocWriteCombined | 0x80u;#
 copy-range-to-the-top-refused|cpu|s#if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)#if (d >= UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)#
@@ -77,7 +77,7 @@ ring-slots-bound-off-by-one|cpu|s#if (slots < 1 || slots > 1024)$#if (slots < 1 
 ring-takes-no-slots|cpu|s#if (slots < 1 || slots > 1024)$#if (slots < 0 || slots > 1024)#
 rois-overlap-reason-higher-first|cpu|s#size_t lo = a->i < bi ? a->i : bi, hi = a->i < bi ? bi : a->i;#size_t hi = a->i < bi ? a->i : bi, lo = a->i < bi ? bi : a->i;#
 rois-exceeds-reason-dims-swapped|cpu|/exceeds the %zux%zu "$/,/host->width, host->height);$/s#host->width, host->height);$#host->height, host->width);#
-pitch-reason-without-pitch|cpu|s#"exceeds pitch %zu", what, row, v->width,#"exceeds pitch %zu", what, row, v->width, v->elem_size, row); (void)(#
+pitch-reason-without-pitch|cpu|s#"exceeds pitch %zu", \([A-Z_]*\), row, v->width,#"exceeds pitch %zu", \1, row, v->width, v->elem_size, row); (void)(#
 plan-refused-not-zeroed|cpu|/^CUXFER_API cudaError_t cuxfer_plan2d_create(/,/^}/s#^        memset(p, 0, sizeof \*p);#        p->ready = 0;#
 pinned-pool-refusal-keeps-options|cpu|s#^    memset(p, 0, sizeof \*p); /\* and so it stays on a refusal \*/#    memset(p, 0, sizeof *p); if (opt) p->opt = *opt;#
 wait-all-asks-for-nothing|cpu|s#^    if (!any) /\* nothing to wait for#    if (0) /* nothing to wait for#
