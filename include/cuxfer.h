@@ -2242,12 +2242,14 @@ CUXFER_API cudaError_t cuxfer_impl_stream_guard(const char *call, cudaStream_t s
  * the pageable guard: CUDA's own staging is right for them. */
 #define CUXFER_COPY_SMALL ((size_t)64 << 10)
 
-/* The last checks before a copy queues work on s (async: the default-stream
- * guard's warning) or on the calling thread's default stream, as cudaMemcpy
- * does (sync).  Refused, so that the capture survives: a synchronous copy while
- * that stream is captured, and the legacy stream while a blocking stream of
- * the device is (cudaErrorStreamCaptureImplicit; other errors, such as no
- * driver: the copy says so itself). */
+/* The stream's checks before a copy queues work on s (async: the
+ * default-stream guard's refusal) or on the calling thread's default
+ * stream, as cudaMemcpy does (sync), made right after the argument checks.
+ * Refused, so that the capture survives: a synchronous copy while that
+ * stream is captured, and the legacy stream while a blocking stream of the
+ * device is (cudaErrorStreamCaptureImplicit; other errors, such as no
+ * driver: the copy says so itself).  The guard's warning comes last, once
+ * every check has passed (cuxfer_impl_stream_guard). */
 CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t s, int sync)
 {
     cudaError_t err;
@@ -2264,7 +2266,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy_stream_ok(const char *call, cudaStream_t
                                     "invalidate that capture (%s)", call, cudaGetErrorName(err));
         return cudaSuccess;
     }
-    CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 1));
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 0));
     if (!cuxfer_impl_is_legacy_stream(s))
         return cudaSuccess;
     cap = cuxfer_impl_stream_state(s, &err);
@@ -2304,8 +2306,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *d
     CUXFER_TRY(cuxfer_impl_copy2d_check(call, dst, src, 0));
     if (src->width == 0 || src->height == 0)
         return cudaSuccess;
-    if (!sync)
-        CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 0));
+    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
     memset(&rx, 0, sizeof rx);
     dk = cuxfer_impl_classify_cached(dst->ptr, &ddev);
     sk = cuxfer_impl_classify_cached(src->ptr, &sdev);
@@ -2320,7 +2321,8 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d(const char *call, const cuxfer_view *d
     dev = ddev >= 0 ? ddev : sdev >= 0 ? sdev : cuxfer_impl_current_device();
     if (!peer && !flat)
         CUXFER_TRY(cuxfer_impl_max_pitch_check(call, dst, src, cuxfer_device_max_pitch(dev)));
-    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
+    if (!sync)
+        CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 1));
     if (sync)
         rx = cuxfer_impl_relax_begin();
     if (peer)
@@ -2378,8 +2380,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void 
     if (bytes == 0)
         return cudaSuccess;
     CUXFER_TRY(cuxfer_impl_copy_check(call, dst, src, bytes));
-    if (!sync)
-        CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 0));
+    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
     memset(&rx, 0, sizeof rx);
     /* A pinned side rules out every misuse: no query of the other side (a
      * small synchronous copy needs no guard: as if pinned). */
@@ -2392,7 +2393,8 @@ CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void 
             dk = cuxfer_impl_classify_cached(dst, NULL);
         CUXFER_TRY(cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy()));
     }
-    CUXFER_TRY(cuxfer_impl_copy_stream_ok(call, s, sync));
+    if (!sync)
+        CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 1));
     if (sync)
         rx = cuxfer_impl_relax_begin();
     err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
@@ -7128,6 +7130,7 @@ CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir
         (void)cuxfer_impl_fail_cuda(*err, "%s: cudaEventRecord on the stream: %s", call,
                                     cudaGetErrorName(*err));
     } else if (want == CUXFER_ROIS_GATHER) {
+        (void)cuxfer_impl_stream_guard(call, s, 1); /* its warning: refused before */
         *err = cuxfer_impl_rois_gather(p, dir, host, rois, n, (unsigned char *)dense->ptr, total,
                                        s);
     } else if (cuxfer_impl_classify_cached(host->ptr, NULL) != CUXFER_MEMORY_PINNED ||
@@ -7136,6 +7139,7 @@ CUXFER_API const char *cuxfer_impl_rois_staged(cuxfer_rois *p, int want, int dir
         why = "the host view is not pinned memory mapped into the plan's device";
         *refuse = cudaErrorInvalidValue;
     } else {
+        (void)cuxfer_impl_stream_guard(call, s, 1);
         *err = cuxfer_impl_rois_kernel(p, dir, host, (unsigned char *)hdev, rois, n,
                                        (unsigned char *)dense->ptr, total, s);
         if (*err != cudaSuccess)
@@ -7168,7 +7172,6 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
                                 "%s: the host view at %p is device memory", call, host->ptr);
     /* refused: e.g. stream 0 while another stream captures */
     CUXFER_TRY(cuxfer_impl_stream_usable(call, "stream", s, &cap));
-    CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 1));
     want = cuxfer_rois_choose(p, n, total);
     while (want == CUXFER_ROIS_KERNEL || want == CUXFER_ROIS_GATHER) {
         cudaError_t refuse = cudaSuccess;
@@ -7190,6 +7193,7 @@ CUXFER_API cudaError_t cuxfer_impl_rois_copy(cuxfer_rois *p, int dir, const cuxf
     hk = cuxfer_impl_classify_cached(host->ptr, NULL);
     CUXFER_TRY(dir == CUXFER_ROIS_H2D ? cuxfer_impl_guard(call, dk, hk, cuxfer_pageable_policy())
                                       : cuxfer_impl_guard(call, hk, dk, cuxfer_pageable_policy()));
+    CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 1));
     err = cuxfer_impl_rois_direct(dir, host, rois, n, (unsigned char *)dense->ptr, s);
     if (err != cudaSuccess)
         (void)cuxfer_impl_fail(err, "%s: cudaMemcpy2DAsync: %s", call, cudaGetErrorName(err));

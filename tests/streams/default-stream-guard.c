@@ -440,6 +440,32 @@ static void gpu_refused_first(void)
            "memory is refused on stream 0");
     contains(cuxfer_last_reason(), "is device memory", "for its view");
     MUST(cuxfer_rois_destroy(&ro));
+    {
+        /* a forced KERNEL from pageable memory: refused for the memory,
+         * after the stream's checks (where the runtime has no kernel,
+         * cuxfer_rois_create refuses KERNEL itself) */
+        cuxfer_rois_options o;
+        unsigned char *pg = malloc(64);
+        cuxfer_view vp;
+        memset(&o, 0, sizeof o);
+        o.strategy = CUXFER_ROIS_KERNEL;
+        if (!pg)
+            bail("out of memory");
+        MUST(cuxfer_view_wrap(&vp, pg, 8, 8, 8, 1));
+        err = cuxfer_rois_create(&ro, &o);
+        if (err == cudaErrorNotSupported) {
+            skip(2, "the runtime has no copy kernel: %s", cuxfer_last_reason());
+        } else {
+            MUST(err);
+            cuxfer_clear_reason();
+            err = cuxfer_rois_copy_async(&ro, CUXFER_ROIS_H2D, &vp, &tile, 1, &vd, 0);
+            is_int(cudaErrorInvalidValue, err, "warn: a forced KERNEL from pageable memory is "
+                   "refused on stream 0");
+            contains(cuxfer_last_reason(), "not pinned", "for its memory");
+            MUST(cuxfer_rois_destroy(&ro));
+        }
+        free(pg);
+    }
     is_int(0, log_lines, "warn: the refused copies used up no warning");
     MUST(cudaFree(d));
 }
