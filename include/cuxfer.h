@@ -4530,22 +4530,28 @@ CUXFER_API int cuxfer_impl_team_default(int keep)
 
 /* The options every plan with a team shares: a strategy from 0 (AUTO) to
  * last, threads 0 (the default) to max, chunk_bytes 0 (chunk_default) or
- * at least 4096. */
-CUXFER_API cudaError_t cuxfer_impl_team_options(const char *call, int strategy, int last,
-                                                int *threads, int max, int keep, size_t *chunk,
-                                                size_t chunk_default)
+ * at least 4096.  On a refusal the plan (obj, size bytes), which holds
+ * them, is left zeroed (its page's RETURN VALUES). */
+CUXFER_API cudaError_t cuxfer_impl_team_options(const char *call, void *obj, size_t size,
+                                                int strategy, int last, int *threads, int max,
+                                                int keep, size_t *chunk, size_t chunk_default)
 {
-    if (strategy < 0 || strategy > last)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: strategy %d is unknown", call,
-                                strategy);
-    if (*threads < 0 || *threads > max)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: threads %d is outside 0..%d", call,
-                                *threads, max);
+    cudaError_t err = cudaSuccess;
     if (*chunk == 0)
         *chunk = chunk_default;
-    if (*chunk < 4096)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: chunk_bytes %zu is below 4096",
-                                call, *chunk);
+    if (strategy < 0 || strategy > last)
+        err = cuxfer_impl_fail(cudaErrorInvalidValue, "%s: strategy %d is unknown", call,
+                               strategy);
+    else if (*threads < 0 || *threads > max)
+        err = cuxfer_impl_fail(cudaErrorInvalidValue, "%s: threads %d is outside 0..%d", call,
+                               *threads, max);
+    else if (*chunk < 4096)
+        err = cuxfer_impl_fail(cudaErrorInvalidValue, "%s: chunk_bytes %zu is below 4096", call,
+                               *chunk);
+    if (err != cudaSuccess) {
+        memset(obj, 0, size);
+        return err;
+    }
     if (*threads == 0)
         *threads = cuxfer_impl_team_default(keep);
     return cudaSuccess;
@@ -5301,13 +5307,9 @@ CUXFER_API cudaError_t cuxfer_plan2d_create(cuxfer_plan2d *p, const cuxfer_plan2
     memset(p, 0, sizeof *p);
     if (opt)
         p->opt = *opt;
-    err = cuxfer_impl_team_options("cuxfer_plan2d_create", p->opt.strategy, CUXFER_PLAN_PACK,
-                                   &p->opt.threads, CUXFER_PLAN_MAX_THREADS, 2, &p->opt.chunk_bytes,
-                                   (size_t)8 << 20);
-    if (err != cudaSuccess) { /* the plan left zeroed, not holding the options */
-        memset(p, 0, sizeof *p);
-        return err;
-    }
+    CUXFER_TRY(cuxfer_impl_team_options("cuxfer_plan2d_create", p, sizeof *p, p->opt.strategy,
+                                        CUXFER_PLAN_PACK, &p->opt.threads, CUXFER_PLAN_MAX_THREADS,
+                                        2, &p->opt.chunk_bytes, (size_t)8 << 20));
     p->tuning = cuxfer_plan2d_default_tuning();
     p->device = cuxfer_impl_current_device();
     pthread_mutex_init(&p->mu, NULL);
@@ -6697,13 +6699,9 @@ CUXFER_API cudaError_t cuxfer_rois_create(cuxfer_rois *p, const cuxfer_rois_opti
     memset(p, 0, sizeof *p);
     if (opt)
         p->opt = *opt;
-    err = cuxfer_impl_team_options("cuxfer_rois_create", p->opt.strategy, CUXFER_ROIS_KERNEL,
-                                   &p->opt.threads, CUXFER_ROIS_MAX_THREADS, 0, &p->opt.chunk_bytes,
-                                   (size_t)4 << 20);
-    if (err != cudaSuccess) { /* the plan left zeroed, not holding the options */
-        memset(p, 0, sizeof *p);
-        return err;
-    }
+    CUXFER_TRY(cuxfer_impl_team_options("cuxfer_rois_create", p, sizeof *p, p->opt.strategy,
+                                        CUXFER_ROIS_KERNEL, &p->opt.threads, CUXFER_ROIS_MAX_THREADS,
+                                        0, &p->opt.chunk_bytes, (size_t)4 << 20));
     p->device = cuxfer_impl_current_device();
     pthread_mutex_init(&p->mu, NULL);
     p->ready = 1;
