@@ -14,8 +14,8 @@ for c in ${NVCC:+"$(dirname "$NVCC")/ptxas"} ${CUDA_HOME:+"$CUDA_HOME/bin/ptxas"
 done
 [ -n "$ptxas" ] || { echo "1..0 # SKIP ptxas not found"; exit 0; }
 command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 not found"; exit 0; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 # The header's string is a private name: built in pieces, as
 # tests/header/public-names-only.sh wants of every test but tests/state/internals.c.
 impl=impl
@@ -31,25 +31,23 @@ for src, name, out in zip(a[0::3], a[1::3], a[2::3]):
     body = "".join(re.findall(r"\"((?:[^\"\\]|\\.)*)\"", m.group(1)))
     open(out, "w").write(body.encode().decode("unicode_escape"))
 PY
-n=0
-check() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; [ -z "${3:-}" ] || sed 's/^/# /' "$3"; fi; }
 for k in copy spin; do
     for arch in sm_75 sm_90; do
         "$ptxas" -arch=$arch "$tmp/$k.ptx" -o "$tmp/$k-$arch.cubin" >"$tmp/log" 2>&1
-        check $? "$k PTX assembles for $arch" "$tmp/log"
+        point $? "$k PTX assembles for $arch" "$tmp/log"
     done
 done
 entry() { sed -n 's/^\.visible \.entry \([A-Za-z_0-9]*\).*/\1/p' "$1"; }
 e=$(entry "$tmp/copy.ptx")
 grep -q "cudaLibraryGetKernel(&k, l, \"$e\")" "$top_srcdir/include/cuxfer.h"
-check $? "the header asks for the copy entry by its name ($e)"
+point $? "the header asks for the copy entry by its name ($e)"
 # the stride at which the PTX reads tile descriptors is the size the
 # header's compile-time check holds its tile struct to
 size=$(sed -n "s/.*sizeof(cuxfer_${impl}_tile) == \([0-9]*\).*/\1/p" "$top_srcdir/include/cuxfer.h")
 stride=$(sed -n 's/^ *mul\.wide\.u32 %rd5, %r13, \([0-9]*\);.*/\1/p' "$tmp/copy.ptx")
 [ -n "$size" ] && [ "$size" = "$stride" ]
-check $? "the PTX reads tiles ${stride:-?} bytes apart, the tile struct's checked size (${size:-?})"
+point $? "the PTX reads tiles ${stride:-?} bytes apart, the tile struct's checked size (${size:-?})"
 e=$(entry "$tmp/spin.ptx")
 grep -q "\"$e\")" "$top_srcdir/tools/xferbench.c"
-check $? "xferbench asks for the spin entry by its name ($e)"
-echo "1..$n"
+point $? "xferbench asks for the spin entry by its name ($e)"
+finish

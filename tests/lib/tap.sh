@@ -9,6 +9,9 @@
 #   try DESC COMMAND...          passes when COMMAND succeeds (its output
 #                                as diagnostics when it fails)
 #   refused DESC COMMAND...      passes when COMMAND fails
+#   point STATUS DESC [FILE]     passes when STATUS is 0 (`point $? ...`
+#                                after a compound test; FILE as
+#                                diagnostics when it fails)
 #   diag_file FILE               FILE as diagnostics
 #   have COMMAND                 COMMAND's first word runs here ("$NVCC"
 #                                may carry flags; empty: no)
@@ -50,6 +53,10 @@ refused() {
     tap_desc=$1
     shift
     if "$@" >"$T/try.log" 2>&1; then fail "$tap_desc"; else pass "$tap_desc"; fi
+}
+
+point() {
+    if [ "$1" = 0 ]; then pass "$2"; else fail "$2"; [ -z "${3:-}" ] || diag_file "$3"; fi
 }
 
 first_word() { set -- $1; echo "$1"; }

@@ -11,10 +11,8 @@ plot=$top_srcdir/tools/xferbench-plot.py
 if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
 if ! command -v python3 >/dev/null 2>&1; then echo "1..0 # SKIP python3 not found"; exit 0; fi
 echo "1..6"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-xbplot.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-n=0
-check() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; [ -z "${3:-}" ] || sed 's/^/# /' "$3"; fi; }
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 
 # A sweep's CSV: every case of --list with the rows xferbench prints for it
 # (figures made up: GB/s rising with the size), fields with commas quoted
@@ -38,13 +36,13 @@ awk 'BEGIN { print "case,unit,raw,raw_cv,cuxfer,cuxfer_cv,ratio,target,verdict" 
 python3 "$plot" "$tmp/sweep.csv" >"$tmp/sweep.svg" 2>"$tmp/err"; rc=$?
 [ $rc = 0 ] && python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' \
     "$tmp/sweep.svg" 2>>"$tmp/err"
-check $? "a sweep's CSV gives well-formed SVG (status $rc)" "$tmp/err"
+point $? "a sweep's CSV gives well-formed SVG (status $rc)" "$tmp/err"
 
 # Both charts, the link in each, and 6 row curves + 10 tile curves
 grep -q 'row width (bytes)' "$tmp/sweep.svg" && grep -q 'tile side (pixels)' "$tmp/sweep.svg" &&
     [ "$(grep -c '>h2d 1D link 55.5<' "$tmp/sweep.svg")" = 2 ] &&
     [ "$(grep -c '<path ' "$tmp/sweep.svg")" = 16 ]
-check $? "row-width and tile-size charts, each with the link, 16 curves" "$tmp/sweep.svg"
+point $? "row-width and tile-size charts, each with the link, 16 curves" "$tmp/sweep.svg"
 
 # The plan's upload curve has a point for every tile side the sweep listed,
 # and the mixed case is noted
@@ -63,7 +61,7 @@ for i, k in enumerate(kids):
         sys.exit(0 if points == int(sys.argv[2]) else "%d points" % points)
 sys.exit("no h2d cuxfer_rois curve")
 PY
-check $? "the plan's upload curve has all $sides tile sides; mixed sizes noted"
+point $? "the plan's upload curve has all $sides tile sides; mixed sizes noted"
 
 # The same run as JSON (numbers as numbers, as xferbench --json writes
 # them) draws the same picture
@@ -76,15 +74,15 @@ for r in rows:
 json.dump(rows, sys.stdout, indent=1)
 PY
 python3 "$plot" "$tmp/sweep.json" >"$tmp/json.svg" 2>"$tmp/err" && cmp -s "$tmp/sweep.svg" "$tmp/json.svg"
-check $? "--json output draws the same SVG as --csv" "$tmp/err"
+point $? "--json output draws the same SVG as --csv" "$tmp/err"
 
 # Nothing to draw, or not xferbench's output: one clear line, status 1
 printf 'case,unit,raw,raw_cv,cuxfer,cuxfer_cv,ratio,target,verdict\npool 1 MiB,us,900,0,0.06,0,0,<=0.25us,PASS\n' |
     python3 "$plot" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc = 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
     grep -q "^xferbench-plot.py: no '2d ... rows' or 'rois ... of NxN' cases" "$tmp/err"
-check $? "no curve in the input: one line naming what is missing, status 1 (got $rc)" "$tmp/err"
+point $? "no curve in the input: one line naming what is missing, status 1 (got $rc)" "$tmp/err"
 printf 'not a table\n1,2\n' | python3 "$plot" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc = 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
     grep -q '^xferbench-plot.py: stdin: not xferbench --csv or --json output' "$tmp/err"
-check $? "input that is not xferbench's: one line, no traceback, status 1 (got $rc)" "$tmp/err"
+point $? "input that is not xferbench's: one line, no traceback, status 1 (got $rc)" "$tmp/err"

@@ -12,15 +12,13 @@ tb=$top_srcdir/tools/xferbench-torch.py
 if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
 if ! command -v python3 >/dev/null 2>&1; then echo "1..0 # SKIP python3 not found"; exit 0; fi
 echo "1..7"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-xbtorch.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-n=0
-check() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; [ -z "${3:-}" ] || sed 's/^/# /' "$3"; fi; }
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 run() { python3 "$tb" --xferbench "$xb" "$@" >"$tmp/out" 2>"$tmp/err"; }
 
 python3 "$tb" --help >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc = 0 ] && grep -q '^usage: xferbench-torch.py' "$tmp/out" && grep -q 'whole+gather' "$tmp/out"
-check $? "--help: the routes and the usage, status 0 (got $rc)" "$tmp/out"
+point $? "--help: the routes and the usage, status 0 (got $rc)" "$tmp/out"
 
 refused() { # WHAT MESSAGE ARGS...
     what=$1 msg=$2
@@ -28,7 +26,7 @@ refused() { # WHAT MESSAGE ARGS...
     run "$@"
     rc=$?
     [ $rc = 2 ] && grep -qxF "xferbench-torch.py: $msg" "$tmp/err" && [ ! -s "$tmp/out" ]
-    check $? "$what: status 2, '$msg' (got $rc)" "$tmp/err"
+    point $? "$what: status 2, '$msg' (got $rc)" "$tmp/err"
 }
 refused "an unknown option" "unknown option --bogus (--help lists them)" --bogus
 refused "--reps 0" "--reps 0: not a count from 1 to 1000" --reps 0
@@ -41,7 +39,7 @@ run --sides 8,64 --widths 1,8 --reps 3
 rc=$?
 if ! python3 -c 'import torch' 2>/dev/null; then
     [ $rc = 77 ] && grep -q '^xferbench-torch.py: PyTorch is needed' "$tmp/err"
-    check $? "without PyTorch: said, status 77 (got $rc)" "$tmp/err"
+    point $? "without PyTorch: said, status 77 (got $rc)" "$tmp/err"
     echo "ok 7 # SKIP PyTorch not found"
     exit 0
 fi
@@ -51,7 +49,7 @@ if [ $rc = 77 ] && [ -z "${CUXFER_REQUIRE_GPU:-}" ]; then
     exit 0
 fi
 [ $rc = 0 ] && [ ! -s "$tmp/err" ]
-check $? "a short run: status 0, nothing on stderr (got $rc)" "$tmp/err"
+point $? "a short run: status 0, nothing on stderr (got $rc)" "$tmp/err"
 # every case once, its four figures numbers, the ratio cuxfer / the best route
 awk 'function num(x) { return x ~ /^[0-9]+\.[0-9]+$/ && x + 0 > 0 }
      /^(2d h2d rows|rois h2d) / { k = NF
@@ -63,4 +61,4 @@ awk 'function num(x) { return x ~ /^[0-9]+\.[0-9]+$/ && x + 0 > 0 }
      END { if (bad != "") { print "bad lines:" bad; exit 1 }
            exit !(seen["r1"] == 1 && seen["r8"] == 1 && seen["t8x8"] == 1 && seen["t64x64"] == 1) }' \
     "$tmp/out" >"$tmp/why" 2>&1
-check $? "every asked case once: PyTorch's two routes, cuxfer, cuxfer / the best" "$tmp/out"
+point $? "every asked case once: PyTorch's two routes, cuxfer, cuxfer / the best" "$tmp/out"

@@ -11,14 +11,12 @@
 xb=$top_builddir/tools/xferbench
 if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
 echo "1..26"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-xb.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-n=0
-check() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; [ -z "${3:-}" ] || sed 's/^/# /' "$3"; fi; }
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 
 "$xb" --help >"$tmp/help" 2>"$tmp/err"; rc=$?
 [ $rc = 0 ] && [ ! -s "$tmp/err" ] && grep -q '^usage: xferbench' "$tmp/help"
-check $? "--help: usage on stdout, status 0 (got $rc)" "$tmp/help"
+point $? "--help: usage on stdout, status 0 (got $rc)" "$tmp/help"
 
 # Every long option of the program (from its option table) has its line.
 missing=
@@ -27,7 +25,7 @@ for o in $(grep -o '{"[a-z-]*", *[a-z_]*_argument' "$top_srcdir/tools/xferbench.
     grep -q "^ *\(-., \)\?--$o\b" "$tmp/help" || missing="$missing --$o"
 done
 [ -z "$missing" ]
-check $? "--help has a line for every option${missing:+ (missing:$missing)}"
+point $? "--help has a line for every option${missing:+ (missing:$missing)}"
 
 # Every case the program tests with want("...") has its line.
 missing=
@@ -36,18 +34,18 @@ for c in $(grep -o 'want("[a-z0-9-]*")' "$top_srcdir/tools/xferbench.c" |
     grep -q "^  $c " "$tmp/help" || missing="$missing $c"
 done
 [ -z "$missing" ]
-check $? "--help has a line for every case${missing:+ (missing:$missing)}"
+point $? "--help has a line for every case${missing:+ (missing:$missing)}"
 
 long=$(awk 'length > 80' "$tmp/help")
 [ -z "$long" ]
-check $? "--help fits 80 columns${long:+: $long}"
+point $? "--help fits 80 columns${long:+: $long}"
 
 v=$("$xb" --version 2>&1); rc=$?
 [ $rc = 0 ] && [ "$v" = "xferbench (cuxfer) $PACKAGE_VERSION" ]
-check $? "--version prints 'xferbench (cuxfer) $PACKAGE_VERSION' (got '$v', status $rc)"
+point $? "--version prints 'xferbench (cuxfer) $PACKAGE_VERSION' (got '$v', status $rc)"
 v=$("$xb" -V 2>&1); rc=$?
 [ $rc = 0 ] && [ "$v" = "xferbench (cuxfer) $PACKAGE_VERSION" ]
-check $? "-V prints the same (got '$v', status $rc)"
+point $? "-V prints the same (got '$v', status $rc)"
 
 # bad ARGS... EXPECTED-FIRST-LINE
 bad() {
@@ -57,7 +55,7 @@ bad() {
     [ $rc = 2 ] && [ ! -s "$tmp/out" ] && [ "$first" = "$want" ] &&
         sed -n 2p "$tmp/err" | grep -q '^usage: xferbench' &&
         ! grep -q 'unrecognized\|invalid option\|requires an argument' "$tmp/err"
-    check $? "xferbench $*: '$want', the usage line, status 2 (got '$first', $rc)" "$tmp/err"
+    point $? "xferbench $*: '$want', the usage line, status 2 (got '$first', $rc)" "$tmp/err"
 }
 bad "xferbench: unknown option --x" --x
 bad "xferbench: unknown option -x" -qx
@@ -73,17 +71,17 @@ for a in "--rows-threads 0|out of range 1..32" "--rows-threads 33|out of range 1
     [ $rc = 2 ] && [ ! -s "$tmp/out" ] &&
         grep -qF "xferbench: bad ${opt% *} value \"${opt#* }\": " "$tmp/err" &&
         grep -qF "$why" "$tmp/err"
-    check $? "$opt: refused by name ($why), status 2 (got $rc)" "$tmp/err"
+    point $? "$opt: refused by name ($why), status 2 (got $rc)" "$tmp/err"
 done
 "$xb" --rows-threads 32 --list >"$tmp/out" 2>"$tmp/err"
-check $? "--rows-threads 32 is taken" "$tmp/err"
+point $? "--rows-threads 32 is taken" "$tmp/err"
 bad "xferbench: --json and --csv exclude each other" -c -j --list
 
 # --list: no device touched, names on stdout, status 0
 "$xb" --list >"$tmp/list" 2>"$tmp/err"; rc=$?
 [ $rc = 0 ] && [ ! -s "$tmp/err" ] && grep -qx 'h2d-1d' "$tmp/list" &&
     grep -qx 'rois h2d 256 of 256x256' "$tmp/list"
-check $? "--list prints the case names with no GPU, status 0 (got $rc)" "$tmp/err"
+point $? "--list prints the case names with no GPU, status 0 (got $rc)" "$tmp/err"
 
 # every listed name, given to --only, lists itself (what --only matches is
 # what --list prints)
@@ -93,7 +91,7 @@ while IFS= read -r c; do
     "$xb" --list --only "$c" | grep -qxF "$c" || bad_names="$bad_names [$c]"
 done <"$tmp/list"
 [ -z "$bad_names" ]
-check $? "every listed name selects itself${bad_names:+ (not:$bad_names)}"
+point $? "every listed name selects itself${bad_names:+ (not:$bad_names)}"
 
 # --only repeats: any pattern selects; a case against the link brings the
 # link cases along
@@ -101,7 +99,7 @@ check $? "every listed name selects itself${bad_names:+ (not:$bad_names)}"
 printf '%s\n' h2d-1d d2h-1d bidir-1d 'rois h2d 64 of 512x512' 'rois d2h 64 of 512x512' \
     'banded 8000x8000 RGBA8' >"$tmp/want"
 cmp -s "$tmp/out" "$tmp/want"
-check $? "--only twice: both patterns' cases and the link, nothing else" "$tmp/out"
+point $? "--only twice: both patterns' cases and the link, nothing else" "$tmp/out"
 
 # the shape sweep: every tile side from 8 to 1024 (256 and 512 among them)
 # and mixed sizes, 1-4 byte rows, both ways each, and the banded round trip
@@ -118,7 +116,7 @@ for d in h2d d2h; do
 done
 grep -q '^banded ' "$tmp/out" || missing="$missing banded"
 [ -z "$missing" ]
-check $? "the shape sweep lists every case it needs${missing:+ (missing:$missing)}" "$tmp/out"
+point $? "the shape sweep lists every case it needs${missing:+ (missing:$missing)}" "$tmp/out"
 
 # more --only patterns than it holds: a clear error, status 2
 set --
@@ -126,12 +124,12 @@ i=0
 while [ $i -lt 33 ]; do set -- "$@" --only "p$i"; i=$((i + 1)); done
 "$xb" --list "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] && [ ! -s "$tmp/out" ] && grep -q '^xferbench: --only p32: at most 32 patterns$' "$tmp/err"
-check $? "a 33rd --only names itself and the limit, status 2 (got $rc)" "$tmp/err"
+point $? "a 33rd --only names itself and the limit, status 2 (got $rc)" "$tmp/err"
 
 # --quick's tile counts are what a quick run moves (at most 4096 tiles)
 "$xb" --list --quick --only 'of 8x8' >"$tmp/out" 2>&1
 grep -qx 'rois h2d 4096 of 8x8' "$tmp/out" && ! grep -q '65536' "$tmp/out"
-check $? "--list --quick names the quick run's tile counts" "$tmp/out"
+point $? "--list --quick names the quick run's tile counts" "$tmp/out"
 
 # a pattern matches at a word's start: 2d is the row cases (and the link
 # they are drawn against), not "rois h2d ..."; 1d is the link's three
@@ -140,4 +138,4 @@ check $? "--list --quick names the quick run's tile counts" "$tmp/out"
 ! grep -qv '^\(h2d-1d\|d2h-1d\|bidir-1d\|2d .*\)$' "$tmp/out" &&
     [ "$(grep -c '^2d ' "$tmp/out")" = 28 ] &&
     [ "$(cat "$tmp/out1" | tr '\n' ' ')" = "h2d-1d d2h-1d bidir-1d " ]
-check $? "--only 2d lists the 28 row cases and the link only; --only 1d the link" "$tmp/out"
+point $? "--only 2d lists the 28 row cases and the link only; --only 1d the link" "$tmp/out"
