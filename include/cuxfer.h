@@ -238,7 +238,7 @@ CUXFER_API cudaError_t cuxfer_host_unregister(void *p);
 CUXFER_API cudaError_t cuxfer_device_alloc(void **p, size_t count, size_t elem_size);
 CUXFER_API cudaError_t cuxfer_device_free(void *p);
 
-/* man 3 cuxfer_managed_alloc; also CUXFER_CPU */
+/* man 3 cuxfer_managed_alloc; also CUXFER_CPU, CUXFER_MANAGED_ALLOC(pp, count, flags) */
 CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count, size_t elem_size,
                                             unsigned flags);
 CUXFER_API cudaError_t cuxfer_managed_free(void *p);
@@ -1653,36 +1653,6 @@ CUXFER_API cudaError_t cuxfer_device_free(void *p)
     return err;
 }
 
-/* Typed allocation (CUXFER_HOST_ALLOC, CUXFER_DEVICE_ALLOC): the element
- * size comes from the pointer.  A non-pointer or a void * target does not
- * compile, in C too: the size is that of a one-element array of the target
- * type, and an array of void is an error. */
-CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t count,
-                                               size_t elem_size, unsigned flags, int device)
-{
-    void *q = NULL;
-    cudaError_t err;
-    const char *call = device ? "CUXFER_DEVICE_ALLOC" : "CUXFER_HOST_ALLOC";
-    if (!pp || pp_size != sizeof q)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %s", call,
-                                !pp ? "the pointer's address is NULL"
-                                    : "the target is not an object pointer");
-    memcpy(pp, &q, sizeof q);
-    err = device ? cuxfer_device_alloc(&q, count, elem_size)
-                 : cuxfer_host_alloc(&q, count, elem_size, flags);
-    memcpy(pp, &q, sizeof q);
-    return err;
-}
-#ifdef __cplusplus
-#define CUXFER_IMPL_ELEM_SIZE(pp) sizeof **(pp)
-#else
-#define CUXFER_IMPL_ELEM_SIZE(pp) sizeof(__typeof__(**(pp))[1])
-#endif
-#define CUXFER_HOST_ALLOC(pp, count, flags)                                    \
-    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), CUXFER_IMPL_ELEM_SIZE(pp), (flags), 0)
-#define CUXFER_DEVICE_ALLOC(pp, count)                                         \
-    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), CUXFER_IMPL_ELEM_SIZE(pp), 0u, 1)
-
 /* The target of cuxfer_prefetch and cuxfer_advise meaning host memory. */
 #define CUXFER_CPU (-1)
 
@@ -1756,6 +1726,41 @@ CUXFER_API cudaError_t cuxfer_managed_free(void *p)
                                      cudaGetErrorName(err));
     return cudaSuccess;
 }
+
+/* Typed allocation (CUXFER_HOST_ALLOC, CUXFER_DEVICE_ALLOC,
+ * CUXFER_MANAGED_ALLOC; `where` 0, 1, 2): the element size comes from the
+ * pointer.  A non-pointer or a void * target does not compile, in C too:
+ * the size is that of a one-element array of the target type, and an
+ * array of void is an error. */
+CUXFER_API cudaError_t cuxfer_impl_alloc_typed(void *pp, size_t pp_size, size_t count,
+                                               size_t elem_size, unsigned flags, int where)
+{
+    static const char *const call[] = {"CUXFER_HOST_ALLOC", "CUXFER_DEVICE_ALLOC",
+                                       "CUXFER_MANAGED_ALLOC"};
+    void *q = NULL;
+    cudaError_t err;
+    if (!pp || pp_size != sizeof q)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: %s", call[where],
+                                !pp ? "the pointer's address is NULL"
+                                    : "the target is not an object pointer");
+    memcpy(pp, &q, sizeof q);
+    err = where == 1   ? cuxfer_device_alloc(&q, count, elem_size)
+          : where == 2 ? cuxfer_managed_alloc(&q, count, elem_size, flags)
+                       : cuxfer_host_alloc(&q, count, elem_size, flags);
+    memcpy(pp, &q, sizeof q);
+    return err;
+}
+#ifdef __cplusplus
+#define CUXFER_IMPL_ELEM_SIZE(pp) sizeof **(pp)
+#else
+#define CUXFER_IMPL_ELEM_SIZE(pp) sizeof(__typeof__(**(pp))[1])
+#endif
+#define CUXFER_HOST_ALLOC(pp, count, flags)                                    \
+    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), CUXFER_IMPL_ELEM_SIZE(pp), (flags), 0)
+#define CUXFER_DEVICE_ALLOC(pp, count)                                         \
+    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), CUXFER_IMPL_ELEM_SIZE(pp), 0u, 1)
+#define CUXFER_MANAGED_ALLOC(pp, count, flags)                                 \
+    cuxfer_impl_alloc_typed((pp), sizeof *(pp), (count), CUXFER_IMPL_ELEM_SIZE(pp), (flags), 2)
 
 /* Shared checks of prefetch and advise: a managed range, a capable device. */
 CUXFER_API cudaError_t cuxfer_impl_managed_check(const char *call, const void *p,
@@ -2019,12 +2024,13 @@ CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
     return cudaSuccess;
 }
 
-/* A 2D copy between memory of two devices, peer access enabled where it can be. */
-CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
-                                               const cuxfer_view *src, int sdev, cudaStream_t s)
+/* Before a copy between the memory of two devices: peer access both ways
+ * where the hardware has it (cuxfer_peer_enable: once per pair and
+ * process, then one table read).  No peer access is not the copy's
+ * failure (the runtime stages it through the host): a copy that works
+ * leaves the reason as it was. */
+CUXFER_API cudaError_t cuxfer_impl_peer_both(int ddev, int sdev)
 {
-    struct cudaMemcpy3DPeerParms pp;
-    size_t row = cuxfer_view_row_bytes(src);
     char prev[CUXFER_REASON_MAX];
     cudaError_t e1, e2;
     (void)snprintf(prev, sizeof prev, "%s", cuxfer_last_reason());
@@ -2033,10 +2039,18 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
     if ((e1 != cudaSuccess && e1 != cudaErrorPeerAccessUnsupported) ||
         (e2 != cudaSuccess && e2 != cudaErrorPeerAccessUnsupported))
         return e1 != cudaSuccess ? e1 : e2;
-    /* No peer access is not this copy's failure (the runtime stages it
-     * through the host): a copy that works leaves the reason as it was. */
     if (e1 != cudaSuccess || e2 != cudaSuccess)
         (void)cuxfer_impl_fail(cudaSuccess, "%s", prev);
+    return cudaSuccess;
+}
+
+/* A 2D copy between memory of two devices, peer access enabled where it can be. */
+CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
+                                               const cuxfer_view *src, int sdev, cudaStream_t s)
+{
+    struct cudaMemcpy3DPeerParms pp;
+    size_t row = cuxfer_view_row_bytes(src);
+    CUXFER_TRY(cuxfer_impl_peer_both(ddev, sdev));
     memset(&pp, 0, sizeof pp);
     pp.srcPtr.ptr = src->ptr;
     pp.srcPtr.pitch = src->pitch;
@@ -2377,6 +2391,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void 
     cuxfer_memkind dk, sk;
     cuxfer_impl_relax rx;
     cudaError_t err;
+    int ddev = -1, sdev = -1;
     if (bytes == 0)
         return cudaSuccess;
     CUXFER_TRY(cuxfer_impl_copy_check(call, dst, src, bytes));
@@ -2384,14 +2399,17 @@ CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void 
     memset(&rx, 0, sizeof rx);
     /* A pinned side rules out every misuse: no query of the other side (a
      * small synchronous copy needs no guard: as if pinned). */
-    dk = sync && bytes <= CUXFER_COPY_SMALL ? CUXFER_MEMORY_PINNED : cuxfer_impl_lookup(dst, NULL);
-    sk = dk == CUXFER_MEMORY_PINNED ? dk : cuxfer_impl_lookup(src, NULL);
+    dk = sync && bytes <= CUXFER_COPY_SMALL ? CUXFER_MEMORY_PINNED : cuxfer_impl_lookup(dst, &ddev);
+    sk = dk == CUXFER_MEMORY_PINNED ? dk : cuxfer_impl_lookup(src, &sdev);
     if (dk != CUXFER_MEMORY_PINNED && sk != CUXFER_MEMORY_PINNED) {
         if (sk == CUXFER_MEMORY_UNKNOWN)
-            sk = cuxfer_impl_classify_cached(src, NULL);
+            sk = cuxfer_impl_classify_cached(src, &sdev);
         if (dk == CUXFER_MEMORY_UNKNOWN && sk != CUXFER_MEMORY_PINNED)
-            dk = cuxfer_impl_classify_cached(dst, NULL);
+            dk = cuxfer_impl_classify_cached(dst, &ddev);
         CUXFER_TRY(cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy()));
+        if (dk == CUXFER_MEMORY_DEVICE && sk == CUXFER_MEMORY_DEVICE && ddev >= 0 && sdev >= 0 &&
+            ddev != sdev) /* as cuxfer_copy2d_async's peer copies */
+            CUXFER_TRY(cuxfer_impl_peer_both(ddev, sdev));
     }
     if (!sync)
         CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 1));

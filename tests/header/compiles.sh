@@ -3,10 +3,10 @@
 # The header compiles warning-free as C99 and C11 (gcc, clang), C++11 and
 # C++17 (g++, clang++) and CUDA (nvcc), each with -Wall -Wextra -Werror
 # -pedantic (nvcc: -Werror all-warnings), and a program of two translation
-# units (one C, one C++) links: no duplicate symbols.  CUXFER_HOST_ALLOC
-# and CUXFER_DEVICE_ALLOC on a void * target do not compile, in C (where
-# GNU C takes sizeof(void) for 1) as in C++, even without warning flags,
-# while the same unit with a float * target does.
+# units (one C, one C++) links: no duplicate symbols.  CUXFER_HOST_ALLOC,
+# CUXFER_DEVICE_ALLOC and CUXFER_MANAGED_ALLOC on a void * target do not
+# compile, in C (where GNU C takes sizeof(void) for 1) as in C++, even
+# without warning flags, while the same unit with a float * target does.
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 src="$top_srcdir/tests/header/compile.c"
 inc="-I$top_srcdir/include $CUDA_CPPFLAGS"
@@ -42,26 +42,31 @@ link_two() {
 }
 try "a C unit and a C++ unit link into one program" link_two
 
-# Typed allocation: a void * target is a compile error, not 1-byte elements.
+# Typed allocation: a void * target is a compile error, not 1-byte elements,
+# for each of the three macros.
 cat >"$T/typed.c" <<'EOF'
 #include <cuxfer.h>
 int typed_probe(void);
 int typed_probe(void)
 {
     TARGET *p = 0;
-    return (int)CUXFER_HOST_ALLOC(&p, 4, 0) + (int)CUXFER_DEVICE_ALLOC(&p, 4);
+    return (int)ALLOC(&p);
 }
 EOF
-for lang in c c++; do
-    if [ $lang = c ]; then cc1=$CC; std=-std=c99; else cc1=$CXX; std=-std=c++11; fi
-    try "$lang: CUXFER_HOST_ALLOC on float * compiles" $cc1 $std $warn $inc -DTARGET=float \
-        -x $lang -c "$T/typed.c" -o "$T/t.o"
-    refused "$lang: CUXFER_HOST_ALLOC on void * does not compile (no warning flags)" \
-        $cc1 $std $inc -DTARGET=void -x $lang -c "$T/typed.c" -o "$T/t.o"
+for m in 'CUXFER_HOST_ALLOC(pp, 4, 0)' 'CUXFER_DEVICE_ALLOC(pp, 4)' \
+    'CUXFER_MANAGED_ALLOC(pp, 4, 0)'; do
+    name=${m%%(*}
+    for lang in c c++; do
+        if [ $lang = c ]; then cc1=$CC; std=-std=c99; else cc1=$CXX; std=-std=c++11; fi
+        try "$lang: $name on float * compiles" $cc1 $std $warn $inc -DTARGET=float \
+            "-DALLOC(pp)=$m" -x $lang -c "$T/typed.c" -o "$T/t.o"
+        refused "$lang: $name on void * does not compile (no warning flags)" \
+            $cc1 $std $inc -DTARGET=void "-DALLOC(pp)=$m" -x $lang -c "$T/typed.c" -o "$T/t.o"
+    done
+    if have "$CLANG"; then
+        refused "clang: $name on void * does not compile" \
+            $CLANG -std=c99 $inc -DTARGET=void "-DALLOC(pp)=$m" -x c -c "$T/typed.c" -o "$T/t.o"
+    else skip_one "clang: $name on void *: clang not installed"; fi
 done
-if have "$CLANG"; then
-    refused "clang: CUXFER_HOST_ALLOC on void * does not compile" \
-        $CLANG -std=c99 $inc -DTARGET=void -x c -c "$T/typed.c" -o "$T/t.o"
-else skip_one "clang: CUXFER_HOST_ALLOC on void *: clang not installed"; fi
 
 finish
