@@ -66,6 +66,7 @@ typedef struct options {
     geom_rect *rois;
     size_t nrois;
     int tiles_given, verbose;
+    const char *tiles_arg; /* --tiles as typed, for "given twice" */
     size_t tile_w, tile_h, step_x, step_y;
     const char *stack;
     char **args; /* positional arguments, then --files-from's names */
@@ -218,6 +219,7 @@ static int geometry_option(int opt, const char *arg, options *o)
         break;
     case OPT_TILES:
         o->tiles_given = 1;
+        o->tiles_arg = arg;
         return roicopy_tiles_option(arg, &o->tile_w, &o->tile_h, &o->step_x,
                                     &o->step_y);
     case OPT_PLACE:
@@ -364,6 +366,34 @@ static int bad_option(int c, char **argv)
     return usage_line(RC_USAGE);
 }
 
+/* An option given twice whose second value would take the first's place,
+ * dropping what the first asked for (a list's inputs, a directory's or a
+ * stack's outputs, a grid's tiles): refused, naming both. */
+static int given_twice(const char *name, const char *first,
+                       const char *second, const char *why)
+{
+    return roicopy_fail(RC_USAGE, NULL, "%s given twice (%s and %s): %s",
+                        name, roicopy_esc(first), roicopy_esc(second), why);
+}
+
+/* -o DIR, --stack FILE, --files-from FILE: where outputs go or inputs come
+ * from, once each. */
+static int where_option(int c, const char *arg, options *o)
+{
+    const char **slot = c == 'o'         ? &o->outdir
+                        : c == OPT_STACK ? &o->stack
+                                         : &o->files_from;
+    if (*slot)
+        return c == 'o' ? given_twice("-o", *slot, arg, "one output "
+                                      "directory a run")
+               : c == OPT_STACK
+                   ? given_twice("--stack", *slot, arg, "one stack a run")
+                   : given_twice("--files-from", *slot, arg, "one list a "
+                                 "run; join them with cat");
+    *slot = arg;
+    return 0;
+}
+
 /* Returns -1 to go on, or an exit status (help and version exit 0). */
 static int parse_options(int argc, char **argv, options *o)
 {
@@ -387,18 +417,12 @@ static int parse_options(int argc, char **argv, options *o)
             if (*roicopy_formats_missing())
                 printf("without: %s\n", roicopy_formats_missing());
             return RC_OK;
-        } else if (c == 'o')
-            o->outdir = optarg;
-        else if (c == OPT_STACK)
-            o->stack = optarg;
-        else if (c == OPT_FILES_FROM && o->files_from)
-            /* the first list's inputs would be dropped in silence */
-            return roicopy_fail(RC_USAGE, NULL, "--files-from given twice "
-                                "(%s and %s): one list a run; join them "
-                                "with cat", roicopy_esc(o->files_from),
-                                roicopy_esc(optarg));
-        else if (c == OPT_FILES_FROM)
-            o->files_from = optarg;
+        } else if (c == 'o' || c == OPT_STACK || c == OPT_FILES_FROM) {
+            if (where_option(c, optarg, o))
+                return RC_USAGE;
+        } else if (c == OPT_TILES && o->tiles_given)
+            return given_twice("--tiles", o->tiles_arg, optarg,
+                               "one grid a run");
         else if (c == '?' || c == ':')
             return bad_option(c, argv);
         else if (flag_option(c, o) != 0 && value_option(c, optarg, o) != 0)

@@ -92,6 +92,19 @@ for case in "--roi|4x4+1+1$ESC[31m|--roi: bad geometry \"4x4+1+1\\x1b[31m\": tra
     fi
 done
 
+# An option where outputs go (or what is cut) given twice kept the last,
+# the first's outputs dropped in silence (exit 0): each is refused by
+# name, with both values, as --files-from twice is (hostile.sh).
+expect_error 2 "roicopy: -o given twice ($OUT and $T/other): one output directory a run" \
+    "-o twice is refused, not the first directory dropped" -- --dry-run -o "$OUT" -o "$T/other" "$G" "$RGBA"
+expect_error 2 "roicopy: -o given twice ($OUT and $T/other): one output directory a run" \
+    "--output-dir after -o is the same option twice" -- --dry-run -o "$OUT" "--output-dir=$T/other" "$G"
+expect_error 2 "roicopy: --stack given twice ($OUT/a.pgm and $OUT/b.pgm): one stack a run" \
+    "--stack twice is refused, not the first stack dropped" -- --dry-run --roi 2x2 --stack "$OUT/a.pgm" --stack "$OUT/b.pgm" "$G"
+expect_error 2 "roicopy: --tiles given twice (8x8 and 16x16+4+4): one grid a run" \
+    "--tiles twice is refused, not the first grid dropped" -- --dry-run --tiles 8x8 --tiles 16x16+4+4 -o "$OUT" "$G"
+expect_error 2 "roicopy: -o given twice (\\x1b and $OUT): one output directory a run" \
+    "-o twice: the values are escaped" -- --dry-run -o "$ESC" -o "$OUT" "$G"
 # --help and --version: exit 0, text on stdout, nothing on stderr.
 if "$ROICOPY" --help >"$T/help" 2>"$T/err" && [ ! -s "$T/err" ] &&
     grep -q '^usage: roicopy' "$T/help" && grep -q -- '--roi WxH+X+Y' "$T/help"; then
