@@ -928,7 +928,14 @@ static int plan_frames(const options *o, roicopy_plan *p)
     return worst;
 }
 
-/* Canvas rows must fit the same limits as image rows. */
+/* The most device memory one canvas may take: 2^48 bytes (256 TiB), far
+ * past any GPU's memory, so that a canvas no device can hold is refused
+ * here, before the GPU, rather than by cudaMallocPitch.  A canvas under it
+ * that is still larger than the device's memory fails there (exit 5). */
+#define ROICOPY_CANVAS_MAX_BYTES (1ULL << 48)
+
+/* Canvas rows must fit the same limits as image rows, and the canvas the
+ * bound above. */
 static int check_canvas(const options *o, const roicopy_plan *p)
 {
     image_header c = p->frames[0].in;
@@ -944,6 +951,14 @@ static int check_canvas(const options *o, const roicopy_plan *p)
             return roicopy_fail(RC_USAGE, NULL, "--canvas %lux%lu: %s",
                                 (unsigned long)o->canvas_w,
                                 (unsigned long)o->canvas_h, err);
+        if ((unsigned long long)c.total_bytes > ROICOPY_CANVAS_MAX_BYTES)
+            return roicopy_fail(
+                RC_USAGE, p->frames[i].input, "--canvas %lux%lu of %lu-byte "
+                "pixels is %llu bytes of device memory; a canvas may take "
+                "at most 2^48 bytes (256 TiB), past any GPU's memory",
+                (unsigned long)o->canvas_w, (unsigned long)o->canvas_h,
+                (unsigned long)c.pixel_bytes,
+                (unsigned long long)c.total_bytes);
     }
     return 0;
 }

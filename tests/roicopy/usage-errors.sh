@@ -105,6 +105,15 @@ expect_error 2 "roicopy: --tiles given twice (8x8 and 16x16+4+4): one grid a run
     "--tiles twice is refused, not the first grid dropped" -- --dry-run --tiles 8x8 --tiles 16x16+4+4 -o "$OUT" "$G"
 expect_error 2 "roicopy: -o given twice (\\x1b and $OUT): one output directory a run" \
     "-o twice: the values are escaped" -- --dry-run -o "$ESC" -o "$OUT" "$G"
+# A canvas no GPU can hold passed every check (the row limit is per row)
+# and failed at cudaMallocPitch; now refused before the GPU.
+expect_error 2 "roicopy: $G: --canvas 2147483647x2147483647 of 1-byte pixels is 4611686014132420609 bytes of device memory; a canvas may take at most 2^48 bytes (256 TiB)" \
+    "a canvas past 2^48 bytes is refused before the GPU" -- --dry-run --place 0,0 --canvas 2147483647x2147483647 "$G" "$E"
+expect_error 2 "--canvas 268435456x262145 of 4-byte pixels is 281476050452480 bytes of device memory" \
+    "a canvas of just over 2^48 bytes is refused" -- --dry-run --place 0,0 --canvas 268435456x262145 "$RGBA" "$OUT/new.pam"
+plan_has "a canvas of 2^48 bytes is taken" "canvas:   2147483647x131072, ROI placed at 0,0" \
+    --place 0,0 --canvas 2147483647x131072 "$G" "$OUT/new.pgm"
+
 # --help and --version: exit 0, text on stdout, nothing on stderr.
 if "$ROICOPY" --help >"$T/help" 2>"$T/err" && [ ! -s "$T/err" ] &&
     grep -q '^usage: roicopy' "$T/help" && grep -q -- '--roi WxH+X+Y' "$T/help"; then
