@@ -65,6 +65,8 @@ typedef struct roicopy_plan {
                                    writing (--threads) */
     int io_only;                /* ROICOPY_IO_ONLY: a batch's crops on the
                                    CPU, no GPU (to time the file I/O) */
+    int prefetch_given;         /* ROICOPY_PREFETCH_MB set and not empty */
+    unsigned long prefetch_mb;  /* its value, checked by roicopy.c */
     int pageable, verify, repeat, timing, json, device, quiet;
     int progress;               /* draw a progress bar on stderr */
     /* --skip-existing: the outputs that existed, not made again (their

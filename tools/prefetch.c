@@ -75,15 +75,15 @@ int roicopy_batch_threads(const roicopy_plan *p)
     return t;
 }
 
-/* Megabytes of buffers: ROICOPY_PREFETCH_MB, else a quarter of the
- * memory, at most 1024 (well under a second of reading from an SSD). */
-static size_t prefetch_cap(int *hold)
+/* Megabytes of buffers: ROICOPY_PREFETCH_MB (read and checked by
+ * roicopy.c with the options), else a quarter of the memory, at most 1024
+ * (well under a second of reading from an SSD). */
+static size_t prefetch_cap(const roicopy_plan *p, int *hold)
 {
-    const char *e = getenv("ROICOPY_PREFETCH_MB");
     size_t cap = (size_t)1 << 30, mem = quarter_of_memory();
+    unsigned long mb = p->prefetch_mb;
     *hold = 0;
-    if (e && *e) {
-        unsigned long mb = strtoul(e, NULL, 10);
+    if (p->prefetch_given) {
         cap = mb > (SIZE_MAX >> 20) ? SIZE_MAX : (size_t)mb << 20; /* huge: no cap */
         *hold = cap == 0;
         return cap;
@@ -182,7 +182,7 @@ prefetch_set *roicopy_prefetch_start(const roicopy_plan *p)
     pthread_cond_init(&ps->cv, NULL);
     frame_sizes(p, &in, &out);
     per = in + out;
-    cap = prefetch_cap(&hold);
+    cap = prefetch_cap(p, &hold);
     want = per ? cap / per : p->nframes;
     if (want < (size_t)lo)
         want = (size_t)lo;

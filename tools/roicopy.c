@@ -74,6 +74,8 @@ typedef struct options {
     const char *files_from; /* --files-from FILE, "-" standard input */
     int nul_names;          /* -0: --files-from's names end in NUL */
     int skip_existing;      /* --skip-existing */
+    int prefetch_given;     /* ROICOPY_PREFETCH_MB set, not empty */
+    unsigned long prefetch_mb;
     char *names_buf;        /* the text of --files-from */
 } options;
 
@@ -565,6 +567,18 @@ static int check_dashes(const options *o)
     return 0;
 }
 
+/* ROICOPY_PREFETCH_MB, read as strictly as an option's number: "-1" was
+ * taken by strtoul as no cap at all, "abc" and "" after a typo as 0 (read
+ * nothing ahead), "64M" as 64.  Empty is unset. */
+static int check_environment(int *given, unsigned long *mb)
+{
+    const char *e = getenv("ROICOPY_PREFETCH_MB");
+    *given = e && *e;
+    *mb = 0;
+    return *given ? number_option("ROICOPY_PREFETCH_MB", e, 0, GEOM_MAX, mb)
+                  : 0;
+}
+
 /* Options that need another, in every mode (one input, a batch, tiles). */
 static int check_needs(const options *o)
 {
@@ -582,7 +596,8 @@ static int check_needs(const options *o)
 static int check_combinations(options *o)
 {
     int rc;
-    if ((rc = check_needs(o)) != 0)
+    if ((rc = check_needs(o)) != 0 ||
+        (rc = check_environment(&o->prefetch_given, &o->prefetch_mb)) != 0)
         return rc;
     if (o->files_from && !o->outdir)
         return usage_line(roicopy_fail(RC_USAGE, NULL,
@@ -1012,6 +1027,8 @@ static void fill_plan(const options *o, roicopy_plan *p)
     p->threads = o->threads_given ? (int)o->threads
                                   : roicopy_batch_threads(p);
     p->io_only = io_only();
+    p->prefetch_given = o->prefetch_given;
+    p->prefetch_mb = o->prefetch_mb;
     p->verify = o->verify;
     p->repeat = (int)o->repeat;
     p->timing = o->timing;
@@ -1038,7 +1055,8 @@ static void free_plan(roicopy_plan *p)
 static int run_tiles(const options *o)
 {
     roicopy_tiles_request rq;
-    int rc;
+    int rc, given; /* ROICOPY_PREFETCH_MB: checked, not used here */
+    unsigned long mb;
     const char *bad = o->place_given || o->canvas_given ? "--place/--canvas"
                       : o->streams_given                 ? "--streams"
                       : o->threads_given                 ? "--threads"
@@ -1070,7 +1088,8 @@ static int run_tiles(const options *o)
                                        "(the outputs go to -o DIR or "
                                        "--stack FILE)"
                                      : "no INPUT given", o->nargs));
-    if ((rc = check_needs(o)) != 0)
+    if ((rc = check_needs(o)) != 0 ||
+        (rc = check_environment(&given, &mb)) != 0)
         return rc;
     if (o->json && !o->dry_run)
         return roicopy_fail(RC_USAGE, NULL, "--json with tiles needs "

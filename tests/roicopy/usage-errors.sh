@@ -114,6 +114,23 @@ expect_error 2 "--canvas 268435456x262145 of 4-byte pixels is 281476050452480 by
 plan_has "a canvas of 2^48 bytes is taken" "canvas:   2147483647x131072, ROI placed at 0,0" \
     --place 0,0 --canvas 2147483647x131072 "$G" "$OUT/new.pgm"
 
+# ROICOPY_PREFETCH_MB is read as strictly as an option's number, before
+# anything is read or the GPU started: strtoul took "-1" as no cap at all,
+# "abc" as 0 (nothing read ahead) and "64M" as 64, in silence.
+for case in '-1|negative value' 'abc|missing value' '64M|trailing "M"' \
+    '1e3|trailing "e3"' '2147483648|value 2147483648 is too large (at most 2147483647)'; do
+    val=${case%%|*} text=${case#*|}
+    ROICOPY_PREFETCH_MB=$val
+    export ROICOPY_PREFETCH_MB
+    expect_error 2 "roicopy: bad ROICOPY_PREFETCH_MB value \"$val\": $text" \
+        "ROICOPY_PREFETCH_MB=$val is refused by name" -- "$G" "$RGBA" -o "$OUT/batch"
+    expect_error 2 "roicopy: bad ROICOPY_PREFETCH_MB value \"$val\"" \
+        "ROICOPY_PREFETCH_MB=$val is refused with --tiles too" -- --dry-run --tiles 8x8 "$G" -o "$OUT/batch"
+done
+ROICOPY_PREFETCH_MB=
+plan_has "an empty ROICOPY_PREFETCH_MB is unset" "output:" "$G" "$RGBA" -o "$OUT/batch"
+unset ROICOPY_PREFETCH_MB
+
 # --help and --version: exit 0, text on stdout, nothing on stderr.
 if "$ROICOPY" --help >"$T/help" 2>"$T/err" && [ ! -s "$T/err" ] &&
     grep -q '^usage: roicopy' "$T/help" && grep -q -- '--roi WxH+X+Y' "$T/help"; then
