@@ -247,6 +247,44 @@ static int plan_outputs(roicopy_tiles_plan *tp)
     return worst;
 }
 
+/* Every region is held at once: the dense batch on the GPU and in pinned
+ * host memory, beside the image (pinned too).  A request whose bytes pass
+ * this machine's memory (overlapping tiles of a small, well-compressed
+ * PNG: 16000x16000+1+1 of a 16384x16384 image is 148225 tiles of 256 MB)
+ * is refused here, before the GPU, not by cudaMalloc or cudaHostAlloc
+ * (exit 5) after the image was read, nor by pinning most of the memory. */
+static int check_batch_size(const roicopy_tiles_plan *tp)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    unsigned long long batch = 0, b, mem;
+    size_t i;
+    int over = 0;
+    if (pages <= 0 || psz <= 0)
+        return 0; /* unknown: cudaHostAlloc will say */
+    mem = (unsigned long long)pages * (unsigned long long)psz;
+    for (i = 0; i < tp->n && !over; ++i) {
+        /* width x pixel bytes is at most a row of the image (2^31) */
+        b = (unsigned long long)tp->t[i].r.width * tp->in.pixel_bytes *
+            tp->t[i].r.height;
+        over = b > ULLONG_MAX - batch;
+        batch += over ? 0 : b;
+    }
+    if (!over && batch <= mem && tp->in.total_bytes <= mem - batch)
+        return 0;
+    if (over)
+        return roicopy_fail(RC_USAGE, tp->rq->input, "the %lu regions "
+                            "come to more than 2^64 bytes, held at once on "
+                            "the GPU and in pinned host memory: cut fewer "
+                            "or smaller regions", (unsigned long)tp->n);
+    return roicopy_fail(RC_USAGE, tp->rq->input, "the %lu region%s come%s "
+                        "to %llu bytes, held at once on the GPU and, with "
+                        "the image's %llu, in pinned host memory: more than "
+                        "this machine's %llu bytes of memory; cut fewer or "
+                        "smaller regions", (unsigned long)tp->n,
+                        tp->n == 1 ? "" : "s", tp->n == 1 ? "s" : "", batch,
+                        (unsigned long long)tp->in.total_bytes, mem);
+}
+
 static void say_dropped(const roicopy_tiles_plan *tp)
 {
     if (tp->rq->verbose && tp->rq->tiles_given)
@@ -445,6 +483,8 @@ int roicopy_tiles_main(const roicopy_tiles_request *rq)
     tp.elem = tp.in.pixel_bytes <= CUXFER_ELEM_MAX ? tp.in.pixel_bytes : tp.in.bytes;
     tp.epp = tp.in.pixel_bytes / tp.elem;
     rc = rq->tiles_given ? make_grid(&tp) : take_rois(&tp);
+    if (rc == 0)
+        rc = check_batch_size(&tp);
     if (rc == 0)
         rc = plan_outputs(&tp);
     if (rc == 0) {

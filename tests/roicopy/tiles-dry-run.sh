@@ -133,6 +133,24 @@ mkdir "$T/d" && mkdir "$T/d/gray-97x61-1.pgm"
 expect_error 4 "is a directory" "an output name taken by a directory" -- \
     --roi 2x2 --roi 3x3 -o "$T/d" "$SAMPLES/gray-97x61.pgm"
 
+# -- regions that no machine's memory holds at once: refused before the GPU ---
+# The batch of every region is held on the GPU and in pinned host memory
+# at once; overlapping tiles of a large image (here a sparse 4 GiB PGM,
+# 288369 tiles of 65000x65000 = 1.2 PB) passed every check and failed
+# only at cudaMalloc (exit 5), after the image was read.
+if have truncate; then
+    printf 'P5\n65536 65536\n255\n' >"$T/sparse.pgm"
+    truncate -s $((19 + 65536 * 65536)) "$T/sparse.pgm"
+    expect_error 2 "$T/sparse.pgm: the 288369 regions come to 1218359025000000 bytes, held at once on the GPU and, with the image's 4294967296, in pinned host memory: more than this machine's" \
+        "tiles past the machine's memory are refused before the GPU" -- \
+        --dry-run --tiles 65000x65000+1+1 -o "$OUT/t" "$T/sparse.pgm"
+    expect_error 2 "$T/sparse.pgm: the 288369 regions come to 1218359025000000 bytes" \
+        "into a stack, too" -- --dry-run --tiles 65000x65000+1+1 --stack "$OUT/s.pgm" "$T/sparse.pgm"
+    rm -f "$T/sparse.pgm"
+else
+    skip_one "regions past the machine's memory: no truncate"
+fi
+
 # -- without a device, a real run fails in one line and writes nothing -------
 rm -rf "$T/nodev" && mkdir "$T/nodev"
 env CUDA_VISIBLE_DEVICES= "$ROICOPY" --tiles 16x16 -o "$T/nodev" "$RGB" >"$T/stdout" 2>"$T/err"
