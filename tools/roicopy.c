@@ -704,6 +704,52 @@ static int check_roi(const options *o, roicopy_frame *f)
 
 /* The input's header, the ROI and the output's format (--format, else the
  * output's extension, else the input's format). */
+/* What a frame holds in host memory at once must fit in the machine: one
+ * input, or --pageable, holds the whole image and the ROI (pinned, or
+ * malloc'd); a batch reads each frame ahead into buffers of its own, the
+ * rows of the ROI (of a netpbm or raw file) or the whole decoded image
+ * (PNG, TIFF), with its output, two buffers at the least.  A frame past
+ * that (a PNG of a few MB decodes to GBs) was allocated all the same: a
+ * batch's buffers are malloc'd, and two of them each under the memory but
+ * together over it are both granted by the kernel's default overcommit,
+ * then filled by the reading threads (the OOM killer's to settle); one
+ * input's cudaHostAlloc failed (exit 5) once the context was up and, with
+ * --pageable, its malloc overcommitted too. */
+static int check_memory(const options *o, const roicopy_frame *f)
+{
+    static long pages = -2, psz; /* asked once: a batch has 10^6 frames */
+    int batch = o->outdir && o->nargs > 1 && !o->pageable;
+    unsigned long long mem, in, held;
+    if (pages == -2) {
+        psz = sysconf(_SC_PAGESIZE);
+        pages = sysconf(_SC_PHYS_PAGES);
+    }
+    if (pages <= 0 || psz <= 0)
+        return 0; /* unknown: the allocation will say */
+    mem = (unsigned long long)pages * (unsigned long long)psz;
+    in = batch && image_can_read_span(&f->in)
+             ? (unsigned long long)f->roi.height * f->in.row_bytes
+             : (unsigned long long)f->in.total_bytes;
+    held = in + f->out.total_bytes; /* each under 2^63 */
+    if (batch ? held <= mem / 2 : held <= mem)
+        return 0;
+    if (batch)
+        return roicopy_fail(RC_USAGE, f->input, "a batch holds two frames "
+                            "at once at the least (one read ahead, one being "
+                            "written), %llu bytes each here (%s %llu, the ROI "
+                            "%llu): more than this machine's %llu bytes of "
+                            "memory",
+                            held, image_can_read_span(&f->in)
+                                      ? "the ROI's rows" : "the image",
+                            in, (unsigned long long)f->out.total_bytes,
+                            mem);
+    return roicopy_fail(RC_USAGE, f->input, "the image (%llu bytes) and the "
+                        "ROI (%llu) are held in %s memory at once: more than "
+                        "this machine's %llu bytes of memory", in,
+                        (unsigned long long)f->out.total_bytes,
+                        o->pageable ? "host" : "pinned host", mem);
+}
+
 static int check_input(const options *o, roicopy_frame *f, frame_check *c)
 {
     char err[IMAGE_ERR_MAX];
@@ -734,7 +780,7 @@ static int check_input(const options *o, roicopy_frame *f, frame_check *c)
                             err + k);
     }
     choose_elements(f);
-    return 0;
+    return check_memory(o, f);
 }
 
 typedef struct ident {

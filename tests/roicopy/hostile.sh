@@ -451,6 +451,30 @@ expect_error 2 "not raw (from --format): raw images have no header to split on" 
 expect_error 3 "roicopy: x\\xc2\\x9b31m.pgm: No such file or directory" \
     "a C1 control in a file name is escaped" -- --dry-run "$(printf 'x\302\23331m.pgm')" "$OUT/new.pgm"
 
+# ---- 14: frames no machine's memory holds ------------------------------------
+# A sparse PGM a GiB larger than this machine's memory: one input holds it
+# whole in pinned memory, a batch twice (two buffers: one read ahead, one
+# being written; malloc'd, so they overcommitted and the reading threads
+# exhausted the memory).  Refused before anything is read; a batch that
+# reads only the ROI's rows of it is planned.
+mem_kb=$(awk '/^MemTotal:/ { printf "%d", $2 }' /proc/meminfo 2>/dev/null)
+rows=$(( ${mem_kb:-0} / 64 + 16384 ))
+if [ "${mem_kb:-0}" -gt 0 ] && printf 'P5\n65536 %d\n255\n' "$rows" >"$T/big.pgm" &&
+    truncate -s $(( $(wc -c <"$T/big.pgm") + 65536 * rows )) "$T/big.pgm" 2>/dev/null; then
+    ln "$T/big.pgm" "$T/big2.pgm"
+    expect_error 2 "$T/big.pgm: the image ($((65536 * rows)) bytes) and the ROI (256) are held in pinned host memory at once: more than this machine's" \
+        "one input larger than the memory is refused before the GPU" -- --dry-run --roi 16x16 "$T/big.pgm" "$OUT/new.pgm"
+    expect_error 2 "the ROI (256) are held in host memory at once" \
+        "--pageable too (malloc'd, it would overcommit)" -- --dry-run --pageable --roi 16x16 "$T/big.pgm" "$OUT/new.pgm"
+    expect_error 2 "$T/big.pgm: a batch holds two frames at once at the least (one read ahead, one being written), $((2 * 65536 * rows)) bytes each here (the ROI's rows $((65536 * rows)), the ROI $((65536 * rows))): more than this machine's" \
+        "a batch frame twice larger than the memory is refused" -- --dry-run "$T/big.pgm" "$G" -o "$OUT/b"
+    plan_has "a batch reading 16 rows of it is planned" "pipeline: 2 frames" \
+        --roi 16x16 "$T/big.pgm" "$T/big2.pgm" -o "$OUT/b"
+    rm -f "$T/big.pgm" "$T/big2.pgm"
+else
+    skip_one "frames larger than the memory: no /proc/meminfo or no sparse file"
+fi
+
 # ---- 13: roicopy(1) renders cleanly ---------------------------------------------------
 if have mandoc; then
     mandoc -Tutf8 "$top_srcdir/man/roicopy.1" 2>/dev/null | col -b >"$T/page"
