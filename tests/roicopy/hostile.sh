@@ -23,6 +23,8 @@
 #  - a batch ends at its first bad frame and tells that one, even when a
 #    later one fails first (ROICOPY_IO_ONLY; the ring in hostile-gpu.sh);
 #  - --files-from is capped; misleading messages name the real problem;
+#  - a frame larger than the machine's memory is refused before the GPU
+#    (a sparse file); an output that is a symbolic link is replaced;
 #  - roicopy(1) renders without stray markup.
 # The write path is driven through tests/roicopy/codec-tool (the same
 # image_write_atomic and codecs roicopy calls).  netpbm's tools are the
@@ -451,7 +453,7 @@ expect_error 2 "not raw (from --format): raw images have no header to split on" 
 expect_error 3 "roicopy: x\\xc2\\x9b31m.pgm: No such file or directory" \
     "a C1 control in a file name is escaped" -- --dry-run "$(printf 'x\302\23331m.pgm')" "$OUT/new.pgm"
 
-# ---- 14: frames no machine's memory holds ------------------------------------
+# ---- 13: frames no machine's memory holds ------------------------------------
 # A sparse PGM a GiB larger than this machine's memory: one input holds it
 # whole in pinned memory, a batch twice (two buffers: one read ahead, one
 # being written; malloc'd, so they overcommitted and the reading threads
@@ -475,7 +477,18 @@ else
     skip_one "frames larger than the memory: no /proc/meminfo or no sparse file"
 fi
 
-# ---- 13: roicopy(1) renders cleanly ---------------------------------------------------
+# ---- 14: an output that is a symbolic link is replaced, as mv replaces it --
+# (roicopy(1) says so; the file the link named is left as it was.)
+mkdir "$T/sl" && printf 'linked\n' >"$T/target" && ln -s ../target "$T/sl/gray-97x61.pgm"
+if env CUDA_VISIBLE_DEVICES= ROICOPY_IO_ONLY=1 "$ROICOPY" -q --roi 8x8 "$G" "$SAMPLES/rgb-80x60.ppm" -o "$T/sl" 2>"$T/err" &&
+    [ -f "$T/sl/gray-97x61.pgm" ] && [ ! -L "$T/sl/gray-97x61.pgm" ] &&
+    [ "$(cat "$T/target")" = linked ]; then
+    pass "an output that is a symbolic link is replaced by the file, its target left alone"
+else
+    fail "an output that is a symbolic link"; diag_file "$T/err"
+fi
+
+# ---- 15: roicopy(1) renders cleanly ---------------------------------------------------
 if have mandoc; then
     mandoc -Tutf8 "$top_srcdir/man/roicopy.1" 2>/dev/null | col -b >"$T/page"
     check "roicopy(1): no stray '-(' or '..'" eval '! grep -nE -- "-\(|[a-z]\.\.It|all\.\." "$T/page" >"$T/err"'
