@@ -78,7 +78,7 @@ ring-takes-no-slots|cpu|s#if (slots < 1 || slots > 1024)$#if (slots < 0 || slots
 rois-overlap-reason-higher-first|cpu|s#size_t lo = a->i < bi ? a->i : bi, hi = a->i < bi ? bi : a->i;#size_t hi = a->i < bi ? a->i : bi, lo = a->i < bi ? bi : a->i;#
 rois-exceeds-reason-dims-swapped|cpu|/exceeds the %zux%zu "$/,/host->width, host->height);$/s#host->width, host->height);$#host->height, host->width);#
 pitch-reason-without-pitch|cpu|s#"exceeds pitch %zu", \([A-Z_]*\), row, v->width,#"exceeds pitch %zu", \1, row, v->width, v->elem_size, row); (void)(#
-plan-refused-not-zeroed|cpu|/^CUXFER_API cudaError_t cuxfer_plan2d_create(/,/^}/s#^        memset(p, 0, sizeof \*p);#        p->ready = 0;#
+plan-refused-not-zeroed|cpu|/^CUXFER_API cudaError_t cuxfer_@I@_team_options(/,/^}/s#^        memset(obj, 0, size);#        (void)obj;#
 pinned-pool-refusal-keeps-options|cpu|s#^    memset(p, 0, sizeof \*p); /\* and so it stays on a refusal \*/#    memset(p, 0, sizeof *p); if (opt) p->opt = *opt;#
 wait-all-asks-for-nothing|cpu|s#^    if (!any) /\* nothing to wait for#    if (0) /* nothing to wait for#
 pool-create-on-asks-device-first|cpu|s#CUXFER_TRY(cuxfer_@I@_pool_args("cuxfer_stream_pool_create_on", p, count, flags));#if (!p) return cudaErrorInvalidValue; memset(p, 0, sizeof *p);#
