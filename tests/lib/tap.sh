@@ -12,7 +12,17 @@
 #   point STATUS DESC [FILE]     passes when STATUS is 0 (`point $? ...`
 #                                after a compound test; FILE as
 #                                diagnostics when it fails)
-#   diag_file FILE               FILE as diagnostics
+#   diag_file FILE [N]           FILE (its last N lines) as diagnostics
+#   relay <FILE                  FILE's own unnumbered points, each one of
+#                                ours: "ok - DESC", "not ok - DESC", "ok -
+#                                # SKIP REASON"; its other lines as
+#                                diagnostics; status 1 when it held no
+#                                point.  Redirect, never pipe, into it: a
+#                                pipeline's count would be lost
+#   finish [N]                   the plan, last; with N, first a failing
+#                                point unless exactly N points ran (for a
+#                                test whose branches must each give all
+#                                their points)
 #   have COMMAND                 COMMAND's first word runs here ("$NVCC"
 #                                may carry flags; empty: no)
 
@@ -36,8 +46,31 @@ fail() {
     echo "not ok $tap_n - $*"
 }
 skip_one() { tap_n=$((tap_n + 1)); echo "ok $tap_n - # SKIP $*"; }
-diag_file() { sed 's/^/#   /' "$1"; }
-finish() { echo "1..$tap_n"; exit 0; }
+diag_file() {
+    if [ -n "${2:-}" ]; then tail -n "$2" "$1"; else cat "$1"; fi | sed 's/^/#   /'
+}
+finish() {
+    if [ -n "${1:-}" ] && [ "$tap_n" -ne "$1" ]; then
+        fail "planned $1 points, ran $tap_n"
+    fi
+    echo "1..$tap_n"
+    exit 0
+}
+
+relay() {
+    tap_relayed=0
+    while IFS= read -r tap_line; do
+        case $tap_line in
+        "ok - # SKIP "*) skip_one "${tap_line#ok - # SKIP }" ;;
+        "ok - "*) pass "${tap_line#ok - }" ;;
+        "not ok - "*) fail "${tap_line#not ok - }" ;;
+        "#"*) printf '%s\n' "$tap_line"; continue ;;
+        *) printf '# %s\n' "$tap_line"; continue ;;
+        esac
+        tap_relayed=$((tap_relayed + 1))
+    done
+    [ "$tap_relayed" -gt 0 ]
+}
 
 try() {
     tap_desc=$1
