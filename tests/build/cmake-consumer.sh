@@ -11,22 +11,17 @@
 if ! command -v "$CMAKE" >/dev/null 2>&1; then
     echo "1..0 # SKIP no cmake"; exit 0
 fi
-echo "1..11"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-cmake.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 src=$(cd "$top_srcdir" && pwd)
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -z "$2" ] || tail -n 40 "$2" | sed 's/^/# /'; }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
 
 if $MAKE -C "$top_builddir" install-includeHEADERS install-nodist_cmakeconfigDATA \
     DESTDIR="$tmp/stage" >"$tmp/log" 2>&1 &&
     cfg=$(find "$tmp/stage" -name cuxferConfig.cmake | head -n 1) && [ -n "$cfg" ] &&
     [ -f "$(dirname "$cfg")/cuxferConfigVersion.cmake" ]; then
-    ok "staged install of cuxferConfig.cmake and cuxferConfigVersion.cmake"
+    pass "staged install of cuxferConfig.cmake and cuxferConfigVersion.cmake"
 else
-    notok "staged install of the CMake package" "$tmp/log"
+    fail "staged install of the CMake package"; diag_file "$tmp/log" 40
 fi
 # Relocatable: the staged tree is found from its own place, so moving it is
 # no different from installing elsewhere.
@@ -54,25 +49,27 @@ configure_build() {
 runs() {
     if "$tmp/$1/build/app" >"$tmp/$1.run" 2>&1 &&
         grep -q "^cuxfer $PACKAGE_VERSION" "$tmp/$1.run"; then
-        ok "$1 consumer runs: $(head -n 1 "$tmp/$1.run")"
+        pass "$1 consumer runs: $(head -n 1 "$tmp/$1.run")"
     else
-        notok "$1 consumer runs" "$tmp/$1.run"
+        fail "$1 consumer runs"; diag_file "$tmp/$1.run" 40
     fi
 }
 
 project c C "$src/tests/build/pkgconfig-consumer.c" "$PACKAGE_VERSION"
 if configure_build c; then
-    ok "C consumer: find_package(cuxfer $PACKAGE_VERSION CONFIG), cuxfer::cuxfer"
+    pass "C consumer: find_package(cuxfer $PACKAGE_VERSION CONFIG), cuxfer::cuxfer"
     runs c
 else
-    notok "C consumer configures and builds" "$tmp/c.log"; skip "C consumer not built"
+    fail "C consumer configures and builds"
+    diag_file "$tmp/c.log" 40
+    skip_one "C consumer not built"
 fi
 # The target carries the include directory of the moved tree and CUDA::cudart.
 if grep -q -- "$root/include" "$tmp/c/build/CMakeFiles/app.dir/flags.make" 2>/dev/null &&
     grep -q "cudart" "$tmp/c/build/CMakeFiles/app.dir/link.txt" 2>/dev/null; then
-    ok "cuxfer::cuxfer gives -I$root/include and libcudart"
+    pass "cuxfer::cuxfer gives -I$root/include and libcudart"
 else
-    notok "cuxfer::cuxfer gives the include directory and libcudart"
+    fail "cuxfer::cuxfer gives the include directory and libcudart"
 fi
 
 # Where FindCUDAToolkit finds no toolkit (a machine with only the CUDA
@@ -81,21 +78,23 @@ fi
 project rt C "$src/tests/build/pkgconfig-consumer.c" "$PACKAGE_VERSION"
 if configure_build rt -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=TRUE &&
     grep -q "cudart" "$tmp/rt/build/CMakeFiles/app.dir/link.txt" 2>/dev/null; then
-    ok "without FindCUDAToolkit: CUDA::cudart from the configured runtime's tree"
+    pass "without FindCUDAToolkit: CUDA::cudart from the configured runtime's tree"
     runs rt
 else
-    notok "without FindCUDAToolkit: CUDA::cudart from the configured runtime's tree" "$tmp/rt.log"
-    skip "runtime-only consumer not built"
+    fail "without FindCUDAToolkit: CUDA::cudart from the configured runtime's tree"
+    diag_file "$tmp/rt.log" 40
+    skip_one "runtime-only consumer not built"
 fi
 
 major=${PACKAGE_VERSION%%.*}
 project other C "$src/tests/build/pkgconfig-consumer.c" "$((major + 1)).0"
 if configure_build other; then
-    notok "find_package(cuxfer $((major + 1)).0) is refused" "$tmp/other.log"
+    fail "find_package(cuxfer $((major + 1)).0) is refused"; diag_file "$tmp/other.log" 40
 elif grep -q "cuxferConfigVersion.cmake\|not compatible\|version" "$tmp/other.log"; then
-    ok "find_package(cuxfer $((major + 1)).0) is refused (SameMajorVersion)"
+    pass "find_package(cuxfer $((major + 1)).0) is refused (SameMajorVersion)"
 else
-    notok "find_package(cuxfer $((major + 1)).0) refused for its version" "$tmp/other.log"
+    fail "find_package(cuxfer $((major + 1)).0) refused for its version"
+    diag_file "$tmp/other.log" 40
 fi
 
 # CUDA language: only if CMake and nvcc work together here.
@@ -112,25 +111,28 @@ if "$CMAKE" -S "$tmp/probe" -B "$tmp/probe/build" $nvcc_args \
     project cu "C CUDA" "$src/tests/build/consumer.cu" "$PACKAGE_VERSION"
     # shellcheck disable=SC2086
     if configure_build cu $nvcc_args; then
-        ok "CUDA consumer (LANGUAGES C CUDA) builds with cuxfer::cuxfer"
+        pass "CUDA consumer (LANGUAGES C CUDA) builds with cuxfer::cuxfer"
         runs cu
     else
-        notok "CUDA consumer configures and builds" "$tmp/cu.log"; skip "CUDA consumer not built"
+        fail "CUDA consumer configures and builds"
+        diag_file "$tmp/cu.log" 40
+        skip_one "CUDA consumer not built"
     fi
     # CUDA alone: no C or CXX, so no FindThreads (it needs one of them).
     project cuonly CUDA "$src/tests/build/consumer.cu" "$PACKAGE_VERSION"
     # shellcheck disable=SC2086
     if configure_build cuonly $nvcc_args; then
-        ok "CUDA-only consumer (LANGUAGES CUDA) builds with cuxfer::cuxfer"
+        pass "CUDA-only consumer (LANGUAGES CUDA) builds with cuxfer::cuxfer"
         runs cuonly
     else
-        notok "CUDA-only consumer (LANGUAGES CUDA) configures and builds" "$tmp/cuonly.log"
-        skip "CUDA-only consumer not built"
+        fail "CUDA-only consumer (LANGUAGES CUDA) configures and builds"
+        diag_file "$tmp/cuonly.log" 40
+        skip_one "CUDA-only consumer not built"
     fi
 else
-    skip "CMake cannot use nvcc here ($(grep -m1 -i 'error' "$tmp/probe.log"))"
-    skip "CUDA consumer not built"
-    skip "CMake cannot use nvcc here"
-    skip "CUDA-only consumer not built"
+    skip_one "CMake cannot use nvcc here ($(grep -m1 -i 'error' "$tmp/probe.log"))"
+    skip_one "CUDA consumer not built"
+    skip_one "CMake cannot use nvcc here"
+    skip_one "CUDA-only consumer not built"
 fi
-[ "$n" -eq 11 ] || echo "not ok 99 - planned 11, ran $n"
+finish 11

@@ -14,8 +14,8 @@ if ! command -v bash >/dev/null 2>&1; then
 fi
 src=$(cd "$top_srcdir" && pwd) || exit 1
 built=$(cd "$top_builddir" && pwd)/tools/roicopy
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-compl.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 # A stand-in nvidia-smi with four GPUs, and one that fails.
 mkdir -p "$tmp/gpus" "$tmp/nogpu" "$tmp/work/subdir"
 printf '#!/bin/sh\nfor i in 0 1 2 3; do echo "GPU $i: NVIDIA H200 (UUID: GPU-$i)"; done\n' \
@@ -43,19 +43,17 @@ modes=plain
 [ -n "$bc" ] && modes="bash-completion plain"
 ncases=21
 nmodes=$(echo $modes | wc -w)
-echo "1..$((ncases * nmodes + 4))"
 
-n=0
 for mode in $modes; do
     bcfile=
     [ "$mode" = bash-completion ] && bcfile=$bc
-    out=$(cd "$tmp/work" && BCFILE=$bcfile SRC=$src TMPD=$tmp BUILT=$built MODE=$mode N=$n bash --norc --noprofile <<'BASH'
+    out=$(cd "$tmp/work" && BCFILE=$bcfile SRC=$src TMPD=$tmp BUILT=$built MODE=$mode bash --norc --noprofile <<'BASH'
 [ -n "$BCFILE" ] && . "$BCFILE" 2>/dev/null
 . "$SRC/completions/bash/roicopy"
 . "$SRC/completions/bash/xferbench"
-n=$N
 # expect "WANT" FUNC WORDS...: complete the last word, compare the sorted
-# replies (one line, space-separated) with WANT.
+# replies (one line, space-separated) with WANT: a point, unnumbered
+# (the test's relay numbers it).
 expect() {
     local want=$1 fn=$2; shift 2
     COMP_WORDS=("$@")
@@ -68,11 +66,10 @@ expect() {
     local got
     got=$(printf '%s\n' "${COMPREPLY[@]}" | sed '/^$/d' | sort | tr '\n' ' ')
     got=${got% }
-    n=$((n + 1))
     if [[ $got == "$want" ]]; then
-        echo "ok $n - $MODE: '$*' -> $want"
+        echo "ok - $MODE: '$*' -> $want"
     else
-        echo "not ok $n - $MODE: '$*' -> got '$got', want '$want'"
+        echo "not ok - $MODE: '$*' -> got '$got', want '$want'"
     fi
 }
 PATH0=$PATH
@@ -99,8 +96,8 @@ if [[ -x $BUILT ]]; then
         sed 's/^[ ,]*//' | sort -u | tr '\n' ' ')
     expect "${all% }" _roicopy "$BUILT" -
 else
-    n=$((n + 2)); echo "ok $((n - 1)) # SKIP roicopy is not built"
-    echo "ok $n # SKIP roicopy is not built"
+    echo "ok - # SKIP roicopy is not built"
+    echo "ok - # SKIP roicopy is not built"
 fi
 PATH=$TMPD/gpus:$PATH0
 expect "0 1 2 3" _roicopy roicopy --device ""
@@ -116,19 +113,18 @@ PATH=$TMPD/gpus:$PATH0
 expect "0 1 2 3" _xferbench xferbench -d ""
 BASH
     )
-    printf '%s\n' "$out"
-    n=$((n + ncases))
+    printf '%s\n' "$out" >"$tmp/$mode.tap"
+    relay <"$tmp/$mode.tap"
 done
 for z in _roicopy _xferbench; do
-    n=$((n + 1))
-    if ! command -v zsh >/dev/null 2>&1; then
-        echo "ok $n # SKIP no zsh to parse completions/zsh/$z"
+    if ! have zsh; then
+        skip_one "no zsh to parse completions/zsh/$z"
     elif head -n 1 "$src/completions/zsh/$z" | grep -q '^#compdef' &&
         zsh -n "$src/completions/zsh/$z" 2>"$tmp/zsh.err"; then
-        echo "ok $n - completions/zsh/$z: #compdef first, parses"
+        pass "completions/zsh/$z: #compdef first, parses"
     else
-        echo "not ok $n - completions/zsh/$z: #compdef first, parses"
-        sed 's/^/# /' "$tmp/zsh.err"
+        fail "completions/zsh/$z: #compdef first, parses"
+        diag_file "$tmp/zsh.err"
     fi
 done
 # zsh's --format list, and its -k and -0, with compsys stood in for: the
@@ -144,25 +140,24 @@ zsh_formats() {
         . "$1/completions/zsh/_roicopy"
         _cuxfer_roicopy_formats' "$tmp/zsh.specs" "$src" 2>&1
 }
-n=$((n + 1))
-if ! command -v zsh >/dev/null 2>&1; then
-    echo "ok $n # SKIP no zsh"
+if ! have zsh; then
+    skip_one "no zsh"
 elif [ "$(zsh_formats "$tmp/rc-all")" = "pgm ppm pam raw png tiff" ] &&
     [ "$(zsh_formats "$tmp/rc-min")" = "pgm ppm pam raw" ] &&
     [ "$(zsh_formats "$tmp/rc-bad")" = "pgm ppm pam raw" ]; then
-    echo "ok $n - zsh: --format offers the formats of the roicopy at hand"
+    pass "zsh: --format offers the formats of the roicopy at hand"
 else
-    echo "not ok $n - zsh: --format offers the formats of the roicopy at hand"
+    fail "zsh: --format offers the formats of the roicopy at hand"
     for d in rc-all rc-min rc-bad; do echo "# $d: $(zsh_formats "$tmp/$d")"; done
 fi
-n=$((n + 1))
-if ! command -v zsh >/dev/null 2>&1; then
-    echo "ok $n # SKIP no zsh"
+if ! have zsh; then
+    skip_one "no zsh"
 elif grep -Eq '^(\([^)]*\))?-k\[' "$tmp/zsh.specs" &&
     grep -Eq '^(\([^)]*\))?--keep-going\[' "$tmp/zsh.specs" &&
     grep -Eq '^(\([^)]*\))?-0\[' "$tmp/zsh.specs"; then
-    echo "ok $n - zsh: -k, --keep-going and -0 are offered"
+    pass "zsh: -k, --keep-going and -0 are offered"
 else
-    echo "not ok $n - zsh: -k, --keep-going and -0 are offered"
-    sed 's/^/# /' "$tmp/zsh.specs"
+    fail "zsh: -k, --keep-going and -0 are offered"
+    diag_file "$tmp/zsh.specs"
 fi
+finish $((ncases * nmodes + 4))

@@ -8,19 +8,14 @@
 # kernel round trip.  Absent compilers are skipped, each on its own line.
 : "${top_srcdir:=.}" "${top_builddir:=.}" "${PKG_CONFIG:=pkg-config}" "${MAKE:=make}"
 : "${prefix:=/usr/local}" "${CC:=cc}" "${CXX:=c++}"
-echo "1..12"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-consumers.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -z "$2" ] || sed 's/^/# /' "$2"; }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 
 if $MAKE -C "$top_builddir" install-includeHEADERS install-pkgconfigDATA \
     DESTDIR="$tmp/stage" >"$tmp/log" 2>&1; then
-    ok "staged install into DESTDIR"
+    pass "staged install into DESTDIR"
 else
-    notok "staged install into DESTDIR" "$tmp/log"
+    fail "staged install into DESTDIR"; diag_file "$tmp/log"
 fi
 PKG_CONFIG_PATH=$(find "$tmp/stage" -name cuxfer.pc -exec dirname {} \; | head -n 1)
 export PKG_CONFIG_PATH
@@ -29,29 +24,30 @@ flags=$($PKG_CONFIG --define-variable=prefix="$tmp/stage$prefix" \
 # The flags nvcc rejects must not be there (issue: nvcc fails on -pthread,
 # then on -Wl,-rpath).
 case " $flags " in
-*" -pthread "*|*" -Wl,"*) notok "flags every compiler accepts: $flags" ;;
-"  ") notok "pkg-config --cflags --libs cuxfer" "$tmp/log" ;;
-*) ok "flags every compiler accepts: $flags" ;;
+*" -pthread "*|*" -Wl,"*) fail "flags every compiler accepts: $flags" ;;
+"  ") fail "pkg-config --cflags --libs cuxfer"; diag_file "$tmp/log" ;;
+*) pass "flags every compiler accepts: $flags" ;;
 esac
 
 # build LABEL COMPILER LANGFLAGS SOURCE: build, then run it.
 build() {
     label=$1 cc=$2 lang=$3 src=$4
     if [ -z "$cc" ] || ! command -v "${cc%% *}" >/dev/null 2>&1; then
-        skip "$label: no compiler (${cc:-unset})"; skip "$label: not built"; return
+        skip_one "$label: no compiler (${cc:-unset})"; skip_one "$label: not built"; return
     fi
     # shellcheck disable=SC2086
     if $cc $lang -o "$tmp/$label" "$src" $flags >"$tmp/$label.log" 2>&1; then
-        ok "$label: $cc $lang builds and links"
+        pass "$label: $cc $lang builds and links"
     else
-        notok "$label: $cc $lang builds and links" "$tmp/$label.log"; skip "$label: not built"
+        fail "$label: $cc $lang builds and links"; diag_file "$tmp/$label.log"
+        skip_one "$label: not built"
         return
     fi
     if "$tmp/$label" >"$tmp/$label.run" 2>&1 &&
         grep -q "^cuxfer $PACKAGE_VERSION" "$tmp/$label.run"; then
-        ok "$label runs: $(head -n 1 "$tmp/$label.run")"
+        pass "$label runs: $(head -n 1 "$tmp/$label.run")"
     else
-        notok "$label runs" "$tmp/$label.run"
+        fail "$label runs"; diag_file "$tmp/$label.run"
     fi
 }
 w='-Wall -Wextra -Werror -pedantic'
@@ -61,4 +57,4 @@ build gxx "$CXX" "-std=c++11 $w -x c++" "$c_src"
 build clang "${CLANG:-}" "-std=c99 $w" "$c_src"
 build clangxx "${CLANGXX:-}" "-std=c++11 $w -x c++" "$c_src"
 build nvcc "${NVCC:-}" "-std=c++17 -Werror all-warnings" "$top_srcdir/tests/build/consumer.cu"
-[ "$n" -eq 12 ] || echo "not ok 99 - planned 12, ran $n"
+finish 12

@@ -21,13 +21,13 @@ fi
 list=$(sh "$src/.ci/spdx-add.sh" --list) || { echo "Bail out! .ci/spdx-add.sh --list failed"; exit 1; }
 total=$(printf '%s\n' "$list" | grep -c .)
 [ "$total" -gt 0 ] || { echo "Bail out! no files listed"; exit 1; }
-echo "1..$total"
-n=0
-printf '%s\n' "$list" | while read -r kind f; do
-    n=$((n + 1))
+. "$top_srcdir/tests/lib/tap.sh"
+printf '%s\n' "$list" >"$T/list"
+while read -r kind f; do
     if head -n 5 "$src/$f" | grep -q 'SPDX-License-Identifier: MIT'; then
-        echo "ok $n - $f"
+        pass "$f"
     else
-        echo "not ok $n - $f ($kind comment): no SPDX-License-Identifier: MIT in its first 5 lines"
+        fail "$f ($kind comment): no SPDX-License-Identifier: MIT in its first 5 lines"
     fi
-done
+done <"$T/list"
+finish "$total"

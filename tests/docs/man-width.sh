@@ -8,11 +8,9 @@
 pages=$(ls "$top_srcdir"/man/*.[1-9] 2>/dev/null)
 [ -n "$pages" ] || { echo "Bail out! no man pages in $top_srcdir/man"; exit 1; }
 count=$(printf '%s\n' "$pages" | grep -c .)
-echo "1..$((count * 2))"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-manw.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 bs=$(printf '\b')
-n=0
 # width FILE: the lines over 80 columns, overstrikes removed, one column per
 # UTF-8 character (continuation bytes dropped).
 width() {
@@ -21,23 +19,22 @@ width() {
 # render NAME COMMAND...: run a formatter on a page, check stderr and width.
 render() {
     name=$1; shift
-    n=$((n + 1))
     "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
     wide=$(width "$tmp/out")
     if [ $rc = 0 ] && [ ! -s "$tmp/err" ] && [ -z "$wide" ] && [ -s "$tmp/out" ]; then
-        echo "ok $n - $name $page"
+        pass "$name $page"
     else
-        echo "not ok $n - $name $page (status $rc)"
-        sed 's/^/# /' "$tmp/err"
+        fail "$name $page (status $rc)"
+        diag_file "$tmp/err"
         [ -z "$wide" ] || printf '%s\n' "$wide" | sed 's/^/# over 80 columns: /'
     fi
 }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1 $page: not installed"; }
 for page in $pages; do
-    if command -v mandoc >/dev/null 2>&1; then
+    if have mandoc; then
         render mandoc mandoc -Tutf8 -Wwarning "$page"
-    else skip mandoc; fi
-    if command -v groff >/dev/null 2>&1; then
+    else skip_one "mandoc $page: not installed"; fi
+    if have groff; then
         render groff groff -man -Tutf8 -ww -P-cbou "$page"
-    else skip groff; fi
+    else skip_one "groff $page: not installed"; fi
 done
+finish $((count * 2))

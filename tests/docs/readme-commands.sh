@@ -39,13 +39,8 @@ if [ "$1" = --extract ]; then
     exit $?
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-readme.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-n=0
-pass() { n=$((n + 1)); echo "ok $n - $*"; }
-fail() { n=$((n + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - # SKIP $*"; }
-diag() { sed 's/^/# /' "$1"; }
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 
 mkdir "$tmp/b"
 extract "$readme" "$tmp/b"
@@ -59,7 +54,7 @@ awk 'length > 80 { printf "README.md:%d: %d columns\n", FNR, length }
     "$readme" >"$tmp/size"
 if [ -s "$tmp/size" ]; then
     fail "README.md: lines of at most 80 columns, about 250 lines"
-    diag "$tmp/size"
+    diag_file "$tmp/size"
 else
     pass "README.md: $(wc -l <"$readme") lines, none wider than 80 columns"
 fi
@@ -82,14 +77,14 @@ for b in $sh_blocks; do
     if sh -n "$tmp/b/$b" 2>"$tmp/log"; then
         pass "sh block $b parses"
     else
-        fail "sh block $b does not parse"; diag "$tmp/log"
+        fail "sh block $b does not parse"; diag_file "$tmp/log"
     fi
 done
 
 # 4. Every roicopy option used is one roicopy --help lists.
 roicopy="$top_builddir/tools/roicopy"
 if [ ! -x "$roicopy" ]; then
-    skip "roicopy's options: tools/roicopy is not built"
+    skip_one "roicopy's options: tools/roicopy is not built"
 else
     "$roicopy" --help >"$tmp/help" 2>&1
     # Logical lines (continuations joined), then the words after each
@@ -122,7 +117,7 @@ printf '#include <cuda_runtime_api.h>\n' >"$tmp/probe.c"
 # shellcheck disable=SC2086 # the flag variables are word lists
 if ! $CC -std=c99 $CUDA_CPPFLAGS -fsyntax-only "$tmp/probe.c" \
         >/dev/null 2>&1; then
-    skip "README's C blocks: no CUDA runtime headers (configure found no CUDA)"
+    skip_one "README's C blocks: no CUDA runtime headers (configure found no CUDA)"
 else
     for b in $c_blocks; do
         src="$tmp/b/$b" what=program link='' done="compiles and links"
@@ -141,14 +136,14 @@ else
                 >"$tmp/log" 2>&1; then
             pass "C block $b ($what) $done"
         else
-            fail "C block $b ($what) does not compile"; diag "$tmp/log"
+            fail "C block $b ($what) does not compile"; diag_file "$tmp/log"
         fi
     done
 fi
 
 # 6. The roicopy blocks run as written, in order, with --dry-run.
 if [ ! -x "$roicopy" ]; then
-    skip "README's roicopy commands: tools/roicopy is not built"
+    skip_one "README's roicopy commands: tools/roicopy is not built"
 else
     real=$(cd "$(dirname "$roicopy")" && pwd)/roicopy
     w="$tmp/run"
@@ -165,7 +160,7 @@ else
         then continue; fi
         if grep -q '^parallel' "$f" &&
             ! parallel --version 2>/dev/null | grep -q 'GNU parallel'
-        then skip "sh block $b: GNU parallel is not installed"; continue; fi
+        then skip_one "sh block $b: GNU parallel is not installed"; continue; fi
         ok=1
         if head -n 1 "$f" | grep -q '^#!'; then
             for k in 0 1; do
@@ -179,9 +174,9 @@ else
         if [ -n "$ok" ]; then
             pass "sh block $b runs as written (roicopy --dry-run)"
         else
-            fail "sh block $b fails (roicopy --dry-run)"; diag "$tmp/log"
+            fail "sh block $b fails (roicopy --dry-run)"; diag_file "$tmp/log"
         fi
     done
     [ "$ran" -gt 0 ] || fail "no sh block of README runs roicopy"
 fi
-echo "1..$n"
+finish

@@ -11,26 +11,16 @@
 : "${top_builddir:=.}"
 BENCH="$top_srcdir/tools/roicopy-bench"
 command -v python3 >/dev/null 2>&1 || { echo "1..0 # SKIP python3 is not installed"; exit 0; }
-T=$(mktemp -d "${TMPDIR:-/tmp}/bench-selftest.XXXXXX") || { echo "Bail out! mktemp failed"; exit 1; }
-trap 'rm -rf "$T"' EXIT
-n=0
-pass() { n=$((n + 1)); echo "ok $n - $*"; }
-fail() { n=$((n + 1)); echo "not ok $n - $*"; }
+. "$top_srcdir/tests/lib/tap.sh"
 
 python3 "$BENCH" --self-test --roicopy "$top_builddir/tools/roicopy" \
     --sample "$top_srcdir/samples/rgba-64x48.pam" --dir "$T/work" >"$T/out" 2>"$T/err"
 rc=$?
 sed 's/^/# /' "$T/out"
-if [ $rc -eq 0 ]; then pass "--self-test exits 0"; else fail "--self-test exit $rc"; sed 's/^/#   /' "$T/err"; fi
+if [ $rc -eq 0 ]; then pass "--self-test exits 0"; else fail "--self-test exit $rc"; diag_file "$T/err"; fi
 # Its own checks, one TAP line each.
 grep -E '^(ok|not ok) - ' "$T/out" >"$T/checks"
-[ -s "$T/checks" ] || fail "--self-test printed no checks"
-while IFS= read -r line; do
-    case $line in
-    "ok - "*) pass "${line#ok - }" ;;
-    *) fail "${line#not ok - }" ;;
-    esac
-done <"$T/checks"
+relay <"$T/checks" || fail "--self-test printed no checks"
 for row in "cpu-crop, 1 thread" "io-floor" "roicopy, 3 frames" \
     "bare CUDA context start" "roicopy, one tiny file" \
     "roicopy speed-up over cpu-crop" "roicopy throughput / io-floor" \
@@ -58,7 +48,7 @@ if python3 "$BENCH" --self-test --roicopy "$T/no-roicopy" --png --dir "$T/work2"
     grep -Eq '^PNG: roicopy +skip +- +no roicopy at|^PNG batch +skip +- +PIL' "$T/out3"; then
     pass "a missing roicopy skips the PNG batch's row"
 else
-    fail "a missing roicopy and --png"; sed 's/^/#   /' "$T/out3" | tail -5
+    fail "a missing roicopy and --png"; diag_file "$T/out3" 5
 fi
 if python3 "$BENCH" --roi 10x10+60+0 --size 64x48 --frames 1 >"$T/out2" 2>&1; then
     fail "an ROI outside the frame is accepted"
@@ -79,4 +69,4 @@ if [ -z "$bare" ] && grep -q -- '--frames' "$T/help"; then
 else
     fail "--help: options without a description:$bare"
 fi
-echo "1..$n"
+finish
