@@ -7,10 +7,9 @@
 # The machine is simulated by PATH: an empty one, and one of stand-ins.
 : "${top_srcdir:=.}"
 src=$(cd "$top_srcdir" && pwd) || exit 1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-boot.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 sh=$(command -v sh)
-echo "1..6"
 mkdir "$tmp/bare" "$tmp/full" "$tmp/tools"
 ln -s "$(command -v dirname)" "$tmp/bare/dirname"
 ln -s "$(command -v dirname)" "$tmp/full/dirname"
@@ -29,8 +28,9 @@ ln -s "$(command -v dirname)" "$tmp/tools/dirname"
 printf '#!%s\nexit 1\n' "$sh" >"$tmp/tools/pkg-config"
 chmod +x "$tmp/tools/pkg-config"
 
-# check DIR: run bootstrap --check with PATH=DIR; status in $rc, stderr in $tmp/err.
-check() {
+# bootstrap_check DIR: run bootstrap --check with PATH=DIR; status in $rc,
+# stderr in $tmp/err.
+bootstrap_check() {
     PATH=$1 "$sh" "$src/bootstrap" --check >"$tmp/out" 2>"$tmp/err"
     rc=$?
 }
@@ -42,40 +42,41 @@ has_all() {
 }
 opt="libpng-dev libtiff-dev netpbm libtiff-tools mandoc groff man-db cmake python3 zsh clang parallel"
 
-check "$tmp/bare"
+bootstrap_check "$tmp/bare"
 if [ "$rc" = 1 ] && has_all make gcc g++ autoconf automake pkg-config $opt; then
-    echo "ok 1 - nothing installed: exit 1, one apt-get line with every package"
+    pass "nothing installed: exit 1, one apt-get line with every package"
 else
-    echo "not ok 1 - nothing installed: exit 1 ($rc), one apt-get line with every package"
-    sed 's/^/# /' "$tmp/err"
+    fail "nothing installed: exit 1 ($rc), one apt-get line with every package"
+    diag_file "$tmp/err"
 fi
 if grep -q 'required):.*autoconf' "$tmp/err" && grep -q 'optional):.*libtiff-dev' "$tmp/err"; then
-    echo "ok 2 - the required and the optional packages are told apart"
+    pass "the required and the optional packages are told apart"
 else
-    echo "not ok 2 - the required and the optional packages are told apart"
+    fail "the required and the optional packages are told apart"
 fi
-check "$tmp/tools"
+bootstrap_check "$tmp/tools"
 if [ "$rc" = 0 ] && has_all $opt && ! line | grep -q 'autoconf\|automake'; then
-    echo "ok 3 - only optional packages missing: exit 0, the line names them"
+    pass "only optional packages missing: exit 0, the line names them"
 else
-    echo "not ok 3 - only optional packages missing: exit 0 ($rc), the line names them"
-    sed 's/^/# /' "$tmp/err"
+    fail "only optional packages missing: exit 0 ($rc), the line names them"
+    diag_file "$tmp/err"
 fi
 if ! grep -q 'pkg-config' "$tmp/err"; then
-    echo "ok 4 - a present tool is not asked for (pkg-config)"
+    pass "a present tool is not asked for (pkg-config)"
 else
-    echo "not ok 4 - a present tool is not asked for (pkg-config)"
+    fail "a present tool is not asked for (pkg-config)"
 fi
-check "$tmp/full"
+bootstrap_check "$tmp/full"
 if [ "$rc" = 0 ] && [ ! -s "$tmp/err" ] && [ ! -s "$tmp/out" ]; then
-    echo "ok 5 - everything present: nothing said, exit 0"
+    pass "everything present: nothing said, exit 0"
 else
-    echo "not ok 5 - everything present: nothing said, exit 0 ($rc)"
-    sed 's/^/# /' "$tmp/err"
+    fail "everything present: nothing said, exit 0 ($rc)"
+    diag_file "$tmp/err"
 fi
 PATH=$tmp/full "$sh" "$src/bootstrap" --bogus >/dev/null 2>"$tmp/err"
 if [ $? = 2 ] && grep -q 'usage' "$tmp/err"; then
-    echo "ok 6 - an unknown argument is a usage error"
+    pass "an unknown argument is a usage error"
 else
-    echo "not ok 6 - an unknown argument is a usage error"
+    fail "an unknown argument is a usage error"
 fi
+finish 6

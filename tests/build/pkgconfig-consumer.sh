@@ -5,18 +5,17 @@
 # staged DESTDIR; with --installed (make installcheck) the real install is
 # used through PKG_CONFIG_PATH.
 : "${top_srcdir:=.}" "${top_builddir:=.}" "${PKG_CONFIG:=pkg-config}" "${MAKE:=make}"
-echo "1..3"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-pc.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 if [ "$1" = --installed ]; then
     pc="$PKG_CONFIG"
-    echo "ok 1 - using the installed cuxfer.pc ($PKG_CONFIG_PATH)"
+    pass "using the installed cuxfer.pc ($PKG_CONFIG_PATH)"
 else
     if $MAKE -C "$top_builddir" install-includeHEADERS install-pkgconfigDATA \
         DESTDIR="$tmp/stage" >"$tmp/log" 2>&1; then
-        echo "ok 1 - staged install into DESTDIR"
+        pass "staged install into DESTDIR"
     else
-        echo "not ok 1 - staged install into DESTDIR"; sed 's/^/# /' "$tmp/log"
+        fail "staged install into DESTDIR"; diag_file "$tmp/log"
     fi
     PKG_CONFIG_PATH=$(find "$tmp/stage" -name cuxfer.pc -exec dirname {} \; | head -n 1)
     export PKG_CONFIG_PATH
@@ -26,12 +25,13 @@ fi
 flags=$($pc --cflags --libs cuxfer 2>"$tmp/log")
 if [ -n "$flags" ] && ${CC:-cc} -std=c99 -Wall -Wextra -Werror -pedantic \
     -o "$tmp/consumer" "$top_srcdir/tests/build/pkgconfig-consumer.c" $flags >>"$tmp/log" 2>&1; then
-    echo "ok 2 - built with: $flags"
+    pass "built with: $flags"
 else
-    echo "not ok 2 - build with pkg-config flags ($flags)"; sed 's/^/# /' "$tmp/log"
+    fail "build with pkg-config flags ($flags)"; diag_file "$tmp/log"
 fi
 if "$tmp/consumer" >"$tmp/run" 2>&1 && grep -q "^cuxfer $PACKAGE_VERSION" "$tmp/run"; then
-    echo "ok 3 - runs: $(cat "$tmp/run")"
+    pass "runs: $(cat "$tmp/run")"
 else
-    echo "not ok 3 - runs"; sed 's/^/# /' "$tmp/run"
+    fail "runs"; diag_file "$tmp/run"
 fi
+finish 3

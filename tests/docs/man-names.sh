@@ -17,9 +17,8 @@ if man -w man 2>&1 | grep -q 'minimized'; then
     echo "1..0 # SKIP man is the minimized system's stub (run unminimize or install man-db)"
     exit 0
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-man.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM HUP
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 
 pages=$(cd "$top_srcdir" && ls man/*.[0-9])
 # "SEC PAGE NAME" for every .Nm of every NAME section, the page's own too.
@@ -30,12 +29,11 @@ for p in $pages; do
         in_name && /^\.Nm[ \t]/ { print sec, base, $2 }' "$top_srcdir/$p"
 done >"$tmp/names"
 n=$(wc -l <"$tmp/names")
-echo "1..$((n + 5))"
 
 if $MAKE -C "$top_builddir" install-data DESTDIR="$tmp/stage" >"$tmp/log" 2>&1; then
-    echo "ok 1 - make install-data into a staged DESTDIR"
+    pass "make install-data into a staged DESTDIR"
 else
-    echo "not ok 1 - make install-data into a staged DESTDIR"; sed 's/^/# /' "$tmp/log"
+    fail "make install-data into a staged DESTDIR"; diag_file "$tmp/log"
 fi
 man3=$(find "$tmp/stage" -type d -name man3 | head -n 1)
 MANPATH=${man3%/man3}
@@ -52,29 +50,24 @@ resolves() { # SEC PAGE NAME
         { echo "$w is not man/$2" >"$tmp/err"; return 1; }
 }
 
-i=1
 while read -r sec page name; do
-    i=$((i + 1))
     if resolves "$sec" "$page" "$name"; then
-        echo "ok $i - man -w $name finds $page"
+        pass "man -w $name finds $page"
     else
-        echo "not ok $i - man -w $name finds $page"; sed 's/^/# /' "$tmp/err"
+        fail "man -w $name finds $page"; diag_file "$tmp/err"
     fi
 done <"$tmp/names"
-i=$((n + 1))
 
 for pair in cuxfer_stager.3:CUXFER_STAGE_AUTO cuxfer_stager.3:cuxfer_stager_options; do
-    i=$((i + 1))
     if resolves 3 "${pair%%:*}" "${pair#*:}"; then
-        echo "ok $i - man -w ${pair#*:} finds ${pair%%:*}"
+        pass "man -w ${pair#*:} finds ${pair%%:*}"
     else
-        echo "not ok $i - man -w ${pair#*:} finds ${pair%%:*}"; sed 's/^/# /' "$tmp/err"
+        fail "man -w ${pair#*:} finds ${pair%%:*}"; diag_file "$tmp/err"
     fi
 done
 
 # Every public name of the header is a NAME entry (man-lint.sh only asks
 # that it appear somewhere in some page).
-i=$((i + 1))
 # A page reference ("man 3 cuxfer_check") names a page, not an identifier.
 sed 's/man 3 [a-z0-9_]*//g' "$top_srcdir/include/cuxfer.h" |
     grep -oE '\b(cuxfer_[a-z0-9_]+|CUXFER_[A-Z0-9_]+)\b' |
@@ -82,18 +75,18 @@ sed 's/man 3 [a-z0-9_]*//g' "$top_srcdir/include/cuxfer.h" |
 awk '{ print $3 }' "$tmp/names" | sort -u >"$tmp/named"
 missing=$(comm -23 "$tmp/public" "$tmp/named" | tr '\n' ' ')
 if [ -z "$missing" ]; then
-    echo "ok $i - every public name of the header is in a NAME section"
+    pass "every public name of the header is in a NAME section"
 else
-    echo "not ok $i - public names in no NAME section: $missing"
+    fail "public names in no NAME section: $missing"
 fi
 
 # Uninstall (the pages, then the hook) leaves no link behind.
-i=$((i + 1))
 if $MAKE -C "$top_builddir" uninstall-man DESTDIR="$tmp/stage" >"$tmp/log" 2>&1 &&
     $MAKE -C "$top_builddir" uninstall-hook DESTDIR="$tmp/stage" >>"$tmp/log" 2>&1 &&
     left=$(find "$MANPATH" -name '*.[0-9]*' ! -type d) && [ -z "$left" ]; then
-    echo "ok $i - make uninstall removes every page and link"
+    pass "make uninstall removes every page and link"
 else
-    echo "not ok $i - make uninstall removes every page and link"
-    sed 's/^/# /' "$tmp/log"; printf '%s\n' "$left" | sed 's/^/# left: /'
+    fail "make uninstall removes every page and link"
+    diag_file "$tmp/log"; printf '%s\n' "$left" | sed 's/^/# left: /'
 fi
+finish $((n + 5))

@@ -11,8 +11,8 @@
 # fields, in order (the public ones).
 : "${top_srcdir:=.}"
 hdr="$top_srcdir/include/cuxfer.h"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-ms.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 
 # fields FILE [man]: print "NAME field field ..." for every typedef'd
 # struct with a body; with "man", only inside SYNOPSIS literal blocks.
@@ -84,8 +84,6 @@ if [ "$n" -eq 0 ]; then
     echo "1..0 # SKIP no man page shows a struct"
     exit 0
 fi
-echo "1..$n"
-i=0
 # subseq "A B C" "A C": 0 when the second list is the first with some
 # words left out, order kept.
 subseq() {
@@ -96,20 +94,19 @@ subseq() {
     }'
 }
 while read -r page name rest; do
-    i=$((i + 1))
     partial=
     case $name in *+) name=${name%+}; partial=1 ;; esac
     want=$(awk -v n="$name" '$1 == n { $1 = ""; sub(/^ /, ""); print; exit }' "$tmp/header")
     if [ -z "$want" ] && ! grep -q "^$name\$" "$tmp/header"; then
-        echo "not ok $i - $page: struct $name is not in the header"
+        fail "$page: struct $name is not in the header"
     elif [ "$want" = "$rest" ]; then
-        echo "ok $i - $page: struct $name matches the header ($rest)"
+        pass "$page: struct $name matches the header ($rest)"
     elif [ -n "$partial" ] && subseq "$want" "$rest"; then
-        echo "ok $i - $page: struct $name shows public fields of the header ($rest)"
+        pass "$page: struct $name shows public fields of the header ($rest)"
     else
-        echo "not ok $i - $page: struct $name differs from the header"
+        fail "$page: struct $name differs from the header"
         echo "#   header: $want"
         echo "#   page:   $rest"
     fi
 done <"$tmp/man"
-exit 0
+finish "$n"

@@ -6,14 +6,13 @@
 # stager and the worker pool it runs on (the team) keep their atomics
 # lock-free: none of their functions may call libatomic.  Needs clang with 32-bit headers (gcc-multilib); skips without.
 : "${top_srcdir:=.}" "${CLANG:=clang}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-32.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
 if ! command -v "$CLANG" >/dev/null 2>&1 ||
    ! printf '#include <limits.h>\n' | "$CLANG" -m32 -fsyntax-only -x c - >/dev/null 2>&1; then
     echo "1..0 # SKIP no clang with 32-bit x86 headers (gcc-multilib)"
     exit 0
 fi
-echo "1..2"
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 h="$top_srcdir/include/cuxfer.h"
 # Take the address of every function, so each is compiled.
 {
@@ -25,15 +24,16 @@ h="$top_srcdir/include/cuxfer.h"
 } >"$tmp/all.c"
 if "$CLANG" -m32 -O1 -S -I"$top_srcdir/include" $CUDA_CPPFLAGS -o "$tmp/all.s" \
     "$tmp/all.c" >"$tmp/log" 2>&1; then
-    echo "ok 1 - the header compiles for i386"
+    pass "the header compiles for i386"
 else
-    echo "not ok 1 - the header compiles for i386"; sed 's/^/# /' "$tmp/log"
+    fail "the header compiles for i386"; diag_file "$tmp/log"
 fi
 awk '/^[A-Za-z_0-9]*:/ { f = $1 } /__atomic_[a-z_]*_8/ { print f }' "$tmp/all.s" 2>/dev/null |
     sort -u >"$tmp/calls"
 if [ -s "$tmp/all.s" ] && ! grep -q 'stager\|team' "$tmp/calls"; then
-    echo "ok 2 - no stager or team function calls libatomic"
+    pass "no stager or team function calls libatomic"
 else
-    echo "not ok 2 - no stager or team function calls libatomic"
+    fail "no stager or team function calls libatomic"
 fi
 sed 's/^/# still calling libatomic on i386: /' "$tmp/calls"
+finish 2

@@ -12,8 +12,8 @@
 hdr=$top_srcdir/include/cuxfer.h
 private=CUXFER_"IMPL_"
 man=$top_srcdir/man/cuxfer.3
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-config.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 
 # "NAME FIRST-TEST-LINE FIRST-DEFINE-LINE" (0: never defined)
 awk '
@@ -42,26 +42,24 @@ awk '/^ \* CONFIGURATION/ { on = 1; next } on && /^ \*$/ { exit }
 n=$(grep -cv '^CUXFER_H ' "$tmp/tested")
 [ "$n" -gt 0 ] || { echo "Bail out! no macro tested in $hdr"; exit 1; }
 [ -s "$tmp/man" ] && [ -s "$tmp/top" ] || { echo "Bail out! no CONFIGURATION list found"; exit 1; }
-echo "1..$n"
-i=0
 while read -r name line defined; do
     [ "$name" = CUXFER_H ] && continue
-    i=$((i + 1))
     case $name in
     "$private"*)
         if [ "$defined" -gt 0 ] && [ "$defined" -lt "$line" ]; then
-            echo "ok $i - $name: private, defined by the header (line $defined) before its first test"
+            pass "$name: private, defined by the header (line $defined) before its first test"
         else
-            echo "not ok $i - $name: a private name tested at line $line before the header defines it: a hidden setting (document it as a CUXFER_ setting or make it a plain define)"
+            fail "$name: a private name tested at line $line before the header defines it: a hidden setting (document it as a CUXFER_ setting or make it a plain define)"
         fi ;;
     *)
         where=
         grep -qx "$name" "$tmp/man" || where="cuxfer(3) Configuration macros"
         grep -qx "$name" "$tmp/top" || where="${where:+$where and }the header's CONFIGURATION"
         if [ -z "$where" ]; then
-            echo "ok $i - $name: a setting, documented in cuxfer(3) and the header"
+            pass "$name: a setting, documented in cuxfer(3) and the header"
         else
-            echo "not ok $i - $name: tested at line $line but missing from $where"
+            fail "$name: tested at line $line but missing from $where"
         fi ;;
     esac
 done <"$tmp/tested"
+finish "$n"

@@ -5,8 +5,8 @@
 # -fvisibility=hidden; both include cuxfer.h.  Weak symbols alone would
 # give each its own reason text and registry.
 : "${top_srcdir:=.}" "${CC:=cc}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuxfer-plugin.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/lib/tap.sh"
+tmp=$T
 inc="-I$top_srcdir/include -I$top_srcdir/tests/lib $CUDA_CPPFLAGS"
 libs="$CUDA_LDFLAGS $CUDA_LIBS $PTHREAD_LIBS"
 if ! $CC -std=c99 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden $inc \
