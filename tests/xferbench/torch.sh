@@ -20,7 +20,7 @@ python3 "$tb" --help >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc = 0 ] && grep -q '^usage: xferbench-torch.py' "$tmp/out" && grep -q 'whole+gather' "$tmp/out"
 point $? "--help: the routes and the usage, status 0 (got $rc)" "$tmp/out"
 
-refused() { # WHAT MESSAGE ARGS...
+rejects() { # WHAT MESSAGE ARGS...: status 2, MESSAGE on stderr, nothing on stdout
     what=$1 msg=$2
     shift 2
     run "$@"
@@ -28,10 +28,10 @@ refused() { # WHAT MESSAGE ARGS...
     [ $rc = 2 ] && grep -qxF "xferbench-torch.py: $msg" "$tmp/err" && [ ! -s "$tmp/out" ]
     point $? "$what: status 2, '$msg' (got $rc)" "$tmp/err"
 }
-refused "an unknown option" "unknown option --bogus (--help lists them)" --bogus
-refused "--reps 0" "--reps 0: not a count from 1 to 1000" --reps 0
-refused "a width that is not a number" "--widths 1,x: not a list of positive integers" --widths 1,x
-refused "a tile side xferbench has no case for" "--sides 7: xferbench has no such case" --sides 7,8
+rejects "an unknown option" "unknown option --bogus (--help lists them)" --bogus
+rejects "--reps 0" "--reps 0: not a count from 1 to 1000" --reps 0
+rejects "a width that is not a number" "--widths 1,x: not a list of positive integers" --widths 1,x
+rejects "a tile side xferbench has no case for" "--sides 7: xferbench has no such case" --sides 7,8
 
 # The run itself: 77 without PyTorch (or without a device for it), else
 # the figures
