@@ -13,22 +13,22 @@ if ! command -v python3 >/dev/null 2>&1; then
     echo "1..0 # SKIP python3 not found"
     exit 0
 fi
-echo "1..5"
-i=0 total=0
+. "$top_srcdir/tests/lib/tap.sh"
+total=0
 for pair in async-api:16 simple-streams:36 simple-callback:9 simple-multi-copy:40; do
-    i=$((i + 1))
     name=${pair%%:*} orig=${pair#*:}
     n=$(python3 "$count" "$top_srcdir/examples/$name.cu" | awk '{ print $1 }')
     total=$((total + n))
     if [ -n "$n" ] && [ "$n" -le "$orig" ]; then
-        echo "ok $i - $name: $n transfer statements (the original: $orig)"
+        pass "$name: $n transfer statements (the original: $orig)"
     else
-        echo "not ok $i - $name: ${n:-no count} transfer statements, more than the original's $orig"
+        fail "$name: ${n:-no count} transfer statements, more than the original's $orig"
     fi
 done
 # 0.80 of the originals' 101 statements: 80.
 if [ "$total" -le 80 ]; then
-    echo "ok 5 - the four ports: $total transfer statements, at most 0.80 of the originals' 101"
+    pass "the four ports: $total transfer statements, at most 0.80 of the originals' 101"
 else
-    echo "not ok 5 - the four ports: $total transfer statements, more than 0.80 of the originals' 101"
+    fail "the four ports: $total transfer statements, more than 0.80 of the originals' 101"
 fi
+finish 5

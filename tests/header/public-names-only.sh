@@ -9,20 +9,21 @@
 : "${top_srcdir:=.}"
 impl=impl IMPL=IMPL
 pat="(cuxfer_${impl}_|CUXFER_${IMPL}_)"
-echo "1..2"
+. "$top_srcdir/tests/lib/tap.sh"
 # Sources only: an in-tree build leaves objects and binaries in tests/.
 found=$(cd "$top_srcdir" && find tests -type f \( -name '*.c' -o -name '*.h' -o \
     -name '*.cu' -o -name '*.cc' -o -name '*.cpp' -o -name '*.sh' \) \
     ! -path tests/state/internals.c -exec grep -nE "$pat" {} + 2>/dev/null)
 if [ -z "$found" ]; then
-    echo "ok 1 - no test but tests/state/internals.c uses a private name"
+    pass "no test but tests/state/internals.c uses a private name"
 else
-    echo "not ok 1 - private names outside tests/state/internals.c:"
+    fail "private names outside tests/state/internals.c:"
     printf '%s\n' "$found" | sed 's/^/# /'
 fi
 # The check can fail: the internals test itself is found by the same grep.
 if grep -qE "$pat" "$top_srcdir/tests/state/internals.c"; then
-    echo "ok 2 - the same search finds the internals test's private names"
+    pass "the same search finds the internals test's private names"
 else
-    echo "not ok 2 - the search finds nothing in tests/state/internals.c: is the pattern right?"
+    fail "the search finds nothing in tests/state/internals.c: is the pattern right?"
 fi
+finish 2
