@@ -40,12 +40,12 @@ rc=$?
 if ! python3 -c 'import torch' 2>/dev/null; then
     [ $rc = 77 ] && grep -q '^xferbench-torch.py: PyTorch is needed' "$tmp/err"
     point $? "without PyTorch: said, status 77 (got $rc)" "$tmp/err"
-    echo "ok 7 # SKIP PyTorch not found"
+    skip_one "PyTorch not found"
     exit 0
 fi
 if [ $rc = 77 ] && [ -z "${CUXFER_REQUIRE_GPU:-}" ]; then
-    echo "ok 6 # SKIP $(cat "$tmp/err")"
-    echo "ok 7 # SKIP no CUDA device for PyTorch"
+    skip_one "$(cat "$tmp/err")"
+    skip_one "no CUDA device for PyTorch"
     exit 0
 fi
 [ $rc = 0 ] && [ ! -s "$tmp/err" ]
