@@ -4266,10 +4266,11 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_acquire(cuxfer_pinned_pool *p, size_t 
     int c, relaxed = 0;
     cuxfer_impl_relax rx;
     cudaError_t err;
+    if (blk)
+        memset(blk, 0, sizeof *blk); /* set on every path, refusals included */
     if (!p || !p->ready || !blk)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_pinned_pool_acquire: %s",
                                 blk ? "pool not created" : "block is NULL");
-    memset(blk, 0, sizeof *blk);
     if (bytes == 0)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_pinned_pool_acquire: 0 bytes");
     if (bytes > SIZE_MAX / 2)

@@ -122,8 +122,11 @@ int main(void)
     provoke("cuxfer_stager", "options with 1000 slots", cuxfer_stager_options_resolve(&sres, &so),
             cudaErrorInvalidValue);
     memset(&pool, 0, sizeof pool);
+    memset(&blk, 0x55, sizeof blk);
     provoke("cuxfer_pinned_pool", "acquire from a pool not created",
             cuxfer_pinned_pool_acquire(&pool, 64, &blk), cudaErrorInvalidValue);
+    ok(all_bytes(&blk, sizeof blk, 0),
+       "cuxfer_pinned_pool(3): the refused acquire leaves *blk zeroed (no stale block to release)");
     {
         cuxfer_pinned_pool_options pso;
         memset(&pso, 0, sizeof pso);
