@@ -1588,8 +1588,8 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
     rx = cuxfer_impl_relax_begin(); /* no stream, as above */
     err = cuxfer_impl_relax_done(rx, cudaHostRegister(p, bytes, flags));
     if (err != cudaSuccess)
-        return cuxfer_impl_fail_cuda(err, "cuxfer_host_register: %p, %zu bytes: %s", p, bytes,
-                                     cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_host_register: cudaHostRegister(%p, %zu "
+                                     "bytes): %s", p, bytes, cudaGetErrorName(err));
     cuxfer_impl_reg_add(p, bytes, CUXFER_MEMORY_PINNED, -1);
     return cudaSuccess;
 }
@@ -1649,8 +1649,9 @@ CUXFER_API cudaError_t cuxfer_device_free(void *p)
     cuxfer_impl_reg_remove(p);
     err = cuxfer_impl_dfree(p);
     if (err != cudaSuccess)
-        (void)cudaGetLastError();
-    return err;
+        return cuxfer_impl_fail_cuda(err, "cuxfer_device_free: cudaFree(%p): %s", p,
+                                     cudaGetErrorName(err));
+    return cudaSuccess;
 }
 
 /* The target of cuxfer_prefetch and cuxfer_advise meaning host memory. */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Calls that fail leave nothing behind: no error in cudaGetLastError(), a
  * reason in cuxfer_last_reason() naming the value, nothing half done.
- * CPU part (always): a failed cuxfer_host_free, cuxfer_managed_free and
- * cuxfer_host_unregister (a malloc'd pointer), cuxfer_stream_pool_create_on
- * with device -1 (cudaErrorInvalidDevice before any CUDA call), and
+ * CPU part (always): a failed cuxfer_host_free, cuxfer_managed_free,
+ * cuxfer_host_unregister and cuxfer_device_free (a malloc'd pointer) and,
+ * without a driver, cuxfer_host_register (each names its CUDA call),
+ * cuxfer_stream_pool_create_on with device -1 (cudaErrorInvalidDevice
+ * before any CUDA call), and
  * cuxfer_stream_pool_wrap with cudaStreamLegacy or cudaStreamPerThread
  * (the pool never hands out a default stream).  GPU part (skipped without
  * a device): cuxfer_graph_end with a NULL graph still ends the capture, so
@@ -52,6 +54,14 @@ static void frees(void)
     cuxfer_clear_reason();
     clean_failure(cuxfer_host_unregister(m), "cuxfer_host_unregister",
                   "cuxfer_host_unregister of memory never registered");
+    cuxfer_clear_reason();
+    clean_failure(cuxfer_device_free(m), "cuxfer_device_free: cudaFree",
+                  "cuxfer_device_free of malloc'd memory");
+    if (!have_gpu) { /* with a device, pinning malloc'd memory works */
+        cuxfer_clear_reason();
+        clean_failure(cuxfer_host_register(m, 4096, 0), "cuxfer_host_register: cudaHostRegister",
+                      "cuxfer_host_register without a driver");
+    }
     free(m);
 }
 
