@@ -3191,12 +3191,17 @@ CUXFER_API cudaEvent_t cuxfer_event_pool_next(cuxfer_event_pool *p)
 CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), void *arg)
 {
     int cap;
+    cudaError_t err;
     if (!fn)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_on_complete: fn is NULL");
     /* The legacy stream while a blocking stream is captured: queueing on
      * it would invalidate that capture, so refuse first. */
     CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_on_complete", "stream", s, &cap));
-    return cudaLaunchHostFunc(s, fn, arg);
+    err = cudaLaunchHostFunc(s, fn, arg);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "cuxfer_on_complete: stream %p: %s", (void *)s,
+                                     cudaGetErrorName(err));
+    return cudaSuccess;
 }
 
 /* What a captured cuxfer_on_done calls, owned by the graph (a user object). */
