@@ -2162,7 +2162,7 @@ static void usage(FILE *f)
           "  banded             roicopy's round trip of one image in bands of rows\n"
           "  multi              several GPUs: alone, all at once, peer copies\n"
           "Exit status: 0 every target met, 1 a target missed or bytes differ,\n"
-          "2 usage, 5 no CUDA device.  See xferbench(1).\n",
+          "2 usage, 5 no CUDA device or a CUDA call failed.  See xferbench(1).\n",
           f);
 }
 
