@@ -3748,9 +3748,9 @@ CUXFER_API cudaError_t cuxfer_ring_create(cuxfer_ring *r, int slots, size_t host
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "cuxfer_ring_create: %d slots is outside 1..1024", slots);
     if (o.ndevices < 0 || (o.ndevices > 0 && !o.devices))
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_ring_create: ndevices %d without a devices array",
-                                o.ndevices);
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_create: ndevices %d %s",
+                                o.ndevices, o.ndevices < 0 ? "is negative"
+                                                           : "without a devices array");
     for (i = 0; i < o.ndevices; ++i)
         if (o.devices[i] < 0 || o.devices[i] >= CUXFER_IMPL_MAX_DEVICES)
             return cuxfer_impl_fail(cudaErrorInvalidDevice,

@@ -98,6 +98,11 @@ int main(void)
             cudaErrorInvalidValue);
     memset(&ro, 0, sizeof ro);
     ro.devices = &dev;
+    ro.ndevices = -1;
+    cuxfer_clear_reason();
+    provoke("cuxfer_ring", "create with ndevices -1", cuxfer_ring_create(&ring, 1, 64, 64, &ro),
+            cudaErrorInvalidValue);
+    contains(cuxfer_last_reason(), "ndevices -1 is negative", "the reason says ndevices is negative");
     ro.ndevices = 1;
     provoke("cuxfer_ring", "create on device -1", cuxfer_ring_create(&ring, 1, 64, 64, &ro),
             cudaErrorInvalidDevice);
