@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Count the "transfer statements" of CUDA programs: statements that call a
-CUDA memory, copy, stream, event, callback or synchronization function, or
-any cuxfer function or macro (a launch check such as cudaGetLastError or
+CUDA memory, copy, stream, event, callback, synchronization or peer-access
+function, or any cuxfer function or macro but its device queries (a launch
+check such as cudaGetLastError, helper_cuda's getLastCudaError or
 CUXFER_CHECK_LAUNCH counts too; the checking wrappers CUXFER_CHECK and
-CUXFER_TRY count only for what they wrap, as NVIDIA's checkCudaErrors).  Comments, string literals and printing
-(printf, fprintf, puts) are excluded; device queries (cudaGetDeviceCount,
-cudaSetDevice, cudaGetDeviceProperties, cudaDeviceGetAttribute, ...) and
-kernel launches are not transfer statements.  A statement is the text up
+CUXFER_TRY count only for what they wrap, as NVIDIA's checkCudaErrors).
+Comments, string literals and printing (printf, fprintf, puts) are
+excluded; device queries (cudaGetDeviceCount, cudaSetDevice,
+cudaGetDeviceProperties, cudaDeviceGetAttribute, ...; cuxfer_device_count,
+cuxfer_device_max_pitch, cuxfer_managed_concurrent) and kernel launches
+are not transfer statements.  A statement is the text up
 to a ';', '{' or '}' outside parentheses, so `while (cudaEventQuery(e) ==
 cudaErrorNotReady)` counts once, and a statement counts once however many
 such calls it holds.  The count is static: a call inside a loop counts once.
@@ -25,8 +28,11 @@ TRANSFER = re.compile(
     r"cuda(?:Malloc\w*|Free\w*|HostAlloc|HostRegister|HostUnregister|HostGetDevicePointer"
     r"|Memcpy\w*|Memset\w*|MemPrefetch\w*|MemAdvise"
     r"|Stream\w*|Event\w*|LaunchHostFunc|DeviceSynchronize|ThreadSynchronize"
-    r"|Graph\w*|UserObject\w*|GetLastError|PeekAtLastError)"
-    r"|cuxfer_\w+|CUXFER_(?!CHECK\s*\(|TRY\s*\()[A-Z_]+"
+    r"|Graph\w*|UserObject\w*|GetLastError|PeekAtLastError"
+    r"|DeviceCanAccessPeer|DeviceEnablePeerAccess|DeviceDisablePeerAccess)"
+    r"|getLastCudaError"
+    r"|cuxfer_(?!(?:device_count|device_max_pitch|managed_concurrent)\b)\w+"
+    r"|CUXFER_(?!CHECK\s*\(|TRY\s*\()[A-Z_]+"
     r")\s*\(")
 PRINTING = re.compile(r"^\s*(?:printf|fprintf|puts|fputs|snprintf)\s*\(")
 

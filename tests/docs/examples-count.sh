@@ -31,4 +31,29 @@ if [ "$total" -le 80 ]; then
 else
     fail "the four ports: $total transfer statements, more than 0.80 of the originals' 101"
 fi
-finish 5
+# The rule is the same for both sides: peer access and helper_cuda's launch
+# check count on the raw side as cuxfer_peer_enable and CUXFER_CHECK_LAUNCH
+# do on cuxfer's; device queries count on neither.
+cat >"$T/raw.cu" <<'EOF'
+int main(void) {
+    int n, can;
+    cudaGetDeviceCount(&n);
+    cudaDeviceCanAccessPeer(&can, 0, 1);
+    checkCudaErrors(cudaDeviceEnablePeerAccess(1, 0));
+    k<<<1, 1>>>();
+    getLastCudaError("k");
+}
+EOF
+cat >"$T/kit.cu" <<'EOF'
+int main(void) {
+    int n = cuxfer_device_count(), c = cuxfer_managed_concurrent(0);
+    CUXFER_CHECK(cuxfer_peer_enable(0, 1));
+    k<<<1, 1>>>();
+    CUXFER_CHECK_LAUNCH();
+}
+EOF
+raw=$(python3 "$count" "$T/raw.cu" | awk '{ print $1 }')
+kit=$(python3 "$count" "$T/kit.cu" | awk '{ print $1 }')
+[ "$raw" = 3 ] && [ "$kit" = 2 ]
+point $? "peer access and launch checks count on both sides, device queries on neither (raw $raw of 3, cuxfer $kit of 2)"
+finish 6
