@@ -84,6 +84,8 @@ wait-all-asks-for-nothing|cpu|s#^    if (!any) /\* nothing to wait for#    if (0
 pool-create-on-asks-device-first|cpu|s#CUXFER_TRY(cuxfer_@I@_pool_args("cuxfer_stream_pool_create_on", p, count, flags));#if (!p) return cudaErrorInvalidValue; memset(p, 0, sizeof *p);#
 stager-create-ignores-refusal|cpu|/^CUXFER_API cudaError_t cuxfer_stager_create(/,/^}/s#CUXFER_TRY(cuxfer_stager_options_resolve(\&o, opt));#if (cuxfer_stager_options_resolve(\&o, opt) != cudaSuccess) o.slots = 1;#
 rois-sort-skips-a-digit|cpu|s#sh += 11) {#sh += 22) {#
+rois-strips-one-too-narrow|cpu|/^CUXFER_API int cuxfer_@I@_strip_width(/,/^}/s#^            return sw;#            return sw > 0 ? sw - 1 : sw;#
+rois-strips-ignore-key-room|cpu|s#n, 64 - xbits - ybits - ib, \&sbits);#n, 64 + xbits - ybits - ib, \&sbits);#
 team-refuses-last-strategy|gpu|s#if (strategy < 0 || strategy > last)#if (strategy < 0 || strategy >= last)#
 pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_@I@_pool_mark(b, in_use_by));#(void)0;#
 span-skips-slot-wait|gpu|s#err = cudaStreamWaitEvent(s, p->ev_freed\[b\], 0);#err = cudaSuccess;#

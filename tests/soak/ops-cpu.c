@@ -600,11 +600,122 @@ static int rois_step(soak_thread *t, cuxfer_roi *r, size_t *off)
     return soak_compare(t, t->arena, t->model, t->arena_bytes, "arena after the tiles");
 }
 
+/* cuxfer_rois_check alone (nothing moves) on host views far larger than
+ * the arena, at an address no byte of which is read, where the overlap
+ * check's packed keys and strips meet their edges (man 3 cuxfer_rois: a
+ * download's tiles disjoint, whatever their sizes):
+ *   straddling: narrow tiles across every strip boundary of a power of
+ *     two S and, on every other row, tiles of S + 2 across two, so that
+ *     strips of S meet more than twice the tiles and the check must take
+ *     wider ones (lopsided widths: the mean alone would take S);
+ *   huge: a view of 2^20..2^40 columns whose rows leave the keys 0..3
+ *     bits for strips, tiles scattered one a cell of a 64 x 32 grid.
+ * 64..555 tiles (from 256 the keys are packed), then, sometimes, one tile
+ * doubled, moved onto another's corner or beside it, or shuffled in. */
+static int rois_wide(soak_thread *t, cuxfer_roi *r)
+{
+    cuxfer_view host, dense;
+    size_t n = 0, want_n = soak_below(t, 2) ? 256 + soak_below(t, 300) : 64 + soak_below(t, 192);
+    size_t i, j, k, mtotal = 0, total = 0;
+    int dir = soak_below(t, 4) ? CUXFER_ROIS_D2H : CUXFER_ROIS_H2D, huge = soak_below(t, 2);
+    cudaError_t want, got;
+    memset(&host, 0, sizeof host);
+    host.ptr = (void *)(uintptr_t)4096; /* never read: only checked */
+    host.elem_size = (size_t)1 << soak_below(t, 4);
+    host.kind = CUXFER_MEMORY_PAGEABLE;
+    host.device = -1;
+    if (!huge) {
+        size_t s = 2 + soak_below(t, 5), S = (size_t)1 << s, strips = 8 + soak_below(t, 57), y;
+        size_t jx = soak_below(t, 2), jw = soak_below(t, 2); /* reach further left, or wider */
+        host.width = S * strips + 2 + soak_below(t, S);
+        for (y = 0; n < want_n; ++y)
+            for (k = 1; k < strips && n < want_n; k += 1 + (y & 1)) {
+                r[n].x = k * S - 1 - jx;
+                r[n].y = y;
+                r[n].width = (y & 1 ? S + 2 : 2) + jx + jw * soak_below(t, 2);
+                r[n].height = 1;
+                ++n;
+            }
+        host.height = y + soak_below(t, 3);
+    } else {
+        size_t cell[64 * 32], xb = 20 + soak_below(t, 21), ib = want_n >= 256 ? 9 + (want_n >= 512) : 8,
+               yb = 64 - xb - ib - soak_below(t, 4), cw, ch;
+        if (yb > 30)
+            yb = 30;
+        if (yb < 6)
+            yb = 6;
+        host.width = ((size_t)1 << (xb - 1)) + soak_below(t, (size_t)1 << (xb - 1));
+        host.height = ((size_t)1 << (yb - 1)) + soak_below(t, (size_t)1 << (yb - 1));
+        host.elem_size = 1;
+        cw = host.width / 64;
+        ch = host.height / 32;
+        for (i = 0; i < 64 * 32; ++i)
+            cell[i] = i;
+        for (n = 0; n < want_n; ++n) {
+            j = n + soak_below(t, 64 * 32 - n);
+            k = cell[n];
+            cell[n] = cell[j];
+            cell[j] = k;
+            r[n].x = cell[n] % 64 * cw + soak_below(t, cw / 2);
+            r[n].y = cell[n] / 64 * ch + soak_below(t, ch / 2);
+            r[n].width = 1 + soak_below(t, cw / 2);
+            r[n].height = 1 + soak_below(t, soak_below(t, 4) ? 4 : ch / 2);
+        }
+    }
+    host.pitch = host.width * host.elem_size;
+    i = soak_below(t, n);
+    j = (i + 1 + soak_below(t, n - 1)) % n;
+    switch (soak_below(t, 8)) {
+    case 0: r[j] = r[i]; break;
+    case 1: /* on the last pixel of tile i */
+        r[j].x = r[i].x + r[i].width - 1;
+        r[j].y = r[i].y + r[i].height - 1;
+        break;
+    case 2: /* just right of tile i */
+        r[j].x = r[i].x + r[i].width;
+        r[j].y = r[i].y;
+        break;
+    case 3: case 4: /* the order shuffled */
+        for (k = n - 1; k > 0; --k) {
+            cuxfer_roi x = r[k];
+            size_t o = soak_below(t, k + 1);
+            r[k] = r[o];
+            r[o] = x;
+        }
+        break;
+    default: break;
+    }
+    memset(&dense, 0, sizeof dense);
+    dense.ptr = (void *)(uintptr_t)4096;
+    dense.elem_size = host.elem_size;
+    dense.width = 1;
+    for (k = 0; k < n; ++k)
+        dense.width += r[k].width * r[k].height;
+    dense.height = 1;
+    dense.pitch = dense.width * dense.elem_size;
+    soak_say(t, "cuxfer_rois_check(dir %d, host{w %zu h %zu es %zu, never read}, %zu %s ROIs "
+                "{%zu, %zu, %zux%zu ...}, dense{w %zu})",
+             dir, host.width, host.height, host.elem_size, n, huge ? "scattered" : "straddling",
+             r[0].x, r[0].y, r[0].width, r[0].height, dense.width);
+    want = model_rois_check(dir, &host, r, n, &dense, &mtotal);
+    got = cuxfer_rois_check(dir, &host, r, n, &dense, &total);
+    if (soak_expect(t, want, got))
+        return 1;
+    if (got != cudaSuccess)
+        return rois_reason_ok(t, &host, r, n,
+                              model_rois_check(CUXFER_ROIS_H2D, &host, r, n, &dense, NULL) ==
+                                      cudaSuccess && dir == CUXFER_ROIS_D2H);
+    if (total != mtotal)
+        return soak_fail(t, "total %zu bytes, want %zu", total, mtotal);
+    return 0;
+}
+
 static int op_rois(soak_thread *t)
 {
     cuxfer_roi *r = (cuxfer_roi *)malloc(SOAK_MANY * sizeof *r);
     size_t *off = (size_t *)malloc((SOAK_MANY + 1) * sizeof *off);
-    int rc = r && off ? rois_step(t, r, off) : soak_fail(t, "no memory for %d ROIs", SOAK_MANY);
+    int rc = !r || !off ? soak_fail(t, "no memory for %d ROIs", SOAK_MANY)
+             : soak_below(t, 8) == 0 ? rois_wide(t, r) : rois_step(t, r, off);
     free(r);
     free(off);
     return rc;
