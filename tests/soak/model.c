@@ -248,6 +248,22 @@ int model_plan2d_choose(const cuxfer_plan2d *p, int dkind, int skind, size_t row
     return CUXFER_PLAN_DIRECT;
 }
 
+/* man 3 cuxfer_rois, cuxfer_rois_choose: the forced strategy, else, for 16
+ * tiles or more whose mean size (total / n bytes) is below
+ * direct_tile_bytes, KERNEL where the plan has it and GATHER where not,
+ * and DIRECT otherwise. */
+int model_rois_choose(int strategy, size_t direct_tile_bytes, int has_kernel, size_t n,
+                      size_t total)
+{
+    size_t all;
+    if (strategy != CUXFER_ROIS_AUTO)
+        return strategy;
+    /* mean < bound: total < n x bound (a product past size_t is above any total) */
+    if (n >= 16 && (mul(n, direct_tile_bytes, &all) || total < all))
+        return has_kernel ? CUXFER_ROIS_KERNEL : CUXFER_ROIS_GATHER;
+    return CUXFER_ROIS_DIRECT;
+}
+
 /* man 3 cuxfer_plan2d, cuxfer_plan2d_calibrate: each direction keeps the
  * widest row up to which the plan beat the direct copy by at least 10%,
  * from the measurements it reported (rows in the order measured). */

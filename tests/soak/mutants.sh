@@ -63,6 +63,7 @@ plan-ratio-bound-excluded|cpu|s#src->pitch <= p->tuning.max_ratio \* row)#src->p
 plan-min-bytes-excluded|cpu|s#if (want == CUXFER_PLAN_DIRECT || total < p->tuning.min_bytes)#if (want == CUXFER_PLAN_DIRECT || total <= p->tuning.min_bytes)#
 plan-span-row-bound-excluded|cpu|s#row <= p->tuning.span_max_row \&\&#row < p->tuning.span_max_row \&\&#
 plan-slot-rounds-to-1k|cpu|s#size_t half = p->opt.chunk_bytes / 2 / 256 \* 256;#size_t half = p->opt.chunk_bytes / 2 / 1024 * 1024;#
+rois-choose-takes-16-tiles-direct|cpu|s#if (n >= 16 \&\& total / n < p->opt.direct_tile_bytes)#if (n > 16 \&\& total / n < p->opt.direct_tile_bytes)#
 rois-dir-unchecked|cpu|s#if (dir != CUXFER_ROIS_H2D \&\& dir != CUXFER_ROIS_D2H)$#if (0)#
 rois-elem-sizes-unchecked|cpu|s#if (dense->elem_size != host->elem_size)$#if (0)#
 rois-null-array-unchecked|cpu|s#if (!rois \&\& n)$#if (0)#

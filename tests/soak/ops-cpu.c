@@ -887,6 +887,34 @@ static int op_zeroed(soak_thread *t)
     return 0;
 }
 
+/* cuxfer_rois_choose on a plan whose options are drawn and which has no
+ * kernel (it was never created: the kernel is loaded on a device), a pure
+ * call, against man 3 cuxfer_rois's rule (model_rois_choose). */
+static int rois_choose(soak_thread *t)
+{
+    cuxfer_rois p, q;
+    size_t n = soak_below(t, 3) ? soak_size(t, 40) : soak_size(t, SIZE_MAX), total, dtb;
+    int got, want;
+    memset(&p, 0, sizeof p);
+    p.opt.strategy = (int)soak_below(t, 4);
+    dtb = p.opt.direct_tile_bytes = soak_below(t, 2) ? (size_t)16 << 10 : soak_size(t, (size_t)3 << 20);
+    /* a total about n tiles of the bound */
+    if (n && dtb && n <= SIZE_MAX / dtb && soak_below(t, 2))
+        total = n * dtb - 1 + soak_below(t, 3);
+    else
+        total = soak_size(t, soak_below(t, 2) ? (size_t)64 << 20 : SIZE_MAX);
+    soak_say(t, "cuxfer_rois_choose(plan{strategy %d, direct_tile_bytes %zu, no kernel}, %zu, %zu)",
+             p.opt.strategy, dtb, n, total);
+    q = p;
+    got = cuxfer_rois_choose(&p, n, total);
+    want = model_rois_choose(p.opt.strategy, dtb, 0, n, total);
+    if (got != want)
+        return soak_fail(t, "chose %d, the rule says %d", got, want);
+    if (memcmp(&p, &q, sizeof p) != 0)
+        return soak_fail(t, "cuxfer_rois_choose changed the plan");
+    return 0;
+}
+
 /* cuxfer_plan2d_choose on a plan whose public members (opt as created,
  * tuning assigned) are drawn: a pure call, so views of any kind and
  * shape, against the man page's rule (model_plan2d_choose).  Then the
@@ -982,7 +1010,7 @@ static int op_plan_choose(soak_thread *t)
         return 1;
     if (memcmp(&p.tuning, &before, sizeof before) != 0)
         return soak_fail(t, "a refused calibration changed the plan's tuning");
-    return 0;
+    return rois_choose(t);
 }
 
 /* The argument checks made before any CUDA call: cuxfer_advise and

@@ -48,7 +48,6 @@ cuxfer_ring_wait cuxfer_stream_wait_ring
 cuxfer_graph_begin cuxfer_graph_end cuxfer_graph_launch
 cuxfer_pinned_pool_acquire cuxfer_pinned_pool_release
 cuxfer_plan2d_copy_async
-cuxfer_rois_choose
 cuxfer_stage_h2d cuxfer_stage_d2h cuxfer_stager_wait
 cuxfer_stager_query
 '

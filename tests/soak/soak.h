@@ -98,6 +98,8 @@ void model_rois_pack(int dir, const cuxfer_view *host, const cuxfer_roi *r, size
 
 int model_plan2d_choose(const cuxfer_plan2d *p, int dkind, int skind, size_t row, size_t height,
                         size_t spitch);
+int model_rois_choose(int strategy, size_t direct_tile_bytes, int has_kernel, size_t n,
+                      size_t total);
 typedef struct model_measure { /* one report of cuxfer_plan2d_calibrate */
     size_t row;
     int d2h;
