@@ -83,6 +83,8 @@ pitch-reason-without-pitch|cpu|s#"exceeds pitch %zu", \([A-Z_]*\), row, v->width
 plan-refused-not-zeroed|cpu|/^CUXFER_API cudaError_t cuxfer_@I@_team_options(/,/^}/s#^        memset(obj, 0, size);#        (void)obj;#
 pinned-pool-refusal-keeps-options|cpu|s#^    memset(p, 0, sizeof \*p); /\* and so it stays on a refusal \*/#    memset(p, 0, sizeof *p); if (opt) p->opt = *opt;#
 wait-all-asks-for-nothing|cpu|s#^    if (!any) /\* nothing to wait for#    if (0) /* nothing to wait for#
+pool-next-leaves-stream-set|cpu|s#^        \*s = NULL; /\* set on every path: no -Wmaybe-uninitialized after CUXFER_CHECK \*/#        (void)s;#
+latch-expect-takes-unmade|cpu|/^CUXFER_API cudaError_t cuxfer_latch_expect(/,/^}/s#if (!l || !l->ready)#if (!l)#
 pool-create-on-asks-device-first|cpu|s#CUXFER_TRY(cuxfer_@I@_pool_args("cuxfer_stream_pool_create_on", p, count, flags));#if (!p) return cudaErrorInvalidValue; memset(p, 0, sizeof *p);#
 stager-create-ignores-refusal|cpu|/^CUXFER_API cudaError_t cuxfer_stager_create(/,/^}/s#CUXFER_TRY(cuxfer_stager_options_resolve(\&o, opt));#if (cuxfer_stager_options_resolve(\&o, opt) != cudaSuccess) o.slots = 1;#
 rois-sort-skips-a-digit|cpu|s#sh += 11) {#sh += 22) {#

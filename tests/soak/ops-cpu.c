@@ -1254,6 +1254,130 @@ static int op_ring_ms_args(soak_thread *t)
     return 0;
 }
 
+/* The calls on objects never created, zeroed or NULL (man 3
+ * cuxfer_stream_pool, cuxfer_timer, cuxfer_on_complete, cuxfer_ring,
+ * cuxfer_graph, cuxfer_pinned_pool, cuxfer_plan2d, cuxfer_stager): each
+ * refuses with cudaErrorInvalidValue and a reason before anything else
+ * (so without a device), sets the outputs it promises on every path
+ * (stream, slot and buffer pointers NULL, ms NaN) and leaves the object
+ * zeroed.  The stream is 0: none of them gets that far. */
+static int op_unmade(soak_thread *t)
+{
+    union {
+        cuxfer_stream_pool sp;
+        cuxfer_timer tm;
+        cuxfer_latch l;
+        cuxfer_ring r;
+        cuxfer_graph g;
+        cuxfer_pinned_pool pp;
+        cuxfer_plan2d p;
+        cuxfer_stager st;
+    } u;
+    static const char *const names[] = {
+        "cuxfer_stream_pool_next", "cuxfer_stream_pool_acquire", "cuxfer_stream_pool_release",
+        "cuxfer_stream_pool_wait", "cuxfer_stream_wait_pool", "cuxfer_timer_start",
+        "cuxfer_timer_stop", "cuxfer_timer_ms", "cuxfer_latch_arm", "cuxfer_latch_wait",
+        "cuxfer_latch_expect", "cuxfer_ring_acquire", "cuxfer_ring_release",
+        "cuxfer_ring_submit", "cuxfer_ring_set_depth", "cuxfer_ring_stream",
+        "cuxfer_ring_slot_buffers", "cuxfer_ring_wait", "cuxfer_stream_wait_ring",
+        "cuxfer_graph_launch", "cuxfer_pinned_pool_acquire", "cuxfer_pinned_pool_release",
+        "cuxfer_plan2d_copy_async", "cuxfer_stage_h2d", "cuxfer_stage_d2h",
+        "cuxfer_stager_wait", "cuxfer_stager_query"};
+    const unsigned char *bytes = (const unsigned char *)&u;
+    int which = (int)soak_below(t, sizeof names / sizeof names[0]);
+    int null = soak_below(t, 3) == 0, out = soak_below(t, 5) != 0; /* NULL object; an output */
+    int i = (int)soak_below(t, 6) - 1, wait = soak_below(t, 2) ? CUXFER_WAIT : CUXFER_NOWAIT;
+    cudaStream_t s = (cudaStream_t)&u, *sp = out ? &s : NULL;
+    cuxfer_ring_slot slot, *slotp = &slot;
+    cuxfer_ring_job job;
+    cuxfer_pinned_block blk;
+    cuxfer_view dv, sv;
+    void *h = t->arena, *d = t->arena;
+    float ms = 1.0f;
+    size_t n = 1 + soak_size(t, t->arena_bytes / 2), k;
+    cudaError_t got = cudaSuccess;
+    memset(&u, 0, sizeof u);
+    memset(&slot, 0, sizeof slot);
+    memset(&job, 0, sizeof job);
+    memset(&blk, 0, sizeof blk);
+    memset(&dv, 0, sizeof dv);
+    dv.ptr = t->arena;
+    dv.width = dv.pitch = dv.height = dv.elem_size = 1;
+    sv = dv;
+    sv.ptr = t->arena + 1;
+    soak_say(t, "%s(%s, ...%s)", names[which], null ? "NULL" : "a zeroed object",
+             out ? "" : " NULL outputs");
+    cuxfer_clear_reason();
+    switch (which) {
+    case 0: got = cuxfer_stream_pool_next(null ? NULL : &u.sp, sp); break;
+    case 1: got = cuxfer_stream_pool_acquire(null ? NULL : &u.sp, wait, sp); break;
+    case 2: got = cuxfer_stream_pool_release(null ? NULL : &u.sp, (cudaStream_t)0); break;
+    case 3: got = cuxfer_stream_pool_wait(null ? NULL : &u.sp, (cudaStream_t)0); break;
+    case 4: got = cuxfer_stream_wait_pool((cudaStream_t)0, null ? NULL : &u.sp); break;
+    case 5: got = cuxfer_timer_start(null ? NULL : &u.tm, (cudaStream_t)0); break;
+    case 6: got = cuxfer_timer_stop(null ? NULL : &u.tm, (cudaStream_t)0); break;
+    case 7:
+        ms = 1.0f;
+        got = cuxfer_timer_ms(null ? NULL : &u.tm, wait, out ? &ms : NULL);
+        if (out && !isnan(ms))
+            return soak_fail(t, "a refused cuxfer_timer_ms left *ms = %g, not NaN", (double)ms);
+        break;
+    case 8: got = cuxfer_latch_arm(null ? NULL : &u.l, (cudaStream_t)0); break;
+    case 9: got = cuxfer_latch_wait(null ? NULL : &u.l, (long)soak_below(t, 3) - 1); break;
+    case 10: got = cuxfer_latch_expect(null ? NULL : &u.l, (unsigned)soak_below(t, 3)); break;
+    case 11:
+        got = cuxfer_ring_acquire(null ? NULL : &u.r, out ? &slotp : NULL);
+        if (out && slotp)
+            return soak_fail(t, "a refused cuxfer_ring_acquire left *slot set");
+        break;
+    case 12: got = cuxfer_ring_release(null ? NULL : &u.r, out ? &slot : NULL); break;
+    case 13:
+        job.h2d_bytes = soak_size(t, 64);
+        got = cuxfer_ring_submit(null ? NULL : &u.r, out ? &slot : NULL,
+                                 soak_below(t, 4) ? &job : NULL);
+        break;
+    case 14: got = cuxfer_ring_set_depth(null ? NULL : &u.r, i); break;
+    case 15: got = cuxfer_ring_stream(null ? NULL : &u.r, i, sp); break;
+    case 16: {
+        int hd = soak_below(t, 4) != 0;
+        got = cuxfer_ring_slot_buffers(null ? NULL : &u.r, i, out ? &h : NULL, hd ? &d : NULL);
+        if ((out && h) || (hd && d))
+            return soak_fail(t, "a refused cuxfer_ring_slot_buffers left a buffer set");
+        break;
+    }
+    case 17: got = cuxfer_ring_wait(null ? NULL : &u.r, (cudaStream_t)0); break;
+    case 18: got = cuxfer_stream_wait_ring((cudaStream_t)0, null ? NULL : &u.r); break;
+    case 19: got = cuxfer_graph_launch(null ? NULL : &u.g, (cudaStream_t)0); break;
+    case 20: got = cuxfer_pinned_pool_acquire(null ? NULL : &u.pp, n, out ? &blk : NULL); break;
+    case 21:
+        got = cuxfer_pinned_pool_release(null ? NULL : &u.pp, out ? &blk : NULL,
+                                         CUXFER_POOL_IDLE);
+        break;
+    case 22: got = cuxfer_plan2d_copy_async(null ? NULL : &u.p, &dv, &sv, (cudaStream_t)0); break;
+    case 23: /* arguments valid but for the stager: two halves of the arena */
+    case 24:
+        n = 1 + soak_below(t, t->arena_bytes / 2);
+        h = t->arena;
+        d = t->arena + t->arena_bytes / 2;
+        got = which == 23 ? cuxfer_stage_h2d(null ? NULL : &u.st, d, h, n, (cudaStream_t)0)
+                          : cuxfer_stage_d2h(null ? NULL : &u.st, h, d, n, (cudaStream_t)0);
+        h = d = NULL;
+        break;
+    case 25: got = cuxfer_stager_wait(null ? NULL : &u.st, (long)soak_below(t, 3) - 1); break;
+    default: got = cuxfer_stager_query(null ? NULL : &u.st); break;
+    }
+    if (soak_expect(t, cudaErrorInvalidValue, got))
+        return 1;
+    if (!cuxfer_last_reason()[0])
+        return soak_fail(t, "refused without a reason");
+    if (out && s != NULL && (which <= 1 || which == 15))
+        return soak_fail(t, "a refused %s left *s = %p, not NULL", names[which], (void *)s);
+    for (k = 0; k < sizeof u; ++k)
+        if (bytes[k])
+            return soak_fail(t, "the refusal changed byte %zu of the object", k);
+    return 0;
+}
+
 const soak_op soak_cpu_ops[] = {
     {"view", op_view},           {"copy2d-geometry", op_copy2d}, {"copy1d-geometry", op_copy1d},
     {"rois-geometry", op_rois},  {"alloc-refusals", op_alloc_refusals},
@@ -1261,7 +1385,7 @@ const soak_op soak_cpu_ops[] = {
     {"plan2d-choose", op_plan_choose}, {"device-args", op_device_args},
     {"stager-options", op_stager_options}, {"ring-ms-args", op_ring_ms_args},
     {"create-refusals", op_create_refusals}, {"stream-fan", op_stream_fan},
-    {"zeroed-objects", op_zeroed},
+    {"zeroed-objects", op_zeroed}, {"unmade-objects", op_unmade},
 };
 const int soak_cpu_nops = (int)(sizeof soak_cpu_ops / sizeof soak_cpu_ops[0]);
 

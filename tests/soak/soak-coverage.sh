@@ -19,11 +19,12 @@
 
 # The public functions only the GPU mode reaches: they allocate, free or
 # register memory, create, use or wait for streams, events, graphs and
-# host threads, ask the runtime about a pointer or a device, or take an
-# object that exists only once so created (a pool's lease, a ring's slot,
-# a latch armed).  The CPU mode runs what the kit decides before it needs
-# a device: arithmetic, argument checks and refusals, option resolution,
-# and the destroys and queries of objects never created.
+# host threads, or ask the runtime about a pointer or a device, even on
+# an object never created.  The CPU mode runs what the kit decides before
+# it needs a device: arithmetic, argument checks and refusals, option
+# resolution, the destroys and queries of objects never created, and the
+# refusals of every other call on them (a pool's lease, a ring's slot, a
+# latch armed: ops-cpu.c, op_unmade).
 GPU_ONLY='
 cuxfer_device_count cuxfer_memory_kind cuxfer_host_is_pinned cuxfer_managed_concurrent
 cuxfer_device_max_pitch
@@ -32,24 +33,14 @@ cuxfer_host_free cuxfer_host_register cuxfer_host_unregister cuxfer_device_free
 cuxfer_managed_alloc cuxfer_managed_free
 cuxfer_copy cuxfer_copy2d
 cuxfer_stream_pool_wrap
-cuxfer_stream_pool_next cuxfer_stream_pool_acquire cuxfer_stream_pool_release
 cuxfer_stream_pool_sync
-cuxfer_timer_create cuxfer_timer_create_with cuxfer_timer_start cuxfer_timer_stop
-cuxfer_timer_ms
-cuxfer_stream_wait cuxfer_stream_pool_wait
-cuxfer_stream_wait_pool
+cuxfer_timer_create cuxfer_timer_create_with
+cuxfer_stream_wait
 cuxfer_event_pool_create cuxfer_event_pool_next cuxfer_event_pool_destroy
 cuxfer_on_complete cuxfer_stream_is_capturing cuxfer_on_done
-cuxfer_latch_init cuxfer_latch_init_on cuxfer_latch_arm cuxfer_latch_wait
-cuxfer_latch_expect
-cuxfer_ring_acquire cuxfer_ring_submit cuxfer_ring_release
-cuxfer_ring_drain cuxfer_ring_set_depth cuxfer_ring_stream cuxfer_ring_slot_buffers
-cuxfer_ring_wait cuxfer_stream_wait_ring
-cuxfer_graph_begin cuxfer_graph_end cuxfer_graph_launch
-cuxfer_pinned_pool_acquire cuxfer_pinned_pool_release
-cuxfer_plan2d_copy_async
-cuxfer_stage_h2d cuxfer_stage_d2h cuxfer_stager_wait
-cuxfer_stager_query
+cuxfer_latch_init cuxfer_latch_init_on
+cuxfer_ring_drain
+cuxfer_graph_begin cuxfer_graph_end
 '
 
 cpu=0
