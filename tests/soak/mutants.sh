@@ -34,6 +34,7 @@ view-at-ignores-elem-size|cpu|s#return (unsigned char \*)v->ptr + y \* v->pitch 
 rois-dense-capacity-off-by-one|cpu|s#if (sum > cap)#if (sum > cap + 1)#
 overlap-equal-pitch-off-by-one|cpu|s#if (k < lo->h \&\& d - k \* lo->pitch < lo->w) {#if (k < lo->h \&\& d - k * lo->pitch + 1 < lo->w) {#
 policy-accepts-prefixes|cpu|s#if (!names\[i\]\[j\] \&\& !s\[j\])#if (!names[i][j])#
+default-stream-policy-drops-allow|cpu|s#return p > 0 ? p : CUXFER_DEFAULT_STREAM_POLICY;#return p > 1 ? p : CUXFER_DEFAULT_STREAM_POLICY;#
 pool-class-rounds-down|cpu|s#c = (n + step - 1) \& ~(step - 1);#c = n \& ~(step - 1);#
 view-sub-hangs-on-x-1|cpu|s#CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:"));#while (roi.x == 1) sched_yield();#
 plan-choose-ignores-min-bytes|cpu|s#if (want == CUXFER_PLAN_DIRECT || total < p->tuning.min_bytes)#if (want == CUXFER_PLAN_DIRECT)#

@@ -699,6 +699,28 @@ static int run_soak(void)
     return rc;
 }
 
+/* The CPU mode's policies (man 3 cuxfer_memory_kind and
+ * cuxfer_copy2d_async): where the environment sets neither
+ * CUXFER_PAGEABLE nor CUXFER_DEFAULT_STREAM, the seed picks their words
+ * (set in any case, unset, not a policy), before any call reads them;
+ * op_policy holds both policies against model_policy of the environment
+ * either way.  The GPU mode leaves them as they are: they decide its
+ * copies. */
+static void cpu_policies(void)
+{
+    static const char *const words[4][2] = {
+        {"Error", "no-such-policy"}, {"warn", "ERROR"}, {"aLLow", NULL}, {NULL, "Allow"}};
+    const char *const *w = words[o_seed % 4];
+    if (getenv("CUXFER_PAGEABLE") || getenv("CUXFER_DEFAULT_STREAM"))
+        return;
+    if (w[0])
+        setenv("CUXFER_PAGEABLE", w[0], 1);
+    if (w[1])
+        setenv("CUXFER_DEFAULT_STREAM", w[1], 1);
+    printf("# CUXFER_PAGEABLE %s, CUXFER_DEFAULT_STREAM %s (from the seed)\n",
+           w[0] ? w[0] : "unset", w[1] ? w[1] : "unset");
+}
+
 /* The process-wide setup, the soak, the teardown: in main and in every
  * trial of the shrinker (a child forked before any CUDA call). */
 static int run_all(void)
@@ -715,6 +737,8 @@ static int run_all(void)
         soak_opt.devices = n;
     }
     printf("1..1\n");
+    if (soak_opt.cpu_only)
+        cpu_policies();
     rc = run_soak();
     if (!soak_opt.cpu_only)
         soak_gpu_fini();
