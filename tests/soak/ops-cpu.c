@@ -396,7 +396,8 @@ static int op_copy1d(soak_thread *t)
  * the overlap check's other paths (man 3 cuxfer_rois): tiles of one size
  * on one lattice (a bitmap of cells, from 64 ROIs), or tiles of mixed sizes
  * a cell each (sorted, packed keys from 256); then, sometimes, one tile
- * doubled, moved off the lattice by one, grown or emptied, or a few
+ * doubled, moved off the lattice by one (either way: left of the
+ * lattice's first column is off it too), grown or emptied, or a few
  * stretched to the view's right edge. */
 #define SOAK_MANY 1152 /* 48 x 24 cells of 1 x 1 */
 static size_t many_rois(soak_thread *t, const cuxfer_view *host, cuxfer_roi *r)
@@ -432,8 +433,12 @@ static size_t many_rois(soak_thread *t, const cuxfer_view *host, cuxfer_roi *r)
     j = (i + 1 + soak_below(t, n - 1)) % n;
     switch (soak_below(t, 10)) {
     case 0: r[j] = r[i]; break;
-    case 1: r[i].x += r[i].x + r[i].width < host->width ? 1 : (size_t)-1; break;
-    case 2: r[i].y += r[i].y + r[i].height < host->height ? 1 : (size_t)-1; break;
+    case 1: /* left, where it can, or right */
+        r[i].x += r[i].x && (soak_below(t, 2) || r[i].x + r[i].width >= host->width) ? (size_t)-1 : 1;
+        break;
+    case 2: /* up or down */
+        r[i].y += r[i].y && (soak_below(t, 2) || r[i].y + r[i].height >= host->height) ? (size_t)-1 : 1;
+        break;
     case 3: r[i].width += 1; break;
     case 4: r[i].width = 0; break;
     case 5: r[i].height += 1; break;
