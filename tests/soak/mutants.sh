@@ -73,6 +73,7 @@ rois-offsets-overflow-unchecked|cpu|s#cuxfer_@I@_mul(b, elem_size, \&b) != 0 || 
 rois-lattice-misses-shared-cell|cpu|s#if (\(c == CUXFER_[A-Z_]*OFF_GRID\) || cuxfer_@I@_bit_take(bits, c))#if (\1)#
 rois-lattice-cell-ignores-height|cpu|s#if (r->width != g->w || r->height != g->h || #if (r->width != g->w || #
 rois-lattice-cell-left-of-the-grid|cpu|s#r->x < g->ox || r->y < g->oy ||#r->x < g->ox \&\& r->y < g->oy ||#
+rois-lattice-of-no-tile-reads-past|cpu|s#if (i == n || rois\[i\].x % rois\[i\].width > v->width#if (i == n \&\& rois[i].x % rois[i].width > v->width#
 rois-strips-one-each|cpu|s#for (st = rois\[i\].x >> sw; st <= (rois\[i\].x + rois\[i\].width - 1) >> sw; ++st)#for (st = rois[i].x >> sw; st <= rois[i].x >> sw; ++st)#
 team-takes-chunk-4095|cpu|s#if (\*chunk < 4096)#if (*chunk < 4095)#
 team-threads-past-max|cpu|s#if (\*threads < 0 || \*threads > max)#if (*threads < 0 || *threads > max + 1)#

@@ -637,7 +637,8 @@ static int rois_step(soak_thread *t, cuxfer_roi *r, size_t *off)
  *   huge: a view of 2^20..2^40 columns whose rows leave the keys 0..3
  *     bits for strips, tiles scattered one a cell of a 64 x 32 grid.
  * 64..555 tiles (from 256 the keys are packed), then, sometimes, one tile
- * doubled, moved onto another's corner or beside it, or shuffled in. */
+ * doubled, moved onto another's corner or beside it, every tile emptied,
+ * or the order shuffled. */
 static int rois_wide(soak_thread *t, cuxfer_roi *r)
 {
     cuxfer_view host, dense;
@@ -701,6 +702,13 @@ static int rois_wide(soak_thread *t, cuxfer_roi *r)
         r[j].x = r[i].x + r[i].width;
         r[j].y = r[i].y;
         break;
+    case 5: /* every tile empty: nothing to check, nothing to move */
+        for (k = 0; k < n; ++k)
+            if (soak_below(t, 2))
+                r[k].width = 0;
+            else
+                r[k].height = 0;
+        break;
     case 3: case 4: /* the order shuffled */
         for (k = n - 1; k > 0; --k) {
             cuxfer_roi x = r[k];
@@ -711,6 +719,7 @@ static int rois_wide(soak_thread *t, cuxfer_roi *r)
         break;
     default: break;
     }
+    memset(&r[n], 0, sizeof r[n]); /* past the last: empty (a read of it divides by 0) */
     memset(&dense, 0, sizeof dense);
     dense.ptr = (void *)(uintptr_t)4096;
     dense.elem_size = host.elem_size;
