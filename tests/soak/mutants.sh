@@ -49,6 +49,9 @@ view-span-to-the-top-refused|cpu|s#if ((uintptr_t)v->ptr > UINTPTR_MAX - span)#i
 sub-offset-overflow-unchecked|cpu|s#if (cuxfer_@I@_mul(roi.y, v->pitch, \&off) != 0 ||#if ((off = roi.y * v->pitch, 0) ||#
 sub-keeps-owner-flags|cpu|s#^    sub->flags = 0;#    (void)sub;#
 sub-null-unchecked|cpu|s#if (!sub)$#if (0)#
+view-init-null-unchecked|cpu|/^CUXFER_API cudaError_t cuxfer_view_init(/,/^}/s#^    if (!v)$#    if (0)#
+host-alloc-null-unchecked|cpu|/^CUXFER_API cudaError_t cuxfer_host_alloc(/,/^}/s#^    if (!p)$#    if (0)#
+policy-parse-null-is-warn|cpu|/^CUXFER_API int cuxfer_pageable_policy_parse(/,/^}/s#^        return 0;#        return 2;#
 view-check-null-unchecked|cpu|/^CUXFER_API cudaError_t cuxfer_@I@_view_check(/,/^}/s#^    if (!v)$#    if (0)#
 sub-reason-names-height|cpu|s#exceeds view width %zu", end, v->width);#exceeds view width %zu", end, v->height);#
 view-reason-drops-what|cpu|s#"%s%s%s elem_size %zu is outside 1..%d", \([A-Z_]*\),#"%.0s%.0s%.0selem_size %zu is outside 1..%d", \1,#

@@ -172,6 +172,14 @@ static int op_view(soak_thread *t)
     if (soak_expect(t, want, got))
         return 1;
     init = got;
+    if (soak_below(t, 16) == 0) { /* no view to write: refused, whatever the numbers */
+        soak_say(t, "cuxfer_view_init(NULL, ptr %p, pitch %zu, w %zu, h %zu, es %zu, kind %d, "
+                    "device %d)", v.ptr, v.pitch, v.width, v.height, v.elem_size, kind, device);
+        if (soak_expect(t, cudaErrorInvalidValue,
+                        cuxfer_view_init(NULL, v.ptr, v.pitch, v.width, v.height, v.elem_size,
+                                         (cuxfer_memkind)kind, device)))
+            return 1;
+    }
     if (got == cudaSuccess && ((int)ks.kind != kind || ks.device != device || ks.flags != 0))
         return soak_fail(t, "the view holds kind %d, device %d, flags %u", (int)ks.kind,
                          ks.device, ks.flags);
@@ -768,6 +776,16 @@ static int op_alloc_refusals(soak_thread *t)
         c = 1 + soak_below(t, 64);
         es = 1 + soak_below(t, 8);
     }
+    if (soak_below(t, 8) == 0) { /* nowhere to put the pointer: refused, any sizes */
+        int dev = (int)soak_below(t, 2);
+        c = soak_below(t, 2) ? c : 1 + soak_below(t, 64);
+        es = soak_below(t, 2) ? es : 1 + soak_below(t, 8);
+        soak_say(t, "cuxfer_%s_alloc(NULL, %zu, %zu%s)", dev ? "device" : "host", c, es,
+                 dev ? "" : ", flags");
+        return soak_expect(t, cudaErrorInvalidValue,
+                           dev ? cuxfer_device_alloc(NULL, c, es)
+                               : cuxfer_host_alloc(NULL, c, es, flags));
+    }
     soak_say(t, "cuxfer_host_alloc(&p, %zu, %zu, 0x%x)", c, es, flags);
     if (soak_expect(t, cudaErrorInvalidValue, cuxfer_host_alloc(&p, c, es, flags)))
         return 1;
@@ -810,15 +828,16 @@ static int op_policy(soak_thread *t)
                                         "allowx", "war", "", "error ", "deny"};
     static const int want[] = {1, 2, 3, 1, 2, 3, 0, 0, 0, 0, 0};
     size_t i = soak_below(t, sizeof want / sizeof want[0]);
-    int got;
+    int got, none = soak_below(t, 12) == 0; /* NULL: 0, as any other word */
     size_t bytes = soak_size(t, (size_t)1 << 40);
     float ms = (float)(1 + soak_below(t, 100000)) / 64.0f;
     static const float not_positive[] = {0.0f, -0.0f, -1.0f / 64.0f, -1e30f};
     double gb, mgb;
-    soak_say(t, "cuxfer_pageable_policy_parse(\"%s\")", words[i]);
-    got = cuxfer_pageable_policy_parse(words[i]);
-    if (got != want[i])
-        return soak_fail(t, "got %d, want %d", got, want[i]);
+    soak_say(t, "cuxfer_pageable_policy_parse(%s%s%s)", none ? "" : "\"", none ? "NULL" : words[i],
+             none ? "" : "\"");
+    got = cuxfer_pageable_policy_parse(none ? NULL : words[i]);
+    if (got != (none ? 0 : want[i]))
+        return soak_fail(t, "got %d, want %d", got, none ? 0 : want[i]);
     /* the policies in effect: the environment's word when valid, else the
      * default, warn (the environment is read once; the soak never changes
      * it after its start) */
