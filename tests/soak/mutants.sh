@@ -30,6 +30,7 @@ view-pitch-check-off-by-one|cpu|s#^    if (row > v->pitch)$#    if (row > v->pit
 elem-size-check-removed|cpu|s#if (v->elem_size < 1 || v->elem_size > CUXFER_ELEM_MAX)#if (v->elem_size < 1)#
 copy-overlap-off-by-one|cpu|s#if (d < s + bytes \&\& s < d + bytes)#if (d < s + bytes \&\& s + 1 < d + bytes)#
 copy2d-overlap-reason-wrong-row|cpu|s#^            \*ilo = k + 1;#            *ilo = k + 2;#
+copy2d-interleave-taken-for-disjoint|cpu|s#^            return 2;$#            return 0;#
 view-at-ignores-elem-size|cpu|s#return (unsigned char \*)v->ptr + y \* v->pitch + x \* v->elem_size;#return (unsigned char *)v->ptr + y * v->pitch + x;#
 rois-dense-capacity-off-by-one|cpu|s#if (sum > cap)#if (sum > cap + 1)#
 overlap-equal-pitch-off-by-one|cpu|s#if (k < lo->h \&\& d - k \* lo->pitch < lo->w) {#if (k < lo->h \&\& d - k * lo->pitch + 1 < lo->w) {#

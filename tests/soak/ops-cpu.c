@@ -281,6 +281,44 @@ static int overlap_reason_ok(soak_thread *t, const cuxfer_view *d, const cuxfer_
     return 0;
 }
 
+/* Views that interleave without sharing a byte (man 3
+ * cuxfer_copy2d_async: with different pitches, views that interleave
+ * over more than a million rows are refused, since the bounded test
+ * cannot prove them disjoint): one-byte rows, dst's on bytes 4 i (or
+ * 4 i + 2), src's on the odd bytes in between, never read.  Of 2^18 rows
+ * each they are proved disjoint; of 3 x 2^20 each they are refused, and
+ * the reason says they interleave. */
+static int copy2d_interleaved(soak_thread *t)
+{
+    cuxfer_view d, s;
+    int many = (int)soak_below(t, 2);
+    cudaError_t got;
+    memset(&d, 0, sizeof d);
+    d.ptr = (void *)(uintptr_t)(4096 + 2 * soak_below(t, 2));
+    d.width = d.elem_size = 1;
+    d.pitch = 4;
+    d.height = many ? (size_t)3 << 20 : (size_t)1 << 18;
+    d.kind = CUXFER_MEMORY_PAGEABLE;
+    d.device = -1;
+    s = d;
+    s.ptr = (void *)(uintptr_t)(4096 + 1 + 2 * soak_below(t, 4));
+    s.pitch = 2;
+    if (soak_below(t, 2)) { /* either side */
+        cuxfer_view x = d;
+        d = s;
+        s = x;
+    }
+    soak_say(t, "cuxfer_copy2d_check(dst{%p pitch %zu w 1 h %zu}, src{%p pitch %zu w 1 h %zu}, 0): "
+                "rows interleaved, never read", d.ptr, d.pitch, d.height, s.ptr, s.pitch, s.height);
+    got = cuxfer_copy2d_check(&d, &s, 0);
+    if (soak_expect(t, many ? cudaErrorInvalidValue : cudaSuccess, got))
+        return 1;
+    if (many && !strstr(cuxfer_last_reason(), "interleave"))
+        return soak_fail(t, "the refusal does not say the views interleave: \"%s\"",
+                         cuxfer_last_reason());
+    return 0;
+}
+
 /* Two ROIs of arena views, checked by cuxfer_copy2d_check and the model;
  * accepted, the kit's addresses move the arena and the model's the model. */
 static int op_copy2d(soak_thread *t)
@@ -290,6 +328,8 @@ static int op_copy2d(soak_thread *t)
     size_t od, os, y, w, h, maxp = 0;
     cudaError_t want, got, mwant;
     char a[128], b[128];
+    if (soak_below(t, 1024) == 0)
+        return copy2d_interleaved(t);
     arena_view(t, t->arena, &bd, &od);
     /* the same element size, or (refused) another one */
     arena_view_es(t, t->arena, &bs, &os, soak_below(t, 8) ? bd.elem_size : 0);
