@@ -32,6 +32,27 @@ cudaError_t model_view_check(const cuxfer_view *v)
     return cudaSuccess;
 }
 
+/* man 3 cuxfer_view: what cuxfer_view_alloc_host (host 1) and
+ * cuxfer_view_alloc_device refuse before they allocate: no view,
+ * elem_size outside 1..64, width or height 0, (host) a row_align other
+ * than 0 (1) or a power of two, and a size past size_t, rows padded to
+ * row_align.  cudaSuccess: it would allocate. */
+cudaError_t model_view_alloc_args(const cuxfer_view *v, size_t w, size_t h, size_t es, int host,
+                                  size_t align)
+{
+    size_t row, padded, total;
+    if (!align)
+        align = 1;
+    if (!v || es < 1 || es > CUXFER_ELEM_MAX || (host && (align & (align - 1))) || !w || !h)
+        return cudaErrorInvalidValue;
+    if (!host)
+        align = 1;
+    if (mul(w, es, &row) || add(row, align - 1, &padded) ||
+        mul(padded / align * align, h, &total))
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
 /* man 3 cuxfer_view: cuxfer_view_init also refuses a kind outside the
  * cuxfer_memkind values and a device below -1 (host). */
 cudaError_t model_view_init_args(int kind, int device)

@@ -84,6 +84,9 @@ team-threads-past-max|cpu|s#if (\*threads < 0 || \*threads > max)#if (*threads <
 gbps-of-no-time-divides|cpu|s#return ms > 0.0f ? (double)bytes#return ms >= 0.0f ? (double)bytes#
 ring-slots-bound-off-by-one|cpu|s#if (slots < 1 || slots > 1024)$#if (slots < 1 || slots > 1025)#
 ring-takes-no-slots|cpu|s#if (slots < 1 || slots > 1024)$#if (slots < 0 || slots > 1024)#
+ring-devices-null-unchecked|cpu|s#if (o.ndevices < 0 || (o.ndevices > 0 \&\& !o.devices))#if (o.ndevices < 0 || (o.ndevices < 0 \&\& !o.devices))#
+ring-takes-device-minus-one|cpu|s#if (o.devices\[i\] < 0 || o.devices\[i\] >= #if (o.devices[i] < -1 || o.devices[i] >= #
+view-alloc-device-elem-size-unbounded|cpu|/^CUXFER_API cudaError_t cuxfer_view_alloc_device(/,/^}/s#if (elem_size < 1 || elem_size > CUXFER_ELEM_MAX)#if (elem_size < 1)#
 rois-overlap-reason-higher-first|cpu|s#size_t lo = a->i < bi ? a->i : bi, hi = a->i < bi ? bi : a->i;#size_t hi = a->i < bi ? a->i : bi, lo = a->i < bi ? bi : a->i;#
 rois-exceeds-reason-dims-swapped|cpu|/exceeds the %zux%zu "$/,/host->width, host->height);$/s#host->width, host->height);$#host->height, host->width);#
 pitch-reason-without-pitch|cpu|s#"exceeds pitch %zu", \([A-Z_]*\), row, v->width,#"exceeds pitch %zu", \1, row, v->width, v->elem_size, row); (void)(#

@@ -804,6 +804,33 @@ static int op_rois(soak_thread *t)
     return rc;
 }
 
+/* cuxfer_view_alloc_host and _device refused before they allocate (man 3
+ * cuxfer_view): no view, elem_size outside 1..CUXFER_ELEM_MAX, an empty
+ * size, a row_align that is not a power of two (0 takes 1; host only), a
+ * size that overflows size_t with the rows padded; what the model takes
+ * would allocate, and is not made here. */
+static int view_alloc_refusals(soak_thread *t)
+{
+    static const size_t aligns[] = {0, 1, 2, 3, 4, 6, 64, 96, 4096, (size_t)1 << 63};
+    cuxfer_view v;
+    int host = (int)soak_below(t, 2), null = soak_below(t, 8) == 0;
+    size_t w = soak_below(t, 4) ? soak_size(t, 64) : SIZE_MAX / (1 + soak_below(t, 4)) - soak_below(t, 2);
+    size_t h = soak_below(t, 4) ? soak_size(t, 64) : SIZE_MAX / (1 + soak_below(t, 4096));
+    size_t es = soak_below(t, 4) ? elems[soak_below(t, sizeof elems / sizeof elems[0])]
+                                 : CUXFER_ELEM_MAX + 1 - soak_below(t, 2) * (CUXFER_ELEM_MAX + 1);
+    size_t align = host ? aligns[soak_below(t, sizeof aligns / sizeof aligns[0])] : 0;
+    cudaError_t want = model_view_alloc_args(null ? NULL : &v, w, h, es, host, align);
+    if (want == cudaSuccess)
+        return 0; /* it would allocate */
+    if (host)
+        soak_say(t, "cuxfer_view_alloc_host(%s, %zu, %zu, %zu, %zu)", null ? "NULL" : "&v", w, h,
+                 es, align);
+    else
+        soak_say(t, "cuxfer_view_alloc_device(%s, %zu, %zu, %zu)", null ? "NULL" : "&v", w, h, es);
+    return soak_expect(t, want, host ? cuxfer_view_alloc_host(null ? NULL : &v, w, h, es, align)
+                                     : cuxfer_view_alloc_device(null ? NULL : &v, w, h, es));
+}
+
 /* Allocations refused on the CPU, before any CUDA call: zero bytes, a
  * count x elem_size that overflows, unknown flags. */
 static int op_alloc_refusals(soak_thread *t)
@@ -826,6 +853,8 @@ static int op_alloc_refusals(soak_thread *t)
                            dev ? cuxfer_device_alloc(NULL, c, es)
                                : cuxfer_host_alloc(NULL, c, es, flags));
     }
+    if (soak_below(t, 4) == 0)
+        return view_alloc_refusals(t);
     soak_say(t, "cuxfer_host_alloc(&p, %zu, %zu, 0x%x)", c, es, flags);
     if (soak_expect(t, cudaErrorInvalidValue, cuxfer_host_alloc(&p, c, es, flags)))
         return 1;
@@ -1261,13 +1290,27 @@ static int op_create_refusals(soak_thread *t)
         size = sizeof u.pp;
         break;
     }
-    default:
-        soak_say(t, "cuxfer_ring_create(&r, %d, 4096, 0, NULL)", slots);
-        want = slots < 1 || slots > 1024 ? cudaErrorInvalidValue : cudaSuccess;
+    default: { /* and, sometimes, devices: NULL, or an entry that is no device */
+        cuxfer_ring_options ro;
+        int devs[3], nd = soak_below(t, 2) ? 0 : 1 + (int)soak_below(t, 3), k, null = 0;
+        memset(&ro, 0, sizeof ro);
+        for (k = 0; k < nd; ++k)
+            devs[k] = soak_below(t, 3) ? (int)soak_below(t, 2)
+                                        : soak_below(t, 2) ? -1 - (int)soak_below(t, 2)
+                                                           : 64 + (int)soak_below(t, 2);
+        ro.ndevices = nd;
+        ro.devices = nd && (null = soak_below(t, 4) == 0) ? NULL : devs;
+        soak_say(t, "cuxfer_ring_create(&r, %d, 4096, 0, {ndevices %d, devices %s%d...})", slots,
+                 nd, null ? "NULL " : "", nd ? devs[0] : 0);
+        want = slots < 1 || slots > 1024 || null ? cudaErrorInvalidValue : cudaSuccess;
+        for (k = 0; want == cudaSuccess && k < nd; ++k)
+            if (devs[k] < 0 || devs[k] >= 64) /* man 3 cuxfer_ring: before any CUDA call */
+                want = cudaErrorInvalidDevice;
         if (want != cudaSuccess)
-            got = cuxfer_ring_create(&u.r, slots, 4096, 0, NULL);
+            got = cuxfer_ring_create(&u.r, slots, 4096, 0, soak_below(t, 2) || nd ? &ro : NULL);
         size = sizeof u.r;
         break;
+    }
     }
     if (want == cudaSuccess)
         return 0;

@@ -28,7 +28,7 @@
 GPU_ONLY='
 cuxfer_device_count cuxfer_memory_kind cuxfer_host_is_pinned cuxfer_managed_concurrent
 cuxfer_device_max_pitch
-cuxfer_view_alloc_device cuxfer_view_alloc_host cuxfer_view_wrap
+cuxfer_view_wrap
 cuxfer_host_free cuxfer_host_register cuxfer_host_unregister cuxfer_device_free
 cuxfer_managed_alloc cuxfer_managed_free
 cuxfer_copy cuxfer_copy2d

@@ -84,6 +84,8 @@ cudaError_t model_view_sub(const cuxfer_view *v, cuxfer_roi r, cuxfer_view *sub)
 void *model_view_at(const cuxfer_view *v, size_t x, size_t y);
 int model_overlap(const cuxfer_view *a, const cuxfer_view *b); /* byte by byte */
 cudaError_t model_view_init_args(int kind, int device);
+cudaError_t model_view_alloc_args(const cuxfer_view *v, size_t w, size_t h, size_t es, int host,
+                                  size_t align);
 cudaError_t model_copy2d_check(const cuxfer_view *d, const cuxfer_view *s, size_t max_pitch);
 cudaError_t model_copy_check(const void *d, const void *s, size_t n);
 cudaError_t model_rois_check(int dir, const cuxfer_view *host, const cuxfer_roi *r, size_t n,
