@@ -27,7 +27,7 @@
 
 static int reps = 15;
 static size_t link_bytes = 256 * MIB;
-static int quick;
+static int quick, reps_given, size_given; /* --quick caps what these did not set */
 static enum { OUT_TABLE, OUT_JSON, OUT_CSV } out = OUT_TABLE;
 /* --only patterns (repeatable): a case runs when its name, as --list
  * prints it, holds any of them at the start of a word (want); none: every
@@ -2239,11 +2239,13 @@ int main(int argc, char **argv)
             if (number_option("--reps", optarg, 3, 64, &v))
                 return 2;
             reps = (int)v;
+            reps_given = 1;
             break;
         case 's':
             if (number_option("--size", optarg, 1, 8192, &v)) /* MiB */
                 return 2;
             link_bytes = (size_t)v * MIB;
+            size_given = 1;
             break;
         case 'o':
             if (nonly == MAX_ONLY) {
@@ -2306,9 +2308,9 @@ int main(int argc, char **argv)
         fputs(usage_line, stderr);
         return 2;
     }
-    if (quick) {
-        reps = reps > 7 ? 7 : reps;
-        link_bytes = link_bytes > 64 * MIB ? 64 * MIB : link_bytes;
+    if (quick) { /* its caps, where --reps and --size did not say */
+        reps = reps_given || reps < 7 ? reps : 7;
+        link_bytes = size_given || link_bytes < 64 * MIB ? link_bytes : 64 * MIB;
     }
     need_link = needs_link();
     if (listing)

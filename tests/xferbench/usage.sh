@@ -10,7 +10,7 @@
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 xb=$top_builddir/tools/xferbench
 if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
-echo "1..26"
+echo "1..28"
 . "$top_srcdir/tests/lib/tap.sh"
 tmp=$T
 
@@ -139,3 +139,17 @@ point $? "--list --quick names the quick run's tile counts" "$tmp/out"
     [ "$(grep -c '^2d ' "$tmp/out")" = 28 ] &&
     [ "$(cat "$tmp/out1" | tr '\n' ' ')" = "h2d-1d d2h-1d bidir-1d " ]
 point $? "--only 2d lists the 28 row cases and the link only; --only 1d the link" "$tmp/out"
+
+# --quick caps the repetitions and the link buffers where --reps and --size
+# do not say (the table's first line names both); needs a device to run
+"$xb" --quick --only h2d-1d >"$tmp/q" 2>&1; rc=$?
+"$xb" --quick --reps 9 --size 8 --only h2d-1d >"$tmp/q2" 2>&1; rc2=$?
+if [ $rc = 5 ] && [ $rc2 = 5 ] && [ "${CUXFER_REQUIRE_GPU:-0}" = 0 ]; then
+    skip_one "--quick's caps: no CUDA device (status 5)"
+    skip_one "--quick with --reps and --size: no CUDA device (status 5)"
+else
+    [ $rc = 0 ] && head -n 1 "$tmp/q" | grep -q ', 7 reps, link buffers 64 MiB'
+    point $? "--quick alone: 7 reps, 64 MiB link buffers (exit $rc)" "$tmp/q"
+    [ $rc2 = 0 ] && head -n 1 "$tmp/q2" | grep -q ', 9 reps, link buffers 8 MiB'
+    point $? "--quick --reps 9 --size 8: the options win (exit $rc2)" "$tmp/q2"
+fi
