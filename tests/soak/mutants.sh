@@ -100,6 +100,7 @@ stager-create-ignores-refusal|cpu|/^CUXFER_API cudaError_t cuxfer_stager_create(
 rois-sort-skips-a-digit|cpu|s#sh += 11) {#sh += 22) {#
 rois-strips-one-too-narrow|cpu|/^CUXFER_API int cuxfer_@I@_strip_width(/,/^}/s#^            return sw;#            return sw > 0 ? sw - 1 : sw;#
 rois-strips-ignore-key-room|cpu|s#n, 64 - xbits - ybits - ib, \&sbits);#n, 64 + xbits - ybits - ib, \&sbits);#
+rois-sort-ignores-first-key-top|cpu|/^CUXFER_API unsigned long long \*cuxfer_@I@_key_sort(/,/top |= r\[i\];/s#for (i = 0; i < n; ++i)$#for (i = 1; i < n; ++i)#
 team-refuses-last-strategy|gpu|s#if (strategy < 0 || strategy > last)#if (strategy < 0 || strategy >= last)#
 pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_@I@_pool_mark(b, in_use_by));#(void)0;#
 span-skips-slot-wait|gpu|s#err = cudaStreamWaitEvent(s, p->ev_freed\[b\], 0);#err = cudaSuccess;#

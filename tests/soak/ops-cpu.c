@@ -683,7 +683,12 @@ static int rois_step(soak_thread *t, cuxfer_roi *r, size_t *off)
  *     strips of S meet more than twice the tiles and the check must take
  *     wider ones (lopsided widths: the mean alone would take S);
  *   huge: a view of 2^20..2^40 columns whose rows leave the keys 0..3
- *     bits for strips, tiles scattered one a cell of a 64 x 32 grid.
+ *     bits for strips, tiles scattered one a cell of a 64 x 32 grid;
+ *   a column: a view of 2..64 columns, rows of one or two tiles from its
+ *     top (one strip: the tiles are wide), and ROI 0 a whole row alone at
+ *     2^b plus one of those rows (b 11..45): its key alone reaches a
+ *     higher 11-bit digit of the sort than the others' (a sort that left
+ *     that digit out would put it among their rows).
  * 64..555 tiles (from 256 the keys are packed), then, sometimes, one tile
  * doubled, moved onto another's corner or beside it, every tile emptied,
  * or the order shuffled. */
@@ -693,13 +698,32 @@ static int rois_wide(soak_thread *t, cuxfer_roi *r)
     size_t n = 0, want_n = soak_below(t, 2) ? 256 + soak_below(t, 300) : 64 + soak_below(t, 192);
     size_t i, j, k, mtotal = 0, total = 0;
     int dir = soak_below(t, 4) ? CUXFER_ROIS_D2H : CUXFER_ROIS_H2D, huge = soak_below(t, 2);
+    int column = soak_below(t, 3) == 0;
     cudaError_t want, got;
     memset(&host, 0, sizeof host);
     host.ptr = (void *)(uintptr_t)4096; /* never read: only checked */
     host.elem_size = (size_t)1 << soak_below(t, 4);
     host.kind = CUXFER_MEMORY_PAGEABLE;
     host.device = -1;
-    if (!huge) {
+    if (column) {
+        size_t y, cut;
+        host.width = 2 + soak_below(t, 63);
+        for (n = 1, y = 0; n < want_n; ++y)
+            for (k = 0, cut = soak_below(t, host.width); k < 2 && n < want_n; ++k) {
+                r[n].x = k ? cut : 0;
+                r[n].y = y;
+                r[n].width = k ? host.width - cut : cut ? cut : host.width;
+                r[n].height = 1;
+                ++n;
+                if (!cut) /* the whole row */
+                    break;
+            }
+        r[0].x = 0;
+        r[0].y = ((size_t)1 << (11 + soak_below(t, 35))) + soak_below(t, y);
+        r[0].width = host.width;
+        r[0].height = 1;
+        host.height = r[0].y + 1 + soak_below(t, 3);
+    } else if (!huge) {
         size_t s = 2 + soak_below(t, 5), S = (size_t)1 << s, strips = 8 + soak_below(t, 57), y;
         size_t jx = soak_below(t, 2), jw = soak_below(t, 2); /* reach further left, or wider */
         host.width = S * strips + 2 + soak_below(t, S);
@@ -778,7 +802,8 @@ static int rois_wide(soak_thread *t, cuxfer_roi *r)
     dense.pitch = dense.width * dense.elem_size;
     soak_say(t, "cuxfer_rois_check(dir %d, host{w %zu h %zu es %zu, never read}, %zu %s ROIs "
                 "{%zu, %zu, %zux%zu ...}, dense{w %zu})",
-             dir, host.width, host.height, host.elem_size, n, huge ? "scattered" : "straddling",
+             dir, host.width, host.height, host.elem_size, n,
+             column ? "column" : huge ? "scattered" : "straddling",
              r[0].x, r[0].y, r[0].width, r[0].height, dense.width);
     want = model_rois_check(dir, &host, r, n, &dense, &mtotal);
     got = cuxfer_rois_check(dir, &host, r, n, &dense, &total);
