@@ -6,11 +6,19 @@
 # fast each was caught; exits 1 when a mutant survives, when an edit no
 # longer applies (the header changed: update the mutant), or when the
 # unmutated build fails.  CPU mutants run the CPU-only soak; GPU mutants
-# need a device and are skipped (said so) without one.  `make soak-mutants`
-# runs it with the configured CC and CUDA flags.
+# need a device and are skipped (said so) without one.  asan mutants are
+# CPU mutants that change no answer, only read or write past a buffer:
+# their soak is built with AddressSanitizer (-fsanitize=address), and they
+# are skipped (said so) where CC has no working ASan or MUTANT_ASAN=0.
+# The other CPU mutants are built without it: a build with ASan takes
+# about twice as long, and the builds are nearly all of the time (every
+# CPU mutant with ASan: 20 min against 12, HACKING "Soak").  `make
+# soak-mutants` runs it with the configured CC and CUDA flags.
 # Environment: CC CFLAGS CPPFLAGS (CUDA's) LIBS; MUTANT_SECONDS (GPU runs, 120);
-# MUTANT_MODES (which mutants: "cpu gpu", the default, or one of them);
-# MUTANT_THREADS (host threads of the GPU soak, 1).
+# MUTANT_MODES (which mutants: "cpu gpu", the default, or one of them; "cpu"
+# takes the asan ones too); MUTANT_THREADS (host threads of the GPU soak,
+# 1); MUTANT_ASAN (0: skip the asan mutants); ASAN_OPTIONS
+# (protect_shadow_gap=0 is put first, as .ci/sanitize.sh does, for CUDA).
 set -u
 srcdir=${1:-.}
 CC=${CC:-cc}
@@ -21,10 +29,24 @@ secs=${MUTANT_SECONDS:-120}
 modes=${MUTANT_MODES:-cpu gpu}
 work=$(mktemp -d "${TMPDIR:-/tmp}/soak-mutants.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
+ASAN_OPTIONS="protect_shadow_gap=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export ASAN_OPTIONS
+asan=
+if [ "${MUTANT_ASAN:-1}" != 0 ]; then
+    printf 'int main(void) { return 0; }\n' >"$work/asan.c"
+    # shellcheck disable=SC2086
+    if $CC $CFLAGS -fsanitize=address -fno-omit-frame-pointer "$work/asan.c" \
+        -o "$work/asan" >/dev/null 2>&1 && "$work/asan"; then
+        asan='-fsanitize=address -fno-omit-frame-pointer'
+    else
+        echo "soak-mutants: $CC has no working -fsanitize=address: the asan mutants are skipped"
+    fi
+fi
 
-# name|cpu or gpu|sed script (applied to a copy of the header; '#' delimits;
-# @I@ stands for the header's private prefix, which tests name only in
-# tests/state/internals.c: tests/header/public-names-only.sh)
+# name|cpu, asan or gpu|sed script (applied to a copy of the header; '#'
+# delimits; @I@ stands for the header's private prefix, which tests name
+# only in tests/state/internals.c: tests/header/public-names-only.sh).
+# asan: a CPU mutant whose answers are right, which only ASan sees.
 mutants='roi-bounds-off-by-one|cpu|s#if (end > v->width)$#if (end > v->width + 1)#
 view-pitch-check-off-by-one|cpu|s#^    if (row > v->pitch)$#    if (row > v->pitch + 1)#
 elem-size-check-removed|cpu|s#if (v->elem_size < 1 || v->elem_size > CUXFER_ELEM_MAX)#if (v->elem_size < 1)#
@@ -101,20 +123,23 @@ rois-sort-skips-a-digit|cpu|s#sh += 11) {#sh += 22) {#
 rois-strips-one-too-narrow|cpu|/^CUXFER_API int cuxfer_@I@_strip_width(/,/^}/s#^            return sw;#            return sw > 0 ? sw - 1 : sw;#
 rois-strips-ignore-key-room|cpu|s#n, 64 - xbits - ybits - ib, \&sbits);#n, 64 + xbits - ybits - ib, \&sbits);#
 rois-sort-ignores-first-key-top|cpu|/^CUXFER_API unsigned long long \*cuxfer_@I@_key_sort(/,/top |= r\[i\];/s#for (i = 0; i < n; ++i)$#for (i = 1; i < n; ++i)#
+rois-lattice-bitmap-rounds-down|asan|s#g->words = (g->cols \* rows + 63) / 64;#g->words = g->cols * rows / 64;#
+rois-unpack-reads-past-m|asan|/^CUXFER_API cudaError_t cuxfer_@I@_rois_disjoint(/,/^}/s#^        for (i = 0; i < m; ++i) {#        for (i = 0; i <= m; ++i) {#
+rois-strip-width-reads-past-n|asan|/^CUXFER_API int cuxfer_@I@_strip_width(/,/^}/s#for (i = 0; i < n; ++i)$#for (i = 0; i <= n; ++i)#
 team-refuses-last-strategy|gpu|s#if (strategy < 0 || strategy > last)#if (strategy < 0 || strategy >= last)#
 pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_@I@_pool_mark(b, in_use_by));#(void)0;#
 span-skips-slot-wait|gpu|s#err = cudaStreamWaitEvent(s, p->ev_freed\[b\], 0);#err = cudaSuccess;#
 calibrate-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_plan_calibrate(/,/^}/s#if (cuxfer_@I@_stream_state(s, \&err) != [A-Z_]*UNCAPTURED)#if (0)#
 rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_rois_copy(/,/^}/s#CUXFER_TRY(cuxfer_@I@_stream_usable(call, "stream", s, \&cap));#CUXFER_TRY(cuxfer_@I@_stream_usable(call, "stream", s, \&cap)); if (cap > 0) cap = 0;#'
 
-build() { # DIR: the soak against DIR/include/cuxfer.h
+build() { # DIR [SANITIZER FLAGS]: the soak against DIR/include/cuxfer.h
     sh "$srcdir/tests/soak/api-names.sh" --c "$1/include/cuxfer.h" >"$1/include/soak-api.h" ||
         return 1
     # shellcheck disable=SC2086
-    $CC $CFLAGS -std=c99 -D_POSIX_C_SOURCE=200809L -I"$1/include" -I"$srcdir/tests/lib" \
+    $CC $CFLAGS ${2:-} -std=c99 -D_POSIX_C_SOURCE=200809L -I"$1/include" -I"$srcdir/tests/lib" \
         -I"$srcdir/tests/soak" $CPPFLAGS "$srcdir/tests/soak/soak.c" "$srcdir/tests/soak/model.c" \
         "$srcdir/tests/soak/ops-cpu.c" "$srcdir/tests/soak/ops-gpu.c" "$srcdir/tests/soak/fault.c" \
-        -o "$1/soak" $LIBS \
+        -o "$1/soak" $LIBS ${2:-} \
         >"$1/build.log" 2>&1
 }
 now() { date +%s.%N 2>/dev/null || date +%s; }
@@ -126,17 +151,24 @@ run() { # DIR MODE: 0 passed, else caught; the output in DIR/run.log
     fi) >"$1/run.log" 2>&1
 }
 
-mkdir -p "$work/control/include"
-cp "$srcdir/include/cuxfer.h" "$work/control/include/"
-if ! build "$work/control"; then
-    cat "$work/control/build.log"; echo "soak-mutants: the unmutated soak does not build"; exit 1
-fi
-gpu=1
-(cd "$work/control" && ./soak --steps 1) | grep -q '^1..0 # SKIP' && gpu=0
-for mode in $modes; do
-    [ $mode = gpu ] && [ $gpu = 0 ] && continue
-    if ! run "$work/control" $mode; then
-        tail -n 20 "$work/control/run.log"
+# the unmutated soak, as each mode builds it and runs it (asan: the CPU
+# soak with ASan, where the asan mutants run)
+controls=$modes
+case " $modes " in *" cpu "*) [ -n "$asan" ] && controls="$controls asan" ;; esac
+gpu=0
+for mode in $controls; do
+    c=control-$mode
+    mkdir -p "$work/$c/include"
+    cp "$srcdir/include/cuxfer.h" "$work/$c/include/"
+    if ! build "$work/$c" "$([ "$mode" = asan ] && echo "$asan")"; then
+        cat "$work/$c/build.log"; echo "soak-mutants: the unmutated soak does not build"; exit 1
+    fi
+    if [ "$mode" = gpu ]; then
+        (cd "$work/$c" && ./soak --steps 1) | grep -q '^1..0 # SKIP' && continue
+        gpu=1
+    fi
+    if ! run "$work/$c" "$([ "$mode" = gpu ] && echo gpu || echo cpu)"; then
+        tail -n 20 "$work/$c/run.log"
         echo "soak-mutants: the unmutated header fails the $mode soak"; exit 1
     fi
 done
@@ -152,15 +184,21 @@ echo "$mutants" | while IFS='|' read -r name mode script; do
     if cmp -s "$srcdir/include/cuxfer.h" "$d/include/cuxfer.h"; then
         echo "STALE    $name: the edit no longer applies to cuxfer.h"; echo x >>"$work/failed"; continue
     fi
+    sanitize=
+    if [ "$mode" = asan ]; then
+        mode=cpu
+        sanitize=$asan
+        case " $modes " in *" cpu "*) [ -n "$asan" ] || { echo "SKIP     $name (needs ASan)"; continue; } ;; esac
+    fi
     case " $modes " in *" $mode "*) ;; *) continue ;; esac
-    if [ $mode = gpu ] && [ $gpu = 0 ]; then
+    if [ "$mode" = gpu ] && [ $gpu = 0 ]; then
         echo "SKIP     $name (needs a GPU)"; continue
     fi
-    if ! build "$d"; then
+    if ! build "$d" "$sanitize"; then
         echo "NOBUILD  $name"; tail -n 5 "$d/build.log"; echo x >>"$work/failed"; continue
     fi
     t0=$(now)
-    if run "$d" $mode; then
+    if run "$d" "$mode"; then
         echo "SURVIVED $name ($mode soak passed)"; echo x >>"$work/failed"
     else
         t1=$(now)
