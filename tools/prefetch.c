@@ -52,12 +52,22 @@ static void frame_sizes(const roicopy_plan *p, size_t *in, size_t *out)
     *out = round_page(*out);
 }
 
+unsigned long long roicopy_memory_bytes(void)
+{
+    static unsigned long long mem = 1; /* 1: not asked yet */
+    if (mem == 1) {
+        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        mem = pages > 0 && psz > 0 ? (unsigned long long)pages * (unsigned long long)psz : 0;
+    }
+    return mem;
+}
+
 static size_t quarter_of_memory(void)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || psz <= 0)
+    unsigned long long mem = roicopy_memory_bytes();
+    if (mem == 0)
         return (size_t)1 << 30;
-    return (size_t)pages / 4 * (size_t)psz;
+    return mem / 4 > SIZE_MAX ? SIZE_MAX : (size_t)(mem / 4);
 }
 
 int roicopy_batch_threads(const roicopy_plan *p)

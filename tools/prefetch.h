@@ -21,6 +21,9 @@
 
 #include "frames.h"
 
+/* This machine's physical memory in bytes, asked once (0: unknown). */
+unsigned long long roicopy_memory_bytes(void);
+
 /* The I/O threads of a batch when --threads does not say: the online
  * CPUs (at least 4, at most 64), no more than frames, and no more than a
  * quarter of the memory holds buffers for (two each: one being written,

@@ -18,6 +18,7 @@
 #include "roicopy.h"
 #include "checks.h"
 #include "devices.h"
+#include "prefetch.h"
 #include "report.h"
 
 #include <cuxfer.h>
@@ -255,13 +256,11 @@ static int plan_outputs(roicopy_tiles_plan *tp)
  * (exit 5) after the image was read, nor by pinning most of the memory. */
 static int check_batch_size(const roicopy_tiles_plan *tp)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    unsigned long long batch = 0, b, mem;
+    unsigned long long batch = 0, b, mem = roicopy_memory_bytes();
     size_t i;
     int over = 0;
-    if (pages <= 0 || psz <= 0)
+    if (mem == 0)
         return 0; /* unknown: cudaHostAlloc will say */
-    mem = (unsigned long long)pages * (unsigned long long)psz;
     for (i = 0; i < tp->n && !over; ++i) {
         /* width x pixel bytes is at most a row of the image (2^31) */
         b = (unsigned long long)tp->t[i].r.width * tp->in.pixel_bytes *

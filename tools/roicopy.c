@@ -717,16 +717,10 @@ static int check_roi(const options *o, roicopy_frame *f)
  * --pageable, its malloc overcommitted too. */
 static int check_memory(const options *o, const roicopy_frame *f)
 {
-    static long pages = -2, psz; /* asked once: a batch has 10^6 frames */
     int batch = o->outdir && o->nargs > 1 && !o->pageable;
-    unsigned long long mem, in, held;
-    if (pages == -2) {
-        psz = sysconf(_SC_PAGESIZE);
-        pages = sysconf(_SC_PHYS_PAGES);
-    }
-    if (pages <= 0 || psz <= 0)
+    unsigned long long mem = roicopy_memory_bytes(), in, held;
+    if (mem == 0)
         return 0; /* unknown: the allocation will say */
-    mem = (unsigned long long)pages * (unsigned long long)psz;
     in = batch && image_can_read_span(&f->in)
              ? (unsigned long long)f->roi.height * f->in.row_bytes
              : (unsigned long long)f->in.total_bytes;
