@@ -3836,14 +3836,33 @@ CUXFER_API cudaError_t cuxfer_ring_acquire(cuxfer_ring *r, cuxfer_ring_slot **sl
     return err;
 }
 
+/* Why a slot cannot be submitted or released on ring r, or NULL when it
+ * can: the ring exists, the slot is one of its own (a slot of another ring
+ * would be given back to the wrong ring's sleepers) and it is held. */
+CUXFER_API const char *cuxfer_impl_ring_slot_refusal(const cuxfer_ring *r,
+                                                      cuxfer_ring_slot *slot)
+{
+    if (!r || !r->slots)
+        return "ring not created";
+    if (!slot)
+        return "slot is NULL";
+    if (slot->index < 0 || slot->index >= r->count || &r->slots[slot->index] != slot)
+        return "the slot is not one of this ring's";
+    if (!__atomic_load_n(&slot->held, __ATOMIC_ACQUIRE))
+        return "slot not acquired";
+    return NULL;
+}
+
 /* Hand a slot back unsubmitted; locks only when a thread sleeps in acquire. */
 CUXFER_API cudaError_t cuxfer_ring_release(cuxfer_ring *r, cuxfer_ring_slot *slot)
 {
     int one = 1;
-    if (!r || !slot ||
-        !__atomic_compare_exchange_n(&slot->held, &one, 0, 0, __ATOMIC_SEQ_CST,
+    const char *why = cuxfer_impl_ring_slot_refusal(r, slot);
+    if (why)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_release: %s", why);
+    if (!__atomic_compare_exchange_n(&slot->held, &one, 0, 0, __ATOMIC_SEQ_CST,
                                      __ATOMIC_SEQ_CST))
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_release: slot not held");
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_release: slot not acquired");
     if (__atomic_load_n(&r->waiters, __ATOMIC_SEQ_CST) > 0) {
         pthread_mutex_lock(&r->mu);
         pthread_cond_broadcast(&r->cv);
@@ -3986,9 +4005,10 @@ CUXFER_API cudaError_t cuxfer_ring_submit(cuxfer_ring *r, cuxfer_ring_slot *slot
     size_t end_h, end_d;
     int saved;
     cudaError_t err = cudaSuccess, rec, e;
-    if (!r || !slot || !job || !__atomic_load_n(&slot->held, __ATOMIC_ACQUIRE))
+    const char *why = cuxfer_impl_ring_slot_refusal(r, slot);
+    if (why || !job)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_ring_submit: %s",
-                                !job ? "job is NULL" : "slot not acquired");
+                                why ? why : "job is NULL");
     if (job->h2d_bytes > slot->host_bytes || job->h2d_bytes > slot->device_bytes)
         err = cuxfer_impl_fail(cudaErrorInvalidValue,
                                "cuxfer_ring_submit: h2d_bytes %zu exceeds the slot's "

@@ -1289,7 +1289,8 @@ static int op_ring(soak_thread *t)
     int n = cuxfer_ring_slots(&g->ring), depth = 1 + (int)soak_below(t, 2);
     size_t up = soak_size(t, 2048);
     soak_say(t, "cuxfer_ring_set_depth(%d); acquire; slot_buffers; submit(h2d %zu, work, d2h %zu); "
-                "drain; acquire; submit refused; release", depth, up, up);
+                "drain; acquire; submit refused; submit and release on the timing ring refused; "
+                "release", depth, up, up);
     if (n != 2)
         return soak_fail(t, "cuxfer_ring_slots says %d, want 2", n);
     CK(t, cuxfer_ring_set_depth(&g->ring, depth));
@@ -1325,6 +1326,10 @@ static int op_ring(soak_thread *t)
     CK(t, cuxfer_ring_acquire(&g->ring, &slot));
     job.h2d_bytes = slot->host_bytes + 1;
     if (soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_submit(&g->ring, slot, &job)))
+        return 1;
+    job.h2d_bytes = 16; /* the slot is not the timing ring's: refused, still held */
+    if (soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_submit(&g->tring, slot, &job)) ||
+        soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_release(&g->tring, slot)))
         return 1;
     CK(t, cuxfer_ring_release(&g->ring, slot));
     CK(t, cuxfer_ring_set_depth(&g->ring, n));

@@ -106,6 +106,19 @@ int main(void)
     err = cuxfer_ring_acquire(&zero, &slot);
     is_int(cudaErrorInvalidValue, err, "acquire on a zeroed ring refused");
     ok(slot == NULL, "acquire sets *slot on a refusal");
+    {
+        cuxfer_ring_slot stray;
+        cuxfer_ring_job none;
+        memset(&stray, 0, sizeof stray);
+        memset(&none, 0, sizeof none);
+        stray.held = 1;
+        is_int(cudaErrorInvalidValue, cuxfer_ring_submit(&zero, &stray, &none),
+               "submit on a zeroed ring refused");
+        contains(cuxfer_last_reason(), "ring not created", "the reason says so");
+        is_int(cudaErrorInvalidValue, cuxfer_ring_release(NULL, &stray),
+               "release on a NULL ring refused");
+        is_int(1, stray.held, "the slot is left as it was");
+    }
     err = cuxfer_ring_slot_ms(NULL, CUXFER_WAIT, &ms);
     is_int(cudaErrorInvalidValue, err, "slot_ms of NULL refused");
     ok(ms == 0.0f, "slot_ms sets *ms on a refusal");
@@ -169,6 +182,28 @@ int main(void)
         is_int(1, __atomic_load_n(&slot->held, __ATOMIC_ACQUIRE), "the slot is still held");
         GPU_OK(cuxfer_ring_release(&ring, slot), "and it can be released");
         is_int(cudaSuccess, cudaGetLastError(), "no error left behind");
+    }
+
+    /* A slot belongs to the ring it came from: submitted to or released on
+     * another ring it is refused, still held, and queues nothing. */
+    {
+        cuxfer_ring other;
+        cuxfer_ring_slot *theirs;
+        cuxfer_ring_job one;
+        memset(&one, 0, sizeof one);
+        one.h2d_bytes = 16;
+        GPU_MUST(cuxfer_ring_create(&other, 1, SLOT, SLOT, NULL));
+        if (cuxfer_ring_acquire(&other, &theirs) != cudaSuccess || !theirs)
+            bail("acquire: %s", cuxfer_last_reason());
+        is_int(cudaErrorInvalidValue, cuxfer_ring_submit(&ring, theirs, &one),
+               "another ring's slot is refused by submit");
+        contains(cuxfer_last_reason(), "not one of this ring's", "the reason says whose it is");
+        ok(theirs->uses == 0, "the refused submission is not counted");
+        is_int(cudaErrorInvalidValue, cuxfer_ring_release(&ring, theirs),
+               "another ring's slot is refused by release");
+        is_int(1, __atomic_load_n(&theirs->held, __ATOMIC_ACQUIRE), "and stays held");
+        GPU_OK(cuxfer_ring_release(&other, theirs), "its own ring takes it back");
+        GPU_OK(cuxfer_ring_destroy(&other), "destroy the other ring");
     }
 
     /* A free slot is taken and given back without the ring's mutex: it
