@@ -80,17 +80,15 @@ int roicopy_read_frame(const roicopy_frame *f, void *dst, size_t dst_pitch)
     return RC_OK;
 }
 
-/* Test hook: ROICOPY_TEST_CORRUPT=1 flips one byte of what came back from
- * the device, so the test suite can prove that --verify catches it. */
-static void test_corrupt(const roicopy_frame *f, void *roi, size_t pitch)
+#ifdef ROICOPY_TEST_HOOKS
+/* The test build's hook (frames.h): the installed roicopy has none. */
+void roicopy_test_corrupt(unsigned char *byte)
 {
     const char *e = getenv("ROICOPY_TEST_CORRUPT");
-    if (e && *e == '1') {
-        unsigned char *b = (unsigned char *)roi +
-                           (f->out.height - 1) * pitch + f->out.row_bytes - 1;
-        *b ^= 0x5a;
-    }
+    if (e && *e == '1')
+        *byte ^= 0x5a;
 }
+#endif
 
 static int verify(const roicopy_frame *f, const void *crop,
                   size_t image_pitch, const void *roi, size_t roi_pitch)
@@ -121,7 +119,8 @@ int roicopy_finish_frame_at(const roicopy_plan *p, const roicopy_frame *f,
                             size_t roi_pitch)
 {
     char err[IMAGE_ERR_MAX] = "";
-    test_corrupt(f, roi, roi_pitch);
+    roicopy_test_corrupt((unsigned char *)roi + (f->out.height - 1) * roi_pitch +
+                         f->out.row_bytes - 1);
     /* A frame that fails verification is not written: an existing output
      * is never replaced by wrong data. */
     if (p->verify && verify(f, crop, image_pitch, roi, roi_pitch))

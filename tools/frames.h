@@ -137,6 +137,17 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
 
 /* ---- frames ------------------------------------------------------------- */
 
+/* The test build's hook (tests/roicopy/roicopy-hooked, built with
+ * ROICOPY_TEST_HOOKS): ROICOPY_TEST_CORRUPT=1 flips *byte, the last byte
+ * of what came back from the device, so the tests prove that --verify
+ * catches a difference.  The installed roicopy compiles it away: no
+ * variable of the environment can change what it writes. */
+#ifdef ROICOPY_TEST_HOOKS
+void roicopy_test_corrupt(unsigned char *byte);
+#else
+#define roicopy_test_corrupt(byte) ((void)(byte))
+#endif
+
 /* Read the rows of a frame its ROI needs (image_read_rows) into dst (row
  * pitch dst_pitch; rows outside the ROI are left as they are); RC_INPUT
  * with the message printed on failure. */

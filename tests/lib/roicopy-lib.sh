@@ -6,6 +6,7 @@
 
 . "${top_srcdir:-.}/tests/lib/tap.sh"
 ROICOPY="$top_builddir/tools/roicopy"
+ROICOPY_HOOKED="$top_builddir/tests/roicopy/roicopy-hooked" # tools/frames.h's test hook
 MKSAMPLES="$top_builddir/tools/mksamples"
 IMGCROP="$top_builddir/tests/lib/imgcrop"
 SAMPLES="$top_srcdir/samples"

@@ -67,7 +67,7 @@ same "--pageable" "$T/big.pam" 77x66+5+5 -- \
 same "--repeat 3" "$T/big.pam" 10x10+290+190 -- --repeat 3 --roi 10x10+290+190 "$T/big.pam"
 
 # -- --verify catches a difference and writes nothing -----------------------
-ROICOPY_TEST_CORRUPT=1 "$ROICOPY" --verify --roi 20x10+3+4 "$SAMPLES/gray-97x61.pgm" "$EXISTING" \
+ROICOPY_TEST_CORRUPT=1 "$ROICOPY_HOOKED" --verify --roi 20x10+3+4 "$SAMPLES/gray-97x61.pgm" "$EXISTING" \
     >"$T/stdout" 2>"$T/err"
 rc=$?
 if [ $rc -eq 1 ] && grep -q "^roicopy: $EXISTING: --verify: first difference at x=19 y=9 channel 0: expected [0-9]*, got [0-9]*$" "$T/err" &&
@@ -76,13 +76,16 @@ if [ $rc -eq 1 ] && grep -q "^roicopy: $EXISTING: --verify: first difference at 
 else
     fail "--verify on a corrupted copy (exit $rc)"; diag_file "$T/err"
 fi
-ROICOPY_TEST_CORRUPT=1 "$ROICOPY" --roi 20x10+3+4 "$SAMPLES/gray-97x61.pgm" "$T/unverified.pgm" 2>"$T/err"
+ROICOPY_TEST_CORRUPT=1 "$ROICOPY_HOOKED" --roi 20x10+3+4 "$SAMPLES/gray-97x61.pgm" "$T/unverified.pgm" 2>"$T/err"
 if "$IMGCROP" "$SAMPLES/gray-97x61.pgm" 20x10+3+4 "$T/cpu.out" &&
     ! cmp -s "$T/unverified.pgm" "$T/cpu.out"; then
     pass "the corruption hook really corrupts (so the test above can fail)"
 else
     fail "the corruption hook changed nothing"
 fi
+ROICOPY_TEST_CORRUPT=1 "$ROICOPY" --verify --roi 20x10+3+4 "$SAMPLES/gray-97x61.pgm" "$T/installed.pgm" 2>"$T/err" &&
+    cmp -s "$T/installed.pgm" "$T/cpu.out"
+point $? "the installed roicopy has no corruption hook: the variable changes nothing" "$T/err"
 
 # -- timing and JSON ---------------------------------------------------------
 if "$ROICOPY" --timing --json --repeat 2 --streams 2 "$T/big.pam" "$T/t.pam" >"$T/stdout" 2>"$T/err" &&

@@ -158,7 +158,7 @@ fi
 
 # -- --verify catches a corrupted region and writes nothing ------------------
 rm -rf "$T/corrupt" && mkdir "$T/corrupt"
-ROICOPY_TEST_CORRUPT=1 "$ROICOPY" --verify -q --tiles 16x16 -o "$T/corrupt" "$SAMPLES/rgb-80x60.ppm" \
+ROICOPY_TEST_CORRUPT=1 "$ROICOPY_HOOKED" --verify -q --tiles 16x16 -o "$T/corrupt" "$SAMPLES/rgb-80x60.ppm" \
     >"$T/stdout" 2>"$T/err"
 rc=$?
 if [ $rc -eq 1 ] && grep -q 'verify: region 14 ' "$T/err" && [ -z "$(ls -A "$T/corrupt")" ]; then

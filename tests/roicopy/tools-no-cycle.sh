@@ -130,4 +130,16 @@ awk -F '\t' '
         return ""
     }' OBJECTS="$tmp/objects" "$tmp/syms" >"$tmp/points"
 relay <"$tmp/points"
-finish $((n + 1))
+# The test hook is the test build's alone (tools/frames.h): no object of
+# the installed roicopy defines it or names its variable.
+{
+    grep '	D	roicopy_test_corrupt$' "$tmp/syms"
+    cut -f2 "$tmp/objects" | xargs grep -l ROICOPY_TEST_CORRUPT
+} >"$tmp/hooked"
+if [ -s "$tmp/hooked" ]; then
+    fail "roicopy's objects carry the test hook roicopy_test_corrupt"
+    diag_file "$tmp/hooked"
+else
+    pass "roicopy's objects carry no test hook (ROICOPY_TEST_CORRUPT is the test build's)"
+fi
+finish $((n + 2))
