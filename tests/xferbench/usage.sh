@@ -148,8 +148,12 @@ if [ $rc = 5 ] && [ $rc2 = 5 ] && [ "${CUXFER_REQUIRE_GPU:-0}" = 0 ]; then
     skip_one "--quick's caps: no CUDA device (status 5)"
     skip_one "--quick with --reps and --size: no CUDA device (status 5)"
 else
-    [ $rc = 0 ] && head -n 1 "$tmp/q" | grep -q ', 7 reps, link buffers 64 MiB'
+    # The run must end (status 0, or 1 with its last line saying that a
+    # performance target was missed: timing on a shared machine, beside
+    # other tests, is not what these points check); its header is.
+    ran() { [ "$1" = 0 ] || { [ "$1" = 1 ] && tail -n 1 "$2" | grep -q '^[1-9][0-9]* target(s) missed$'; }; }
+    ran $rc "$tmp/q" && head -n 1 "$tmp/q" | grep -q ', 7 reps, link buffers 64 MiB'
     point $? "--quick alone: 7 reps, 64 MiB link buffers (exit $rc)" "$tmp/q"
-    [ $rc2 = 0 ] && head -n 1 "$tmp/q2" | grep -q ', 9 reps, link buffers 8 MiB'
+    ran $rc2 "$tmp/q2" && head -n 1 "$tmp/q2" | grep -q ', 9 reps, link buffers 8 MiB'
     point $? "--quick --reps 9 --size 8: the options win (exit $rc2)" "$tmp/q2"
 fi
