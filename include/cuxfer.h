@@ -3199,8 +3199,8 @@ CUXFER_API cudaError_t cuxfer_on_complete(cudaStream_t s, void (*fn)(void *), vo
     CUXFER_TRY(cuxfer_impl_stream_usable("cuxfer_on_complete", "stream", s, &cap));
     err = cudaLaunchHostFunc(s, fn, arg);
     if (err != cudaSuccess)
-        return cuxfer_impl_fail_cuda(err, "cuxfer_on_complete: stream %p: %s", (void *)s,
-                                     cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_on_complete: stream %p: cudaLaunchHostFunc: %s",
+                                     (void *)s, cudaGetErrorName(err));
     return cudaSuccess;
 }
 

@@ -63,11 +63,13 @@ int main(void)
     cudaStream_t s = (cudaStream_t)(uintptr_t)0x1000; /* never used: the stand-ins answer */
     cudaError_t err;
 
-    plan(6);
+    plan(7);
     cuxfer_clear_reason();
     err = cuxfer_on_complete(s, host_fn, NULL);
     is_int(cudaErrorInvalidResourceHandle, err, "cuxfer_on_complete returns CUDA's refusal");
     contains(cuxfer_last_reason(), "cuxfer_on_complete: stream", "with a reason naming the call");
+    contains(cuxfer_last_reason(), "cudaLaunchHostFunc: cudaErrorInvalidResourceHandle",
+             "and the CUDA call that refused it");
     is_int(cudaSuccess, last_error, "and leaves no error for cudaGetLastError");
 
     last_error = cudaSuccess;
