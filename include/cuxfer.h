@@ -1214,9 +1214,11 @@ CUXFER_API cuxfer_memkind cuxfer_impl_lookup(const void *p, int *device)
 }
 
 /* cuxfer_impl_lookup, else one pointer query whose non-pageable answer is
- * cached for at most CUXFER_IMPL_KCACHE_USES lookups.  It feeds only the
- * guard and the view-kind check (copies use cudaMemcpyDefault), so memory
- * freed behind cuxfer's back never makes a copy wrong. */
+ * cached for at most CUXFER_IMPL_KCACHE_USES lookups.  It feeds the guard,
+ * the view-kind check and the devices whose peer access a copy enables
+ * (copies use cudaMemcpyDefault, and a peer copy stages through the host
+ * without it), so memory freed behind cuxfer's back never makes a copy
+ * wrong: at worst a pair of devices gets peer access it did not need. */
 CUXFER_API cuxfer_memkind cuxfer_impl_classify_cached(const void *p, int *device)
 {
     int dev = -1;
@@ -2027,22 +2029,26 @@ CUXFER_API cudaError_t cuxfer_peer_enable(int dev, int peer)
 
 /* Before a copy between the memory of two devices: peer access both ways
  * where the hardware has it (cuxfer_peer_enable: once per pair and
- * process, then one table read).  No peer access is not the copy's
- * failure (the runtime stages it through the host): a copy that works
- * leaves the reason as it was. */
-CUXFER_API cudaError_t cuxfer_impl_peer_both(int ddev, int sdev)
+ * process; a pair already settled costs two table reads).  Peer access is
+ * the copy's speed, not its correctness: without it (no hardware path, or
+ * enabling it failed, say at the runtime's limit of peers) the runtime
+ * stages the copy through the host, so the copy goes on and leaves the
+ * reason as it was. */
+CUXFER_API void cuxfer_impl_peer_both(int ddev, int sdev)
 {
+    const int *known = cuxfer_impl_state_get()->peer;
     char prev[CUXFER_REASON_MAX];
     cudaError_t e1, e2;
+    if (ddev < 0 || sdev < 0 || ddev >= CUXFER_IMPL_MAX_DEVICES ||
+        sdev >= CUXFER_IMPL_MAX_DEVICES ||
+        (__atomic_load_n(&known[ddev * CUXFER_IMPL_MAX_DEVICES + sdev], __ATOMIC_ACQUIRE) &&
+         __atomic_load_n(&known[sdev * CUXFER_IMPL_MAX_DEVICES + ddev], __ATOMIC_ACQUIRE)))
+        return;
     (void)snprintf(prev, sizeof prev, "%s", cuxfer_last_reason());
     e1 = cuxfer_peer_enable(ddev, sdev);
     e2 = cuxfer_peer_enable(sdev, ddev);
-    if ((e1 != cudaSuccess && e1 != cudaErrorPeerAccessUnsupported) ||
-        (e2 != cudaSuccess && e2 != cudaErrorPeerAccessUnsupported))
-        return e1 != cudaSuccess ? e1 : e2;
     if (e1 != cudaSuccess || e2 != cudaSuccess)
         (void)cuxfer_impl_fail(cudaSuccess, "%s", prev);
-    return cudaSuccess;
 }
 
 /* A 2D copy between memory of two devices, peer access enabled where it can be. */
@@ -2051,7 +2057,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
 {
     struct cudaMemcpy3DPeerParms pp;
     size_t row = cuxfer_view_row_bytes(src);
-    CUXFER_TRY(cuxfer_impl_peer_both(ddev, sdev));
+    cuxfer_impl_peer_both(ddev, sdev);
     memset(&pp, 0, sizeof pp);
     pp.srcPtr.ptr = src->ptr;
     pp.srcPtr.pitch = src->pitch;
@@ -2410,7 +2416,7 @@ CUXFER_API cudaError_t cuxfer_impl_copy(const char *call, void *dst, const void 
         CUXFER_TRY(cuxfer_impl_guard(call, dk, sk, cuxfer_pageable_policy()));
         if (dk == CUXFER_MEMORY_DEVICE && sk == CUXFER_MEMORY_DEVICE && ddev >= 0 && sdev >= 0 &&
             ddev != sdev) /* as cuxfer_copy2d_async's peer copies */
-            CUXFER_TRY(cuxfer_impl_peer_both(ddev, sdev));
+            cuxfer_impl_peer_both(ddev, sdev);
     }
     if (!sync)
         CUXFER_TRY(cuxfer_impl_stream_guard(call, s, 1));
