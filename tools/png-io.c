@@ -264,15 +264,20 @@ static uint32_t be32(const unsigned char *p)
 }
 
 /* Every chunk from the signature to IEND: its length within the file,
- * its CRC right, at least one IDAT.  No decompression: this costs one
+ * its CRC right, at least one IDAT and the IDATs consecutive (PNG 11.2.4:
+ * libpng stops with "Not enough image data" at a chunk between two IDATs
+ * of an unfinished stream, and calls an IDAT after another chunk "Too
+ * many IDATs found" once the stream is done, an error it only warns of
+ * when reading).  No decompression: this costs one
  * read of the file, so every input is checked before the first CUDA call;
  * a zlib stream that is corrupt but has right CRCs is found only when the
  * pixels are decoded. */
 static int check_chunks(png_ctx *c, char *err, size_t errsz)
 {
     unsigned char head[8], buf[65536];
-    unsigned long long at = 8;
+    unsigned long long at = 8, broke_at = 0;
     unsigned long nidat = 0;
+    char broke[5] = ""; /* the chunk that ended the run of IDATs */
     if (fseek(c->f, 8, SEEK_SET) != 0) {
         say(err, errsz, "%s", strerror(errno));
         return -1;
@@ -311,7 +316,20 @@ static int check_chunks(png_ctx *c, char *err, size_t errsz)
                 image_escape(type, (char[32]){0}, 32), at);
             return -1;
         }
-        nidat += !memcmp(type, "IDAT", 4);
+        if (memcmp(type, "IDAT", 4) != 0) {
+            if (nidat > 0 && !broke[0]) {
+                memcpy(broke, type, sizeof broke);
+                broke_at = at;
+            }
+        } else if (broke[0]) {
+            say(err, errsz, "chunk IDAT at byte %llu follows chunk %s at "
+                "byte %llu, after the image data: the PNG specification "
+                "requires consecutive IDAT chunks", at,
+                image_escape(broke, (char[32]){0}, 32), broke_at);
+            return -1;
+        } else {
+            ++nidat;
+        }
         if (!memcmp(type, "IEND", 4))
             break;
         at += 12ULL + len;

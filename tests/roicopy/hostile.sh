@@ -8,7 +8,8 @@
 #  - --page, --raw and -0 are checked with --tiles too, and --page is cut;
 #  - forged TIFF sizes are refused for every compression before anything
 #    is allocated; a PackBits run across rows decodes as tifftopnm does;
-#  - corrupt PNG chunks and TIFF strips past the end are found by --dry-run,
+#  - corrupt PNG chunks, IDATs split by another chunk (libpng agreeing)
+#    and TIFF strips past the end are found by --dry-run,
 #    and so are TIFF strips of no bytes or (uncompressed) too few, which
 #    libtiff would fill from outside the strip; a compressed strip is
 #    decoded from its declared bytes alone;
@@ -232,6 +233,40 @@ if has png; then
         --dry-run "$T/half.png" "$OUT/new.png"
     expect_error 3 "$T/half.png: truncated" "--dry-run -k: the bad frame is reported, the good ones planned" -- \
         --dry-run "$T/half.png" "$T/good.png" -o "$OUT"
+    # IDAT chunks split by another chunk, every length and CRC right: a
+    # tEXt between the two IDATs of good.png (the stream unfinished: libpng
+    # fails with "Not enough image data" only when decoding), or after
+    # them followed by an empty IDAT (libpng decodes it, warning "Too many
+    # IDATs found").  The specification wants the IDATs consecutive: both
+    # are refused from the chunks alone, in --dry-run and in a real run.
+    # tEXt "Comment" "x" and an empty IDAT, with their CRCs.
+    text_chunk() { b 0 0 0 9; printf 'tEXtComment\000x'; b 215 244 116 8; }
+    empty_idat() { b 0 0 0 0; printf IDAT; b 53 175 6 30; }
+    idat2=$((33 + 12 + $(od -An -tu1 -j33 -N4 "$T/good.png" |
+        awk '{ print (($1 * 256 + $2) * 256 + $3) * 256 + $4 }')))
+    { head -c $idat2 "$T/good.png"; text_chunk; tail -c +$((idat2 + 1)) "$T/good.png"; } >"$T/split.png"
+    { head -c $((size - 12)) "$T/good.png"; text_chunk; empty_idat; tail -c 12 "$T/good.png"; } >"$T/late.png"
+    expect_error 3 "$T/split.png: chunk IDAT at byte $((idat2 + 21)) follows chunk tEXt at byte $idat2, after the image data: the PNG specification requires consecutive IDAT chunks" \
+        "--dry-run refuses IDATs split by a tEXt chunk, naming both" -- --dry-run "$T/split.png" "$OUT/new.png"
+    expect_error 3 "$T/split.png: chunk IDAT at byte" \
+        "... and so does a real run, before the GPU" -- "$T/split.png" "$OUT/new.png"
+    expect_error 3 "$T/late.png: chunk IDAT at byte $((size + 9)) follows chunk tEXt" \
+        "... an IDAT after the stream and a tEXt too" -- --dry-run "$T/late.png" "$OUT/new.png"
+    "$ROICOPY" --dry-run -k "$T/split.png" "$T/good.png" -o "$OUT" >"$T/plan" 2>"$T/err"
+    rc=$?
+    check "... -k names it, plans the good frame and exits 3" eval \
+        '[ $rc -eq 3 ] && grep -q "split.png: chunk IDAT at byte" "$T/err" && grep -q "good.png" "$T/plan" && ! grep -q "split.png" "$T/plan"'
+    if have pngtopam; then
+        why=
+        pngtopam "$T/good.png" >/dev/null 2>"$T/err" || why="$why good.png refused;"
+        pngtopam "$T/split.png" >/dev/null 2>"$T/err" && why="$why split.png decoded;"
+        grep -q "Not enough image data" "$T/err" || why="$why split.png: no 'Not enough image data';"
+        pngtopam "$T/late.png" >/dev/null 2>"$T/err"
+        grep -q "Too many IDATs found" "$T/err" || why="$why late.png: no 'Too many IDATs found';"
+        verdict "libpng (pngtopam) finds both: a fatal error and its benign error" "libpng on split IDATs"
+    else
+        skip_one "libpng on split IDATs: no pngtopam"
+    fi
 else
     skip_one "PNG chunk checks: built without PNG support"
 fi
