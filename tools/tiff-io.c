@@ -247,6 +247,19 @@ static int check_samples(uint16_t bps, uint16_t fmt, uint16_t spp,
         say(err, errsz, "RGB with %u samples a pixel", (unsigned)spp);
         return -1;
     }
+    /* Gray is one sample; 1 to 4 samples become gray, gray and alpha,
+     * RGB and RGBA on the way out, so a min-is-black image of 3 or 4
+     * would turn into color.  libtiff calls the samples past the first
+     * extra samples (of no meaning without an ExtraSamples tag);
+     * tifftopnm refuses gray of more than one sample. */
+    if (photo == PHOTOMETRIC_MINISBLACK && spp > 2) {
+        say(err, errsz, "photometric interpretation %u (min-is-black) with "
+            "%u samples a pixel is not supported: gray is 1 sample, and "
+            "the %u would be read as %s (min-is-black: 1 sample, or 2 for "
+            "gray and alpha)", (unsigned)photo, (unsigned)spp,
+            (unsigned)spp, spp == 3 ? "RGB" : "RGB and alpha");
+        return -1;
+    }
     return 0;
 }
 

@@ -12,7 +12,8 @@
 #    and TIFF strips past the end are found by --dry-run,
 #    and so are TIFF strips of no bytes or (uncompressed) too few, which
 #    libtiff would fill from outside the strip; a compressed strip is
-#    decoded from its declared bytes alone;
+#    decoded from its declared bytes alone; min-is-black of 3 samples is
+#    refused, not read as RGB;
 #  - "-" as OUTPUT is checked as /dev/stdout is; closed standard
 #    descriptors are never taken by a file roicopy opens, and standard
 #    input closed is said so; --timing/--json refuse standard output by
@@ -293,6 +294,17 @@ if has tiff; then
     tiff_strips 10 7 3 2 7 70 70 0 >"$T/sep0.tif"
     expect_error 3 "strip 2 has a byte count of 0: no data" \
         "... a plane without its strip" -- --dry-run "$T/sep0.tif" "$OUT/new.ppm"
+    # Min-is-black of 3 samples (an RGB file's photometric set to 1):
+    # refused up front, not read as RGB (tests/roicopy/tiff-photometric
+    # has libtiff's own files).
+    if have tiffset; then
+        tiff_strips 10 7 3 1 4 120 90 >"$T/gray3.tif"
+        tiffset -s 262 1 "$T/gray3.tif" 2>"$T/err"
+        expect_error 3 "$T/gray3.tif: photometric interpretation 1 (min-is-black) with 3 samples a pixel is not supported" \
+            "--dry-run refuses min-is-black of 3 samples, not read as RGB" -- --dry-run "$T/gray3.tif" "$OUT/new.pam"
+    else
+        skip_one "min-is-black of 3 samples: no tiffset"
+    fi
     cp "$T/zero.tif" "$T/zero2.tif"
     io_only_error 3 "$T/zero.tif: strip 2 has a byte count of 0: no data" \
         "a batch refuses the strip of 0 bytes before reading a pixel" "$T/zero.tif" "$T/zero2.tif"
