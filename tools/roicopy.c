@@ -140,7 +140,8 @@ static void usage(FILE *f)
         "  --stack FILE       write the tiles (or ROIs) into FILE as one\n"
         "                     multi-image netpbm stream (pamsplit splits it);\n"
         "                     with -o DIR instead: DIR/NAME-INDEX.EXT each\n"
-        "  -v, --verbose      say more (--tiles: how many tiles were dropped)\n"
+        "  -v, --verbose      say more (--tiles: how many tiles were dropped;\n"
+        "                     --threads with one frame: that it does nothing)\n"
         "  --files-from FILE  more INPUTs, one a line (FILE - : standard input)\n"
         "  -0                 --files-from's names end in NUL, not newline\n"
         "  --skip-existing    skip inputs whose output exists (resume a batch)\n"
@@ -1217,6 +1218,13 @@ static int run(int argc, char **argv)
     if ((!worst || o.keep_going) && p.nframes > 0 &&
         (rc = check_canvas(&o, &p)) == 0) {
         fill_plan(&o, &p);
+        /* Accepted, as xargs -P and parallel -j take more slots than
+         * jobs: the same command line serves a shard of any size. */
+        if (o.verbose && o.threads_given && p.nframes == 1)
+            (void)roicopy_fail(RC_OK, NULL, "--threads %lu has nothing to "
+                               "do: one frame to copy (the threads read "
+                               "ahead and write behind several)",
+                               o.threads);
         if (o.dry_run && o.json)
             roicopy_report_plan_json(&p);
         else if (o.dry_run)

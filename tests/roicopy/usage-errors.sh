@@ -6,7 +6,8 @@
 # a malformed --devices list (syntax, negative, duplicate, too large),
 # --device with --devices, fewer streams than devices.  Option values are
 # quoted escaped, as file names are: a control character never reaches
-# the terminal.
+# the terminal.  --threads with one frame is no error (-v says it does
+# nothing); /dev/stdin with -o DIR is a name.
 # Each is one line on stderr, found before any CUDA call, with the existing
 # output untouched.  --help and --version succeed.
 . "${top_srcdir:-.}/tests/lib/roicopy-lib.sh"
@@ -130,6 +131,37 @@ done
 ROICOPY_PREFETCH_MB=
 plan_has "an empty ROICOPY_PREFETCH_MB is unset" "output:" "$G" "$RGBA" -o "$OUT/batch"
 unset ROICOPY_PREFETCH_MB
+
+# --threads with one frame to copy is accepted (as xargs -P and parallel
+# -j take more slots than jobs) and, under -v, said to do nothing; with
+# several frames -v says nothing of it.
+"$ROICOPY" --dry-run -v --threads 4 "$G" "$OUT/new.pgm" >"$T/plan" 2>"$T/err"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+    grep -qx 'roicopy: --threads 4 has nothing to do: one frame to copy (the threads read ahead and write behind several)' "$T/err" &&
+    out_dir_intact; then
+    pass "--threads with one input: accepted, -v says it does nothing"
+else
+    fail "--threads with one input under -v: exit $rc"; diag_file "$T/err"
+fi
+plan_has "--threads with one input, without -v: planned in silence" "output:" --threads 4 "$G" "$OUT/new.pgm"
+plan_has "--threads with one input of -o DIR: planned in silence" "output:" --threads 4 "$G" -o "$OUT/batch"
+"$ROICOPY" --dry-run -v --threads 4 "$G" "$RGBA" -o "$OUT/batch" >"$T/plan" 2>"$T/err"
+rc=$?
+if [ $rc -eq 0 ] && [ ! -s "$T/err" ] && grep -q "4 threads" "$T/plan"; then
+    pass "--threads with two inputs: used, -v says nothing of it"
+else
+    fail "--threads with two inputs under -v: exit $rc"; diag_file "$T/err"; diag_file "$T/plan"
+fi
+
+# A named path is a name: /dev/stdin (redirected from a file) with -o DIR
+# is written as DIR/stdin, where "-" is refused (robust.sh).
+env CUDA_VISIBLE_DEVICES= "$ROICOPY" --dry-run /dev/stdin -o "$OUT/batch" <"$G" >"$T/plan" 2>"$T/err"
+if [ $? -eq 0 ] && [ ! -s "$T/err" ] && grep -qx "output:   $OUT/batch/stdin (pgm)" "$T/plan"; then
+    pass "/dev/stdin with -o DIR is a name: DIR/stdin"
+else
+    fail "/dev/stdin with -o DIR"; diag_file "$T/err"; diag_file "$T/plan"
+fi
 
 # --help and --version: exit 0, text on stdout, nothing on stderr.
 if "$ROICOPY" --help >"$T/help" 2>"$T/err" && [ ! -s "$T/err" ] &&
