@@ -129,7 +129,8 @@ team-refuses-last-strategy|gpu|s#if (strategy < 0 || strategy > last)#if (strate
 pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_@I@_pool_mark(b, in_use_by));#(void)0;#
 span-skips-slot-wait|gpu|s#err = cudaStreamWaitEvent(s, p->ev_freed\[b\], 0);#err = cudaSuccess;#
 calibrate-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_plan_calibrate(/,/^}/s#if (cuxfer_@I@_stream_state(s, \&err) != [A-Z_]*UNCAPTURED)#if (0)#
-rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_rois_copy(/,/^}/s#CUXFER_TRY(cuxfer_@I@_stream_usable(call, "stream", s, \&cap));#CUXFER_TRY(cuxfer_@I@_stream_usable(call, "stream", s, \&cap)); if (cap > 0) cap = 0;#'
+rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_rois_copy(/,/^}/s#CUXFER_TRY(cuxfer_@I@_stream_usable(call, "stream", s, \&cap));#CUXFER_TRY(cuxfer_@I@_stream_usable(call, "stream", s, \&cap)); if (cap > 0) cap = 0;#
+ring-takes-a-foreign-slot|gpu|s#slot->index >= r->count || \&r->slots\[slot->index\] != slot)#slot->index >= r->count)#'
 
 build() { # DIR [SANITIZER FLAGS]: the soak against DIR/include/cuxfer.h
     sh "$srcdir/tests/soak/api-names.sh" --c "$1/include/cuxfer.h" >"$1/include/soak-api.h" ||
