@@ -2075,13 +2075,17 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
     return cudaMemcpy3DPeerAsync(&pp, s);
 }
 
-/* The pitch bound of a real 2D copy (max_pitch 0 = unknown, unchecked);
- * `call` names the copy in the reason, as in the checks below. */
+/* The pitch bound of a real 2D copy (max_pitch 0 = unknown, unchecked):
+ * one row, or two dense views, go as one range and have none.  `call`
+ * names the copy in the reason, as in the checks below. */
 CUXFER_API cudaError_t cuxfer_impl_max_pitch_check(const char *call, const cuxfer_view *dst,
                                                    const cuxfer_view *src, size_t max_pitch)
 {
     const cuxfer_view *v = dst->pitch > max_pitch ? dst : src; /* dst is reported first */
-    if (max_pitch && src->height > 1 && v->pitch > max_pitch)
+    size_t row = cuxfer_view_row_bytes(src);
+    if (src->height == 1 || (dst->pitch == row && src->pitch == row))
+        return cudaSuccess;
+    if (max_pitch && v->pitch > max_pitch)
         return cuxfer_impl_fail(cudaErrorInvalidValue,
                                 "%s: %s pitch %zu exceeds the device's maximum pitch %zu", call,
                                 v == dst ? "dst" : "src", v->pitch, max_pitch);
@@ -2475,19 +2479,18 @@ struct cuxfer_stream_pool {
     pthread_cond_t cv;
 };
 
-CUXFER_API cudaError_t cuxfer_impl_pool_count(int count)
+CUXFER_API cudaError_t cuxfer_impl_pool_count(const char *call, int count)
 {
     if (count < 1 || count > CUXFER_STREAM_POOL_MAX)
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "stream pool count %d is outside 1..%d", count,
-                                CUXFER_STREAM_POOL_MAX);
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: count %d is outside 1..%d", call,
+                                count, CUXFER_STREAM_POOL_MAX);
     return cudaSuccess;
 }
 
+/* The pool's arrays, for a count already checked (cuxfer_impl_pool_count). */
 CUXFER_API cudaError_t cuxfer_impl_pool_init(cuxfer_stream_pool *p, int count)
 {
     memset(p, 0, sizeof *p);
-    CUXFER_TRY(cuxfer_impl_pool_count(count));
     p->streams = (cudaStream_t *)calloc((size_t)count, sizeof *p->streams);
     p->leased = (unsigned char *)calloc((size_t)count, 1);
     if (!p->streams || !p->leased) {
@@ -2539,7 +2542,7 @@ CUXFER_API cudaError_t cuxfer_impl_pool_args(const char *call, cuxfer_stream_poo
     memset(p, 0, sizeof *p);
     if (flags & ~(CUXFER_STREAM_BLOCKING | (unsigned)cudaStreamNonBlocking))
         return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: unknown flags 0x%x", call, flags);
-    return cuxfer_impl_pool_count(count);
+    return cuxfer_impl_pool_count(call, count);
 }
 
 /* Both creates after cuxfer_impl_pool_args, on the current device. */
@@ -2615,6 +2618,7 @@ CUXFER_API cudaError_t cuxfer_stream_pool_wrap(cuxfer_stream_pool *p,
     if (!p || !streams)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_stream_pool_wrap: %s is NULL",
                                 p ? "streams" : "pool");
+    CUXFER_TRY(cuxfer_impl_pool_count("cuxfer_stream_pool_wrap", count)); /* before the array */
     for (i = 0; i < count; ++i)
         if (cuxfer_impl_is_default_stream(streams[i]))
             return cuxfer_impl_fail(cudaErrorInvalidValue,
@@ -4411,7 +4415,9 @@ CUXFER_API cudaError_t cuxfer_pinned_pool_release(cuxfer_pinned_pool *p,
     size_t cs;
     if (!p || !p->ready || !blk || !blk->impl)
         return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_pinned_pool_release: %s",
-                                blk && !blk->impl ? "block not acquired" : "pool not created");
+                                !p || !p->ready ? "pool not created"
+                                : !blk          ? "block is NULL"
+                                                : "block not acquired");
     b = blk->impl;
     if (in_use_by != CUXFER_POOL_IDLE)
         CUXFER_TRY(cuxfer_impl_pool_mark(b, in_use_by));
