@@ -1577,10 +1577,13 @@ CUXFER_API cudaError_t cuxfer_host_register(void *p, size_t bytes, unsigned flag
 #ifdef cudaHostRegisterReadOnly
     if (flags & cudaHostRegisterReadOnly) {
         int dev = cuxfer_impl_current_device(), ro = 0;
-        if (dev < 0 ||
-            cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported,
-                                   dev) != cudaSuccess)
-            (void)cudaGetLastError();
+        if (dev >= 0) {
+            rx = cuxfer_impl_relax_begin(); /* a query: keep other threads' captures */
+            if (cuxfer_impl_relax_done(rx, cudaDeviceGetAttribute(
+                                               &ro, cudaDevAttrHostRegisterReadOnlySupported,
+                                               dev)) != cudaSuccess)
+                (void)cudaGetLastError();
+        }
         if (!ro)
             return cuxfer_impl_fail(cudaErrorNotSupported,
                                     "cuxfer_host_register: device %d does not support "
@@ -1698,7 +1701,8 @@ CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
                                 "cuxfer_managed_alloc: flags 0x%x is neither "
                                 "cudaMemAttachGlobal nor cudaMemAttachHost", flags);
     CUXFER_TRY(cuxfer_impl_bytes("cuxfer_managed_alloc", count, elem_size, &bytes));
-    err = cudaMemGetInfo(&free_b, &total_b);
+    rx = cuxfer_impl_relax_begin(); /* a query: keep other threads' captures */
+    err = cuxfer_impl_relax_done(rx, cudaMemGetInfo(&free_b, &total_b));
     if (err != cudaSuccess)
         return cuxfer_impl_fail_cuda(err, "cuxfer_managed_alloc: cudaMemGetInfo: %s",
                                      cudaGetErrorName(err));
