@@ -2087,7 +2087,7 @@ CUXFER_API cudaError_t cuxfer_impl_max_pitch_check(const char *call, const cuxfe
 {
     const cuxfer_view *v = dst->pitch > max_pitch ? dst : src; /* dst is reported first */
     size_t row = cuxfer_view_row_bytes(src);
-    if (src->height == 1 || (dst->pitch == row && src->pitch == row))
+    if (src->height <= 1 || (dst->pitch == row && src->pitch == row))
         return cudaSuccess;
     if (max_pitch && v->pitch > max_pitch)
         return cuxfer_impl_fail(cudaErrorInvalidValue,

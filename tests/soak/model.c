@@ -105,8 +105,9 @@ int model_overlap(const cuxfer_view *a, const cuxfer_view *b)
     return 0;
 }
 
-/* man 3 cuxfer_copy2d_async: ... and, for a copy of more than one row,
- * both pitches at most max_pitch (0 skips that check). */
+/* man 3 cuxfer_copy2d_async: ... and, for a copy of more than one row
+ * that is not one range (both views contiguous), both pitches at most
+ * max_pitch (0 skips that check). */
 cudaError_t model_copy2d_check(const cuxfer_view *d, const cuxfer_view *s, size_t max_pitch)
 {
     cudaError_t e;
@@ -116,7 +117,9 @@ cudaError_t model_copy2d_check(const cuxfer_view *d, const cuxfer_view *s, size_
         return cudaErrorInvalidValue;
     if (model_overlap(d, s))
         return cudaErrorInvalidValue;
-    if (max_pitch && s->height > 1 && (d->pitch > max_pitch || s->pitch > max_pitch))
+    if (max_pitch && s->height > 1 && !(d->pitch == cuxfer_view_row_bytes(d) &&
+                                         s->pitch == cuxfer_view_row_bytes(s)) &&
+        (d->pitch > max_pitch || s->pitch > max_pitch))
         return cudaErrorInvalidValue;
     return cudaSuccess;
 }
@@ -349,6 +352,22 @@ cudaError_t model_stream_pool_args(int count, unsigned flags, int on, int device
         count < 1 || count > CUXFER_STREAM_POOL_MAX)
         return cudaErrorInvalidValue;
     return on && device < 0 ? cudaErrorInvalidDevice : cudaSuccess;
+}
+
+/* man 3 cuxfer_stream_pool, RETURN VALUES: cuxfer_stream_pool_wrap
+ * refuses a NULL array, a count outside 1 to CUXFER_STREAM_POOL_MAX (its
+ * reason naming the count: the array, which may be shorter, unread), then
+ * a wrapped stream that is 0, cudaStreamLegacy or cudaStreamPerThread.
+ * cudaSuccess: the rest is CUDA's to say. */
+cudaError_t model_stream_pool_wrap(const cudaStream_t *streams, int count)
+{
+    int i;
+    if (!streams || count < 1 || count > CUXFER_STREAM_POOL_MAX)
+        return cudaErrorInvalidValue;
+    for (i = 0; i < count; ++i)
+        if (!streams[i] || streams[i] == cudaStreamLegacy || streams[i] == cudaStreamPerThread)
+            return cudaErrorInvalidValue;
+    return cudaSuccess;
 }
 
 /* man 3 cuxfer_pinned_pool: cuxfer_pinned_pool_create takes the flags of

@@ -56,6 +56,8 @@ copy2d-interleave-taken-for-disjoint|cpu|s#^            return 2;$#            r
 view-at-ignores-elem-size|cpu|s#return (unsigned char \*)v->ptr + y \* v->pitch + x \* v->elem_size;#return (unsigned char *)v->ptr + y * v->pitch + x;#
 rois-dense-capacity-off-by-one|cpu|s#if (sum > cap)#if (sum > cap + 1)#
 overlap-equal-pitch-off-by-one|cpu|s#if (k < lo->h \&\& d - k \* lo->pitch < lo->w) {#if (k < lo->h \&\& d - k * lo->pitch + 1 < lo->w) {#
+pool-wrap-reads-before-count|cpu|s#CUXFER_TRY(cuxfer_@I@_pool_count("cuxfer_stream_pool_wrap", count));#(void)0;#
+max-pitch-bounds-dense-views|cpu|s#if (src->height <= 1 || (dst->pitch == row \&\& src->pitch == row))#if (src->height <= 1)#
 policy-accepts-prefixes|cpu|s#if (!names\[i\]\[j\] \&\& !s\[j\])#if (!names[i][j])#
 default-stream-policy-drops-allow|cpu|s#return p > 0 ? p : CUXFER_DEFAULT_STREAM_POLICY;#return p > 1 ? p : CUXFER_DEFAULT_STREAM_POLICY;#
 pool-class-rounds-down|cpu|s#c = (n + step - 1) \& ~(step - 1);#c = n \& ~(step - 1);#

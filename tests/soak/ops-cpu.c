@@ -1271,7 +1271,7 @@ static int op_create_refusals(soak_thread *t)
     const unsigned char *bytes = (const unsigned char *)&u;
     /* a flag: one of those a page takes, or any bit */
     unsigned bit = 1u << soak_below(t, 32);
-    int which = (int)soak_below(t, 7), strategy = about(t, 0, 3), slots = about(t, 1, 1024);
+    int which = (int)soak_below(t, 8), strategy = about(t, 0, 3), slots = about(t, 1, 1024);
     size_t chunk = chunks[soak_below(t, sizeof chunks / sizeof chunks[0])], i, size = 0;
     cudaError_t want = cudaSuccess, got = cudaSuccess;
     memset(&u, 0x5a, sizeof u);
@@ -1335,6 +1335,33 @@ static int op_create_refusals(soak_thread *t)
         if (want != cudaSuccess)
             got = cuxfer_pinned_pool_create(&u.pp, &o);
         size = sizeof u.pp;
+        break;
+    }
+    case 6: { /* a wrap: the count checked before the array is read */
+        static const cudaStream_t defaults[] = {0, cudaStreamLegacy, cudaStreamPerThread};
+        int count = about(t, 1, CUXFER_STREAM_POOL_MAX), null = soak_below(t, 8) == 0, k;
+        /* as long as a count in range needs, one entry for the others: a
+         * wrap that read before it checked would read past it (ASan) */
+        int n = count >= 1 && count <= CUXFER_STREAM_POOL_MAX ? count : 1;
+        cudaStream_t *arr = (cudaStream_t *)malloc((size_t)n * sizeof *arr);
+        char named[48];
+        if (!arr)
+            return soak_fail(t, "out of memory");
+        for (k = 0; k < n; ++k) /* a default stream one time in four (the rest name none) */
+            arr[k] = soak_below(t, 4) ? (cudaStream_t)(uintptr_t)(0x1000 + 16 * k)
+                                      : defaults[soak_below(t, 3)];
+        soak_say(t, "cuxfer_stream_pool_wrap(&p, %s, %d)", null ? "NULL" : "streams", count);
+        want = model_stream_pool_wrap(null ? NULL : arr, count);
+        if (want != cudaSuccess) {
+            cuxfer_clear_reason();
+            got = cuxfer_stream_pool_wrap(&u.sp, null ? NULL : arr, count);
+        }
+        free(arr);
+        (void)snprintf(named, sizeof named, "count %d is outside", count);
+        if (want != cudaSuccess && !null && n != count && !strstr(cuxfer_last_reason(), named))
+            return soak_fail(t, "the refusal of count %d does not name it: \"%s\"", count,
+                             cuxfer_last_reason());
+        size = sizeof u.sp;
         break;
     }
     default: { /* and, sometimes, devices: NULL, or an entry that is no device */

@@ -111,6 +111,7 @@ size_t model_calibrated_row(const model_measure *m, size_t n, int d2h);
 cudaError_t model_stager_options(const cuxfer_stager_options *opt, cuxfer_stager_options *out);
 cudaError_t model_team_options(int strategy, int last, int threads, int max, size_t chunk);
 cudaError_t model_stream_pool_args(int count, unsigned flags, int on, int device);
+cudaError_t model_stream_pool_wrap(const cudaStream_t *streams, int count);
 cudaError_t model_pinned_pool_flags(unsigned flags);
 cudaError_t model_stream_fan(const cudaStream_t *arr, int n, cudaStream_t other, int *asks);
 cudaError_t model_managed_args(const void *p, size_t bytes, int target);
