@@ -485,6 +485,13 @@ static char *slurp_names(int fd, char sep, size_t *len, const char **what)
         }
         n += (size_t)k;
     }
+    /* A last name without its separator is a line of the list too. */
+    if (buf && line > 0 && lines + 1 > ROICOPY_MAX_NAMES) {
+        *what = "list";
+        *len = lines + 1;
+        free(buf);
+        return NULL;
+    }
     if (buf)
         buf[n] = '\0';
     *len = n;

@@ -471,6 +471,16 @@ yes '' | head -n 1048577 >"$T/blank-lines"
 expect_error 3 "$T/blank-lines: --files-from: more than 1048576 lines; split the list" \
     "a list of more lines than the limit, empty ones, is refused by its lines" -- \
     --dry-run --files-from "$T/blank-lines" -o "$OUT"
+# The last line counts without its newline: 1048576 lines and one more
+# unterminated were read as 1048577 names.
+{ yes '' | head -n 1048576; printf 'x'; } >"$T/blank-lines"
+expect_error 3 "$T/blank-lines: --files-from: more than 1048576 lines; split the list" \
+    "a list one line past the limit, its last without a newline, is refused" -- \
+    --dry-run --files-from "$T/blank-lines" -o "$OUT"
+{ yes 'x' | head -n 1048576 | tr '\n' '\0'; printf 'x'; } >"$T/blank-lines"
+expect_error 3 "$T/blank-lines: --files-from: more than 1048576 names; split the list" \
+    "-0: a list one name past the limit, its last without a NUL, is refused" -- \
+    --dry-run -0 --files-from "$T/blank-lines" -o "$OUT"
 # A second --files-from took the place of the first: its inputs were
 # dropped in silence.
 printf '%s\n' "$G" >"$T/list1"
