@@ -160,4 +160,14 @@ else
     fail "zsh: -k, --keep-going and -0 are offered"
     diag_file "$tmp/zsh.specs"
 fi
-finish $((ncases * nmodes + 4))
+# --roi given again is one more region (roicopy(1), Many regions of one
+# image): zsh offers only the options marked '*' a second time.
+if ! have zsh; then
+    skip_one "no zsh"
+elif grep -Eq '^\*--roi=' "$tmp/zsh.specs"; then
+    pass "zsh: --roi is offered again after one --roi"
+else
+    fail "zsh: --roi is offered again after one --roi"
+    diag_file "$tmp/zsh.specs"
+fi
+finish $((ncases * nmodes + 5))
