@@ -205,6 +205,18 @@ static void *pinned(size_t n)
     return p;
 }
 
+/* Host memory for a case: a failed malloc ends the run as a failed CUDA
+ * call does (status 5, xferbench(1)): no figure of it stands. */
+static void *host_mem(size_t n, const char *what)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "xferbench: %s: out of host memory (%zu bytes)\n", what, n);
+        exit(5);
+    }
+    return p;
+}
+
 static void *device(size_t n)
 {
     void *p = NULL;
@@ -445,7 +457,7 @@ static stat time_enqueue_mt(copy1d_fn f, struct mt_arg *args, int bufs)
         for (i = 0; i < MT_THREADS; ++i)
             if (pthread_create(&th[i], NULL, mt_worker, &args[i]) != 0) {
                 fprintf(stderr, "xferbench: pthread_create failed\n");
-                exit(1);
+                exit(5);
             }
         for (i = 0; i < MT_THREADS; ++i) {
             pthread_join(th[i], NULL);
@@ -471,7 +483,7 @@ static void bench_enqueue_mt(void)
     memset(args, 0, sizeof args);
     if (pthread_barrier_init(&mt_barrier, NULL, MT_THREADS) != 0) {
         fprintf(stderr, "xferbench: pthread_barrier_init failed\n");
-        exit(1);
+        exit(5);
     }
     for (i = 0; i < MT_THREADS; ++i) {
         BENCH_CHECK(cudaStreamCreateWithFlags(&args[i].s, cudaStreamNonBlocking));
@@ -491,11 +503,7 @@ static void bench_enqueue_mt(void)
         report(name, "us", raw, cux, 1, 1.10, "<=1.10x");
     }
     /* The last copy of each thread came from src[(MT_BATCH - 1) % 16]. */
-    check = (unsigned char *)malloc(4096);
-    if (!check) {
-        fprintf(stderr, "xferbench: out of memory\n");
-        exit(1);
-    }
+    check = (unsigned char *)host_mem(4096, "enqueue-8t");
     for (i = 0; i < MT_THREADS; ++i) {
         BENCH_CHECK(cudaMemcpy(check, args[i].dst, 4096, cudaMemcpyDeviceToHost));
         verify(args[i].src[(MT_BATCH - 1) % MT_BUFS], check, 4096, "enqueue-8t");
@@ -618,7 +626,7 @@ static double host_scatter_gbps(unsigned char *dst, const unsigned char *src, si
                                                                     : threads;
     if (pthread_barrier_init(&bar, NULL, (unsigned)n) != 0) {
         fprintf(stderr, "xferbench: pthread_barrier_init failed\n");
-        exit(1);
+        exit(5);
     }
     for (i = 0; i < n; ++i) {
         a[i].dst = dst;
@@ -629,7 +637,7 @@ static double host_scatter_gbps(unsigned char *dst, const unsigned char *src, si
         a[i].bar = &bar;
         if (i > 0 && pthread_create(&th[i], NULL, hs_worker, &a[i]) != 0) {
             fprintf(stderr, "xferbench: pthread_create failed\n");
-            exit(1);
+            exit(5);
         }
     }
     hs_worker(&a[0]);
@@ -694,7 +702,7 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t, cuxfer_timer *t1)
             (void)cudaGetLastError();
             if (ae != cudaErrorMemoryAllocation || roi_total <= MIB) {
                 fprintf(stderr, "xferbench: 2d rows of %zu B: %s\n", w, cuxfer_last_reason());
-                exit(1);
+                exit(5);
             }
             roi_total /= 2;
             h = roi_total / w;
@@ -716,12 +724,8 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t, cuxfer_timer *t1)
                 BENCH_CHECK(cudaMemcpy2D(dv.ptr, dv.pitch, host, spitch, w, h,
                                          cudaMemcpyHostToDevice));
             if (dir == 1 && w <= 32 && !ref) {
-                ref = (unsigned char *)malloc(w * h);
-                refd = (unsigned char *)malloc(spitch * h);
-                if (!ref || !refd) {
-                    fprintf(stderr, "xferbench: out of host memory\n");
-                    exit(1);
-                }
+                ref = (unsigned char *)host_mem(w * h, "2d");
+                refd = (unsigned char *)host_mem(spitch * h, "2d");
                 memset(ref, 1, w * h);
                 memset(refd, 2, spitch * h);
             }
@@ -2021,13 +2025,13 @@ static void bench_multi(int ndev)
             report(name, "GB/s", stats(v_raw, reps), stats(v_cux, reps), 0, 0.99, ">=0.99x");
         }
     {
-        unsigned char *chk = (unsigned char *)malloc(n);
+        unsigned char *chk = (unsigned char *)host_mem(n, "multi");
         BENCH_CHECK(cudaSetDevice(0));
         BENCH_CHECK(cudaMemcpy(chk, d[0], n, cudaMemcpyDeviceToHost));
         /* The last peer copy was gpu(ndev-1) -> gpu0: both must now hold
          * the same bytes. */
         {
-            unsigned char *other = (unsigned char *)malloc(n);
+            unsigned char *other = (unsigned char *)host_mem(n, "multi");
             BENCH_CHECK(cudaSetDevice(ndev - 1));
             BENCH_CHECK(cudaMemcpy(other, d[ndev - 1], n, cudaMemcpyDeviceToHost));
             verify(other, chk, n, "peer");
