@@ -1864,8 +1864,8 @@ static void bench_rois(cudaStream_t s)
 static void bench_pageable(cudaStream_t s)
 {
     size_t n = link_bytes;
-    unsigned char *pg = (unsigned char *)malloc(n), *pg2 = (unsigned char *)malloc(n);
-    void *d = device(n);
+    unsigned char *pg, *pg2;
+    void *d;
     static const struct { int slots; size_t bytes; const char *name; } cfg[] = {
         {0, 0, "4x16MiB"}, {8, 4 * MIB, "8x4MiB"}};
     double v_raw[64], v_st[64], v_ret[64], t0;
@@ -1873,6 +1873,9 @@ static void bench_pageable(cudaStream_t s)
     char name[96];
     if (!want("pageable"))
         return;
+    pg = (unsigned char *)host_mem(n, "pageable");
+    pg2 = (unsigned char *)host_mem(n, "pageable");
+    d = device(n);
     fill(pg, n, 21);
     memset(pg2, 1, n);
     for (dir = 0; dir < 2; ++dir) {
