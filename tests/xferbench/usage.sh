@@ -1,8 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # xferbench's command line follows roicopy's convention, with no GPU needed:
-# --help lists every option and every case, one line each, within 80
-# columns; --version and -V print "xferbench (cuxfer) VERSION"; an unknown
+# --help lists every option and every case, within 80 columns; --version and -V print "xferbench (cuxfer) VERSION"; an unknown
 # option gives "xferbench: unknown option --x" and the usage line on
 # stderr, status 2, and never glibc's own message.  --list names the cases
 # that would run with no GPU; --only repeats, and every listed name selects
