@@ -401,8 +401,10 @@ static int read_fields(TIFF *tif, image_header *h, tiff_layout *l,
     if (check_samples(bps, fmt, spp, photo, err, errsz))
         return -1;
     if (w == 0 || ht == 0 || w > TIFF_IO_MAX_DIM || ht > TIFF_IO_MAX_DIM) {
-        say(err, errsz, "dimensions %lux%lu are out of range (1 to %lu a "
-            "side)", (unsigned long)w, (unsigned long)ht, TIFF_IO_MAX_DIM);
+        int bad_w = w == 0 || w > TIFF_IO_MAX_DIM;
+        say(err, errsz, "%s %lu is out of range 1..%lu", bad_w ? "width"
+            : "height", bad_w ? (unsigned long)w : (unsigned long)ht,
+            TIFF_IO_MAX_DIM);
         return -1;
     }
     if (!TIFFIsCODECConfigured(l->compression)) {

@@ -302,8 +302,16 @@ if has tiff; then
         tiffset -s 262 1 "$T/gray3.tif" 2>"$T/err"
         expect_error 3 "$T/gray3.tif: photometric interpretation 1 (min-is-black) with 3 samples a pixel is not supported" \
             "--dry-run refuses min-is-black of 3 samples, not read as RGB" -- --dry-run "$T/gray3.tif" "$OUT/new.pam"
+        # A range reads "out of range MIN..MAX" after the value, as every
+        # roicopy message writes it (roicopy(1), EXIT STATUS).
+        tiff_strips 10 7 3 1 4 120 90 >"$T/wide.tif"
+        tiffset -s 256 2000000 "$T/wide.tif" 2>"$T/err"
+        expect_error 3 "$T/wide.tif: width 2000000 is out of range 1..1000000" \
+            "a TIFF wider than roicopy reads names its width and the range" -- \
+            --dry-run "$T/wide.tif" "$OUT/new.pam"
     else
         skip_one "min-is-black of 3 samples: no tiffset"
+        skip_one "a TIFF too wide: no tiffset"
     fi
     cp "$T/zero.tif" "$T/zero2.tif"
     io_only_error 3 "$T/zero.tif: strip 2 has a byte count of 0: no data" \
