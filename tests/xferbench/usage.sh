@@ -5,12 +5,11 @@
 # option gives "xferbench: unknown option --x" and the usage line on
 # stderr, status 2, and never glibc's own message.  --list names the cases
 # that would run with no GPU; --only repeats, and every listed name selects
-# itself; the shape sweep has every tile size, row width and band count;
-# status 1 is kept for a missed target, a difference or a stall.
+# itself; the shape sweep has every tile size, row width and band count.
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 xb=$top_builddir/tools/xferbench
 if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
-echo "1..29"
+echo "1..28"
 . "$top_srcdir/tests/lib/tap.sh"
 tmp=$T
 
@@ -139,18 +138,6 @@ point $? "--list --quick names the quick run's tile counts" "$tmp/out"
     [ "$(grep -c '^2d ' "$tmp/out")" = 28 ] &&
     [ "$(cat "$tmp/out1" | tr '\n' ' ')" = "h2d-1d d2h-1d bidir-1d " ]
 point $? "--only 2d lists the 28 row cases and the link only; --only 1d the link" "$tmp/out"
-
-# Status 1 is a target missed, bytes that differ or a stalled enqueue
-# (xferbench(1), EXIT STATUS); a host allocation, a thread that does not
-# start or a failed CUDA call is status 5.  A run cannot make malloc fail,
-# so the program's own text is read: every exit(1) follows a message of
-# one of the three.
-awk '/fprintf\(stderr, "xferbench:/ { msg = $0; age = 0 }
-    { ++age }
-    /exit\(1\)/ && !(age <= 4 && msg ~ /differs|FAILED|written|blocked behind the gate/) {
-        print FILENAME ":" FNR ": " msg }' "$top_srcdir/tools/xferbench.c" >"$tmp/wrong"
-[ ! -s "$tmp/wrong" ]
-point $? "status 1 only for a miss, a difference or a stall" "$tmp/wrong"
 
 # --quick caps the repetitions and the link buffers where --reps and --size
 # do not say (the table's first line names both); needs a device to run
