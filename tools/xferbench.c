@@ -34,6 +34,7 @@ static enum { OUT_TABLE, OUT_JSON, OUT_CSV } out = OUT_TABLE;
  * case */
 enum { MAX_ONLY = 32 };
 static const char *only[MAX_ONLY];
+static int only_hit[MAX_ONLY]; /* a case name of this run matched only[i] */
 static int nonly;
 static int listing; /* --list: print the selected cases' names, run nothing */
 static cuxfer_rois_options rois_opt; /* --rois-threads, --rois-chunk; {0} = defaults */
@@ -184,16 +185,18 @@ static void report_abs(const char *name, const char *unit, stat raw, stat cux, i
  * row cases, not "rois h2d ..."; "1d" the link's three. */
 static int want(const char *name)
 {
-    int i;
+    int i, hit = 0;
     for (i = 0; i < nonly; ++i) {
         const char *p = name;
         while ((p = strstr(p, only[i])) != NULL) {
-            if (p == name || p[-1] == ' ' || p[-1] == '-')
-                return 1;
+            if (p == name || p[-1] == ' ' || p[-1] == '-') {
+                only_hit[i] = hit = 1;
+                break;
+            }
             ++p;
         }
     }
-    return nonly == 0;
+    return hit || nonly == 0;
 }
 
 /* --- buffers -------------------------------------------------------------- */
@@ -2074,8 +2077,14 @@ static int needs_link(void)
 }
 
 /* --list: the cases the same options would run, one name a line, in the
- * order they run; no device needed.  Each name is what --only matches. */
-static int list_cases(void)
+ * order they run; no device needed.  Each name is what --only matches.
+ * Printed to f; NULL prints nothing (it marks the patterns that match). */
+static int list_case(FILE *f, const char *name)
+{
+    return f ? fprintf(f, "%s\n", name) : 0;
+}
+
+static int list_cases(FILE *f)
 {
     static const char *const simple[] = {"enqueue", "enqueue-8t"};
     static const char *const late[] = {"pool", "pageable", "ring", "roundtrip"};
@@ -2083,37 +2092,37 @@ static int list_cases(void)
     size_t i;
     int d;
     if (want("h2d-1d") || need_link)
-        puts("h2d-1d");
+        list_case(f, "h2d-1d");
     if (want("d2h-1d") || need_link)
-        puts("d2h-1d");
+        list_case(f, "d2h-1d");
     if (want("bidir-1d") || need_link)
-        puts("bidir-1d");
+        list_case(f, "bidir-1d");
     for (i = 0; i < sizeof simple / sizeof simple[0]; ++i)
         if (want(simple[i]))
-            puts(simple[i]);
+            list_case(f, simple[i]);
     for (i = 0; i < sizeof twod_widths / sizeof twod_widths[0]; ++i)
         for (d = 0; d < 2; ++d)
             if (twod_wanted(twod_widths[i], d)) {
                 twod_name(name, sizeof name, twod_widths[i], d);
-                puts(name);
+                list_case(f, name);
             }
     if (want("image"))
-        puts("image");
+        list_case(f, "image");
     for (i = 0; i < ROIS_CASES; ++i)
         for (d = 0; d < 2; ++d)
             if (rois_wanted(i, d)) {
                 rois_name(name, sizeof name, i, d);
-                puts(name);
+                list_case(f, name);
             }
     for (i = 0; i < sizeof late / sizeof late[0]; ++i)
         if (want(late[i]))
-            puts(late[i]);
+            list_case(f, late[i]);
     if (banded_wanted()) {
         banded_name(name, sizeof name);
-        puts(name);
+        list_case(f, name);
     }
     if (want("multi"))
-        puts("multi (with several GPUs)");
+        list_case(f, "multi (with several GPUs)");
     return 0;
 }
 
@@ -2320,8 +2329,15 @@ int main(int argc, char **argv)
         link_bytes = size_given || link_bytes < 64 * MIB ? link_bytes : 64 * MIB;
     }
     need_link = needs_link();
+    (void)list_cases(NULL);
+    for (c = 0; c < nonly; ++c)
+        if (!only_hit[c]) { /* a typo would run nothing and say all is well */
+            fprintf(stderr, "xferbench: --only %s: no case of this run has it at the start of "
+                            "a word (--list names them)\n", only[c]);
+            return 2;
+        }
     if (listing)
-        return list_cases();
+        return list_cases(stdout);
     if (cuxfer_device_count(&n) != cudaSuccess) {
         fprintf(stderr, "xferbench: no CUDA device: %s\n", cuxfer_last_reason());
         return 5;

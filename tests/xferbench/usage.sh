@@ -9,7 +9,7 @@
 : "${top_builddir:=.}" "${top_srcdir:=.}"
 xb=$top_builddir/tools/xferbench
 if [ ! -x "$xb" ]; then echo "1..0 # SKIP tools/xferbench not built"; exit 0; fi
-echo "1..28"
+echo "1..29"
 . "$top_srcdir/tests/lib/tap.sh"
 tmp=$T
 
@@ -124,6 +124,14 @@ while [ $i -lt 33 ]; do set -- "$@" --only "p$i"; i=$((i + 1)); done
 "$xb" --list "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] && [ ! -s "$tmp/out" ] && grep -q '^xferbench: --only p32: at most 32 patterns$' "$tmp/err"
 point $? "a 33rd --only names itself and the limit, status 2 (got $rc)" "$tmp/err"
+
+# a pattern no case of the run has (a typo) is refused by name, status 2,
+# before anything runs or is listed: it would run nothing and exit 0
+"$xb" --list --only 'of 512x512' --only 'rois h2d 99' >"$tmp/out" 2>"$tmp/err"; rc=$?
+"$xb" --only 'rois h2d 99' >"$tmp/out1" 2>>"$tmp/err"; rc1=$?
+[ $rc = 2 ] && [ $rc1 = 2 ] && [ ! -s "$tmp/out" ] && [ ! -s "$tmp/out1" ] &&
+    [ "$(grep -c "^xferbench: --only rois h2d 99: no case of this run has it" "$tmp/err")" = 2 ]
+point $? "an --only that matches no case names itself, status 2, run or --list (got $rc, $rc1)" "$tmp/err"
 
 # --quick's tile counts are what a quick run moves (at most 4096 tiles)
 "$xb" --list --quick --only 'of 8x8' >"$tmp/out" 2>&1
