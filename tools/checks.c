@@ -96,8 +96,7 @@ static int check_existing_output(const char *out, const struct stat *st,
     uid_t me = geteuid();
     if (S_ISDIR(st->st_mode))
         return roicopy_fail(RC_OUTPUT, out, "is a directory");
-    if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode) ||
-        S_ISSOCK(st->st_mode)) {
+    if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) {
         c->out_in_place = 1;
         know_output(c, st);
         if (access(out, W_OK) != 0)
@@ -108,9 +107,12 @@ static int check_existing_output(const char *out, const struct stat *st,
     }
     if (!S_ISREG(st->st_mode))
         return roicopy_fail(RC_OUTPUT, out, "is %s; roicopy writes regular "
-                            "files (replaced), character devices, FIFOs and "
-                            "sockets (written in place)",
-                            image_file_type((unsigned)st->st_mode));
+                            "files (replaced), character devices and FIFOs "
+                            "(written in place)%s",
+                            image_file_type((unsigned)st->st_mode),
+                            S_ISSOCK(st->st_mode)
+                                ? "; a socket cannot be opened as a file"
+                                : "");
     know_output(c, st);
     if ((d->st.st_mode & S_ISVTX) && me != 0 && st->st_uid != me &&
         d->st.st_uid != me)

@@ -4,7 +4,8 @@
  * the output, removed on any failure and by the signal handler, synced and
  * renamed over the output, then its directory synced (at once, or once a
  * batch); descriptor outputs (-, /dev/stdout, /dev/fd/N), character
- * devices, FIFOs and sockets written in place.  Single frames, --tiles and
+ * devices and FIFOs written in place (a socket, which open() cannot open,
+ * is refused).  Single frames, --tiles and
  * --stack all write through output_write(); nothing else in tools/ syncs
  * or renames.
  */
@@ -401,7 +402,7 @@ static void say_write_failed(int saved, char *err, size_t errsz)
 }
 
 /* Standard output, a descriptor named by path (/dev/stdout, /dev/fd/N),
- * a character device, a FIFO or a socket: written into, never replaced
+ * a character device or a FIFO: written into, never replaced
  * (there is nothing to rename over). */
 static int write_in_place(const char *path, output_writer write, void *ctx,
                           char *err, size_t errsz)
@@ -433,12 +434,11 @@ int output_write(const char *path, output_writer write, void *ctx,
     if (image_output_fd(path) >= 0)
         return write_in_place(path, write, ctx, err, errsz);
     exists = stat(path, &st) == 0;
-    if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ||
-                   S_ISSOCK(st.st_mode)))
+    if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
         return write_in_place(path, write, ctx, err, errsz);
     if (exists && !S_ISREG(st.st_mode)) {
-        say(err, errsz, "is %s; only regular files, character devices, "
-            "FIFOs and sockets are written",
+        say(err, errsz, "is %s; only regular files, character devices "
+            "and FIFOs are written",
             image_file_type((unsigned)st.st_mode));
         return -1;
     }

@@ -26,8 +26,9 @@ typedef int (*output_writer)(int fd, void *ctx, char *err, size_t errsz);
  * existing path is left as it was.  An existing output keeps its mode
  * (and owner where allowed); a new one gets 0666 & ~umask.  path "-"
  * (standard output), a descriptor's name (image_output_fd), an existing
- * character device, FIFO or socket is written in place, never replaced;
- * any other non-regular file is refused. */
+ * character device or FIFO is written in place, never replaced; any
+ * other non-regular file is refused (a socket too: open() fails on one
+ * with ENXIO). */
 int output_write(const char *path, output_writer write, void *ctx,
                  char *err, size_t errsz);
 

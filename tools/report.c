@@ -93,8 +93,6 @@ static const char *output_how(const char *out)
         return ", written in place: a character device";
     if (stat(out, &st) == 0 && S_ISFIFO(st.st_mode))
         return ", written in place: a FIFO";
-    if (stat(out, &st) == 0 && S_ISSOCK(st.st_mode))
-        return ", written in place: a socket";
     return "";
 }
 

@@ -3,7 +3,8 @@
 # roicopy under hostile and careless use, on the CPU (no GPU needed; the
 # copies themselves are in hostile-gpu.sh):
 #  - an OUTPUT naming a descriptor (/dev/stdout, /dev/fd/N, a link to it)
-#    is written into it, never renamed over; the plan says so;
+#    is written into it, never renamed over; the plan says so; a socket,
+#    which no open() opens, is refused;
 #  - signals ignored at start (nohup, background jobs) stay ignored;
 #  - --page, --raw and -0 are checked with --tiles too, and --page is cut;
 #  - forged TIFF sizes are refused for every compression before anything
@@ -121,6 +122,20 @@ if mkfifo "$T/fifodir/g.pgm" 2>/dev/null; then
         "two inputs into one FIFO of -o DIR" -- --dry-run "$T/x/g.pgm" "$T/y/g.pgm" -o "$T/fifodir"
 else
     skip_one "two inputs into one FIFO: no mkfifo"
+fi
+# A socket cannot be opened as a file (open() says ENXIO, as a shell's
+# > does): it was planned "written in place: a socket", and every run
+# failed at the write, after the GPU copies.
+if command -v python3 >/dev/null 2>&1 &&
+    python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/sock.pgm" 2>/dev/null; then
+    expect_error 4 "roicopy: $T/sock.pgm: is a socket; roicopy writes regular files (replaced), character devices and FIFOs (written in place)" \
+        "a socket as OUTPUT is refused before the GPU" -- --dry-run "$G" "$T/sock.pgm"
+    expect_error 4 "roicopy: $T/sock.pgm: is a socket" \
+        "a socket as --stack is refused" -- --dry-run --tiles 48x30 --stack "$T/sock.pgm" "$G"
+    rm -f "$T/sock.pgm"
+else
+    skip_one "a socket as OUTPUT: no python3 to make one"
+    skip_one "a socket as --stack: no python3 to make one"
 fi
 # appended DESC ARGS...: roicopy ARGS, standard output appended to the
 # input $T/x/g.pgm, refuses it (exit 4) and the input keeps its bytes.
