@@ -19,6 +19,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#endif
 
 static const char *base_name(const char *path)
 {
@@ -89,11 +93,34 @@ static void know_output(frame_check *c, const struct stat *st)
     c->out_ino = st->st_ino;
 }
 
+/* A regular output that the file system will not let go: immutable or
+ * append-only (chattr +i, +a), whose rename() over it fails with EPERM
+ * even for root, after the copies.  NULL where it may be replaced (or
+ * the flags cannot be read). */
+static const char *pinned_by_flags(const char *out)
+{
+#if defined(__linux__) && defined(FS_IOC_GETFLAGS)
+    int fd = open(out, O_RDONLY | O_NONBLOCK | O_NOCTTY), flags = 0, got;
+    if (fd < 0)
+        return NULL;
+    got = ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+    close(fd);
+    if (got && (flags & FS_IMMUTABLE_FL))
+        return "immutable (chattr +i)";
+    if (got && (flags & FS_APPEND_FL))
+        return "append-only (chattr +a)";
+#else
+    (void)out;
+#endif
+    return NULL;
+}
+
 /* An existing output: what it is, and whether roicopy may write it. */
 static int check_existing_output(const char *out, const struct stat *st,
                                  const dir_cache *d, frame_check *c)
 {
     uid_t me = geteuid();
+    const char *flag;
     if (S_ISDIR(st->st_mode))
         return roicopy_fail(RC_OUTPUT, out, "is a directory");
     if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) {
@@ -120,6 +147,9 @@ static int check_existing_output(const char *out, const struct stat *st,
                             "sticky directory %s: only its owner may "
                             "replace it", (unsigned long)st->st_uid,
                             roicopy_esc(d->dir));
+    if ((flag = pinned_by_flags(out)) != NULL)
+        return roicopy_fail(RC_OUTPUT, out, "is %s: it cannot be replaced",
+                            flag);
     return 0;
 }
 

@@ -4,7 +4,8 @@
 # copies themselves are in hostile-gpu.sh):
 #  - an OUTPUT naming a descriptor (/dev/stdout, /dev/fd/N, a link to it)
 #    is written into it, never renamed over; the plan says so; a socket,
-#    which no open() opens, is refused;
+#    which no open() opens, is refused, and so is an immutable or
+#    append-only file, which no rename replaces;
 #  - signals ignored at start (nohup, background jobs) stay ignored;
 #  - --page, --raw and -0 are checked with --tiles too, and --page is cut;
 #  - forged TIFF sizes are refused for every compression before anything
@@ -137,6 +138,25 @@ else
     skip_one "a socket as OUTPUT: no python3 to make one"
     skip_one "a socket as --stack: no python3 to make one"
 fi
+# An existing output that is immutable or append-only (chattr +i, +a)
+# cannot be renamed over, not even by root: it passed every check and the
+# run failed at its rename, after the GPU copies.
+cp "$G" "$T/imm.pgm"
+if chattr +i "$T/imm.pgm" 2>/dev/null; then
+    expect_error 4 "roicopy: $T/imm.pgm: is immutable (chattr +i): it cannot be replaced" \
+        "an immutable OUTPUT is refused before the GPU" -- --dry-run "$G" "$T/imm.pgm"
+    chattr -i "$T/imm.pgm"
+else
+    skip_one "an immutable OUTPUT: chattr +i is not allowed here"
+fi
+if chattr +a "$T/imm.pgm" 2>/dev/null; then
+    expect_error 4 "roicopy: $T/imm.pgm: is append-only (chattr +a): it cannot be replaced" \
+        "an append-only --stack is refused before the GPU" -- --dry-run --tiles 48x30 --stack "$T/imm.pgm" "$G"
+    chattr -a "$T/imm.pgm"
+else
+    skip_one "an append-only --stack: chattr +a is not allowed here"
+fi
+rm -f "$T/imm.pgm"
 # appended DESC ARGS...: roicopy ARGS, standard output appended to the
 # input $T/x/g.pgm, refuses it (exit 4) and the input keeps its bytes.
 appended() {
