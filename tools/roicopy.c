@@ -555,10 +555,23 @@ static int read_names(options *o)
     return 0;
 }
 
+/* An output that is standard output, whatever its name: -, /dev/stdout,
+ * /dev/fd/1 or a link to them (image_output_fd), is not shared with the
+ * reports --timing and --json print there (--dry-run writes no image).
+ * OUTPUT, or each output of -o DIR (DIR/1 of -o /dev/fd, a link to
+ * /dev/stdout in DIR). */
+static int check_stdout_output(const options *o, const char *out)
+{
+    if (!o->dry_run && (o->timing || o->json) && image_output_fd(out) == 1)
+        return roicopy_fail(RC_USAGE, out, "OUTPUT %s is standard output, "
+                            "where --timing and --json print too",
+                            roicopy_esc(out));
+    return 0;
+}
+
 /* "-": standard input as INPUT (once, and not with -o, which names each
- * output after its input), standard output as OUTPUT (not shared with the
- * reports --timing and --json print there), whatever its name: -,
- * /dev/stdout, /dev/fd/1 or a link to them (image_output_fd). */
+ * output after its input), standard output as OUTPUT (check_stdout_output;
+ * the outputs of -o DIR are checked with the others, plan_frames). */
 static int check_dashes(const options *o)
 {
     int i, n = 0;
@@ -567,12 +580,7 @@ static int check_dashes(const options *o)
     if (o->outdir && n)
         return roicopy_fail(RC_USAGE, "-", "standard input has no name for "
                             "an output in -o DIR; use roicopy - OUTPUT");
-    if (!o->outdir && !o->dry_run && (o->timing || o->json) &&
-        image_output_fd(o->args[1]) == 1)
-        return roicopy_fail(RC_USAGE, o->args[1], "OUTPUT %s is standard "
-                            "output, where --timing and --json print too",
-                            roicopy_esc(o->args[1]));
-    return 0;
+    return o->outdir ? 0 : check_stdout_output(o, o->args[1]);
 }
 
 /* ROICOPY_PREFETCH_MB, read as strictly as an option's number: "-1" was
@@ -963,9 +971,12 @@ static int plan_frames(const options *o, roicopy_plan *p)
              * too long fails now, not after the directory is made. */
             c[i].status = worse(c[i].status,
                                 roicopy_check_output_name(f->output));
-        } else
+        } else {
             c[i].status = worse(c[i].status,
                                 roicopy_check_output(f->output, &dc, &c[i]));
+            c[i].status = worse(c[i].status,
+                                check_stdout_output(o, f->output));
+        }
         worst = worse(worst, c[i].status);
     }
     if (i == p->nframes)

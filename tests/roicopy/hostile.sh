@@ -111,6 +111,13 @@ expect_error 2 "roicopy: $T/link.pgm: OUTPUT $T/link.pgm is standard output, whe
 expect_error 2 "roicopy: -: OUTPUT - is standard output, where --timing and --json print too" \
     "--json with OUTPUT -" -- --json "$G" -
 rm -f "$T/link.pgm"
+# ... and an output of -o DIR that is standard output: a link to it in
+# DIR, or DIR/1 of -o /dev/fd (the image went into the JSON, exit 0).
+mkdir "$T/linkdir"
+ln -s /dev/stdout "$T/linkdir/gray-97x61.pgm"
+expect_error 2 "roicopy: $T/linkdir/gray-97x61.pgm: OUTPUT $T/linkdir/gray-97x61.pgm is standard output, where --timing" \
+    "--json with an output of -o DIR linked to /dev/stdout" -- --json "$G" "$SAMPLES/rgb-80x60.ppm" -o "$T/linkdir"
+rm -rf "$T/linkdir"
 # An output written in place is an output like any other: two inputs of
 # one name into a FIFO of -o DIR were both written into it (their streams
 # run together), and OUTPUT - appended to the input itself (>> IN) was
