@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#define STAND_IN_UNCAPTURED
+#define STAND_IN_LAST_ERROR
+#include "stand-ins.h"
 #include "tap.h"
 #include <cuxfer.h>
 
@@ -21,31 +24,8 @@
 #define SRC ((void *)(uintptr_t)0x7f0020000000u) /* on device 0 */
 #define SPAN ((uintptr_t)1 << 24)
 
-static cudaError_t last_error = cudaSuccess; /* what cudaGetLastError would say */
 static cudaError_t enable_answer = cudaErrorTooManyPeers;
 static int current = 0, can_calls, enable_calls, copies, copies3d;
-
-#define WRAP(ret, name, args) ret __wrap_##name args; ret __wrap_##name args
-
-WRAP(cudaError_t, cudaGetLastError, (void))
-{
-    cudaError_t e = last_error;
-    last_error = cudaSuccess;
-    return e;
-}
-
-WRAP(cudaError_t, cudaStreamIsCapturing, (cudaStream_t s, enum cudaStreamCaptureStatus *st))
-{
-    (void)s;
-    *st = cudaStreamCaptureStatusNone;
-    return cudaSuccess;
-}
-
-WRAP(cudaError_t, cudaThreadExchangeStreamCaptureMode, (enum cudaStreamCaptureMode *mode))
-{
-    (void)mode;
-    return cudaSuccess;
-}
 
 WRAP(cudaError_t, cudaPointerGetAttributes, (struct cudaPointerAttributes *a, const void *p))
 {
@@ -86,7 +66,7 @@ WRAP(cudaError_t, cudaDeviceEnablePeerAccess, (int peer, unsigned flags))
     (void)peer;
     (void)flags;
     ++enable_calls;
-    return last_error = enable_answer;
+    return stand_in_error = enable_answer;
 }
 
 WRAP(cudaError_t, cudaMemcpyAsync,
@@ -122,7 +102,7 @@ int main(void)
     is_int(1, copies, "once, as cudaMemcpyAsync (CUDA stages it through the host)");
     is_int(2, enable_calls, "after asking for access both ways");
     is_string(before, cuxfer_last_reason(), "the reason is as it was");
-    is_int(cudaSuccess, last_error, "and nothing is left for cudaGetLastError");
+    is_int(cudaSuccess, stand_in_error, "and nothing is left for cudaGetLastError");
     is_int(0, current, "the current device is put back");
 
     ok(cuxfer_view_init(&dv, DST, 512, 256, 8, 1, CUXFER_MEMORY_DEVICE, 1) == cudaSuccess &&

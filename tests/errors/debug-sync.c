@@ -11,6 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#define STAND_IN_UNCAPTURED
+#define STAND_IN_DEVICE_0
+#define STAND_IN_LAST_ERROR
+#include "stand-ins.h"
 #include "tap.h"
 #include <cuxfer.h>
 
@@ -32,8 +36,6 @@ static void note(const char *call, cudaStream_t s)
 
 /* Fake memory: pinned host and device ranges the stand-in classifies. */
 static unsigned char pinned[1 << 16], device[1 << 16];
-
-#define WRAP(ret, name, args) ret __wrap_##name args; ret __wrap_##name args
 
 WRAP(cudaError_t, cudaMemcpyAsync,
      (void *d, const void *s_, size_t n, enum cudaMemcpyKind k, cudaStream_t s))
@@ -76,26 +78,10 @@ WRAP(cudaError_t, cudaPointerGetAttributes, (struct cudaPointerAttributes *a, co
     }
     return cudaSuccess;
 }
-WRAP(cudaError_t, cudaStreamIsCapturing, (cudaStream_t s, enum cudaStreamCaptureStatus *st))
-{
-    (void)s;
-    *st = cudaStreamCaptureStatusNone;
-    return cudaSuccess;
-}
-WRAP(cudaError_t, cudaThreadExchangeStreamCaptureMode, (enum cudaStreamCaptureMode *m))
-{
-    (void)m;
-    return cudaSuccess;
-}
 WRAP(cudaError_t, cudaDeviceGetAttribute, (int *v, enum cudaDeviceAttr a, int d))
 {
     (void)a, (void)d;
     *v = 1 << 30;
-    return cudaSuccess;
-}
-WRAP(cudaError_t, cudaGetDevice, (int *d))
-{
-    *d = 0;
     return cudaSuccess;
 }
 WRAP(cudaError_t, cudaSetDevice, (int d))
@@ -111,7 +97,6 @@ WRAP(cudaError_t, cudaStreamGetDevice, (cudaStream_t s, int *d))
     return cudaSuccess;
 }
 #endif
-WRAP(cudaError_t, cudaGetLastError, (void)) { return cudaSuccess; }
 
 /* The case's log: something was queued on s, and the last runtime call
  * was a wait for s. */

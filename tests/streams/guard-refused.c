@@ -11,7 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define STAND_IN_UNCAPTURED
+#define STAND_IN_DEVICE_0
+#define STAND_IN_LAST_ERROR
 #include "log-capture.h"
+#include "stand-ins.h"
 #include "tap.h"
 #include <cuxfer.h>
 
@@ -22,29 +26,6 @@ static unsigned char dev_mem[4096], pin_mem[4096];
 #define DEV ((void *)dev_mem)
 #define PIN ((void *)pin_mem)
 static int queued;
-
-#define WRAP(ret, name, args) ret __wrap_##name args; ret __wrap_##name args
-
-WRAP(cudaError_t, cudaGetLastError, (void)) { return cudaSuccess; }
-
-WRAP(cudaError_t, cudaStreamIsCapturing, (cudaStream_t s, enum cudaStreamCaptureStatus *st))
-{
-    (void)s;
-    *st = cudaStreamCaptureStatusNone;
-    return cudaSuccess;
-}
-
-WRAP(cudaError_t, cudaThreadExchangeStreamCaptureMode, (enum cudaStreamCaptureMode *mode))
-{
-    (void)mode;
-    return cudaSuccess;
-}
-
-WRAP(cudaError_t, cudaGetDevice, (int *dev))
-{
-    *dev = 0;
-    return cudaSuccess;
-}
 
 WRAP(cudaError_t, cudaDeviceGetAttribute, (int *v, enum cudaDeviceAttr attr, int dev))
 {
