@@ -84,8 +84,8 @@ reason-cut-without-dots|cpu|s#memcpy(r + CUXFER_REASON_MAX - 4, "...", 4);#(void
 host-alloc-takes-unknown-flag|cpu|s#cudaHostAllocWriteCombined;$#cudaHostAllocWriteCombined | 0x80u;#
 copy-range-to-the-top-refused|cpu|s#if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)#if (d >= UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)#
 copy2d-elem-sizes-unchecked|cpu|s#^        dst->elem_size != src->elem_size)$#        0)#
-max-pitch-checks-one-row|cpu|s#if (max_pitch \&\& src->height > 1 \&\& v->pitch > max_pitch)#if (max_pitch \&\& src->height > 0 \&\& v->pitch > max_pitch)#
-max-pitch-refuses-the-bound|cpu|s#if (max_pitch \&\& src->height > 1 \&\& v->pitch > max_pitch)#if (max_pitch \&\& src->height > 1 \&\& v->pitch >= max_pitch)#
+max-pitch-checks-one-row|cpu|s#if (src->height <= 1 || (dst->pitch == row \&\& src->pitch == row))#if (src->height < 1 || (dst->pitch == row \&\& src->pitch == row))#
+max-pitch-refuses-the-bound|cpu|s#if (max_pitch \&\& v->pitch > max_pitch)#if (max_pitch \&\& v->pitch >= max_pitch)#
 class-refuses-half-size-max|cpu|s#if (n == 0 || n > SIZE_MAX / 2) /\* no class#if (n == 0 || n >= SIZE_MAX / 2) /* no class#
 plan-chunk-row-goes-direct|cpu|s#(p->opt.chunk_bytes \&\& row > p->opt.chunk_bytes))#(p->opt.chunk_bytes \&\& row >= p->opt.chunk_bytes))#
 plan-ratio-bound-excluded|cpu|s#src->pitch <= p->tuning.max_ratio \* row)#src->pitch < p->tuning.max_ratio * row)#
