@@ -97,7 +97,7 @@ static void know_output(frame_check *c, const struct stat *st)
  * append-only (chattr +i, +a), whose rename() over it fails with EPERM
  * even for root, after the copies.  NULL where it may be replaced (or
  * the flags cannot be read). */
-static const char *pinned_by_flags(const char *out)
+static const char *flags_forbid_replace(const char *out)
 {
 #if defined(__linux__) && defined(FS_IOC_GETFLAGS)
     int fd = open(out, O_RDONLY | O_NONBLOCK | O_NOCTTY), flags = 0, got;
@@ -147,7 +147,7 @@ static int check_existing_output(const char *out, const struct stat *st,
                             "sticky directory %s: only its owner may "
                             "replace it", (unsigned long)st->st_uid,
                             roicopy_esc(d->dir));
-    if ((flag = pinned_by_flags(out)) != NULL)
+    if ((flag = flags_forbid_replace(out)) != NULL)
         return roicopy_fail(RC_OUTPUT, out, "is %s: it cannot be replaced",
                             flag);
     return 0;
