@@ -1511,12 +1511,8 @@ static unsigned rois_rand(unsigned *x)
 static void rois_pick(cuxfer_roi *r, size_t n, size_t side, unsigned seed)
 {
     size_t grid = side ? side : ROIS_MIX_MAX, cols = ROIS_W / grid, cells = cols * (ROIS_H / grid);
-    size_t i, *perm = (size_t *)malloc(cells * sizeof *perm);
+    size_t i, *perm = (size_t *)host_mem(cells * sizeof *perm, "rois");
     unsigned x = seed * 2654435761u + 1u;
-    if (!perm) {
-        fprintf(stderr, "xferbench: rois: out of memory\n");
-        exit(5);
-    }
     for (i = 0; i < cells; ++i)
         perm[i] = i;
     for (i = 0; i < n; ++i) { /* partial Fisher-Yates */
@@ -1657,8 +1653,8 @@ static stat rois_kernel_alone(const cuxfer_rois *plan, int d2h, const cuxfer_vie
     for (i = 0; i < n; ++i) /* bands of whole rows, as the plan's */
         m += (r[i].height + rois_band_rows(r[i].width * ROIS_E, band) - 1) /
              rois_band_rows(r[i].width * ROIS_E, band);
-    d = (cuxfer_impl_tile *)malloc(m * sizeof *d);
-    BENCH_CHECK(d ? cudaMalloc((void **)&dd, m * sizeof *d) : cudaErrorMemoryAllocation);
+    d = (cuxfer_impl_tile *)host_mem(m * sizeof *d, "rois");
+    BENCH_CHECK(cudaMalloc((void **)&dd, m * sizeof *d));
     BENCH_CHECK(cudaHostGetDevicePointer((void **)&hdev, h->ptr, 0));
     align = (uintptr_t)hdev | (uintptr_t)dense->ptr | h->pitch;
     for (i = 0, m = 0; i < n; ++i) {
@@ -1727,13 +1723,9 @@ static void bench_rois(cudaStream_t s)
     BENCH_CHECK(cuxfer_view_alloc_host(&back, ROIS_W, ROIS_H, ROIS_E, 0));
     BENCH_CHECK(cudaMalloc((void **)&dptr, (size_t)ROIS_W * ROIS_H * ROIS_E));
     BENCH_CHECK(cuxfer_view_wrap(&dense, dptr, (size_t)ROIS_W * ROIS_E, ROIS_W, ROIS_H, ROIS_E));
-    dense_back = (unsigned char *)malloc((size_t)ROIS_W * ROIS_H * ROIS_E);
-    r = (cuxfer_roi *)malloc(65536 * sizeof *r);
-    off = (size_t *)malloc(65537 * sizeof *off);
-    if (!dense_back || !r || !off) {
-        fprintf(stderr, "xferbench: rois: out of memory\n");
-        exit(5);
-    }
+    dense_back = (unsigned char *)host_mem((size_t)ROIS_W * ROIS_H * ROIS_E, "rois");
+    r = (cuxfer_roi *)host_mem(65536 * sizeof *r, "rois");
+    off = (size_t *)host_mem(65537 * sizeof *off, "rois");
     fill(img.ptr, img.pitch * ROIS_H, 31);
     /* plans[0]: the plan under test; plans[k]: strategy k forced (KERNEL
      * is refused where the runtime or driver cannot load it: said once) */
