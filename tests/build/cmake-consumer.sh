@@ -55,7 +55,7 @@ runs() {
     fi
 }
 
-project c C "$src/tests/build/pkgconfig-consumer.c" "$PACKAGE_VERSION"
+project c C "$src/tests/build/consumer.c" "$PACKAGE_VERSION"
 if configure_build c; then
     pass "C consumer: find_package(cuxfer $PACKAGE_VERSION CONFIG), cuxfer::cuxfer"
     runs c
@@ -75,7 +75,7 @@ fi
 # Where FindCUDAToolkit finds no toolkit (a machine with only the CUDA
 # runtime, as NVIDIA's wheels unpack it; here FindCUDAToolkit is switched
 # off), CUDA::cudart comes from the configured CUDA's headers and libcudart.
-project rt C "$src/tests/build/pkgconfig-consumer.c" "$PACKAGE_VERSION"
+project rt C "$src/tests/build/consumer.c" "$PACKAGE_VERSION"
 if configure_build rt -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=TRUE &&
     grep -q "cudart" "$tmp/rt/build/CMakeFiles/app.dir/link.txt" 2>/dev/null; then
     pass "without FindCUDAToolkit: CUDA::cudart from the configured runtime's tree"
@@ -87,7 +87,7 @@ else
 fi
 
 major=${PACKAGE_VERSION%%.*}
-project other C "$src/tests/build/pkgconfig-consumer.c" "$((major + 1)).0"
+project other C "$src/tests/build/consumer.c" "$((major + 1)).0"
 if configure_build other; then
     fail "find_package(cuxfer $((major + 1)).0) is refused"; diag_file "$tmp/other.log" 40
 elif grep -q "cuxferConfigVersion.cmake\|not compatible\|version" "$tmp/other.log"; then
