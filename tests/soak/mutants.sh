@@ -125,6 +125,46 @@ rois-sort-skips-a-digit|cpu|s#sh += 11) {#sh += 22) {#
 rois-strips-one-too-narrow|cpu|/^CUXFER_API int cuxfer_@I@_strip_width(/,/^}/s#^            return sw;#            return sw > 0 ? sw - 1 : sw;#
 rois-strips-ignore-key-room|cpu|s#n, 64 - xbits - ybits - ib, \&sbits);#n, 64 + xbits - ybits - ib, \&sbits);#
 rois-sort-ignores-first-key-top|cpu|/^CUXFER_API unsigned long long \*cuxfer_@I@_key_sort(/,/top |= r\[i\];/s#for (i = 0; i < n; ++i)$#for (i = 1; i < n; ++i)#
+view-empty-needs-both-axes|cpu|s#^    if (v->width == 0 || v->height == 0)$#    if (v->width == 0 \&\& v->height == 0)#
+view-at-takes-x-of-width|cpu|s#if (x >= v->width || y >= v->height) {#if (x > v->width || y >= v->height) {#
+view-init-refuses-host-device|cpu|s#if (device < -1)$#if (device < 0)#
+view-pitch-refused-as-invalid-value|cpu|s#^        return cuxfer_impl_fail(cudaErrorInvalidPitchValue,#        return cuxfer_impl_fail(cudaErrorInvalidValue,#
+view-sub-keeps-height|cpu|s#^    sub->height = roi.height;#    sub->height = v->height;#
+view-span-reason-names-width|cpu|s#CUXFER_IMPL_WHAT, v->height, v->pitch);#CUXFER_IMPL_WHAT, v->width, v->pitch);#
+view-alloc-host-empty-left-to-host-alloc|cpu|/^CUXFER_API cudaError_t cuxfer_view_alloc_host(/,/^}/s#if (width == 0 || height == 0)#if (width == 0)#
+view-alloc-device-height-0-unchecked|cpu|/^CUXFER_API cudaError_t cuxfer_view_alloc_device(/,/^}/s#if (width == 0 || height == 0)#if (width == 0)#
+alloc-takes-elem-size-0|cpu|s#if (count == 0 || elem_size == 0)#if (count == 0)#
+reason-shared-by-threads|cpu|s#if (!t || pthread_setspecific(s->thread_key, t) != 0) {#if (1) {#
+reason-cut-a-byte-late|cpu|s#if (vsnprintf(r, CUXFER_REASON_MAX, fmt, ap) >= CUXFER_REASON_MAX)#if (vsnprintf(r, CUXFER_REASON_MAX, fmt, ap) > CUXFER_REASON_MAX)#
+rois-check-clears-the-reason|cpu|/^CUXFER_API cudaError_t cuxfer_rois_check(/,/^}/s#^    void \*scratch = NULL;#    void *scratch = (cuxfer_clear_reason(), NULL);#
+pageable-policy-drops-allow|cpu|s#return p > 0 ? p : CUXFER_PAGEABLE_POLICY;#return p > 1 ? p : CUXFER_PAGEABLE_POLICY;#
+copy-of-no-bytes-goes-on|cpu|/^CUXFER_API cudaError_t cuxfer_impl_copy(const char \*call, void \*dst/,/^}/s#^    if (bytes == 0)$#    if (0)#
+copy2d-of-empty-views-goes-on|cpu|/^CUXFER_API cudaError_t cuxfer_impl_copy2d(/,/^}/s#^    if (src->width == 0 || src->height == 0)$#    if (src->width == 0 \&\& src->height == 0)#
+copy-wrap-check-skips-src|cpu|s#if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)#if (d > UINTPTR_MAX - bytes)#
+copy-null-reason-names-the-other|cpu|s#dst ? "src" : "dst");#dst ? "dst" : "src");#
+copy-overlap-reason-drops-bytes|cpu|s#^                                call, dst, src, bytes);#                                call, dst, src, (size_t)0);#
+copy2d-heights-unchecked|cpu|s#dst->width != src->width || dst->height != src->height ||#dst->width != src->width ||#
+copy2d-extents-reason-gives-dst-height-twice|cpu|s#^                                src->height, src->elem_size);#                                dst->height, src->elem_size);#
+max-pitch-reason-names-the-other|cpu|s#v == dst ? "dst" : "src", v->pitch, max_pitch);#v == dst ? "src" : "dst", v->pitch, max_pitch);#
+overlap-sweep-adjacent-rows-meet|cpu|s#if (as + ra.w <= bs)$#if (as + ra.w < bs)#
+overlap-sweep-row-past-one-short|cpu|s#k = (size_t)(x - r->base - r->w) / r->pitch + 1;#k = (size_t)(x - r->base - r->w) / r->pitch;#
+overlap-sweep-bound-halved|cpu|s#if (++steps > ((size_t)1 << 20)) {#if (++steps > ((size_t)1 << 19)) {#
+rois-check-refuses-null-with-no-rois|cpu|s#^    if (!rois \&\& n)$#    if (!rois)#
+rois-offsets-refuse-null-with-no-rois|cpu|s#if ((!rois \&\& n) || !off)#if (!rois || !off)#
+rois-dense-capacity-ignores-height|cpu|s#cap = dense->width \* dense->elem_size \* dense->height;#cap = dense->width * dense->elem_size;#
+rois-choose-mean-rounds-up|cpu|s#if (n >= 16 \&\& total / n < p->opt.direct_tile_bytes)#if (n >= 16 \&\& (total + n - 1) / n < p->opt.direct_tile_bytes)#
+plan-choose-spans-pageable-source|cpu|s#int h2d = dev_dst \&\& src->kind == CUXFER_MEMORY_PINNED;#int h2d = dev_dst \&\& src->kind != CUXFER_MEMORY_DEVICE;#
+prefetch-reason-swaps-null-and-0-bytes|cpu|s#p ? "bytes is 0" : "pointer is NULL");#p ? "pointer is NULL" : "bytes is 0");#
+peer-enable-refuses-as-invalid-value|cpu|/^CUXFER_API cudaError_t cuxfer_peer_enable(/,/^}/s#return cuxfer_impl_fail(cudaErrorInvalidDevice,#return cuxfer_impl_fail(cudaErrorInvalidValue,#
+stager-slot-bytes-refuses-the-minimum|cpu|s#if (o.slot_bytes < CUXFER_STAGER_MIN_SLOT_BYTES ||#if (o.slot_bytes <= CUXFER_STAGER_MIN_SLOT_BYTES ||#
+stager-reason-names-the-bound|cpu|s#"cuxfer_stager_options: threads %d is outside 1..%d", o.threads,#"cuxfer_stager_options: threads %d is outside 1..%d", CUXFER_STAGER_MAX_THREADS + 0 * o.threads,#
+pool-wrap-skips-the-first-stream|cpu|/^CUXFER_API cudaError_t cuxfer_stream_pool_wrap(/,/^}/s#for (i = 0; i < count; ++i)#for (i = 1; i < count; ++i)#
+pool-create-on-takes-device-minus-one|cpu|s#^    if (device < 0)$#    if (device < -1)#
+all-wait-reads-a-null-array-of-one|cpu|s#if (n < 0 || (n > 0 \&\& !waiters))#if (n < 0 || (n > 1 \&\& !waiters))#
+all-wait-asks-for-nothing|cpu|s#if (!any || check_only)#if (check_only)#
+timer-ms-refusal-leaves-zero|cpu|/^CUXFER_API cudaError_t cuxfer_timer_ms(/,/^    if (CUXFER_IMPL_UNLIKELY(!t || !ms))/s#^        \*ms = NAN;#        *ms = 0.0f;#
+ring-takes-negative-ndevices|cpu|s#if (o.ndevices < 0 || (o.ndevices > 0 \&\& !o.devices))#if (o.ndevices > 0 \&\& !o.devices)#
+ring-slot-ms-takes-unsubmitted|cpu|s#^    if (slot->uses == 0)$#    if (0)#
 rois-lattice-bitmap-rounds-down|asan|s#g->words = (g->cols \* rows + 63) / 64;#g->words = g->cols * rows / 64;#
 rois-strip-width-reads-past-n|asan|/^CUXFER_API int cuxfer_@I@_strip_width(/,/^}/s#for (i = 0; i < n; ++i)$#for (i = 0; i <= n; ++i)#
 team-refuses-last-strategy|gpu|s#if (strategy < 0 || strategy > last)#if (strategy < 0 || strategy >= last)#

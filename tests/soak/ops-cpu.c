@@ -57,17 +57,59 @@ static void say_view(char *b, size_t n, const char *name, const cuxfer_view *v,
                    v->elem_size);
 }
 
-/* 1 when the reason names v: its decimal digits, not inside a longer number. */
-static int reason_names(size_t v)
+/* 1 when the reason holds the number num, not inside a longer one. */
+static int reason_names_num(const char *num)
 {
     const char *r = cuxfer_last_reason(), *p;
-    char num[24];
-    size_t n = (size_t)snprintf(num, sizeof num, "%zu", v);
+    size_t n = strlen(num);
     for (p = strstr(r, num); p; p = strstr(p + 1, num))
-        if ((p == r || p[-1] < '0' || p[-1] > '9') && (p[n] < '0' || p[n] > '9'))
+        if ((p == r || ((p[-1] < '0' || p[-1] > '9') && p[-1] != '-')) &&
+            (p[n] < '0' || p[n] > '9'))
             return 1;
     return 0;
 }
+
+/* 1 when the reason names v: its decimal digits, not inside a longer number. */
+static int reason_names(size_t v)
+{
+    char num[24];
+    (void)snprintf(num, sizeof num, "%zu", v);
+    return reason_names_num(num);
+}
+
+static int reason_names_int(long v)
+{
+    char num[24];
+    (void)snprintf(num, sizeof num, "%ld", v);
+    return reason_names_num(num);
+}
+
+/* man 3 cuxfer_check: "successful calls leave it alone".  mark_reason
+ * puts a reason of the soak's own (a refusal it asks for) before a call,
+ * reason_kept holds a success of that call to it. */
+static void mark_reason(void)
+{
+    (void)cuxfer_view_check(NULL, "soak-mark");
+}
+
+static int reason_kept(soak_thread *t, cudaError_t got)
+{
+    if (got == cudaSuccess && strncmp(cuxfer_last_reason(), "soak-mark", 9) != 0)
+        return soak_fail(t, "a successful call changed the reason to \"%s\"",
+                         cuxfer_last_reason());
+    return 0;
+}
+
+/* 1 when the reason holds p as %p writes it. */
+static int reason_has_ptr(const void *p)
+{
+    char s[32];
+    (void)snprintf(s, sizeof s, "%p", p);
+    return strstr(cuxfer_last_reason(), s) != NULL;
+}
+
+/* The legacy, per-thread and 0 handles, valid without a device. */
+static const cudaStream_t default_streams[] = {0, cudaStreamLegacy, cudaStreamPerThread};
 
 /* man 3 cuxfer_view: a refused cuxfer_view_sub names the offending
  * values (x + width and the view's width, or the two that overflow);
@@ -109,6 +151,59 @@ static int check_reason_ok(soak_thread *t, const cuxfer_view *v, const char *wha
           reason_names(v->elem_size) && reason_names(v->pitch)))
         return soak_fail(t, "the pitch refusal does not give row bytes, width, element size "
                             "and pitch: \"%s\"", r);
+    if (err == cudaErrorInvalidValue) { /* man 3 cuxfer_check: "naming the values" */
+        size_t row, span;
+        const char *which = NULL;
+        if (v->elem_size < 1 || v->elem_size > CUXFER_ELEM_MAX) {
+            if (!reason_names(v->elem_size))
+                which = "the element size";
+        } else if (!v->ptr) {
+            if (!strstr(r + n, "NULL"))
+                which = "the NULL pointer";
+        } else if (__builtin_mul_overflow(v->width, v->elem_size, &row)) {
+            if (!reason_names(v->width) || !reason_names(v->elem_size))
+                which = "the width and element size";
+        } else if (__builtin_mul_overflow(v->height - 1, v->pitch, &span) ||
+                   __builtin_add_overflow(span, row, &span)) {
+            if (!reason_names(v->height) || !reason_names(v->pitch))
+                which = "the height and pitch";
+        } else if (!reason_names(span) || !reason_has_ptr(v->ptr))
+            which = "the span and where it starts";
+        if (which)
+            return soak_fail(t, "the refusal does not name %s: \"%s\"", which, r);
+    }
+    return 0;
+}
+
+/* man 3 cuxfer_check: a reason longer than CUXFER_REASON_MAX - 1 bytes is
+ * cut to end in "...", one that fits is whole: a NULL view's refusal, its
+ * `what` first, about as long as the room (the rest of the sentence
+ * measured with a `what` of one byte). */
+static int reason_cut_ok(soak_thread *t)
+{
+    char what[CUXFER_REASON_MAX + 8], rest[CUXFER_REASON_MAX], full[2 * CUXFER_REASON_MAX];
+    size_t s, n, len;
+    const char *r;
+    (void)cuxfer_view_check(NULL, "w");
+    (void)snprintf(rest, sizeof rest, "%s", cuxfer_last_reason() + 1);
+    s = strlen(rest);
+    n = CUXFER_REASON_MAX - 1 - s - 2 + soak_below(t, 5); /* 509..513 bytes in all */
+    memset(what, 'w', n);
+    what[n] = '\0';
+    soak_say(t, "cuxfer_view_check(NULL, \"w...\" of %zu bytes): a reason of %zu bytes", n, n + s);
+    (void)cuxfer_view_check(NULL, what);
+    r = cuxfer_last_reason();
+    len = strlen(r);
+    (void)snprintf(full, sizeof full, "%s%s", what, rest);
+    if (n + s <= CUXFER_REASON_MAX - 1) {
+        if (strcmp(r, full) != 0)
+            return soak_fail(t, "a reason of %zu bytes, which fits, reads \"...%s\"", n + s,
+                             len > 40 ? r + len - 40 : r);
+    } else if (len != CUXFER_REASON_MAX - 1 || strncmp(r, full, CUXFER_REASON_MAX - 4) != 0 ||
+               strcmp(r + CUXFER_REASON_MAX - 4, "...") != 0)
+        return soak_fail(t, "a reason of %zu bytes is not cut to %d ending in \"...\": "
+                            "\"...%s\" (%zu bytes)", n + s, CUXFER_REASON_MAX - 1,
+                         len > 40 ? r + len - 40 : r, len);
     return 0;
 }
 
@@ -225,6 +320,8 @@ static int op_view(soak_thread *t)
         return 1;
     if (cuxfer_view_at(NULL, 0, 0) != NULL || !cuxfer_last_reason()[0])
         return soak_fail(t, "cuxfer_view_at(NULL) did not refuse with a reason");
+    if (soak_below(t, 8) == 0 && reason_cut_ok(t))
+        return 1;
     if (soak_expect(t, cudaErrorInvalidValue, cuxfer_view_check(NULL, "soak-mark")))
         return 1;
     if (strncmp(cuxfer_last_reason(), "soak-mark", 9) != 0)
@@ -281,13 +378,58 @@ static int overlap_reason_ok(soak_thread *t, const cuxfer_view *d, const cuxfer_
     return 0;
 }
 
+/* man 3 cuxfer_copy2d_async and cuxfer_check: a refused copy2d check's
+ * reason names the values it refused: extents that differ in the form
+ * "extents differ: dst 800x600 of 3-byte elements, src 800x601 of 3-byte
+ * elements", the rows an overlap shares, and a pitch above max_pitch with
+ * its side (the views are valid here: their own reasons are op_view's). */
+static int copy2d_reason_ok(soak_thread *t, const cuxfer_view *d, const cuxfer_view *s,
+                            size_t maxp)
+{
+    const char *r = cuxfer_last_reason(), *p;
+    size_t v[6], row = d->width * d->elem_size;
+    char side[48];
+    if (d->width != s->width || d->height != s->height || d->elem_size != s->elem_size) {
+        p = strstr(r, "extents differ: ");
+        if (!p || sscanf(p, "extents differ: dst %zux%zu of %zu-byte elements, src %zux%zu of "
+                            "%zu-byte elements", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6 ||
+            v[0] != d->width || v[1] != d->height || v[2] != d->elem_size ||
+            v[3] != s->width || v[4] != s->height || v[5] != s->elem_size)
+            return soak_fail(t, "the refusal does not give dst %zux%zu of %zu-byte elements and "
+                                "src %zux%zu of %zu-byte elements: \"%s\"", d->width, d->height,
+                             d->elem_size, s->width, s->height, s->elem_size, r);
+        return 0;
+    }
+    if (model_overlap(d, s))
+        return overlap_reason_ok(t, d, s);
+    if (strstr(r, "interleave"))
+        return 0; /* copy2d_interleaved's */
+    /* the pitch bound: a side above it, named with its pitch, and the bound */
+    if (maxp && s->height > 1 && !(d->pitch == row && s->pitch == row)) {
+        int named = 0;
+        if (d->pitch > maxp) {
+            (void)snprintf(side, sizeof side, "dst pitch %zu ", d->pitch);
+            named |= strstr(r, side) != NULL;
+        }
+        if (s->pitch > maxp) {
+            (void)snprintf(side, sizeof side, "src pitch %zu ", s->pitch);
+            named |= strstr(r, side) != NULL;
+        }
+        if (!named || !reason_names(maxp))
+            return soak_fail(t, "the refusal does not name a pitch above %zu (dst %zu, src %zu) "
+                                "and the bound: \"%s\"", maxp, d->pitch, s->pitch, r);
+    }
+    return 0;
+}
+
 /* Views that interleave without sharing a byte (man 3
  * cuxfer_copy2d_async: with different pitches, views that interleave
  * over more than a million rows are refused, since the bounded test
  * cannot prove them disjoint): one-byte rows, dst's on bytes 4 i (or
- * 4 i + 2), src's on the odd bytes in between, never read.  Of 2^18 rows
- * each they are proved disjoint; of 3 x 2^20 each they are refused, and
- * the reason says they interleave. */
+ * 4 i + 2), src's on the odd bytes in between, never read.  Of 2^18 to
+ * 999999 rows each (under the page's million) they are proved disjoint;
+ * of 3 x 2^20 each they are refused, and the reason says they
+ * interleave. */
 static int copy2d_interleaved(soak_thread *t)
 {
     cuxfer_view d, s;
@@ -297,7 +439,8 @@ static int copy2d_interleaved(soak_thread *t)
     d.ptr = (void *)(uintptr_t)(4096 + 2 * soak_below(t, 2));
     d.width = d.elem_size = 1;
     d.pitch = 4;
-    d.height = many ? (size_t)3 << 20 : (size_t)1 << 18;
+    d.height = many ? (size_t)3 << 20
+                    : ((size_t)1 << 18) + soak_below(t, 999999 - ((size_t)1 << 18) + 1);
     d.kind = CUXFER_MEMORY_PAGEABLE;
     d.device = -1;
     s = d;
@@ -350,6 +493,8 @@ static int op_copy2d(soak_thread *t)
     rd.height = rs.height = h;
     if (soak_below(t, 8) == 0)
         rs.width += 1; /* extents differ (or the ROI exceeds the view) */
+    else if (soak_below(t, 8) == 0)
+        rs.height += 1; /* heights differ (or the ROI exceeds the view) */
     soak_say(t, "cuxfer_view_sub x2 then cuxfer_copy2d_check(%s roi{%zu,%zu}, %s roi{%zu,%zu}, %zux%zu)",
              (say_view(a, sizeof a, "dst", &bd, t->arena), a), rd.x, rd.y,
              (say_view(b, sizeof b, "src", &bs, t->arena), b), rs.x, rs.y, w, h);
@@ -366,21 +511,36 @@ static int op_copy2d(soak_thread *t)
                 "es %zu}, max_pitch %zu)", kd.pitch, kd.width, kd.height, kd.elem_size, ksv.pitch,
              ksv.width, ksv.height, ksv.elem_size, maxp);
     mwant = model_copy2d_check(&md, &msv, maxp);
+    mark_reason();
     got = cuxfer_copy2d_check(&kd, &ksv, maxp);
-    if (soak_expect(t, mwant, got))
+    if (soak_expect(t, mwant, got) || reason_kept(t, got))
         return 1;
     if (got != cudaSuccess) {
-        if (md.width == msv.width && md.height == msv.height &&
-            md.elem_size == msv.elem_size && model_overlap(&md, &msv) &&
-            overlap_reason_ok(t, &kd, &ksv))
+        if (copy2d_reason_ok(t, &kd, &ksv, maxp))
             return 1;
-        /* and cuxfer_copy2d_async refuses the same, before any CUDA call
-         * (the device's pitch bound is its own) */
+        /* and cuxfer_copy2d_async and cuxfer_copy2d refuse the same,
+         * before any CUDA call (the device's pitch bound is its own) */
         mwant = model_copy2d_check(&md, &msv, 0);
         if (mwant == cudaSuccess)
             return 0;
         soak_say(t, "cuxfer_copy2d_async(dst, src, 0) with views the check refused");
-        return soak_expect(t, mwant, cuxfer_copy2d_async(&kd, &ksv, (cudaStream_t)0));
+        if (soak_expect(t, mwant, cuxfer_copy2d_async(&kd, &ksv, (cudaStream_t)0)))
+            return 1;
+        soak_say(t, "cuxfer_copy2d(dst, src) with views the check refused");
+        return soak_expect(t, mwant, cuxfer_copy2d(&kd, &ksv));
+    }
+    if (!w || !h) { /* man 3 cuxfer_copy2d_async: "An empty copy succeeds
+                     * without queueing anything", on any stream */
+        cudaStream_t st = default_streams[soak_below(t, 3)];
+        soak_say(t, "cuxfer_copy2d_async(dst, src, %p) and cuxfer_copy2d(dst, src) of %zux%zu: "
+                    "nothing to copy", (void *)st, w, h);
+        mark_reason();
+        got = cuxfer_copy2d_async(&kd, &ksv, st);
+        if (soak_expect(t, cudaSuccess, got) || reason_kept(t, got))
+            return 1;
+        got = cuxfer_copy2d(&kd, &ksv);
+        if (soak_expect(t, cudaSuccess, got) || reason_kept(t, got))
+            return 1;
     }
     /* move: the kit's rows in the arena, the model's in the model */
     soak_fill(t, t->scratch, w * kd.elem_size);
@@ -395,6 +555,27 @@ static int op_copy2d(soak_thread *t)
     msv.ptr = t->model + ((unsigned char *)msv.ptr - t->arena);
     model_copy2d(&md, &msv);
     return soak_compare(t, t->arena, t->model, t->arena_bytes, "arena after a 2D copy");
+}
+
+/* man 3 cuxfer_check: a refused 1D copy's reason names what it refused:
+ * the side that is NULL (dst when both are), a side that wraps around
+ * with the size, or both pointers and the size of an overlap. */
+static int copy_reason_ok(soak_thread *t, const void *d, const void *s, size_t n)
+{
+    const char *r = cuxfer_last_reason();
+    int dw = (uintptr_t)d > UINTPTR_MAX - n, sw = (uintptr_t)s > UINTPTR_MAX - n;
+    if (!d || !s) {
+        if (!strstr(r, !d ? "dst is NULL" : "src is NULL"))
+            return soak_fail(t, "the refusal does not name the NULL %s: \"%s\"",
+                             !d ? "dst" : "src", r);
+    } else if (dw || sw) {
+        if (!reason_names(n) || !((dw && reason_has_ptr(d)) || (sw && reason_has_ptr(s))))
+            return soak_fail(t, "the refusal does not name the %zu bytes at %p that wrap: \"%s\"",
+                             n, dw ? d : s, r);
+    } else if (!reason_names(n) || !reason_has_ptr(d) || !reason_has_ptr(s))
+        return soak_fail(t, "the overlap's refusal does not name dst %p, src %p and %zu bytes: "
+                            "\"%s\"", d, s, n, r);
+    return 0;
 }
 
 static int op_copy1d(soak_thread *t)
@@ -423,13 +604,33 @@ static int op_copy1d(soak_thread *t)
     soak_say(t, "cuxfer_copy_check(dst arena%+td, src arena%+td, %zu)", d - t->arena,
              s - t->arena, n);
     want = model_copy_check(d, s, n);
+    mark_reason();
     got = cuxfer_copy_check(d, s, n);
-    if (soak_expect(t, want, got))
+    if (soak_expect(t, want, got) || reason_kept(t, got))
         return 1;
     if (got != cudaSuccess) {
+        if (copy_reason_ok(t, d, s, n))
+            return 1;
         soak_say(t, "cuxfer_copy_async(dst arena%+td, src arena%+td, %zu, 0) refused by the check",
                  d - t->arena, s - t->arena, n);
-        return soak_expect(t, want, cuxfer_copy_async(d, s, n, (cudaStream_t)0));
+        if (soak_expect(t, want, cuxfer_copy_async(d, s, n, (cudaStream_t)0)))
+            return 1;
+        soak_say(t, "cuxfer_copy(dst arena%+td, src arena%+td, %zu) refused by the check",
+                 d - t->arena, s - t->arena, n);
+        return soak_expect(t, want, cuxfer_copy(d, s, n));
+    }
+    if (!n) { /* man 3 cuxfer_copy2d_async: "A copy of 0 bytes does nothing" */
+        cudaStream_t st = default_streams[soak_below(t, 3)];
+        int null = (int)soak_below(t, 4);
+        soak_say(t, "cuxfer_copy_async(%s, %s, 0, %p) and cuxfer_copy: nothing to copy",
+                 null & 1 ? "NULL" : "dst", null & 2 ? "NULL" : "src", (void *)st);
+        mark_reason();
+        got = cuxfer_copy_async(null & 1 ? NULL : d, null & 2 ? NULL : s, 0, st);
+        if (soak_expect(t, cudaSuccess, got) || reason_kept(t, got))
+            return 1;
+        got = cuxfer_copy(null & 1 ? NULL : d, null & 2 ? NULL : s, 0);
+        if (soak_expect(t, cudaSuccess, got) || reason_kept(t, got))
+            return 1;
     }
     if (d != t->arena + od || s != t->arena + os)
         return 0; /* a pointer the check cannot know is unmapped */
@@ -564,7 +765,19 @@ static int rois_offsets(soak_thread *t)
         if (off[i] != moff[i])
             return soak_fail(t, "offset %zu is %zu, want %zu", i, off[i], moff[i]);
     soak_say(t, "cuxfer_rois_offsets(%zu ROIs, es %zu, NULL)", n, es);
-    return soak_expect(t, cudaErrorInvalidValue, cuxfer_rois_offsets(r, n, es, NULL));
+    if (soak_expect(t, cudaErrorInvalidValue, cuxfer_rois_offsets(r, n, es, NULL)))
+        return 1;
+    /* no array: refused, but for no ROIs (off[0] is then 0) */
+    soak_say(t, "cuxfer_rois_offsets(NULL, %zu, es %zu, off)", n - 1, es);
+    off[0] = 1;
+    mark_reason();
+    want = n == 1 ? cudaSuccess : cudaErrorInvalidValue;
+    if (soak_expect(t, want, cuxfer_rois_offsets(NULL, n - 1, es, off)) ||
+        reason_kept(t, want))
+        return 1;
+    if (want == cudaSuccess && off[0] != 0)
+        return soak_fail(t, "the offsets of no ROIs end at %zu, not 0", off[0]);
+    return 0;
 }
 
 /* cuxfer_rois_check and _offsets against the model; accepted, the tiles
@@ -626,8 +839,8 @@ static int rois_step(soak_thread *t, cuxfer_roi *r, size_t *off)
     case 7: /* neither direction */
         dir = soak_below(t, 2) ? 2 + (int)soak_below(t, 3) : -1;
         break;
-    case 8: /* no array */
-        rp = n ? NULL : r;
+    case 8: /* no array: refused unless there are no ROIs */
+        rp = NULL;
         break;
     default: break;
     }
@@ -641,8 +854,9 @@ static int rois_step(soak_thread *t, cuxfer_roi *r, size_t *off)
              dir, host.pitch, host.width, host.height, host.elem_size, n, rp ? "" : " (NULL)",
              dense.width, dense.height, dense.pitch, dense.elem_size, no_total ? "NULL" : "&total");
     want = model_rois_check(dir, &host, rp, n, &dense, &mtotal);
+    mark_reason();
     got = cuxfer_rois_check(dir, &host, rp, n, &dense, no_total ? NULL : &total);
-    if (soak_expect(t, want, got))
+    if (soak_expect(t, want, got) || reason_kept(t, got))
         return 1;
     if (got != cudaSuccess) {
         if (rp && rois_reason_ok(t, &host, r, n,
@@ -657,8 +871,11 @@ static int rois_step(soak_thread *t, cuxfer_roi *r, size_t *off)
     }
     if (!no_total && total != mtotal)
         return soak_fail(t, "total %zu bytes, want %zu", total, mtotal);
-    soak_say(t, "cuxfer_rois_offsets(%zu ROIs, es %zu)", n, host.elem_size);
-    if (soak_expect(t, cudaSuccess, cuxfer_rois_offsets(r, n, host.elem_size, off)))
+    soak_say(t, "cuxfer_rois_offsets(%zu ROIs%s, es %zu)", n, rp ? "" : " (NULL)",
+             host.elem_size);
+    mark_reason();
+    got = cuxfer_rois_offsets(rp, n, host.elem_size, off);
+    if (soak_expect(t, cudaSuccess, got) || reason_kept(t, got))
         return 1;
     for (i = 0, moff = 0; i < n; moff += r[i].width * r[i].height * host.elem_size, ++i)
         if (off[i] != moff)
@@ -874,8 +1091,19 @@ static int view_alloc_refusals(soak_thread *t)
                  es, align);
     else
         soak_say(t, "cuxfer_view_alloc_device(%s, %zu, %zu, %zu)", null ? "NULL" : "&v", w, h, es);
-    return soak_expect(t, want, host ? cuxfer_view_alloc_host(null ? NULL : &v, w, h, es, align)
-                                     : cuxfer_view_alloc_device(null ? NULL : &v, w, h, es));
+    if (soak_expect(t, want, host ? cuxfer_view_alloc_host(null ? NULL : &v, w, h, es, align)
+                                  : cuxfer_view_alloc_device(null ? NULL : &v, w, h, es)))
+        return 1;
+    /* man 3 cuxfer_check: the reason names the values refused (a NULL
+     * view, then the element size, the alignment, an empty size, then the
+     * size that overflows) */
+    if (null ? !strstr(cuxfer_last_reason(), "NULL")
+        : es < 1 || es > CUXFER_ELEM_MAX ? !reason_names(es)
+        : host && align && (align & (align - 1)) ? !reason_names(align)
+        : !reason_names(w) || !reason_names(h) || (w && h && !reason_names(es)))
+        return soak_fail(t, "the refusal does not name the values it refused: \"%s\"",
+                         cuxfer_last_reason());
+    return 0;
 }
 
 /* Allocations refused on the CPU, before any CUDA call: zero bytes, a
@@ -1191,6 +1419,12 @@ static int op_device_args(soak_thread *t)
         if (soak_expect(t, want, cuxfer_prefetch(p, n, target, (cudaStream_t)0)))
             return 1;
     }
+    /* the reason names what it refused: the NULL pointer, 0 bytes, the target */
+    if (!p ? !strstr(cuxfer_last_reason(), "NULL")
+        : !n ? strstr(cuxfer_last_reason(), "NULL") || !reason_names(0)
+             : !reason_names_int(target))
+        return soak_fail(t, "the refusal does not name the %s: \"%s\"",
+                         !p ? "NULL pointer" : !n ? "0 bytes" : "target", cuxfer_last_reason());
     dev = soak_below(t, 2) ? -1 - (int)soak_below(t, 3) : 64 + (int)soak_below(t, 3);
     peer = (int)soak_below(t, 2);
     if (soak_below(t, 2)) {
@@ -1202,6 +1436,24 @@ static int op_device_args(soak_thread *t)
     return soak_expect(t, cudaErrorInvalidDevice, cuxfer_peer_enable(dev, peer));
 }
 
+/* man 3 cuxfer_stager: options out of range are refused and "the reason
+ * names the value": the first of slots, slot_bytes, threads and strategy
+ * outside its range (a zero field takes its default, which is in range). */
+static int stager_reason_ok(soak_thread *t, const cuxfer_stager_options *o)
+{
+    int named;
+    if (o->slots && (o->slots < 1 || o->slots > CUXFER_STAGER_MAX_SLOTS))
+        named = reason_names_int(o->slots);
+    else if (o->slot_bytes && (o->slot_bytes < 4096 || o->slot_bytes > ((size_t)1 << 30)))
+        named = reason_names(o->slot_bytes);
+    else if (o->threads && (o->threads < 1 || o->threads > CUXFER_STAGER_MAX_THREADS))
+        named = reason_names_int(o->threads);
+    else
+        named = reason_names_int(o->strategy);
+    return named ? 0 : soak_fail(t, "the refusal does not name the value out of range: \"%s\"",
+                                 cuxfer_last_reason());
+}
+
 /* cuxfer_stager_options_resolve of drawn options (zero fields, edges,
  * out of range), NULL options, out the options themselves, against
  * model_stager_options. */
@@ -1209,7 +1461,7 @@ static int op_stager_options(soak_thread *t)
 {
     static const size_t bytes[] = {0, 1, 4095, 4096, 4097, (size_t)16 << 20, (size_t)1 << 30,
                                    ((size_t)1 << 30) + 1, SIZE_MAX};
-    cuxfer_stager_options o, out, want;
+    cuxfer_stager_options o, out, want, given;
     int how = (int)soak_below(t, 4); /* 0: NULL options, 1: out is opt, 2: out NULL */
     cudaError_t mw, got;
     memset(&o, 0, sizeof o);
@@ -1221,6 +1473,9 @@ static int op_stager_options(soak_thread *t)
              how == 2 ? "NULL" : how == 1 ? "&opt" : "&out", how == 0 ? "NULL " : "", o.slots,
              o.slot_bytes, o.threads, o.strategy);
     mw = model_stager_options(how == 0 ? NULL : &o, &want);
+    given = o; /* out may be the options themselves */
+    if (how == 0)
+        memset(&given, 0, sizeof given);
     if (how == 2)
         return soak_expect(t, cudaErrorInvalidValue, cuxfer_stager_options_resolve(NULL, &o));
     memset(&out, 0x5a, sizeof out);
@@ -1230,6 +1485,8 @@ static int op_stager_options(soak_thread *t)
     } else
         got = cuxfer_stager_options_resolve(&out, how == 0 ? NULL : &o);
     if (soak_expect(t, mw, got))
+        return 1;
+    if (got != cudaSuccess && stager_reason_ok(t, &given))
         return 1;
     if (got == cudaSuccess && (out.slots != want.slots || out.slot_bytes != want.slot_bytes ||
                                out.threads != want.threads || out.strategy != want.strategy))
@@ -1272,6 +1529,7 @@ static int op_create_refusals(soak_thread *t)
     /* a flag: one of those a page takes, or any bit */
     unsigned bit = 1u << soak_below(t, 32);
     int which = (int)soak_below(t, 8), strategy = about(t, 0, 3), slots = about(t, 1, 1024);
+    int named = 1; /* the reason names the value refused (where checked) */
     size_t chunk = chunks[soak_below(t, sizeof chunks / sizeof chunks[0])], i, size = 0;
     cudaError_t want = cudaSuccess, got = cudaSuccess;
     memset(&u, 0x5a, sizeof u);
@@ -1293,6 +1551,10 @@ static int op_create_refusals(soak_thread *t)
         if (want != cudaSuccess)
             got = which ? cuxfer_rois_create(&u.ro, &ro) : cuxfer_plan2d_create(&u.p, &po);
         size = which ? sizeof u.ro : sizeof u.p;
+        /* the reason names the first value refused (chunk 0 takes the default) */
+        named = strategy < 0 || strategy > last ? reason_names_int(strategy)
+                : threads < 0 || threads > max  ? reason_names_int(threads)
+                                                : reason_names(chunk);
         break;
     }
     case 2: {
@@ -1305,8 +1567,11 @@ static int op_create_refusals(soak_thread *t)
         soak_say(t, "cuxfer_stager_create(&st, {slots %d, slot_bytes %zu, threads %d, "
                     "strategy %d})", o.slots, o.slot_bytes, o.threads, o.strategy);
         want = model_stager_options(&o, &out);
-        if (want != cudaSuccess)
+        if (want != cudaSuccess) {
             got = cuxfer_stager_create(&u.st, &o);
+            if (got == want && stager_reason_ok(t, &o))
+                return 1;
+        }
         break; /* the page does not say what a refused stager holds */
     }
     case 3:
@@ -1324,6 +1589,10 @@ static int op_create_refusals(soak_thread *t)
             got = which == 3 ? cuxfer_stream_pool_create(&u.sp, count, flags, 0)
                              : cuxfer_stream_pool_create_on(&u.sp, device, count, flags, 0);
         size = sizeof u.sp;
+        if (!model_stream_pool_args(count, 0, 0, 0)) /* the count is fine: flags or device */
+            named = model_stream_pool_args(count, flags, 0, 0) || reason_names_int(device);
+        else if (!model_stream_pool_args(1, flags, 0, 0))
+            named = reason_names_int(count);
         break;
     }
     case 5: {
@@ -1338,18 +1607,17 @@ static int op_create_refusals(soak_thread *t)
         break;
     }
     case 6: { /* a wrap: the count checked before the array is read */
-        static const cudaStream_t defaults[] = {0, cudaStreamLegacy, cudaStreamPerThread};
         int count = about(t, 1, CUXFER_STREAM_POOL_MAX), null = soak_below(t, 8) == 0, k;
         /* as long as a count in range needs, one entry for the others: a
          * wrap that read before it checked would read past it (ASan) */
         int n = count >= 1 && count <= CUXFER_STREAM_POOL_MAX ? count : 1;
         cudaStream_t *arr = (cudaStream_t *)malloc((size_t)n * sizeof *arr);
-        char named[48];
+        char count_text[48];
         if (!arr)
             return soak_fail(t, "out of memory");
         for (k = 0; k < n; ++k) /* a default stream one time in four (the rest name none) */
             arr[k] = soak_below(t, 4) ? (cudaStream_t)(uintptr_t)(0x1000 + 16 * k)
-                                      : defaults[soak_below(t, 3)];
+                                      : default_streams[soak_below(t, 3)];
         soak_say(t, "cuxfer_stream_pool_wrap(&p, %s, %d)", null ? "NULL" : "streams", count);
         want = model_stream_pool_wrap(null ? NULL : arr, count);
         if (want != cudaSuccess) {
@@ -1357,8 +1625,8 @@ static int op_create_refusals(soak_thread *t)
             got = cuxfer_stream_pool_wrap(&u.sp, null ? NULL : arr, count);
         }
         free(arr);
-        (void)snprintf(named, sizeof named, "count %d is outside", count);
-        if (want != cudaSuccess && !null && n != count && !strstr(cuxfer_last_reason(), named))
+        (void)snprintf(count_text, sizeof count_text, "count %d is outside", count);
+        if (want != cudaSuccess && !null && n != count && !strstr(cuxfer_last_reason(), count_text))
             return soak_fail(t, "the refusal of count %d does not name it: \"%s\"", count,
                              cuxfer_last_reason());
         size = sizeof u.sp;
@@ -1374,15 +1642,29 @@ static int op_create_refusals(soak_thread *t)
                                                            : 64 + (int)soak_below(t, 2);
         ro.ndevices = nd;
         ro.devices = nd && (null = soak_below(t, 4) == 0) ? NULL : devs;
+        if (!nd && soak_below(t, 8) == 0) /* "ndevices is negative" */
+            ro.ndevices = -1 - (int)soak_below(t, 2);
         soak_say(t, "cuxfer_ring_create(&r, %d, 4096, 0, {ndevices %d, devices %s%d...})", slots,
-                 nd, null ? "NULL " : "", nd ? devs[0] : 0);
-        want = slots < 1 || slots > 1024 || null ? cudaErrorInvalidValue : cudaSuccess;
+                 ro.ndevices, null ? "NULL " : "", nd ? devs[0] : 0);
+        want = slots < 1 || slots > 1024 || null || ro.ndevices < 0 ? cudaErrorInvalidValue
+                                                                     : cudaSuccess;
         for (k = 0; want == cudaSuccess && k < nd; ++k)
             if (devs[k] < 0 || devs[k] >= 64) /* man 3 cuxfer_ring: before any CUDA call */
                 want = cudaErrorInvalidDevice;
         if (want != cudaSuccess)
-            got = cuxfer_ring_create(&u.r, slots, 4096, 0, soak_below(t, 2) || nd ? &ro : NULL);
+            got = cuxfer_ring_create(&u.r, slots, 4096, 0,
+                                     soak_below(t, 2) || ro.ndevices ? &ro : NULL);
         size = sizeof u.r;
+        if (slots < 1 || slots > 1024)
+            named = reason_names_int(slots);
+        else if (ro.ndevices < 0)
+            named = reason_names_int(ro.ndevices);
+        else if (want == cudaErrorInvalidDevice) /* the first entry that is no device */
+            for (k = 0; k < nd; ++k)
+                if (devs[k] < 0 || devs[k] >= 64) {
+                    named = reason_names_int(devs[k]);
+                    break;
+                }
         break;
     }
     }
@@ -1390,6 +1672,9 @@ static int op_create_refusals(soak_thread *t)
         return 0;
     if (soak_expect(t, want, got))
         return 1;
+    if (!named) /* man 3 cuxfer_check: the reason names the values */
+        return soak_fail(t, "the refusal does not name the value it refused: \"%s\"",
+                         cuxfer_last_reason());
     /* "the plan left zeroed", "the ring is left zeroed": every byte, the
      * options given included */
     for (i = 0; i < size; ++i)
@@ -1424,17 +1709,22 @@ static int op_stream_fan(soak_thread *t)
 }
 
 /* cuxfer_ring_slot_ms's refusals without a ring: a NULL slot or ms, a
- * slot of a ring without timing; *ms is 0 unless timed. */
+ * slot of a ring without timing, a timed slot not yet submitted (its
+ * start event a handle the refusal never reads); *ms is 0 unless timed. */
 static int op_ring_ms_args(soak_thread *t)
 {
     cuxfer_ring_slot slot;
     float ms = -1.0f;
-    int how = (int)soak_below(t, 3), wait = soak_below(t, 2) ? CUXFER_WAIT : CUXFER_NOWAIT;
+    int how = (int)soak_below(t, 4), wait = soak_below(t, 2) ? CUXFER_WAIT : CUXFER_NOWAIT;
     memset(&slot, 0, sizeof slot);
     slot.index = (int)soak_below(t, 4);
-    slot.uses = soak_below(t, 3);
+    slot.uses = how == 3 ? 0 : soak_below(t, 3);
+    if (how == 3)
+        slot.start = slot.done = (cudaEvent_t)(uintptr_t)0x1000;
     soak_say(t, "cuxfer_ring_slot_ms(%s, %s, %s)",
-             how == 0 ? "NULL" : "a slot without timing",
+             how == 0   ? "NULL"
+             : how == 3 ? "a timed slot never submitted"
+                        : "a slot without timing",
              wait == CUXFER_WAIT ? "CUXFER_WAIT" : "CUXFER_NOWAIT", how == 1 ? "NULL" : "&ms");
     if (soak_expect(t, cudaErrorInvalidValue,
                     cuxfer_ring_slot_ms(how == 0 ? NULL : &slot, wait, how == 1 ? NULL : &ms)))

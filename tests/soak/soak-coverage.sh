@@ -31,7 +31,6 @@ cuxfer_device_max_pitch
 cuxfer_view_wrap
 cuxfer_host_free cuxfer_host_register cuxfer_host_unregister cuxfer_device_free
 cuxfer_managed_alloc cuxfer_managed_free
-cuxfer_copy cuxfer_copy2d
 cuxfer_stream_pool_sync
 cuxfer_timer_create cuxfer_timer_create_with
 cuxfer_stream_wait
