@@ -172,7 +172,10 @@ pool-release-forgets-its-event|gpu|s#CUXFER_TRY(cuxfer_@I@_pool_mark(b, in_use_b
 span-skips-slot-wait|gpu|s#err = cudaStreamWaitEvent(s, p->ev_freed\[b\], 0);#err = cudaSuccess;#
 calibrate-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_plan_calibrate(/,/^}/s#if (cuxfer_@I@_stream_state(s, \&err) != [A-Z_]*UNCAPTURED)#if (0)#
 rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_rois_copy(/,/^}/s#CUXFER_TRY(cuxfer_@I@_stream_usable(call, "stream", s, \&cap));#CUXFER_TRY(cuxfer_@I@_stream_usable(call, "stream", s, \&cap)); if (cap > 0) cap = 0;#
-ring-takes-a-foreign-slot|gpu|s#slot->index >= r->count || \&r->slots\[slot->index\] != slot)#slot->index >= r->count)#'
+ring-takes-a-foreign-slot|gpu|s#slot->index >= r->count || \&r->slots\[slot->index\] != slot)#slot->index >= r->count)#
+ring-depth-bound-off-by-one|gpu|s#if (depth < 1 || depth > r->count)#if (depth < 1 || depth > r->count + 1)#
+ring-stream-index-bound-off-by-one|gpu|/^CUXFER_API cudaError_t cuxfer_ring_stream(/,/^}/s#if (i < 0 || i >= r->count)#if (i < 0 || i > r->count)#
+ring-submit-d2h-bound-off-by-one|gpu|s#(job->d2h_bytes \&\& (end_h > slot->host_bytes || end_d > slot->device_bytes))#(job->d2h_bytes \&\& (end_h > slot->host_bytes + 1 || end_d > slot->device_bytes + 1))#'
 
 build() { # DIR [SANITIZER FLAGS]: the soak against DIR/include/cuxfer.h
     sh "$srcdir/tests/soak/api-names.sh" --c "$1/include/cuxfer.h" >"$1/include/soak-api.h" ||

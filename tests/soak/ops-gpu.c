@@ -1276,9 +1276,35 @@ static int ring_timed(soak_thread *t, size_t up)
     return soak_compare(t, h + 2048, g->tmp, up, "the timing ring's download");
 }
 
+/* The ring's indices (man 3 cuxfer_ring): a depth outside 1..slots, a
+ * slot index outside 0..slots-1 for cuxfer_ring_stream and
+ * cuxfer_ring_slot_buffers are refused, their outputs NULL; then the
+ * depth goes back to every slot. */
+static int ring_bounds(soak_thread *t, int n)
+{
+    soak_gpu *g = t->g;
+    int depth = soak_below(t, 2) ? 0 : n + 1, i = soak_below(t, 2) ? -1 : n;
+    cudaStream_t rs = (cudaStream_t)1;
+    void *h = (void *)1, *d = (void *)1;
+    soak_say(t, "cuxfer_ring_set_depth(%d), cuxfer_ring_stream(%d), cuxfer_ring_slot_buffers(%d) "
+                "of a ring of %d slots: refused", depth, i, i, n);
+    if (soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_set_depth(&g->ring, depth)) ||
+        soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_stream(&g->ring, i, &rs)) ||
+        soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_slot_buffers(&g->ring, i, &h, &d)))
+        return 1;
+    if (rs || h || d)
+        return soak_fail(t, "a refused index left a stream or buffer set (%p, %p, %p)",
+                         (void *)rs, h, d);
+    CK(t, cuxfer_ring_set_depth(&g->ring, n));
+    if (cuxfer_ring_depth(&g->ring) != n)
+        return soak_fail(t, "cuxfer_ring_depth says %d, want %d", cuxfer_ring_depth(&g->ring), n);
+    return 0;
+}
+
 /* A ring's cycle: a depth drawn, a slot acquired, its buffers found, a
  * job of upload, work and download submitted and drained, the bytes
- * back; a refused submit keeps the slot, which is then given back. */
+ * back; a refused submit keeps the slot, which is then given back; then
+ * the indices out of range (ring_bounds). */
 static int op_ring(soak_thread *t)
 {
     soak_gpu *g = t->g;
@@ -1327,13 +1353,22 @@ static int op_ring(soak_thread *t)
     job.h2d_bytes = slot->host_bytes + 1;
     if (soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_submit(&g->ring, slot, &job)))
         return 1;
+    /* a download one byte past either buffer (man 3 cuxfer_ring): refused, still held */
+    job.h2d_bytes = 16;
+    job.d2h_bytes = 1 + soak_below(t, 64);
+    job.d2h_host_offset = job.d2h_device_offset = 0;
+    if (soak_below(t, 2))
+        job.d2h_host_offset = slot->host_bytes - job.d2h_bytes + 1;
+    else
+        job.d2h_device_offset = slot->device_bytes - job.d2h_bytes + 1;
+    if (soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_submit(&g->ring, slot, &job)))
+        return 1;
     job.h2d_bytes = 16; /* the slot is not the timing ring's: refused, still held */
     if (soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_submit(&g->tring, slot, &job)) ||
         soak_expect(t, cudaErrorInvalidValue, cuxfer_ring_release(&g->tring, slot)))
         return 1;
     CK(t, cuxfer_ring_release(&g->ring, slot));
-    CK(t, cuxfer_ring_set_depth(&g->ring, n));
-    return 0;
+    return ring_bounds(t, n);
 }
 
 /* Fan-out and fan-in through a stream pool (its own, or two streams
