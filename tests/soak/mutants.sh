@@ -165,6 +165,8 @@ all-wait-asks-for-nothing|cpu|s#if (!any || check_only)#if (check_only)#
 timer-ms-refusal-leaves-zero|cpu|/^CUXFER_API cudaError_t cuxfer_timer_ms(/,/^    if (CUXFER_IMPL_UNLIKELY(!t || !ms))/s#^        \*ms = NAN;#        *ms = 0.0f;#
 ring-takes-negative-ndevices|cpu|s#if (o.ndevices < 0 || (o.ndevices > 0 \&\& !o.devices))#if (o.ndevices > 0 \&\& !o.devices)#
 ring-slot-ms-takes-unsubmitted|cpu|s#^    if (slot->uses == 0)$#    if (0)#
+memkind-name-pinned-as-pageable|cpu|s#case CUXFER_MEMORY_PINNED: return "pinned host";#case CUXFER_MEMORY_PINNED: return "pageable host";#
+clear-reason-keeps-it|cpu|s#cuxfer_impl_thread_get()->reason\[0\] = .\\0.; }#(void)cuxfer_impl_thread_get(); }#
 rois-lattice-bitmap-rounds-down|asan|s#g->words = (g->cols \* rows + 63) / 64;#g->words = g->cols * rows / 64;#
 rois-strip-width-reads-past-n|asan|/^CUXFER_API int cuxfer_@I@_strip_width(/,/^}/s#for (i = 0; i < n; ++i)$#for (i = 0; i <= n; ++i)#
 team-refuses-last-strategy|gpu|s#if (strategy < 0 || strategy > last)#if (strategy < 0 || strategy >= last)#

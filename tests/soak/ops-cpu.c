@@ -1192,6 +1192,17 @@ static int op_policy(soak_thread *t)
                          cuxfer_pageable_policy(), cuxfer_default_stream_policy(),
                          model_policy(getenv("CUXFER_PAGEABLE")),
                          model_policy(getenv("CUXFER_DEFAULT_STREAM")));
+    { /* man 3 cuxfer_memory_kind: a word for each kind, "unknown" for what is none */
+        static const char *const kw[] = {"unknown", "pageable host", "pinned host", "device",
+                                         "managed"};
+        int k = (int)soak_below(t, 8) - 2;
+        const char *w = k >= 0 && k <= 4 ? kw[k] : "unknown", *name;
+        soak_say(t, "cuxfer_memkind_name(%d)", k);
+        name = cuxfer_memkind_name((cuxfer_memkind)k);
+        if (!name || strcmp(name, w) != 0)
+            return soak_fail(t, "cuxfer_memkind_name(%d) is \"%s\", the page says \"%s\"", k,
+                             name ? name : "(null)", w);
+    }
     if (soak_below(t, 8) == 0) /* "0 when ms is not positive" (man 3 cuxfer_timer) */
         ms = not_positive[soak_below(t, sizeof not_positive / sizeof not_positive[0])];
     soak_say(t, "cuxfer_gbps(%zu, %g)", bytes, (double)ms);
@@ -1787,7 +1798,10 @@ static int op_unmade(soak_thread *t)
     sv.ptr = t->arena + 1;
     soak_say(t, "%s(%s, ...%s)", names[which], null ? "NULL" : "a zeroed object",
              out ? "" : " NULL outputs");
-    cuxfer_clear_reason();
+    mark_reason();
+    cuxfer_clear_reason(); /* man 3 cuxfer_check: "empties it" */
+    if (cuxfer_last_reason()[0])
+        return soak_fail(t, "cuxfer_clear_reason left \"%s\"", cuxfer_last_reason());
     switch (which) {
     case 0: got = cuxfer_stream_pool_next(null ? NULL : &u.sp, sp); break;
     case 1: got = cuxfer_stream_pool_acquire(null ? NULL : &u.sp, wait, sp); break;
