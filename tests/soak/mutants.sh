@@ -167,6 +167,8 @@ ring-takes-negative-ndevices|cpu|s#if (o.ndevices < 0 || (o.ndevices > 0 \&\& !o
 ring-slot-ms-takes-unsubmitted|cpu|s#^    if (slot->uses == 0)$#    if (0)#
 memkind-name-pinned-as-pageable|cpu|s#case CUXFER_MEMORY_PINNED: return "pinned host";#case CUXFER_MEMORY_PINNED: return "pageable host";#
 clear-reason-keeps-it|cpu|s#cuxfer_impl_thread_get()->reason\[0\] = .\\0.; }#(void)cuxfer_impl_thread_get(); }#
+pinned-acquire-refusal-leaves-the-block|cpu|s#^        memset(blk, 0, sizeof \*blk); /\* set on every path, refusals included \*/#        (void)blk; /* set on every path, refusals included */#
+view-alloc-host-refusal-keeps-the-view|cpu|/^CUXFER_API cudaError_t cuxfer_view_alloc_host(/,/^}/s#^    memset(v, 0, sizeof \*v);#    (void)v;#
 rois-lattice-bitmap-rounds-down|asan|s#g->words = (g->cols \* rows + 63) / 64;#g->words = g->cols * rows / 64;#
 rois-strip-width-reads-past-n|asan|/^CUXFER_API int cuxfer_@I@_strip_width(/,/^}/s#for (i = 0; i < n; ++i)$#for (i = 0; i <= n; ++i)#
 team-refuses-last-strategy|gpu|s#if (strategy < 0 || strategy > last)#if (strategy < 0 || strategy >= last)#

@@ -1086,6 +1086,7 @@ static int view_alloc_refusals(soak_thread *t)
     cudaError_t want = model_view_alloc_args(null ? NULL : &v, w, h, es, host, align);
     if (want == cudaSuccess)
         return 0; /* it would allocate */
+    memset(&v, 0x5a, sizeof v); /* an owner's flags among the garbage */
     if (host)
         soak_say(t, "cuxfer_view_alloc_host(%s, %zu, %zu, %zu, %zu)", null ? "NULL" : "&v", w, h,
                  es, align);
@@ -1103,6 +1104,13 @@ static int view_alloc_refusals(soak_thread *t)
         : !reason_names(w) || !reason_names(h) || (w && h && !reason_names(es)))
         return soak_fail(t, "the refusal does not name the values it refused: \"%s\"",
                          cuxfer_last_reason());
+    /* man 3 cuxfer_view: "the cuxfer_view_alloc_* functions zero the view
+     * first, so a failed allocation leaves a view that is safe to free" */
+    if (!null) {
+        static const cuxfer_view zero;
+        if (memcmp(&v, &zero, sizeof v) != 0)
+            return soak_fail(t, "a refused allocation left the view set (flags %u)", v.flags);
+    }
     return 0;
 }
 
@@ -1842,7 +1850,14 @@ static int op_unmade(soak_thread *t)
     case 17: got = cuxfer_ring_wait(null ? NULL : &u.r, (cudaStream_t)0); break;
     case 18: got = cuxfer_stream_wait_ring((cudaStream_t)0, null ? NULL : &u.r); break;
     case 19: got = cuxfer_graph_launch(null ? NULL : &u.g, (cudaStream_t)0); break;
-    case 20: got = cuxfer_pinned_pool_acquire(null ? NULL : &u.pp, n, out ? &blk : NULL); break;
+    case 20: { /* man 3 cuxfer_pinned_pool: "On every failure *blk is left zeroed" */
+        static const cuxfer_pinned_block zero_blk;
+        memset(&blk, 0x5a, sizeof blk);
+        got = cuxfer_pinned_pool_acquire(null ? NULL : &u.pp, n, out ? &blk : NULL);
+        if (out && memcmp(&blk, &zero_blk, sizeof blk) != 0)
+            return soak_fail(t, "a refused cuxfer_pinned_pool_acquire left the block set");
+        break;
+    }
     case 21:
         got = cuxfer_pinned_pool_release(null ? NULL : &u.pp, out ? &blk : NULL,
                                          CUXFER_POOL_IDLE);
