@@ -61,7 +61,7 @@ max-pitch-bounds-dense-views|cpu|s#if (src->height <= 1 || (dst->pitch == row \&
 policy-accepts-prefixes|cpu|s#if (!names\[i\]\[j\] \&\& !s\[j\])#if (!names[i][j])#
 default-stream-policy-drops-allow|cpu|s#return p > 0 ? p : CUXFER_DEFAULT_STREAM_POLICY;#return p > 1 ? p : CUXFER_DEFAULT_STREAM_POLICY;#
 pool-class-rounds-down|cpu|s#c = (n + step - 1) \& ~(step - 1);#c = n \& ~(step - 1);#
-view-sub-hangs-on-x-1|cpu|s#CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:"));#while (roi.x == 1) sched_yield();#
+view-sub-hangs-on-x-1|cpu|s#CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:"));#CUXFER_TRY(cuxfer_view_check(v, "cuxfer_view_sub:")); while (roi.x == 1) sched_yield();#
 plan-choose-ignores-min-bytes|cpu|s#if (want == CUXFER_PLAN_DIRECT || total < p->tuning.min_bytes)#if (want == CUXFER_PLAN_DIRECT)#
 calibrate-ready-check-removed|cpu|/^CUXFER_API cudaError_t cuxfer_plan2d_calibrate(/,/^}/s#if (!p || !p->ready)#if (!p)#
 stager-slots-bound-off-by-one|cpu|s#if (o.slots < 1 || o.slots > CUXFER_STAGER_MAX_SLOTS)$#if (o.slots < 1 || o.slots > CUXFER_STAGER_MAX_SLOTS + 1)#
