@@ -57,12 +57,29 @@ const char *image_file_type(unsigned mode)
 
 /* The temporary files being written, one entry per writing thread (roicopy
  * writes outputs on several threads); the signal handler removes every
- * active one.  An entry is claimed with an atomic exchange, filled, then
- * marked active. */
+ * live one.  An entry is claimed with an atomic exchange, then its state
+ * goes from free to being made (the file's name written and mkstemp()
+ * called, with every signal blocked in that thread) to live.  The handler
+ * first marks the process dying, so that no writer makes a file after it
+ * has looked (a writer that finds it dying waits for the end instead), and
+ * waits out an entry being made on another thread before it looks at it:
+ * a file made while the handler went through the entries, by a writer it
+ * had passed, used to outlive the process. */
 #define OUTPUT_MAX_WRITERS 128
+enum { TMP_FREE, TMP_MAKING, TMP_LIVE };
 static char tmp_names[OUTPUT_MAX_WRITERS][PATH_MAX + 32];
-static volatile sig_atomic_t tmp_live[OUTPUT_MAX_WRITERS];
+static int tmp_state[OUTPUT_MAX_WRITERS];
 static int tmp_claimed[OUTPUT_MAX_WRITERS];
+static int dying; /* a fatal signal is being handled */
+
+/* A writer that cannot go on because the process is dying of a signal
+ * (its temporary file removed under it) waits for the end, saying nothing. */
+static void wait_if_dying(void)
+{
+    if (__atomic_load_n(&dying, __ATOMIC_SEQ_CST))
+        for (;;)
+            (void)pause();
+}
 
 static int tmp_claim(void)
 {
@@ -81,7 +98,7 @@ static int tmp_claim(void)
 
 static void tmp_unclaim(int i)
 {
-    tmp_live[i] = 0;
+    __atomic_store_n(&tmp_state[i], TMP_FREE, __ATOMIC_SEQ_CST);
     __atomic_store_n(&tmp_claimed[i], 0, __ATOMIC_SEQ_CST);
 }
 
@@ -91,17 +108,30 @@ int image_mkstemp_tracked(const char *tmpl, const char **name, int *slot)
 {
     int i = tmp_claim(), fd, saved;
     size_t n = strlen(tmpl);
+    sigset_t all, old;
     if (n >= sizeof tmp_names[0]) {
         tmp_unclaim(i);
         errno = ENAMETOOLONG;
         return -1;
     }
-    memcpy(tmp_names[i], tmpl, n + 1);
-    tmp_live[i] = 1; /* before the file exists: a signal now unlinks nothing */
-    fd = mkstemp(tmp_names[i]);
-    if (fd < 0) {
-        saved = errno;
+    /* A signal is taken after the file is live, or by another thread,
+     * whose handler waits for it to be. */
+    (void)sigfillset(&all);
+    (void)pthread_sigmask(SIG_BLOCK, &all, &old);
+    __atomic_store_n(&tmp_state[i], TMP_MAKING, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&dying, __ATOMIC_SEQ_CST)) {
         tmp_unclaim(i);
+        wait_if_dying();
+    }
+    memcpy(tmp_names[i], tmpl, n + 1);
+    fd = mkstemp(tmp_names[i]);
+    saved = errno;
+    if (fd < 0)
+        tmp_unclaim(i);
+    else
+        __atomic_store_n(&tmp_state[i], TMP_LIVE, __ATOMIC_SEQ_CST);
+    (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (fd < 0) {
         errno = saved;
         return -1;
     }
@@ -118,14 +148,21 @@ void image_temp_release(int slot)
 
 void image_signal_cleanup(void)
 {
-    int i;
-    for (i = 0; i < OUTPUT_MAX_WRITERS; ++i)
-        if (tmp_live[i])
+    int i, s;
+    for (i = 0; i < OUTPUT_MAX_WRITERS; ++i) {
+        /* mkstemp() on another thread, whose signals are blocked: a
+         * moment. */
+        while ((s = __atomic_load_n(&tmp_state[i], __ATOMIC_SEQ_CST)) ==
+               TMP_MAKING)
+            ;
+        if (s == TMP_LIVE)
             (void)unlink(tmp_names[i]);
+    }
 }
 
 static void on_fatal_signal(int sig)
 {
+    __atomic_store_n(&dying, 1, __ATOMIC_SEQ_CST);
     image_signal_cleanup();
     (void)signal(sig, SIG_DFL);
     (void)raise(sig); /* delivered, with its default action, on return */
@@ -468,6 +505,7 @@ int output_write(const char *path, output_writer write, void *ctx,
         write_close(fd, write, ctx, 1, err, errsz) != 0 ||
         rename(tmp, path) != 0) {
         saved = errno;
+        wait_if_dying(); /* the handler removed tmp: no message */
         (void)unlink(tmp);
         tmp_unclaim(slot);
         say_write_failed(saved, err, errsz);

@@ -6,7 +6,8 @@
 #    is written into it, never renamed over; the plan says so; a socket,
 #    which no open() opens, is refused, and so is an immutable or
 #    append-only file, which no rename replaces;
-#  - signals ignored at start (nohup, background jobs) stay ignored;
+#  - signals ignored at start (nohup, background jobs) stay ignored; a
+#    SIGTERM mid-batch leaves no temporary file and no message;
 #  - --page, --raw and -0 are checked with --tiles too, and --page is cut;
 #  - forged TIFF sizes are refused for every compression before anything
 #    is allocated; a PackBits run across rows decodes as tifftopnm does;
@@ -222,6 +223,46 @@ wait "$pid" 2>/dev/null
 rc=$?
 exec 8>&-
 check "SIGTERM not ignored still ends the run (exit $rc)" test "$rc" -eq 143
+
+# SIGTERM in the middle of a batch's writes (ROICOPY_IO_ONLY: no GPU):
+# no temporary file outlives roicopy and nothing is said.  A writer
+# thread used to make its next temporary file while the handler removed
+# the others, and another to report "cannot write: No such file or
+# directory" for the one removed under it.  A race: up to 20 tries
+# (about 1 in 3 failed before).
+mkdir "$T/sigin" "$T/sigout"
+{ printf 'P5\n2000 2000\n255\n'; head -c 4000000 /dev/zero; } >"$T/sigin/f00.pgm"
+for i in 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20 21 22 \
+    23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47; do
+    ln "$T/sigin/f00.pgm" "$T/sigin/f$i.pgm"
+done
+why=
+for try in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+    rm -rf "$T/sigout/o"
+    ROICOPY_IO_ONLY=1 "$ROICOPY" -q --threads 8 "$T"/sigin/*.pgm -o "$T/sigout/o" \
+        >/dev/null 2>"$T/err" &
+    pid=$!
+    n=0 # SIGTERM once 4 outputs are there, with the writers busy
+    while [ "$(ls "$T/sigout/o" 2>/dev/null | wc -l)" -lt 4 ] && [ $n -lt 3000 ]; do
+        sleep 0.01 2>/dev/null || sleep 1
+        n=$((n + 1))
+    done
+    kill -s TERM "$pid" 2>/dev/null
+    wait "$pid"
+    rc=$?
+    left=$(ls -A "$T/sigout/o" | grep '^\.' | tr '\n' ' ')
+    if [ -n "$left" ] || [ -s "$T/err" ] || { [ $rc -ne 143 ] && [ $rc -ne 0 ]; }; then
+        why="try $try: exit $rc, temporary files left: '$left'"
+        break
+    fi
+done
+if [ -z "$why" ]; then
+    pass "SIGTERM mid-batch: no temporary file left, nothing said (20 tries)"
+else
+    fail "SIGTERM mid-batch: $why"
+    diag_file "$T/err"
+fi
+rm -rf "$T/sigin" "$T/sigout"
 
 # ---- 3: --page and the option checks with --tiles --------------------------
 expect_error 3 "no page 1: a netpbm file has one page" "--tiles --page 1 of a PGM is cut from page 1, which is not there" -- \
