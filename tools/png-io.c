@@ -263,8 +263,19 @@ static uint32_t be32(const unsigned char *p)
            p[3];
 }
 
-/* Every chunk from the signature to IEND: its length within the file,
- * its CRC right, at least one IDAT and the IDATs consecutive (PNG 11.2.4:
+/* A chunk type is 4 ASCII letters (PNG 5.4). */
+static int chunk_type_ok(const char *t)
+{
+    int i;
+    for (i = 0; i < 4; ++i)
+        if (!((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z')))
+            return 0;
+    return 1;
+}
+
+/* Every chunk from the signature to IEND: its type 4 letters (IHDR the
+ * first alone), its length within the file, its CRC right, at least one
+ * IDAT and the IDATs consecutive (PNG 11.2.4:
  * libpng stops with "Not enough image data" at a chunk between two IDATs
  * of an unfinished stream, and calls an IDAT after another chunk "Too
  * many IDATs found" once the stream is done, an error it only warns of
@@ -298,6 +309,18 @@ static int check_chunks(png_ctx *c, char *err, size_t errsz)
                 "bytes, past the end of the file (%llu bytes)",
                 image_escape(type, (char[32]){0}, 32), at,
                 (unsigned long)len, c->file_size);
+            return -1;
+        }
+        /* What png_read_end() refuses after the pixels, so only once
+         * they are decoded: a type not of letters, a second IHDR
+         * (before the IDATs, png_read_info() has refused them). */
+        if (!chunk_type_ok(type) || (at > 8 && !memcmp(type, "IHDR", 4))) {
+            say(err, errsz, "chunk %s at byte %llu: %s",
+                image_escape(type, (char[32]){0}, 32), at,
+                chunk_type_ok(type) ? "out of place (a PNG has one IHDR, "
+                                      "its first chunk)"
+                                    : "invalid chunk type (4 ASCII "
+                                      "letters)");
             return -1;
         }
         crc = crc_update(0xFFFFFFFFU, head + 4, 4);

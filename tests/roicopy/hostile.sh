@@ -11,8 +11,9 @@
 #  - --page, --raw and -0 are checked with --tiles too, and --page is cut;
 #  - forged TIFF sizes are refused for every compression before anything
 #    is allocated; a PackBits run across rows decodes as tifftopnm does;
-#  - corrupt PNG chunks, IDATs split by another chunk (libpng agreeing)
-#    and TIFF strips past the end are found by --dry-run,
+#  - corrupt PNG chunks, IDATs split by another chunk, a second IHDR or
+#    a chunk type not of letters after the IDATs (libpng agreeing) and
+#    TIFF strips past the end are found by --dry-run,
 #    and so are TIFF strips of no bytes or (uncompressed) too few, which
 #    libtiff would fill from outside the strip; a compressed strip is
 #    decoded from its declared bytes alone; min-is-black of 3 samples is
@@ -340,6 +341,31 @@ if has png; then
     rc=$?
     check "... -k names it, plans the good frame and exits 3" eval \
         '[ $rc -eq 3 ] && grep -q "split.png: chunk IDAT at byte" "$T/err" && grep -q "good.png" "$T/plan" && ! grep -q "split.png" "$T/plan"'
+    # After the IDATs, a second IHDR (good.png's own, bytes 8-32) or an
+    # empty chunk of type "ab1$" (CRCs right): png_read_end() refuses both
+    # ("IHDR: out of place", "invalid chunk type"), so they failed only
+    # when the pixels were decoded, after --dry-run had passed them.
+    { head -c $((size - 12)) "$T/good.png"; tail -c +9 "$T/good.png" | head -c 25
+        tail -c 12 "$T/good.png"; } >"$T/ihdr2.png"
+    { head -c $((size - 12)) "$T/good.png"; b 0 0 0 0; printf 'ab1$'; b 19 211 179 87
+        tail -c 12 "$T/good.png"; } >"$T/badtype.png"
+    expect_error 3 "$T/ihdr2.png: chunk IHDR at byte $((size - 12)): out of place (a PNG has one IHDR, its first chunk)" \
+        "--dry-run refuses an IHDR after the IDATs" -- --dry-run "$T/ihdr2.png" "$OUT/new.png"
+    expect_error 3 "$T/badtype.png: chunk ab1\$ at byte $((size - 12)): invalid chunk type (4 ASCII letters)" \
+        "--dry-run refuses a chunk type of other bytes than letters after the IDATs" -- \
+        --dry-run "$T/badtype.png" "$OUT/new.png"
+    expect_error 3 "$T/badtype.png: chunk ab1\$ at byte" \
+        "... and so does a real run, before the GPU" -- "$T/badtype.png" "$OUT/new.png"
+    if have pngtopam; then
+        why=
+        pngtopam "$T/ihdr2.png" >/dev/null 2>"$T/err" && why="$why ihdr2.png decoded;"
+        grep -q "IHDR: out of place" "$T/err" || why="$why ihdr2.png: no 'IHDR: out of place';"
+        pngtopam "$T/badtype.png" >/dev/null 2>"$T/err" && why="$why badtype.png decoded;"
+        grep -q "invalid chunk type" "$T/err" || why="$why badtype.png: no 'invalid chunk type';"
+        verdict "libpng (pngtopam) refuses both when it decodes" "libpng on chunks after the IDATs"
+    else
+        skip_one "libpng on chunks after the IDATs: no pngtopam"
+    fi
     if have pngtopam; then
         why=
         pngtopam "$T/good.png" >/dev/null 2>"$T/err" || why="$why good.png refused;"
