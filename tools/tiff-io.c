@@ -382,6 +382,31 @@ static int check_extents(TIFF *tif, const image_header *h,
     return 0;
 }
 
+/* The Predictor of LZW, deflate, LZMA and ZSTD data, which libtiff's
+ * PredictorSetup checks only when the first strip is decoded: 1 (none),
+ * 2 (horizontal differencing, any sample size roicopy reads) or 3
+ * (floating point, float samples only).  Under another compression the tag
+ * is no field of the codec's (an anonymous one, passed with a count) and
+ * libtiff ignores it, as roicopy does. */
+static int check_predictor(TIFF *tif, const image_header *h, char *err,
+                           size_t errsz)
+{
+    const TIFFField *f = TIFFFindField(tif, TIFFTAG_PREDICTOR, TIFF_ANY);
+    uint16_t p = PREDICTOR_NONE;
+    if (!f || TIFFFieldPassCount(f) ||
+        !TIFFGetField(tif, TIFFTAG_PREDICTOR, &p) || p == PREDICTOR_NONE ||
+        p == PREDICTOR_HORIZONTAL ||
+        (p == PREDICTOR_FLOATINGPOINT && h->is_float))
+        return 0;
+    if (p == PREDICTOR_FLOATINGPOINT)
+        say(err, errsz, "predictor 3 (floating point) is for float samples, "
+            "not %lu-bit unsigned ones", (unsigned long)h->bytes * 8);
+    else
+        say(err, errsz, "predictor %u is not supported (1 none, 2 "
+            "horizontal differencing, 3 floating point)", (unsigned)p);
+    return -1;
+}
+
 static int read_fields(TIFF *tif, image_header *h, tiff_layout *l,
                        unsigned long long size, char *err, size_t errsz)
 {
@@ -423,6 +448,7 @@ static int read_fields(TIFF *tif, image_header *h, tiff_layout *l,
     if (l->planar != PLANARCONFIG_SEPARATE)
         l->planar = PLANARCONFIG_CONTIG;
     if (image_compute_sizes(h, err, errsz) ||
+        check_predictor(tif, h, err, errsz) ||
         check_layout(tif, h, l, err, errsz))
         return -1;
     return check_holds(h, l->compression, size, err, errsz) ||

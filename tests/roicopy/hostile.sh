@@ -17,7 +17,7 @@
 #    and so are TIFF strips of no bytes or (uncompressed) too few, which
 #    libtiff would fill from outside the strip; a compressed strip is
 #    decoded from its declared bytes alone; min-is-black of 3 samples is
-#    refused, not read as RGB;
+#    refused, not read as RGB; so is a Predictor libtiff cannot undo;
 #  - "-" as OUTPUT is checked as /dev/stdout is; closed standard
 #    descriptors are never taken by a file roicopy opens, and standard
 #    input closed is said so; --timing/--json refuse standard output by
@@ -421,6 +421,36 @@ if has tiff; then
     else
         skip_one "min-is-black of 3 samples: no tiffset"
         skip_one "a TIFF too wide: no tiffset"
+    fi
+    # A Predictor libtiff cannot undo (PredictorSetup, at the first strip
+    # decoded): 7, or 3 (floating point) on 8-bit samples.  A 4x2 gray LZW
+    # TIFF whose 8-byte strip the checks never decode.
+    tiff_pred() {
+        printf 'II*\000'; le32 8; le16 11
+        ifd_entry 256 4 1 4; ifd_entry 257 4 1 2; ifd_entry 258 3 1 8
+        ifd_entry 259 3 1 5; ifd_entry 262 3 1 1; ifd_entry 273 4 1 146
+        ifd_entry 277 3 1 1; ifd_entry 278 4 1 2; ifd_entry 279 4 1 8
+        ifd_entry 317 3 1 "$1"; ifd_entry 339 3 1 1; le32 0
+        b 0 0 0 0 0 0 0 0
+    }
+    tiff_pred 7 >"$T/pred7.tif"
+    tiff_pred 3 >"$T/pred3.tif"
+    expect_error 3 "$T/pred7.tif: predictor 7 is not supported (1 none, 2 horizontal differencing, 3 floating point)" \
+        "--dry-run refuses a TIFF predictor libtiff does not know" -- --dry-run "$T/pred7.tif" "$OUT/new.pgm"
+    expect_error 3 "$T/pred3.tif: predictor 3 (floating point) is for float samples, not 8-bit unsigned ones" \
+        "--dry-run refuses the floating-point predictor on integer samples" -- --dry-run "$T/pred3.tif" "$OUT/new.pgm"
+    expect_error 3 "$T/pred7.tif: predictor 7" "... and so does a real run, before the GPU" -- \
+        "$T/pred7.tif" "$OUT/new.pgm"
+    if have tiffcp; then
+        # Horizontal differencing decodes to the pixels.
+        tiff_strips 10 7 1 1 2 20 20 20 10 >"$T/strips0.tif"
+        tiffcp -c lzw:2 "$T/strips0.tif" "$T/pred2.tif" 2>"$T/err"
+        { printf 'P5\n10 7\n255\n'; for v in 16 17 18; do head -c 20 /dev/zero | tr '\000' "\\$(printf %03o $v)"; done
+          head -c 10 /dev/zero | tr '\000' '\023'; } >"$T/pred2-want.pgm"
+        "$CODEC_TOOL" cmp "$T/pred2.tif" "$T/pred2-want.pgm" >"$T/err" 2>&1
+        check "LZW with predictor 2 is taken and decodes to its pixels" test $? -eq 0
+    else
+        skip_one "LZW with predictor 2: no tiffcp"
     fi
     cp "$T/zero.tif" "$T/zero2.tif"
     io_only_error 3 "$T/zero.tif: strip 2 has a byte count of 0: no data" \
