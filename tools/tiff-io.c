@@ -411,7 +411,7 @@ static int read_fields(TIFF *tif, image_header *h, tiff_layout *l,
                        unsigned long long size, char *err, size_t errsz)
 {
     uint32_t w = 0, ht = 0;
-    uint16_t bps = 1, spp = 1, fmt = SAMPLEFORMAT_UINT, photo;
+    uint16_t bps = 1, spp = 1, fmt = SAMPLEFORMAT_UINT, photo, orient;
     memset(h, 0, sizeof *h);
     memset(l, 0, sizeof *l);
     (void)TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
@@ -425,6 +425,16 @@ static int read_fields(TIFF *tif, image_header *h, tiff_layout *l,
         photo = spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
     if (check_samples(bps, fmt, spp, photo, err, errsz))
         return -1;
+    /* Rows are read as stored: a file to be shown turned or mirrored
+     * (tifftopnm turns it) would be cropped and written as stored. */
+    if (TIFFGetField(tif, TIFFTAG_ORIENTATION, &orient) &&
+        orient != ORIENTATION_TOPLEFT) {
+        say(err, errsz, "orientation %u is not supported (only 1: row 0 at "
+            "the top, column 0 at the left): the crop would be of the rows "
+            "as stored, not of the image as shown (tifftopnm turns it)",
+            (unsigned)orient);
+        return -1;
+    }
     if (w == 0 || ht == 0 || w > TIFF_IO_MAX_DIM || ht > TIFF_IO_MAX_DIM) {
         int bad_w = w == 0 || w > TIFF_IO_MAX_DIM;
         say(err, errsz, "%s %lu is out of range 1..%lu", bad_w ? "width"

@@ -17,7 +17,8 @@
 #    and so are TIFF strips of no bytes or (uncompressed) too few, which
 #    libtiff would fill from outside the strip; a compressed strip is
 #    decoded from its declared bytes alone; min-is-black of 3 samples is
-#    refused, not read as RGB; so is a Predictor libtiff cannot undo;
+#    refused, not read as RGB; so are a Predictor libtiff cannot undo
+#    and an orientation other than the rows as stored;
 #  - "-" as OUTPUT is checked as /dev/stdout is; closed standard
 #    descriptors are never taken by a file roicopy opens, and standard
 #    input closed is said so; --timing/--json refuse standard output by
@@ -418,9 +419,26 @@ if has tiff; then
         expect_error 3 "$T/wide.tif: width 2000000 is out of range 1..1000000" \
             "a TIFF wider than roicopy reads names its width and the range" -- \
             --dry-run "$T/wide.tif" "$OUT/new.pam"
+        # Orientation 3 (shown turned half a turn, as tifftopnm writes
+        # it): roicopy reads rows as stored, so its crop and output were
+        # of another part of the image than the one a viewer shows.
+        # Orientation 1, said explicitly, is the rows as stored.
+        tiff_strips 10 7 1 1 7 70 >"$T/turned.tif"
+        cp "$T/turned.tif" "$T/upright.tif"
+        tiffset -s 274 3 "$T/turned.tif" 2>"$T/err"
+        tiffset -s 274 1 "$T/upright.tif" 2>"$T/err"
+        expect_error 3 "$T/turned.tif: orientation 3 is not supported (only 1: row 0 at the top, column 0 at the left)" \
+            "--dry-run refuses a TIFF whose orientation is not the rows as stored" -- \
+            --dry-run --roi 4x2 "$T/turned.tif" "$OUT/new.pgm"
+        expect_error 3 "$T/turned.tif: orientation 3" "... and so does a real run, before the GPU" -- \
+            --roi 4x2 "$T/turned.tif" "$OUT/new.pgm"
+        plan_has "orientation 1 is taken" "input:    $T/upright.tif (tiff, 10x7" --roi 4x2 "$T/upright.tif" "$OUT/new.pgm"
     else
         skip_one "min-is-black of 3 samples: no tiffset"
         skip_one "a TIFF too wide: no tiffset"
+        skip_one "orientation 3: no tiffset"
+        skip_one "orientation 3, a real run: no tiffset"
+        skip_one "orientation 1: no tiffset"
     fi
     # A Predictor libtiff cannot undo (PredictorSetup, at the first strip
     # decoded): 7, or 3 (floating point) on 8-bit samples.  A 4x2 gray LZW
