@@ -379,7 +379,8 @@ int roicopy_output_format(const char *path, image_format *to)
     *to = image_format_for_path(path);
     base = base ? base + 1 : path;
     dot = strrchr(base, '.');
-    if (*to || !dot || dot == base)
+    /* ".name" and ".." have no extension (".." is a directory). */
+    if (*to || !dot || dot == base || !strcmp(base, ".."))
         return 0;
     return roicopy_fail(RC_USAGE, path, "unknown output extension \"%s\": "
                         "this build writes %s (or give --format)",

@@ -17,6 +17,9 @@ expect_error 4 "roicopy: $T/nodir/x.pgm: directory $T/nodir: No such file or dir
 expect_error 4 "roicopy: $T/file/x.pgm: $T/file is not a directory" \
     "output under a regular file" -- "$G" "$T/file/x.pgm"
 expect_error 4 "roicopy: $OUT: is a directory" "output that is a directory" -- "$G" "$OUT"
+# ".." is a directory, not a name of extension "." (which was said first,
+# in a second line, as a usage error).
+expect_error 4 "roicopy: $OUT/..: is a directory" "output that is .." -- "$G" "$OUT/.."
 expect_error 4 "roicopy: $T/a.pgm: is also an input ($T/a.pgm)" \
     "output that is the input" -- "$T/a.pgm" "$T/a.pgm"
 mkdir "$T/sub"
