@@ -21,8 +21,8 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
     fflush(stdout);
     /* One line, whole: the ring's I/O threads may fail at once. */
     flockfile(stderr);
-    if (file)
-        fprintf(stderr, "roicopy: %s: ", roicopy_esc(file));
+    if (file) /* an empty name is shown as "" */
+        fprintf(stderr, "roicopy: %s: ", *file ? roicopy_esc(file) : "\"\"");
     else
         fprintf(stderr, "roicopy: ");
     va_start(ap, fmt);

@@ -76,6 +76,9 @@ expect_error 3 "--raw 45x33x3 --depth 16 needs 8910 bytes of pixels, the file ha
 expect_error 3 "--raw 45x34x3 --depth 8 needs 4590 bytes of pixels, the file has 4455" \
     "raw file one row short" -- --raw 45x34x3 "$IN/short.raw" "$E"
 expect_error 3 "roicopy: $IN/none.pgm: No such file or directory" "missing input" -- "$IN/none.pgm" "$E"
+# An empty name is shown as "", as -o '' and an empty OUTPUT are (it was
+# "roicopy: : No such file or directory").
+expect_error 3 'roicopy: "": No such file or directory' "an empty input name" -- "" "$E"
 mkdir "$IN/dir.pgm"
 expect_error 3 "roicopy: $IN/dir.pgm: is a directory" "a directory as input" -- "$IN/dir.pgm" "$E"
 expect_error 3 "roicopy: /dev/null: is a character device, not a regular file" "a device as input" -- /dev/null "$E"
