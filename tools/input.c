@@ -9,6 +9,7 @@
 #define _XOPEN_SOURCE 700
 
 #include "input.h"
+#include "escape.h"
 #include "say.h"
 
 #include <errno.h>
@@ -104,15 +105,17 @@ static int spool_stdin(char *err, size_t errsz)
     int fd;
     if (stdin_fd >= 0)
         return 0;
-    if (snprintf(tmpl, sizeof tmpl, "%s/roicopy-stdin.XXXXXX",
-                 dir && *dir ? dir : "/tmp") >= (int)sizeof tmpl) {
+    if (!dir || !*dir)
+        dir = "/tmp";
+    if (snprintf(tmpl, sizeof tmpl, "%s/roicopy-stdin.XXXXXX", dir) >=
+        (int)sizeof tmpl) {
         say(err, errsz, "TMPDIR is too long");
         return -1;
     }
     fd = mkstemp(tmpl);
-    if (fd < 0) {
-        say(err, errsz, "cannot keep standard input in %s: %s", tmpl,
-            strerror(errno));
+    if (fd < 0) { /* the directory: mkstemp() left tmpl's letters changed */
+        say(err, errsz, "cannot keep standard input in %s (TMPDIR): %s",
+            roicopy_esc(dir), strerror(errno));
         return -1;
     }
     (void)unlink(tmpl);

@@ -58,6 +58,14 @@ if [ $dry_rc -eq 0 ] && grep -qF 'output:   - (pgm, written to standard output)'
 else
     fail "- as OUTPUT (exit $dry_rc)"; diag_file "$T/dry.out"; diag_file "$T/dry.err"
 fi
+# Kept in TMPDIR: one that is not there is named (the message gave the
+# template as mkstemp() left it, "$T/none/roicopy-stdin.g7U32g").
+saved_tmpdir=${TMPDIR-/tmp}
+TMPDIR="$T/none"
+export TMPDIR
+expect_error 3 "roicopy: -: cannot keep standard input in $T/none (TMPDIR): No such file or directory" \
+    "- with a TMPDIR that is not there names the directory" -- --dry-run - "$OUT/new.pgm" <"$G"
+TMPDIR=$saved_tmpdir
 mkfifo "$T/pipe"
 ( cat "$G" >"$T/pipe" & )
 dry - "$OUT/new.pgm" <"$T/pipe"
