@@ -15,12 +15,21 @@
 
 /* ---- messages ----------------------------------------------------------- */
 
+/* The progress bar's line is open (drawn, its newline still to come): a
+ * message then starts a line of its own, and the bar is drawn again below
+ * it.  Read and written under stderr's lock. */
+static int bar_open;
+
 int roicopy_fail(int status, const char *file, const char *fmt, ...)
 {
     va_list ap;
     fflush(stdout);
     /* One line, whole: the ring's I/O threads may fail at once. */
     flockfile(stderr);
+    if (bar_open) {
+        fputc('\n', stderr);
+        bar_open = 0;
+    }
     if (file) /* an empty name is shown as "" */
         fprintf(stderr, "roicopy: %s: ", *file ? roicopy_esc(file) : "\"\"");
     else
@@ -142,7 +151,10 @@ void roicopy_progress(const roicopy_plan *p, size_t done)
     for (i = 0; i < BAR; ++i)
         bar[i] = i < fill ? '#' : ' ';
     bar[BAR] = '\0';
+    flockfile(stderr);
     fprintf(stderr, "\r[%s] %lu/%lu%s", bar, (unsigned long)done,
             (unsigned long)p->nframes, done == p->nframes ? "\n" : "");
+    bar_open = done != p->nframes;
     fflush(stderr);
+    funlockfile(stderr);
 }

@@ -348,11 +348,8 @@ static int write_files(const roicopy_tiles_plan *tp, const unsigned char *batch,
         const roicopy_tile *t = &tp->t[i];
         err[0] = '\0';
         if (image_write_atomic(t->out, &t->hdr, batch + off[i], t->hdr.row_bytes,
-                               err, sizeof err)) {
-            if (bar.progress)
-                fputc('\n', stderr);
+                               err, sizeof err))
             return roicopy_fail(RC_OUTPUT, t->out, "%s", err);
-        }
         roicopy_progress(&bar, i + 1);
     }
     return RC_OK;

@@ -10,7 +10,8 @@
 #    (ROICOPY_PREFETCH_MB=0), --verify; no temporary file left;
 #  - PNG and TIFF frames (decoded whole, not by rows) when built with them;
 #  - a PNG whose pixels fail to decode: -k skips and names it, writes the
-#    others, exit 3; without -k exit 3 and it is not written;
+#    others, exit 3; without -k exit 3 and it is not written; on a
+#    terminal its message is not written on the progress bar's line;
 #  - --threads in the plan of --dry-run (text and JSON) and its limits;
 #  - ROICOPY_TRACE: the phases on stderr, in order.
 # The GPU's side of the same pipeline is tests/roicopy/gpu.sh's.
@@ -119,9 +120,24 @@ if has png; then
     rc=$?
     check "without -k: exit 3, the bad frame not written, no temporary file" \
         eval '[ $rc -eq 3 ] && [ ! -e "$T/wo/f3.png" ] && [ -z "$(ls -A "$T/wo" | grep "^\.")" ]'
+    # On a terminal (script(1) makes one), the message of the bad frame
+    # starts a line of its own, below the progress bar's; it was written
+    # after the bar's "2/6", on its line.
+    if have script && script -qc true /dev/null >/dev/null 2>&1; then
+        rm -f "$T/wo/"*
+        script -qc "env ROICOPY_IO_ONLY=1 CUDA_VISIBLE_DEVICES= '$ROICOPY' -k --threads 1 \
+            --roi 30x20+5+5 '$T/w/'f*.png -o '$T/wo'" /dev/null </dev/null >"$T/tty" 2>&1
+        tr -d '\r' <"$T/tty" >"$T/err"
+        check "on a terminal a frame's message starts its own line, not the progress bar's" \
+            eval 'grep -q "^roicopy: $T/w/f3.png: libpng: " "$T/err" && grep -q "\] 6/6$" "$T/err" &&
+                ! grep -v "^roicopy: " "$T/err" | grep -q "roicopy: "'
+    else
+        skip_one "a frame's message on a terminal: no script(1)"
+    fi
 else
     skip_one "-k past a decode failure: built without PNG"
     skip_one "without -k: built without PNG"
+    skip_one "a frame's message on a terminal: built without PNG"
 fi
 
 # ---- --threads in the plan, and its limits ----------------------------------------
