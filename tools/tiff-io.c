@@ -639,6 +639,10 @@ int tiff_io_read_pixels(const char *path, unsigned page,
         return -1;
     }
     if (open_page(&c, path, page, &tif, &now, &l, err, errsz) == 0) {
+        /* An error libtiff got past while reading the directory (a tag
+         * of a bad value, ignored: "Bad value 0 for ResolutionUnit") is
+         * not the pixels': only one from here on fails them. */
+        c.have_msg = 0;
         c.decoding = 1;
         if (!same_geometry(h, &now))
             say(err, errsz, "the file changed since its header was read");

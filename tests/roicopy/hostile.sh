@@ -478,6 +478,20 @@ if has tiff; then
       head -c 10 /dev/zero | tr '\000' '\023'; } >"$T/strips-want.pgm"
     "$CODEC_TOOL" cmp "$T/strips.tif" "$T/strips-want.pgm" >"$T/err" 2>&1
     check "whole strips of the right byte counts decode to their pixels" test $? -eq 0
+    # A tag of a value libtiff refuses and ignores while reading the
+    # directory (ResolutionUnit 0, in place of the PlanarConfiguration
+    # entry, the 10th): its error was kept and failed the pixels of a file
+    # --dry-run had passed, which tifftopnm decodes.
+    tiff_strips 10 7 1 1 2 20 20 20 10 >"$T/resunit.tif"
+    { le16 296; le16 3; le32 1; le16 0; le16 0; } |
+        dd of="$T/resunit.tif" bs=1 seek=$((10 + 9 * 12)) conv=notrunc 2>/dev/null
+    "$CODEC_TOOL" cmp "$T/resunit.tif" "$T/strips-want.pgm" >"$T/err" 2>&1
+    check "a tag libtiff ignores for its bad value does not fail the pixels" test $? -eq 0
+    cp "$T/resunit.tif" "$T/resunit2.tif"
+    rm -rf "$T/io"
+    ROICOPY_IO_ONLY=1 "$ROICOPY" -q "$T/resunit.tif" "$T/resunit2.tif" -o "$T/io" >/dev/null 2>"$T/err"
+    rc=$?
+    check "... nor a batch's" eval '[ $rc -eq 0 ] && "$CODEC_TOOL" cmp "$T/io/resunit.tif" "$T/strips-want.pgm" >/dev/null 2>&1'
     # A compressed strip is read to its byte count, never past it: a
     # PackBits literal run of 8 bytes whose strip says 1 byte.
     { tiff_head 4 2 8 1 32773 2 1; b 7 1 2 3 4 5 6 7 8; } >"$T/pbshort.tif"
