@@ -447,6 +447,18 @@ static int read_fields(TIFF *tif, image_header *h, tiff_layout *l,
             (unsigned)l->compression);
         return -1;
     }
+    /* The fax codecs and JBIG hold 1-bit samples only; libtiff's
+     * Fax3SetupState refuses others when the first strip is decoded. */
+    if (l->compression == COMPRESSION_CCITTRLE ||
+        l->compression == COMPRESSION_CCITTFAX3 ||
+        l->compression == COMPRESSION_CCITTFAX4 ||
+        l->compression == COMPRESSION_CCITTRLEW ||
+        l->compression == COMPRESSION_JBIG) {
+        say(err, errsz, "compression %u (CCITT fax or JBIG) holds 1-bit "
+            "samples, not %u-bit ones", (unsigned)l->compression,
+            (unsigned)bps);
+        return -1;
+    }
     h->width = w;
     h->height = ht;
     h->channels = spp;

@@ -17,8 +17,9 @@
 #    and so are TIFF strips of no bytes or (uncompressed) too few, which
 #    libtiff would fill from outside the strip; a compressed strip is
 #    decoded from its declared bytes alone; min-is-black of 3 samples is
-#    refused, not read as RGB; so are a Predictor libtiff cannot undo
-#    and an orientation other than the rows as stored;
+#    refused, not read as RGB; so are a Predictor libtiff cannot undo,
+#    fax compression of 8-bit samples and an orientation other than the
+#    rows as stored; a tag libtiff ignores does not fail the pixels;
 #  - "-" as OUTPUT is checked as /dev/stdout is; closed standard
 #    descriptors are never taken by a file roicopy opens, and standard
 #    input closed is said so; --timing/--json refuse standard output by
@@ -459,6 +460,11 @@ if has tiff; then
         "--dry-run refuses the floating-point predictor on integer samples" -- --dry-run "$T/pred3.tif" "$OUT/new.pgm"
     expect_error 3 "$T/pred7.tif: predictor 7" "... and so does a real run, before the GPU" -- \
         "$T/pred7.tif" "$OUT/new.pgm"
+    # Fax (CCITT) compression holds 1-bit samples: on 8-bit ones libtiff's
+    # Fax3SetupState failed only at the first strip decoded.
+    { tiff_head 4 2 8 1 3 2 8; b 0 0 0 0 0 0 0 0; } >"$T/fax8.tif"
+    expect_error 3 "$T/fax8.tif: compression 3 (CCITT fax or JBIG) holds 1-bit samples, not 8-bit ones" \
+        "--dry-run refuses fax compression of 8-bit samples" -- --dry-run "$T/fax8.tif" "$OUT/new.pgm"
     if have tiffcp; then
         # Horizontal differencing decodes to the pixels.
         tiff_strips 10 7 1 1 2 20 20 20 10 >"$T/strips0.tif"
