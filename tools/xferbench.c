@@ -14,6 +14,7 @@
 #include "geometry.h"
 #include "longopts.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <sched.h>
@@ -44,6 +45,39 @@ static int rows_dense;    /* the 2d cases' device rows dense, not cudaMallocPitc
 static cuxfer_plan2d_options plan_opt; /* --rows-threads; {0} = defaults */
 static int rows_printed;
 
+/* Exit status 4: standard output (the table, the JSON, the CSV, --list,
+ * --help) could not be written, as a full disk or a closed pipe leaves it:
+ * the figures are lost, so the run must not say it succeeded.  Checked
+ * once at the end, as GNU tools do (ferror, then fflush and fclose). */
+#define XB_OUTPUT 4
+
+/* status, or XB_OUTPUT (with the message on stderr) when standard output
+ * failed and status is lower: the higher of the two, as roicopy does. */
+static int close_stdout(int status)
+{
+    int bad = ferror(stdout), saved = 0;
+    if (fflush(stdout) != 0) {
+        bad = 1;
+        saved = errno;
+    }
+    /* EBADF: standard output was closed and nothing was printed. */
+    if (fclose(stdout) != 0 && errno != EBADF && !bad) {
+        bad = 1;
+        saved = errno;
+    }
+    if (!bad)
+        return status;
+    fprintf(stderr, "xferbench: standard output: %s\n",
+            saved ? strerror(saved) : "write error");
+    return status > XB_OUTPUT ? status : XB_OUTPUT;
+}
+
+/* exit(status), standard output checked first. */
+static void bench_exit(int status)
+{
+    exit(close_stdout(status));
+}
+
 /* Abort the run on any CUDA failure: a benchmark must not report numbers
  * from a failed copy. */
 #define BENCH_CHECK(expr)                                                      \
@@ -53,7 +87,7 @@ static int rows_printed;
             fprintf(stderr, "xferbench: %s:%d: %s: %s %s\n", __FILE__,         \
                     __LINE__, #expr, cudaGetErrorName(e_),                     \
                     cuxfer_last_reason());                                     \
-            exit(5);                                                           \
+            bench_exit(5);                                                     \
         }                                                                      \
     } while (0)
 
@@ -132,7 +166,7 @@ static void report_row(const char *name, const char *unit, stat raw, stat cux, i
         fprintf(stderr, "xferbench: %s: an enqueue blocked behind the gate for 20 s; "
                         "no figure of this run can be trusted\n",
                 name);
-        exit(1);
+        bench_exit(1);
     }
     int pass = target <= 0 ? 1 : lower_better ? x <= target : x >= target;
     if (target > 0 && row_max_cv > 0 && cux.cv > row_max_cv)
@@ -215,7 +249,7 @@ static void *host_mem(size_t n, const char *what)
     void *p = malloc(n ? n : 1);
     if (!p) {
         fprintf(stderr, "xferbench: %s: out of host memory (%zu bytes)\n", what, n);
-        exit(5);
+        bench_exit(5);
     }
     return p;
 }
@@ -242,7 +276,7 @@ static void verify(const void *a, const void *b, size_t n, const char *what)
 {
     if (memcmp(a, b, n) != 0) {
         fprintf(stderr, "xferbench: %s: data verification FAILED\n", what);
-        exit(1);
+        bench_exit(1);
     }
 }
 
@@ -460,7 +494,7 @@ static stat time_enqueue_mt(copy1d_fn f, struct mt_arg *args, int bufs)
         for (i = 0; i < MT_THREADS; ++i)
             if (pthread_create(&th[i], NULL, mt_worker, &args[i]) != 0) {
                 fprintf(stderr, "xferbench: pthread_create failed\n");
-                exit(5);
+                bench_exit(5);
             }
         for (i = 0; i < MT_THREADS; ++i) {
             pthread_join(th[i], NULL);
@@ -486,7 +520,7 @@ static void bench_enqueue_mt(void)
     memset(args, 0, sizeof args);
     if (pthread_barrier_init(&mt_barrier, NULL, MT_THREADS) != 0) {
         fprintf(stderr, "xferbench: pthread_barrier_init failed\n");
-        exit(5);
+        bench_exit(5);
     }
     for (i = 0; i < MT_THREADS; ++i) {
         BENCH_CHECK(cudaStreamCreateWithFlags(&args[i].s, cudaStreamNonBlocking));
@@ -629,7 +663,7 @@ static double host_scatter_gbps(unsigned char *dst, const unsigned char *src, si
                                                                     : threads;
     if (pthread_barrier_init(&bar, NULL, (unsigned)n) != 0) {
         fprintf(stderr, "xferbench: pthread_barrier_init failed\n");
-        exit(5);
+        bench_exit(5);
     }
     for (i = 0; i < n; ++i) {
         a[i].dst = dst;
@@ -640,7 +674,7 @@ static double host_scatter_gbps(unsigned char *dst, const unsigned char *src, si
         a[i].bar = &bar;
         if (i > 0 && pthread_create(&th[i], NULL, hs_worker, &a[i]) != 0) {
             fprintf(stderr, "xferbench: pthread_create failed\n");
-            exit(5);
+            bench_exit(5);
         }
     }
     hs_worker(&a[0]);
@@ -705,7 +739,7 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t, cuxfer_timer *t1)
             (void)cudaGetLastError();
             if (ae != cudaErrorMemoryAllocation || roi_total <= MIB) {
                 fprintf(stderr, "xferbench: 2d rows of %zu B: %s\n", w, cuxfer_last_reason());
-                exit(5);
+                bench_exit(5);
             }
             roi_total /= 2;
             h = roi_total / w;
@@ -785,12 +819,12 @@ static void bench_2d(cudaStream_t s, cuxfer_timer *t, cuxfer_timer *t1)
                 for (y = 0; y < h; ++y) {
                     if (memcmp(back + y * spitch, host + y * spitch, w) != 0) {
                         fprintf(stderr, "xferbench: %s: row %zu differs\n", name, y);
-                        exit(1);
+                        bench_exit(1);
                     }
                     for (x = w; x < spitch; ++x)
                         if (back[y * spitch + x] != 0x5a) {
                             fprintf(stderr, "xferbench: %s: gap byte of row %zu written\n", name, y);
-                            exit(1);
+                            bench_exit(1);
                         }
                 }
             }
@@ -1563,7 +1597,7 @@ static void rois_verify(const cuxfer_view *src, const cuxfer_roi *r, const size_
             const unsigned char *g = dense_back ? dense_back + off[i] + y * rb : img_back + o;
             if (memcmp(g, (const unsigned char *)src->ptr + o, rb) != 0) {
                 fprintf(stderr, "xferbench: %s: tile %zu row %zu differs\n", what, i, y);
-                exit(1);
+                bench_exit(1);
             }
         }
     }
@@ -1596,7 +1630,7 @@ static void rois_verify_d2h(const cuxfer_view *img, cuxfer_view *back, const cux
                    r[i].width * ROIS_E);
     if (!all_bytes((const unsigned char *)back->ptr, back->pitch * back->height, 0x5a)) {
         fprintf(stderr, "xferbench: %s: a byte outside the tiles written\n", what);
-        exit(1);
+        bench_exit(1);
     }
 }
 
@@ -2170,7 +2204,8 @@ static void usage(FILE *f)
           "  banded             roicopy's round trip of one image in bands of rows\n"
           "  multi              several GPUs: alone, all at once, peer copies\n"
           "Exit status: 0 every target met, 1 a target missed or bytes differ,\n"
-          "2 usage, 5 no CUDA device or a CUDA call failed.  See xferbench(1).\n",
+          "2 usage, 4 standard output could not be written, 5 no CUDA device or\n"
+          "a CUDA call failed.  See xferbench(1).\n",
           f);
 }
 
@@ -2229,7 +2264,7 @@ static int bad_option(int c, char **argv)
     return 2;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     int calibrate = 0;
     int c, n = 0, dev = 0, drv = 0, rt = 0;
@@ -2394,4 +2429,9 @@ int main(int argc, char **argv)
     cudaStreamDestroy(s1);
     cudaStreamDestroy(s2);
     return misses ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    return close_stdout(run(argc, argv));
 }
