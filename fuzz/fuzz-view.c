@@ -224,8 +224,9 @@ static void do_copy2d(const cuxfer_view *d, const cuxfer_view *s,
     if (d->width != s->width || d->height != s->height ||
         d->elem_size != s->elem_size)
         fail("copy2d accepted different extents");
-    /* the bound is a real 2D copy's: dense views go as one range */
-    if (max_pitch && s->height > 1 &&
+    /* the bound is a real 2D copy's: dense views go as one range, an
+     * empty copy queues nothing */
+    if (max_pitch && s->height > 1 && cuxfer_view_row_bytes(s) > 0 &&
         !(d->pitch == cuxfer_view_row_bytes(d) && s->pitch == cuxfer_view_row_bytes(s)) &&
         (d->pitch > max_pitch || s->pitch > max_pitch))
         fail("copy2d accepted a pitch above the maximum");

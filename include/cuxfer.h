@@ -2080,13 +2080,16 @@ CUXFER_API cudaError_t cuxfer_impl_copy2d_peer(const cuxfer_view *dst, int ddev,
 }
 
 /* The pitch bound of a real 2D copy (max_pitch 0 = unknown, unchecked):
- * one row, or two dense views, go as one range and have none.  `call`
- * names the copy in the reason, as in the checks below. */
+ * one row, or two dense views, go as one range and have none, and an
+ * empty copy (rows of 0 bytes) queues nothing.  `call` names the copy in
+ * the reason, as in the checks below. */
 CUXFER_API cudaError_t cuxfer_impl_max_pitch_check(const char *call, const cuxfer_view *dst,
                                                    const cuxfer_view *src, size_t max_pitch)
 {
     const cuxfer_view *v = dst->pitch > max_pitch ? dst : src; /* dst is reported first */
     size_t row = cuxfer_view_row_bytes(src);
+    if (row == 0)
+        return cudaSuccess;
     if (src->height <= 1 || (dst->pitch == row && src->pitch == row))
         return cudaSuccess;
     if (max_pitch && v->pitch > max_pitch)

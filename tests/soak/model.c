@@ -106,8 +106,8 @@ int model_overlap(const cuxfer_view *a, const cuxfer_view *b)
 }
 
 /* man 3 cuxfer_copy2d_async: ... and, for a copy of more than one row
- * that is not one range (both views contiguous), both pitches at most
- * max_pitch (0 skips that check). */
+ * that is not one range (both views contiguous) nor empty, both pitches
+ * at most max_pitch (0 skips that check). */
 cudaError_t model_copy2d_check(const cuxfer_view *d, const cuxfer_view *s, size_t max_pitch)
 {
     cudaError_t e;
@@ -117,8 +117,8 @@ cudaError_t model_copy2d_check(const cuxfer_view *d, const cuxfer_view *s, size_
         return cudaErrorInvalidValue;
     if (model_overlap(d, s))
         return cudaErrorInvalidValue;
-    if (max_pitch && s->height > 1 && !(d->pitch == cuxfer_view_row_bytes(d) &&
-                                         s->pitch == cuxfer_view_row_bytes(s)) &&
+    if (max_pitch && s->height > 1 && cuxfer_view_row_bytes(s) > 0 &&
+        !(d->pitch == cuxfer_view_row_bytes(d) && s->pitch == cuxfer_view_row_bytes(s)) &&
         (d->pitch > max_pitch || s->pitch > max_pitch))
         return cudaErrorInvalidValue;
     return cudaSuccess;
