@@ -2552,9 +2552,10 @@ CUXFER_API cudaError_t cuxfer_impl_pool_args(const char *call, cuxfer_stream_poo
     return cuxfer_impl_pool_count(call, count);
 }
 
-/* Both creates after cuxfer_impl_pool_args, on the current device. */
-CUXFER_API cudaError_t cuxfer_impl_pool_create_here(cuxfer_stream_pool *p, int count,
-                                                    unsigned flags, int priority)
+/* Both creates after cuxfer_impl_pool_args, on the current device; `call`
+ * names the one made in the reason. */
+CUXFER_API cudaError_t cuxfer_impl_pool_create_here(const char *call, cuxfer_stream_pool *p,
+                                                    int count, unsigned flags, int priority)
 {
     int least = 0, greatest = 0, i;
     unsigned sflags;
@@ -2564,7 +2565,8 @@ CUXFER_API cudaError_t cuxfer_impl_pool_create_here(cuxfer_stream_pool *p, int c
     err = cudaDeviceGetStreamPriorityRange(&least, &greatest);
     if (err != cudaSuccess) {
         (void)cuxfer_stream_pool_destroy(p);
-        return cuxfer_impl_fail_cuda(err, "cuxfer_stream_pool_create: %s", cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "%s: cudaDeviceGetStreamPriorityRange: %s", call,
+                                     cudaGetErrorName(err));
     }
     priority = priority > least ? least : priority < greatest ? greatest : priority;
     p->priority = priority;
@@ -2576,42 +2578,53 @@ CUXFER_API cudaError_t cuxfer_impl_pool_create_here(cuxfer_stream_pool *p, int c
         if (err != cudaSuccess) {
             p->streams[i] = NULL;
             (void)cuxfer_stream_pool_destroy(p);
-            return cuxfer_impl_fail_cuda(err, "cuxfer_stream_pool_create: stream %d of %d: %s",
-                                         i, count, cudaGetErrorName(err));
+            return cuxfer_impl_fail_cuda(err, "%s: stream %d of %d: "
+                                         "cudaStreamCreateWithPriority: %s", call, i, count,
+                                         cudaGetErrorName(err));
         }
     }
     return cudaSuccess;
+}
+
+/* Both creates on `device` (>= 0) after cuxfer_impl_pool_args; the current
+ * device is restored. */
+CUXFER_API cudaError_t cuxfer_impl_pool_create_on(const char *call, cuxfer_stream_pool *p,
+                                                  int device, int count, unsigned flags,
+                                                  int priority)
+{
+    int saved = -1;
+    cudaError_t err = cuxfer_impl_use_device(device, &saved);
+    if (err != cudaSuccess)
+        return cuxfer_impl_fail_cuda(err, "%s: device %d: %s", call, device,
+                                     cudaGetErrorName(err));
+    err = cuxfer_impl_pool_create_here(call, p, count, flags, priority);
+    cuxfer_impl_restore_device(saved);
+    return err;
 }
 
 /* cuxfer_stream_pool_create on `device`; the current device is restored. */
 CUXFER_API cudaError_t cuxfer_stream_pool_create_on(cuxfer_stream_pool *p, int device, int count,
                                                     unsigned flags, int priority)
 {
-    int saved = -1;
-    cudaError_t err;
     CUXFER_TRY(cuxfer_impl_pool_args("cuxfer_stream_pool_create_on", p, count, flags));
     if (device < 0)
         return cuxfer_impl_fail(cudaErrorInvalidDevice,
                                 "cuxfer_stream_pool_create_on: device %d does not exist", device);
-    err = cuxfer_impl_use_device(device, &saved);
-    if (err != cudaSuccess)
-        return cuxfer_impl_fail_cuda(err, "cuxfer_stream_pool_create_on: device %d: %s", device,
-                                     cudaGetErrorName(err));
-    err = cuxfer_impl_pool_create_here(p, count, flags, priority);
-    cuxfer_impl_restore_device(saved);
-    return err;
+    return cuxfer_impl_pool_create_on("cuxfer_stream_pool_create_on", p, device, count, flags,
+                                      priority);
 }
 
 /* Create `count` streams on the current device (man 3 cuxfer_stream_pool). */
 CUXFER_API cudaError_t cuxfer_stream_pool_create(cuxfer_stream_pool *p, int count,
                                                  unsigned flags, int priority)
 {
+    static const char call[] = "cuxfer_stream_pool_create";
     int dev;
-    CUXFER_TRY(cuxfer_impl_pool_args("cuxfer_stream_pool_create", p, count, flags));
+    CUXFER_TRY(cuxfer_impl_pool_args(call, p, count, flags));
     dev = cuxfer_impl_current_device();
     if (dev < 0) /* no device: CUDA's own error, from the first stream */
-        return cuxfer_impl_pool_create_here(p, count, flags, priority);
-    return cuxfer_stream_pool_create_on(p, dev, count, flags, priority);
+        return cuxfer_impl_pool_create_here(call, p, count, flags, priority);
+    return cuxfer_impl_pool_create_on(call, p, dev, count, flags, priority);
 }
 
 /* A pool over the caller's streams, of the current device, still theirs. */
@@ -2767,26 +2780,26 @@ CUXFER_API cudaError_t cuxfer_timer_destroy(cuxfer_timer *t)
     return first;
 }
 
-/* cuxfer_timer_create with options (NULL: the defaults). */
-CUXFER_API cudaError_t cuxfer_timer_create_with(cuxfer_timer *t, const cuxfer_timer_options *opt)
+/* Both creates; `call` names the one made in the reason. */
+CUXFER_API cudaError_t cuxfer_impl_timer_create(const char *call, cuxfer_timer *t,
+                                                const cuxfer_timer_options *opt)
 {
     cuxfer_timer_options o;
     unsigned evflags;
     int saved = -1;
     cudaError_t err;
     if (!t)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_timer_create: timer is NULL");
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: timer is NULL", call);
     memset(t, 0, sizeof *t);
     memset(&o, 0, sizeof o);
     if (opt)
         o = *opt;
     if (o.flags & ~(CUXFER_TIMER_BLOCKING_SYNC | CUXFER_TIMER_ON_DEVICE))
-        return cuxfer_impl_fail(cudaErrorInvalidValue,
-                                "cuxfer_timer_create: unknown flags 0x%x", o.flags);
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "%s: unknown flags 0x%x", call, o.flags);
     if ((o.flags & CUXFER_TIMER_ON_DEVICE) &&
         (o.device < 0 || o.device >= CUXFER_IMPL_MAX_DEVICES))
-        return cuxfer_impl_fail(cudaErrorInvalidDevice,
-                                "cuxfer_timer_create: device %d is not a device", o.device);
+        return cuxfer_impl_fail(cudaErrorInvalidDevice, "%s: device %d is not a device", call,
+                                o.device);
     t->device = (o.flags & CUXFER_TIMER_ON_DEVICE) ? o.device : cuxfer_impl_current_device();
     t->flags = o.flags;
     evflags = (o.flags & CUXFER_TIMER_BLOCKING_SYNC) ? (unsigned)cudaEventBlockingSync
@@ -2799,17 +2812,23 @@ CUXFER_API cudaError_t cuxfer_timer_create_with(cuxfer_timer *t, const cuxfer_ti
     cuxfer_impl_restore_device(saved);
     if (err != cudaSuccess) {
         (void)cuxfer_timer_destroy(t);
-        return cuxfer_impl_fail_cuda(err, "cuxfer_timer_create: device %d: %s",
+        return cuxfer_impl_fail_cuda(err, "%s: device %d: %s", call,
                                      (o.flags & CUXFER_TIMER_ON_DEVICE) ? o.device : -1,
                                      cudaGetErrorName(err));
     }
     return cudaSuccess;
 }
 
+/* cuxfer_timer_create with options (NULL: the defaults). */
+CUXFER_API cudaError_t cuxfer_timer_create_with(cuxfer_timer *t, const cuxfer_timer_options *opt)
+{
+    return cuxfer_impl_timer_create("cuxfer_timer_create_with", t, opt);
+}
+
 /* A timer on the current device with spinning waits. */
 CUXFER_API cudaError_t cuxfer_timer_create(cuxfer_timer *t)
 {
-    return cuxfer_timer_create_with(t, NULL);
+    return cuxfer_impl_timer_create("cuxfer_timer_create", t, NULL);
 }
 
 /* Timers measure real launches: their events inside a capture would become
