@@ -3443,13 +3443,11 @@ CUXFER_API cudaError_t cuxfer_latch_destroy(cuxfer_latch *l)
     return first;
 }
 
-/* A latch on the current device, its watch events made before any capture. */
-CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
+/* Both inits on the current device, `call` the one made (for the reason). */
+CUXFER_API cudaError_t cuxfer_impl_latch_init(const char *call, cuxfer_latch *l)
 {
     cudaError_t err = cudaSuccess;
     int i;
-    if (!l)
-        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_init: latch is NULL");
     memset(l, 0, sizeof *l);
     l->device = cuxfer_impl_current_device();
     for (i = 0; i < CUXFER_LATCH_STREAMS && err == cudaSuccess; ++i) {
@@ -3463,9 +3461,18 @@ CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
     l->ready = 1;
     if (err != cudaSuccess) {
         (void)cuxfer_latch_destroy(l);
-        return cuxfer_impl_fail_cuda(err, "cuxfer_latch_init: %s", cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "%s: cudaEventCreateWithFlags: %s", call,
+                                     cudaGetErrorName(err));
     }
     return cudaSuccess;
+}
+
+/* A latch on the current device, its watch events made before any capture. */
+CUXFER_API cudaError_t cuxfer_latch_init(cuxfer_latch *l)
+{
+    if (!l)
+        return cuxfer_impl_fail(cudaErrorInvalidValue, "cuxfer_latch_init: latch is NULL");
+    return cuxfer_impl_latch_init("cuxfer_latch_init", l);
 }
 
 /* cuxfer_latch_init on `device`; the current device is restored. */
@@ -3483,7 +3490,7 @@ CUXFER_API cudaError_t cuxfer_latch_init_on(cuxfer_latch *l, int device)
     if (err != cudaSuccess)
         return cuxfer_impl_fail_cuda(err, "cuxfer_latch_init_on: device %d: %s", device,
                                      cudaGetErrorName(err));
-    err = cuxfer_latch_init(l);
+    err = cuxfer_impl_latch_init("cuxfer_latch_init_on", l);
     cuxfer_impl_restore_device(saved);
     return err;
 }

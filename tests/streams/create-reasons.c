@@ -4,9 +4,11 @@
  * failure of cudaStreamCreateWithPriority() or
  * cudaDeviceGetStreamPriorityRange() is returned with a reason naming it
  * and the stream's index"), the object is left zeroed and no error is left
- * for cudaGetLastError().  cuxfer_stream_pool_create_on and
- * cuxfer_timer_create_with name themselves, not the sibling they share
- * their code with.  No device needed: the test is linked with -Wl,--wrap
+ * for cudaGetLastError(); the latch's events likewise
+ * (cuxfer_on_complete(3): errors of cudaEventCreateWithFlags() come "with
+ * a reason naming the call").  cuxfer_stream_pool_create_on,
+ * cuxfer_timer_create_with and cuxfer_latch_init_on name themselves, not
+ * the sibling they share their code with.  No device needed: the test is linked with -Wl,--wrap
  * for the runtime calls of the creates, and the stand-ins refuse the
  * stream, the priority range or the event as the runtime would. */
 #include <stdint.h>
@@ -86,9 +88,10 @@ int main(void)
     cuxfer_stream_pool pool;
     cuxfer_timer t;
     cuxfer_timer_options o;
+    cuxfer_latch l;
     cudaError_t err;
 
-    plan(19);
+    plan(24);
 
     /* the streams: refused at the first */
     stream_err = cudaErrorMemoryAllocation;
@@ -149,5 +152,18 @@ int main(void)
                 "and by cuxfer_timer_create in its own");
     ok(err == cudaErrorMemoryAllocation && zeroed(&t, sizeof t) && stand_in_error == cudaSuccess,
        "the timer zeroed, no error left");
+
+    /* latches: the same event refused */
+    cuxfer_clear_reason();
+    err = cuxfer_latch_init(&l);
+    is_int(cudaErrorMemoryAllocation, err, "cuxfer_latch_init returns the refused event");
+    contains(cuxfer_last_reason(), "cuxfer_latch_init: cudaEventCreateWithFlags: "
+             "cudaErrorMemoryAllocation", "with a reason naming the call and the CUDA call");
+    ok(zeroed(&l, sizeof l) && stand_in_error == cudaSuccess, "the latch zeroed, no error left");
+    cuxfer_clear_reason();
+    (void)cuxfer_latch_init_on(&l, 1);
+    contains(cuxfer_last_reason(), "cuxfer_latch_init_on: cudaEventCreateWithFlags",
+             "cuxfer_latch_init_on names itself");
+    is_int(0, current, "and gives the current device back");
     done_testing();
 }
