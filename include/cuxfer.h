@@ -1714,8 +1714,8 @@ CUXFER_API cudaError_t cuxfer_managed_alloc(void **p, size_t count,
     err = cuxfer_impl_relax_done(rx, cudaMallocManaged(p, bytes, flags));
     if (err != cudaSuccess) {
         *p = NULL;
-        return cuxfer_impl_fail_cuda(err, "cuxfer_managed_alloc: %zu bytes: %s", bytes,
-                                     cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_managed_alloc: cudaMallocManaged of %zu "
+                                     "bytes: %s", bytes, cudaGetErrorName(err));
     }
     return cudaSuccess;
 }
@@ -1835,7 +1835,8 @@ CUXFER_API cudaError_t cuxfer_prefetch(const void *p, size_t bytes, int target,
     err = cudaMemPrefetchAsync(p, bytes, target == CUXFER_CPU ? cudaCpuDeviceId : target, s);
 #endif
     if (err != cudaSuccess)
-        return cuxfer_impl_fail_cuda(err, "cuxfer_prefetch: %s", cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_prefetch: cudaMemPrefetchAsync: %s",
+                                     cudaGetErrorName(err));
     return cudaSuccess;
 }
 
@@ -1851,7 +1852,8 @@ CUXFER_API cudaError_t cuxfer_advise(const void *p, size_t bytes,
     err = cudaMemAdvise(p, bytes, advice, target == CUXFER_CPU ? cudaCpuDeviceId : target);
 #endif
     if (err != cudaSuccess)
-        return cuxfer_impl_fail_cuda(err, "cuxfer_advise: %s", cudaGetErrorName(err));
+        return cuxfer_impl_fail_cuda(err, "cuxfer_advise: cudaMemAdvise: %s",
+                                     cudaGetErrorName(err));
     return cudaSuccess;
 }
 
