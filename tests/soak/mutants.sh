@@ -44,8 +44,9 @@ if [ "${MUTANT_ASAN:-1}" != 0 ]; then
 fi
 
 # name|cpu, asan or gpu|sed script (applied to a copy of the header; '#'
-# delimits; @I@ stands for the header's private prefix, which tests name
-# only in tests/state/internals.c: tests/header/public-names-only.sh).
+# delimits; @I@ stands for the header's private prefix and @IU@ for its
+# upper-case form, which tests name only in tests/state/internals.c:
+# tests/header/public-names-only.sh).
 # asan: a CPU mutant whose answers are right, which only ASan sees.
 mutants='roi-bounds-off-by-one|cpu|s#if (end > v->width)$#if (end > v->width + 1)#
 view-pitch-check-off-by-one|cpu|s#^    if (row > v->pitch)$#    if (row > v->pitch + 1)#
@@ -128,9 +129,9 @@ rois-sort-ignores-first-key-top|cpu|/^CUXFER_API unsigned long long \*cuxfer_@I@
 view-empty-needs-both-axes|cpu|s#^    if (v->width == 0 || v->height == 0)$#    if (v->width == 0 \&\& v->height == 0)#
 view-at-takes-x-of-width|cpu|s#if (x >= v->width || y >= v->height) {#if (x > v->width || y >= v->height) {#
 view-init-refuses-host-device|cpu|s#if (device < -1)$#if (device < 0)#
-view-pitch-refused-as-invalid-value|cpu|s#^        return cuxfer_impl_fail(cudaErrorInvalidPitchValue,#        return cuxfer_impl_fail(cudaErrorInvalidValue,#
+view-pitch-refused-as-invalid-value|cpu|s#^        return cuxfer_@I@_fail(cudaErrorInvalidPitchValue,#        return cuxfer_@I@_fail(cudaErrorInvalidValue,#
 view-sub-keeps-height|cpu|s#^    sub->height = roi.height;#    sub->height = v->height;#
-view-span-reason-names-width|cpu|s#CUXFER_IMPL_WHAT, v->height, v->pitch);#CUXFER_IMPL_WHAT, v->width, v->pitch);#
+view-span-reason-names-width|cpu|s#CUXFER_@IU@_WHAT, v->height, v->pitch);#CUXFER_@IU@_WHAT, v->width, v->pitch);#
 view-alloc-host-empty-left-to-host-alloc|cpu|/^CUXFER_API cudaError_t cuxfer_view_alloc_host(/,/^}/s#if (width == 0 || height == 0)#if (width == 0)#
 view-alloc-device-height-0-unchecked|cpu|/^CUXFER_API cudaError_t cuxfer_view_alloc_device(/,/^}/s#if (width == 0 || height == 0)#if (width == 0)#
 alloc-takes-elem-size-0|cpu|s#if (count == 0 || elem_size == 0)#if (count == 0)#
@@ -138,8 +139,8 @@ reason-shared-by-threads|cpu|s#if (!t || pthread_setspecific(s->thread_key, t) !
 reason-cut-a-byte-late|cpu|s#if (vsnprintf(r, CUXFER_REASON_MAX, fmt, ap) >= CUXFER_REASON_MAX)#if (vsnprintf(r, CUXFER_REASON_MAX, fmt, ap) > CUXFER_REASON_MAX)#
 rois-check-clears-the-reason|cpu|/^CUXFER_API cudaError_t cuxfer_rois_check(/,/^}/s#^    void \*scratch = NULL;#    void *scratch = (cuxfer_clear_reason(), NULL);#
 pageable-policy-drops-allow|cpu|s#return p > 0 ? p : CUXFER_PAGEABLE_POLICY;#return p > 1 ? p : CUXFER_PAGEABLE_POLICY;#
-copy-of-no-bytes-goes-on|cpu|/^CUXFER_API cudaError_t cuxfer_impl_copy(const char \*call, void \*dst/,/^}/s#^    if (bytes == 0)$#    if (0)#
-copy2d-of-empty-views-goes-on|cpu|/^CUXFER_API cudaError_t cuxfer_impl_copy2d(/,/^}/s#^    if (src->width == 0 || src->height == 0)$#    if (src->width == 0 \&\& src->height == 0)#
+copy-of-no-bytes-goes-on|cpu|/^CUXFER_API cudaError_t cuxfer_@I@_copy(const char \*call, void \*dst/,/^}/s#^    if (bytes == 0)$#    if (0)#
+copy2d-of-empty-views-goes-on|cpu|/^CUXFER_API cudaError_t cuxfer_@I@_copy2d(/,/^}/s#^    if (src->width == 0 || src->height == 0)$#    if (src->width == 0 \&\& src->height == 0)#
 copy-wrap-check-skips-src|cpu|s#if (d > UINTPTR_MAX - bytes || s > UINTPTR_MAX - bytes)#if (d > UINTPTR_MAX - bytes)#
 copy-null-reason-names-the-other|cpu|s#dst ? "src" : "dst");#dst ? "dst" : "src");#
 copy-overlap-reason-drops-bytes|cpu|s#^                                call, dst, src, bytes);#                                call, dst, src, (size_t)0);#
@@ -155,18 +156,18 @@ rois-dense-capacity-ignores-height|cpu|s#cap = dense->width \* dense->elem_size 
 rois-choose-mean-rounds-up|cpu|s#if (n >= 16 \&\& total / n < p->opt.direct_tile_bytes)#if (n >= 16 \&\& (total + n - 1) / n < p->opt.direct_tile_bytes)#
 plan-choose-spans-pageable-source|cpu|s#int h2d = dev_dst \&\& src->kind == CUXFER_MEMORY_PINNED;#int h2d = dev_dst \&\& src->kind != CUXFER_MEMORY_DEVICE;#
 prefetch-reason-swaps-null-and-0-bytes|cpu|s#p ? "bytes is 0" : "pointer is NULL");#p ? "pointer is NULL" : "bytes is 0");#
-peer-enable-refuses-as-invalid-value|cpu|/^CUXFER_API cudaError_t cuxfer_peer_enable(/,/^}/s#return cuxfer_impl_fail(cudaErrorInvalidDevice,#return cuxfer_impl_fail(cudaErrorInvalidValue,#
+peer-enable-refuses-as-invalid-value|cpu|/^CUXFER_API cudaError_t cuxfer_peer_enable(/,/^}/s#return cuxfer_@I@_fail(cudaErrorInvalidDevice,#return cuxfer_@I@_fail(cudaErrorInvalidValue,#
 stager-slot-bytes-refuses-the-minimum|cpu|s#if (o.slot_bytes < CUXFER_STAGER_MIN_SLOT_BYTES ||#if (o.slot_bytes <= CUXFER_STAGER_MIN_SLOT_BYTES ||#
 stager-reason-names-the-bound|cpu|s#"cuxfer_stager_options: threads %d is outside 1..%d", o.threads,#"cuxfer_stager_options: threads %d is outside 1..%d", CUXFER_STAGER_MAX_THREADS + 0 * o.threads,#
 pool-wrap-skips-the-first-stream|cpu|/^CUXFER_API cudaError_t cuxfer_stream_pool_wrap(/,/^}/s#for (i = 0; i < count; ++i)#for (i = 1; i < count; ++i)#
 pool-create-on-takes-device-minus-one|cpu|s#^    if (device < 0)$#    if (device < -1)#
 all-wait-reads-a-null-array-of-one|cpu|s#if (n < 0 || (n > 0 \&\& !waiters))#if (n < 0 || (n > 1 \&\& !waiters))#
 all-wait-asks-for-nothing|cpu|s#if (!any || check_only)#if (check_only)#
-timer-ms-refusal-leaves-zero|cpu|/^CUXFER_API cudaError_t cuxfer_timer_ms(/,/^    if (CUXFER_IMPL_UNLIKELY(!t || !ms))/s#^        \*ms = NAN;#        *ms = 0.0f;#
+timer-ms-refusal-leaves-zero|cpu|/^CUXFER_API cudaError_t cuxfer_timer_ms(/,/^    if (CUXFER_@IU@_UNLIKELY(!t || !ms))/s#^        \*ms = NAN;#        *ms = 0.0f;#
 ring-takes-negative-ndevices|cpu|s#if (o.ndevices < 0 || (o.ndevices > 0 \&\& !o.devices))#if (o.ndevices > 0 \&\& !o.devices)#
 ring-slot-ms-takes-unsubmitted|cpu|s#^    if (slot->uses == 0)$#    if (0)#
 memkind-name-pinned-as-pageable|cpu|s#case CUXFER_MEMORY_PINNED: return "pinned host";#case CUXFER_MEMORY_PINNED: return "pageable host";#
-clear-reason-keeps-it|cpu|s#cuxfer_impl_thread_get()->reason\[0\] = .\\0.; }#(void)cuxfer_impl_thread_get(); }#
+clear-reason-keeps-it|cpu|s#cuxfer_@I@_thread_get()->reason\[0\] = .\\0.; }#(void)cuxfer_@I@_thread_get(); }#
 pinned-acquire-refusal-leaves-the-block|cpu|s#^        memset(blk, 0, sizeof \*blk); /\* set on every path, refusals included \*/#        (void)blk; /* set on every path, refusals included */#
 view-alloc-host-refusal-keeps-the-view|cpu|/^CUXFER_API cudaError_t cuxfer_view_alloc_host(/,/^}/s#^    memset(v, 0, sizeof \*v);#    (void)v;#
 rois-lattice-bitmap-rounds-down|asan|s#g->words = (g->cols \* rows + 63) / 64;#g->words = g->cols * rows / 64;#
@@ -226,7 +227,7 @@ fail=0
 echo "$mutants" | while IFS='|' read -r name mode script; do
     d="$work/$name"
     mkdir -p "$d/include"
-    script=$(printf '%s\n' "$script" | sed "s/@I@/im""pl/g")
+    script=$(printf '%s\n' "$script" | sed "s/@I@/im""pl/g; s/@IU@/IM""PL/g")
     sed -e "$script" "$srcdir/include/cuxfer.h" >"$d/include/cuxfer.h"
     # every mutant's edit must still apply, whichever modes run now: a
     # GPU mutant gone stale is found by a CPU-only run too
