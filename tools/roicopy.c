@@ -935,9 +935,14 @@ static int plan_frames(const options *o, roicopy_plan *p)
 {
     frame_check *c;
     dir_cache dc;
+    struct stat list;
     size_t i, kept;
     int worst = 0;
     int missing = 0;
+    /* The --files-from list is read before anything is written, but an
+     * output replacing it would lose the user's list. */
+    int list_known = o->files_from && strcmp(o->files_from, "-") != 0 &&
+                     stat(o->files_from, &list) == 0;
     if (o->outdir && roicopy_check_outdir(o->outdir, &missing) != 0)
         return RC_OUTPUT;
     /* A missing -o DIR is made once everything is checked (run()); the
@@ -976,6 +981,11 @@ static int plan_frames(const options *o, roicopy_plan *p)
                                 roicopy_check_output(f->output, &dc, &c[i]));
             c[i].status = worse(c[i].status,
                                 check_stdout_output(o, f->output));
+            if (list_known && c[i].out_known && c[i].out_dev == list.st_dev &&
+                c[i].out_ino == list.st_ino)
+                c[i].status = worse(c[i].status, roicopy_fail(
+                    RC_OUTPUT, f->output, "is the --files-from list (%s)",
+                    roicopy_esc(o->files_from)));
         }
         worst = worse(worst, c[i].status);
     }

@@ -31,6 +31,7 @@
 #  - a batch ends at its first bad frame and tells that one, even when a
 #    later one fails first (ROICOPY_IO_ONLY; the ring in hostile-gpu.sh);
 #  - --files-from is capped; misleading messages name the real problem;
+#    no output may replace the list;
 #  - a frame larger than the machine's memory is refused before the GPU
 #    (a sparse file); an output that is a symbolic link is replaced;
 #  - roicopy(1) renders without stray markup.
@@ -672,6 +673,15 @@ printf '%s\n' "$G" >"$T/list1"
 printf '%s\n' "$SAMPLES/rgb-80x60.ppm" >"$T/list2"
 expect_error 2 "roicopy: --files-from given twice ($T/list1 and $T/list2): one list a run; join them with cat" \
     "--files-from twice is refused, not the first list dropped" -- --dry-run --files-from "$T/list1" --files-from "$T/list2" -o "$OUT"
+# A list that is also an output's name (DIR/gray-97x61.pgm for the input
+# gray-97x61.pgm) would be replaced by that output, the user's list lost.
+mkdir -p "$T/listdir"
+printf '%s\n' "$G" >"$T/listdir/gray-97x61.pgm"
+cp "$T/listdir/gray-97x61.pgm" "$T/list-before"
+expect_error 4 "$T/listdir/gray-97x61.pgm: is the --files-from list ($T/listdir/gray-97x61.pgm)" \
+    "an output that would replace the --files-from list is refused" -- \
+    --dry-run --roi 8x8 --files-from "$T/listdir/gray-97x61.pgm" -o "$T/listdir"
+check "... and the list is left as it was" cmp -s "$T/list-before" "$T/listdir/gray-97x61.pgm"
 # find -print0 without -0: each name ended at its NUL, so the list was the
 # first name alone, the rest dropped in silence (exit 0).
 printf '%s\0%s\0' "$G" "$T/second.pgm" >"$T/names0"
