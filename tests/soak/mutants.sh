@@ -224,7 +224,7 @@ for mode in $controls; do
 done
 
 fail=0
-echo "$mutants" | while IFS='|' read -r name mode script; do
+printf '%s\n' "$mutants" | while IFS='|' read -r name mode script; do
     d="$work/$name"
     mkdir -p "$d/include"
     script=$(printf '%s\n' "$script" | sed "s/@I@/im""pl/g; s/@IU@/IM""PL/g")
