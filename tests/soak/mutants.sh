@@ -12,8 +12,9 @@
 # are skipped (said so) where CC has no working ASan or MUTANT_ASAN=0.
 # The other CPU mutants are built without it: a build with ASan takes
 # about twice as long, and the builds are nearly all of the time (every
-# CPU mutant with ASan: 20 min against 12, HACKING "Soak").  `make
-# soak-mutants` runs it with the configured CC and CUDA flags.
+# CPU mutant with ASan: 20 min against 12 for 80 of them, HACKING
+# "Soak").  `make soak-mutants` runs it with the configured CC and CUDA
+# flags.
 # Environment: CC CFLAGS CPPFLAGS (CUDA's) LIBS; MUTANT_SECONDS (GPU runs, 120);
 # MUTANT_MODES (which mutants: "cpu gpu", the default, or one of them; "cpu"
 # takes the asan ones too); MUTANT_THREADS (host threads of the GPU soak,
