@@ -181,6 +181,7 @@ rois-capture-check-removed|gpu|/^CUXFER_API cudaError_t cuxfer_@I@_rois_copy(/,/
 ring-takes-a-foreign-slot|gpu|s#slot->index >= r->count || \&r->slots\[slot->index\] != slot)#slot->index >= r->count)#
 ring-depth-bound-off-by-one|gpu|s#if (depth < 1 || depth > r->count)#if (depth < 1 || depth > r->count + 1)#
 ring-stream-index-bound-off-by-one|gpu|/^CUXFER_API cudaError_t cuxfer_ring_stream(/,/^}/s#if (i < 0 || i >= r->count)#if (i < 0 || i > r->count)#
+stager-options-refusal-keeps-out|cpu|s#^    memset(out, 0, sizeof \*out); /\* set on every path (after reading opt: out may be opt) \*/#    /* out kept */#
 ring-submit-d2h-bound-off-by-one|gpu|s#(job->d2h_bytes \&\& (end_h > slot->host_bytes || end_d > slot->device_bytes))#(job->d2h_bytes \&\& (end_h > slot->host_bytes + 1 || end_d > slot->device_bytes + 1))#'
 
 build() { # DIR [SANITIZER FLAGS]: the soak against DIR/include/cuxfer.h

@@ -1507,6 +1507,10 @@ static int op_stager_options(soak_thread *t)
         return 1;
     if (got != cudaSuccess && stager_reason_ok(t, &given))
         return 1;
+    if (got != cudaSuccess && (out.slots || out.slot_bytes || out.threads || out.strategy))
+        return soak_fail(t, "refused, but out holds {%d, %zu, %d, %d}, not zeroes (man 3 "
+                         "cuxfer_stager: set on every path)", out.slots, out.slot_bytes,
+                         out.threads, out.strategy);
     if (got == cudaSuccess && (out.slots != want.slots || out.slot_bytes != want.slot_bytes ||
                                out.threads != want.threads || out.strategy != want.strategy))
         return soak_fail(t, "resolved to {%d, %zu, %d, %d}, want {%d, %zu, %d, %d}", out.slots,
