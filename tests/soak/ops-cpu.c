@@ -181,7 +181,8 @@ static int check_reason_ok(soak_thread *t, const cuxfer_view *v, const char *wha
  * measured with a `what` of one byte). */
 static int reason_cut_ok(soak_thread *t)
 {
-    char what[CUXFER_REASON_MAX + 8], rest[CUXFER_REASON_MAX], full[2 * CUXFER_REASON_MAX];
+    char what[CUXFER_REASON_MAX + 8], rest[CUXFER_REASON_MAX];
+    char full[sizeof what + sizeof rest]; /* both whole, as snprintf sees them */
     size_t s, n, len;
     const char *r;
     (void)cuxfer_view_check(NULL, "w");
