@@ -633,7 +633,8 @@ static int check_combinations(options *o)
                             "--streams %lu is fewer than the %lu devices of "
                             "--devices (at least one band or ring slot per device)",
                             o->streams, (unsigned long)o->ndevices);
-    if (o->outdir && o->nargs < 1)
+    /* An empty --files-from is a shard of no names: nothing to do. */
+    if (o->outdir && o->nargs < 1 && !o->files_from)
         return usage_line(roicopy_fail(RC_USAGE, NULL, "no INPUT given"));
     if (!o->outdir && o->nargs != 2)
         return usage_line(roicopy_fail(
@@ -1235,7 +1236,7 @@ static int run(int argc, char **argv)
         free(o.names_buf);
         return rc;
     }
-    if (!o.dry_run)
+    if (!o.dry_run && o.nargs > 0)
         start_cuda_early(&o);
     /* Every problem is reported; without --keep-going any one stops the
      * run before anything is done, with it the good frames go on and the
@@ -1259,14 +1260,19 @@ static int run(int argc, char **argv)
             roicopy_report_plan(&p);
         else if (!p.made_dir || (rc = roicopy_make_outdir(p.made_dir)) == 0)
             rc = roicopy_gpu_run(&p);
-    } else if (!worst && p.nframes == 0 && p.nskipped > 0) {
-        /* Every output is there already: nothing to do, no CUDA. */
+    } else if (!worst && p.nframes == 0) {
+        /* Every output is there already, or the list named none: nothing
+         * to do, no CUDA. */
+        if (o.verbose && o.nargs == 0)
+            (void)roicopy_fail(RC_OK, NULL, "--files-from %s names no input: "
+                               "nothing to do", roicopy_esc(o.files_from));
         fill_plan(&o, &p);
         if (o.dry_run && o.json)
             roicopy_report_plan_json(&p);
         else if (o.dry_run)
             roicopy_report_plan(&p);
-        else if (o.json)
+        else if ((!p.made_dir || (rc = roicopy_make_outdir(p.made_dir)) == 0) &&
+                 o.json) /* the directory made, as --dry-run says */
             printf("{\"frames\":0,\"skipped\":%lu}\n",
                    (unsigned long)p.nskipped);
     }

@@ -91,7 +91,27 @@ expect_error 2 "-0 needs --files-from" "-0 without --files-from" -- -0 "$SAMPLES
 expect_error 3 "$T/none: --files-from: No such file or directory" "a missing --files-from" -- \
     --files-from "$T/none" -o "$OUT"
 : >"$T/empty-list"
-expect_error 2 "no INPUT given" "an empty --files-from and no operand" -- --files-from "$T/empty-list" -o "$OUT"
+# An empty list is a shard of no names, as a list split into more shards
+# than it has names gives: nothing to do, exit 0, no CUDA; the directory
+# is made, as --dry-run says.
+env CUDA_VISIBLE_DEVICES= "$ROICOPY" --json --files-from "$T/empty-list" -o "$T/empty-out" \
+    >"$T/json" 2>"$T/err"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(cat "$T/json")" = '{"frames":0,"skipped":0}' ] && [ ! -s "$T/err" ] &&
+    [ -d "$T/empty-out" ]; then
+    pass "an empty --files-from: exit 0 without a GPU, {\"frames\":0,\"skipped\":0}, the directory made"
+else
+    fail "an empty --files-from (exit $rc)"; diag_file "$T/json"; diag_file "$T/err"
+fi
+env CUDA_VISIBLE_DEVICES= "$ROICOPY" -v --dry-run --files-from "$T/empty-list" -o "$T/empty-out2" \
+    >"$T/plan" 2>"$T/err"
+rc=$?
+if [ $rc -eq 0 ] && grep -qF "roicopy: --files-from $T/empty-list names no input: nothing to do" "$T/err" &&
+    grep -q "^mkdir: " "$T/plan" && [ ! -e "$T/empty-out2" ]; then
+    pass "-v --dry-run with an empty --files-from says there is nothing to do"
+else
+    fail "-v --dry-run with an empty --files-from (exit $rc)"; diag_file "$T/plan"; diag_file "$T/err"
+fi
 printf '%s\n' "$T/in/a.ppm" "$T/missing.ppm" >"$T/list-bad"
 expect_error 3 "$T/missing.ppm" "a missing input named in --files-from" -- --dry-run --files-from "$T/list-bad" -o "$OUT"
 finish
