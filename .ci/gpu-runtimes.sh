@@ -147,10 +147,13 @@ run_one() {
     else
         result "not ok" "CUDA $v: make check with CUXFER_REQUIRE_GPU=$CUXFER_REQUIRE_GPU" "$log"
     fi
-    # Every failing test point, whatever make said.
+    # Every failing test point, whatever make said, with the diagnostic
+    # lines under it (up to 20): what it saw, where the log stays behind.
     for f in "$build"/tests/*.log "$build"/tests/*/*.log; do
         [ -f "$f" ] || continue
-        grep -hE '^(not ok|Bail out)' "$f" | sed "s|^|# CUDA $v ${f#"$build"/}: |"
+        awk '/^(not ok|Bail out)/ { print; n = 20; next }
+             n > 0 && /^#/ { print; n--; next }
+             { n = 0 }' "$f" | sed "s|^|# CUDA $v ${f#"$build"/}: |"
     done
     [ -f "$build/test-suite.log" ] && sed -n '1,12s/^/# /p' "$build/test-suite.log"
 }

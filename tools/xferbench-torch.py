@@ -103,14 +103,20 @@ def xferbench_path(given):
     return here if os.access(here, os.X_OK) else "xferbench"
 
 
+# What xferbench says on standard error that is no failure: a strategy the
+# runtime lacks (the copy kernel needs CUDA 12.5), the ring's stand-in.
+NOTE = re.compile(r"xferbench: (rois: \w+ not measured: |ring: spin kernel unavailable )")
+
+
 def run_xferbench(path, device, args):
     """xferbench's output for `args` (its --list, or a run's CSV)."""
     try:
         p = subprocess.run([path, "--device", str(device)] + args, capture_output=True, text=True)
     except OSError as e:
         fail("%s: %s" % (path, e.strerror))
-    if p.returncode != 0 and (p.returncode != 1 or p.stderr.strip()):
-        # 1 and nothing said: a target missed, the figures stand
+    said = [line for line in p.stderr.splitlines() if line.strip() and not NOTE.match(line)]
+    if p.returncode != 0 and (p.returncode != 1 or said):
+        # 1 with nothing but notes said: a target missed, the figures stand
         fail("%s %s: exit %d: %s" % (path, " ".join(args), p.returncode, p.stderr.strip()))
     return p.stdout
 
