@@ -7,6 +7,7 @@
  * roicopy-ring.c and timing.c.
  */
 #include "report.h"
+#include "close-stdout.h"
 
 #include <cuxfer.h>
 
@@ -603,20 +604,10 @@ void roicopy_report_ring(const roicopy_plan *p, const ring_times *rr)
 
 int roicopy_report_close_stdout(int status)
 {
-    int bad = ferror(stdout), saved = 0;
-    if (fflush(stdout) != 0) {
-        bad = 1;
-        saved = errno;
-    }
-    /* EBADF: standard output was closed and nothing was printed. */
-    if (fclose(stdout) != 0 && errno != EBADF && !bad) {
-        bad = 1;
-        saved = errno;
-    }
-    if (!bad)
+    const char *why = close_stdout_failure();
+    if (!why)
         return status;
-    roicopy_fail(RC_OUTPUT, NULL, "standard output: %s",
-                 saved ? strerror(saved) : "write error");
+    roicopy_fail(RC_OUTPUT, NULL, "standard output: %s", why);
     return status > RC_OUTPUT ? status : RC_OUTPUT;
 }
 

@@ -11,6 +11,7 @@
  * of variation.  Every case verifies the bytes it moved.
  */
 #include <cuxfer.h>
+#include "close-stdout.h"
 #include "geometry.h"
 #include "longopts.h"
 
@@ -55,20 +56,10 @@ static int rows_printed;
  * failed and status is lower: the higher of the two, as roicopy does. */
 static int close_stdout(int status)
 {
-    int bad = ferror(stdout), saved = 0;
-    if (fflush(stdout) != 0) {
-        bad = 1;
-        saved = errno;
-    }
-    /* EBADF: standard output was closed and nothing was printed. */
-    if (fclose(stdout) != 0 && errno != EBADF && !bad) {
-        bad = 1;
-        saved = errno;
-    }
-    if (!bad)
+    const char *why = close_stdout_failure();
+    if (!why)
         return status;
-    fprintf(stderr, "xferbench: standard output: %s\n",
-            saved ? strerror(saved) : "write error");
+    fprintf(stderr, "xferbench: standard output: %s\n", why);
     return status > XB_OUTPUT ? status : XB_OUTPUT;
 }
 

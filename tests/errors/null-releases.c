@@ -11,16 +11,6 @@
 #include "tap.h"
 #include <cuxfer.h>
 
-static int zeroed(const void *p, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    size_t i;
-    for (i = 0; i < n; ++i)
-        if (b[i])
-            return 0;
-    return 1;
-}
-
 /* A reason set by a refusal, which the successes below must keep. */
 static const char kept[] = "cuxfer_device_count: count is NULL";
 
@@ -32,7 +22,7 @@ static const char kept[] = "cuxfer_device_count: count is NULL";
         ok(call(np_) == cudaSuccess && strcmp(cuxfer_last_reason(), kept) == 0, \
            "%s(NULL) succeeds, the reason kept", name);                        \
         memset(&z_, 0, sizeof z_);                                             \
-        ok(call(&z_) == cudaSuccess && zeroed(&z_, sizeof z_) &&               \
+        ok(call(&z_) == cudaSuccess && all_bytes(&z_, sizeof z_, 0) &&               \
                strcmp(cuxfer_last_reason(), kept) == 0,                      \
            "%s on a zeroed object succeeds and leaves it zeroed", name);       \
     } while (0)

@@ -73,16 +73,6 @@ WRAP(cudaError_t, cudaEventDestroy, (cudaEvent_t e))
     return cudaSuccess;
 }
 
-static int zeroed(const void *p, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    size_t i;
-    for (i = 0; i < n; ++i)
-        if (b[i])
-            return 0;
-    return 1;
-}
-
 int main(void)
 {
     cuxfer_stream_pool pool;
@@ -102,7 +92,7 @@ int main(void)
                 "with a reason naming the call and the stream's index");
     contains(cuxfer_last_reason(), "cudaStreamCreateWithPriority: cudaErrorMemoryAllocation",
              "and the CUDA call that refused it");
-    ok(zeroed(&pool, sizeof pool), "the pool is left zeroed");
+    ok(all_bytes(&pool, sizeof pool, 0), "the pool is left zeroed");
     is_int(cudaSuccess, stand_in_error, "and no error is left for cudaGetLastError");
 
     cuxfer_clear_reason();
@@ -122,7 +112,7 @@ int main(void)
     is_int(cudaErrorInvalidDevice, err, "a refused priority range is returned");
     contains(cuxfer_last_reason(), "cuxfer_stream_pool_create_on: cudaDeviceGetStreamPriorityRange",
              "with a reason naming the call made and the CUDA call");
-    ok(zeroed(&pool, sizeof pool) && stand_in_error == cudaSuccess,
+    ok(all_bytes(&pool, sizeof pool, 0) && stand_in_error == cudaSuccess,
        "the pool zeroed, no error left");
     range_err = cudaSuccess;
 
@@ -150,7 +140,8 @@ int main(void)
     err = cuxfer_timer_create(&t);
     contains(cuxfer_last_reason(), "cuxfer_timer_create:",
                 "and by cuxfer_timer_create in its own");
-    ok(err == cudaErrorMemoryAllocation && zeroed(&t, sizeof t) && stand_in_error == cudaSuccess,
+    ok(err == cudaErrorMemoryAllocation && all_bytes(&t, sizeof t, 0) &&
+           stand_in_error == cudaSuccess,
        "the timer zeroed, no error left");
 
     /* latches: the same event refused */
@@ -159,7 +150,8 @@ int main(void)
     is_int(cudaErrorMemoryAllocation, err, "cuxfer_latch_init returns the refused event");
     contains(cuxfer_last_reason(), "cuxfer_latch_init: cudaEventCreateWithFlags: "
              "cudaErrorMemoryAllocation", "with a reason naming the call and the CUDA call");
-    ok(zeroed(&l, sizeof l) && stand_in_error == cudaSuccess, "the latch zeroed, no error left");
+    ok(all_bytes(&l, sizeof l, 0) && stand_in_error == cudaSuccess,
+       "the latch zeroed, no error left");
     cuxfer_clear_reason();
     (void)cuxfer_latch_init_on(&l, 1);
     contains(cuxfer_last_reason(), "cuxfer_latch_init_on: cudaEventCreateWithFlags",
