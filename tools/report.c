@@ -11,7 +11,6 @@
 
 #include <cuxfer.h>
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>

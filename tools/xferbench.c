@@ -15,7 +15,6 @@
 #include "geometry.h"
 #include "longopts.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <sched.h>
