@@ -29,6 +29,8 @@ typedef struct frame_check {
     dev_t out_dev;
     ino_t out_ino;
     char *out_canon;            /* realpath(dir)/base, NULL when unknown */
+    char *error;                /* the frame's first message (kept by
+                                   roicopy_fail_keep), for -k's --json */
 } frame_check;
 
 /* The last output directory looked at: with -o, every output shares it,

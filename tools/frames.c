@@ -20,9 +20,40 @@
  * it.  Read and written under stderr's lock. */
 static int bar_open;
 
+/* roicopy_fail_keep's: per thread, so the ring's I/O threads keep
+ * nothing. */
+static __thread char **kept;
+
+void roicopy_fail_keep(char **keep)
+{
+    kept = keep;
+}
+
+/* "NAME: message" (or "message" when name is NULL), malloc'd; NULL when
+ * out of memory. */
+static char *message_of(const char *name, const char *fmt, va_list ap)
+{
+    va_list again;
+    size_t k = name ? strlen(name) + 2 : 0;
+    char *s;
+    int n;
+    va_copy(again, ap);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    s = n < 0 ? NULL : (char *)malloc(k + (size_t)n + 1);
+    if (s) {
+        if (name)
+            (void)snprintf(s, k + 1, "%s: ", name);
+        (void)vsnprintf(s + k, (size_t)n + 1, fmt, again);
+    }
+    va_end(again);
+    return s;
+}
+
 int roicopy_fail(int status, const char *file, const char *fmt, ...)
 {
     va_list ap;
+    /* An empty name is shown as "". */
+    const char *name = !file ? NULL : *file ? roicopy_esc(file) : "\"\"";
     fflush(stdout);
     /* One line, whole: the ring's I/O threads may fail at once. */
     flockfile(stderr);
@@ -30,8 +61,8 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
         fputc('\n', stderr);
         bar_open = 0;
     }
-    if (file) /* an empty name is shown as "" */
-        fprintf(stderr, "roicopy: %s: ", *file ? roicopy_esc(file) : "\"\"");
+    if (name)
+        fprintf(stderr, "roicopy: %s: ", name);
     else
         fprintf(stderr, "roicopy: ");
     va_start(ap, fmt);
@@ -39,6 +70,11 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     funlockfile(stderr);
+    if (status != RC_OK && kept && !*kept) {
+        va_start(ap, fmt);
+        *kept = message_of(name, fmt, ap);
+        va_end(ap);
+    }
     return status;
 }
 

@@ -53,6 +53,13 @@ typedef struct roicopy_frame {
                               wider than a view element may be) */
 } roicopy_frame;
 
+/* -k: an input that failed its checks, and the first message printed
+ * for it (roicopy_fail_keep), as on stderr after "roicopy: ". */
+typedef struct roicopy_failure {
+    const char *input;
+    char *error;                /* NULL when it could not be kept */
+} roicopy_failure;
+
 typedef struct roicopy_plan {
     roicopy_frame *frames;
     size_t nframes;
@@ -73,6 +80,11 @@ typedef struct roicopy_plan {
      * frames are not in frames[]); reported by --dry-run and --json. */
     char **skipped;
     size_t nskipped;
+    /* -k: the inputs that failed their checks, in input order (their
+     * frames are not in frames[]); reported by --dry-run --json and
+     * counted by --json. */
+    roicopy_failure *failed;
+    size_t nfailed;
     /* -o DIR when it does not exist: made (with its missing parents) once
      * every check has passed; said by --dry-run.  NULL otherwise. */
     const char *made_dir;
@@ -132,6 +144,11 @@ int roicopy_fail(int status, const char *file, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* While keep is not NULL, the first message of a failure (status not
+ * RC_OK) that this thread prints goes into *keep too, malloc'd and without
+ * "roicopy: ", when *keep is NULL; -k's checks keep each input's so. */
+void roicopy_fail_keep(char **keep);
 
 /* Escaping (roicopy_esc, image_json_string) is escape.h's. */
 

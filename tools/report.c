@@ -274,7 +274,15 @@ void roicopy_report_plan_json(const roicopy_plan *p)
         printf("%s%d", i ? ", " : "", p->devices[i]);
     printf("],\n  \"mkdir\": ");
     json_string_or_null(p->made_dir);
-    printf(",\n  \"skipped\": [");
+    printf(",\n  \"failed\": [");
+    for (i = 0; i < p->nfailed; ++i) {
+        printf("%s\n    {\"input\": ", i ? "," : "");
+        image_json_string(stdout, p->failed[i].input);
+        printf(", \"error\": ");
+        json_string_or_null(p->failed[i].error);
+        printf("}");
+    }
+    printf("%s],\n  \"skipped\": [", p->nfailed ? "\n  " : "");
     for (i = 0; i < p->nskipped; ++i) {
         printf("%s", i ? ", " : "");
         image_json_string(stdout, p->skipped[i]);
@@ -489,7 +497,8 @@ static void print_json(const roicopy_plan *p, const roicopy_frame *f,
     printf(",\"h2d_vs_link\":%.4f,\"d2h_vs_link\":%.4f",
            t[ST_H2D].best > 0 ? t[ST_LINK_H2D].best / t[ST_H2D].best : 0.0,
            t[ST_D2H].best > 0 ? t[ST_LINK_D2H].best / t[ST_D2H].best : 0.0);
-    printf(",\"skipped\":%lu,\"devices\":[", (unsigned long)p->nskipped);
+    printf(",\"failed\":%lu,\"skipped\":%lu,\"devices\":[",
+           (unsigned long)p->nfailed, (unsigned long)p->nskipped);
     for (k = 0; k < p->ndevices; ++k) {
         const part_times *d = &r->parts[k];
         printf("%s{\"device\":%d,\"bands\":%d,\"bytes\":%lu", k ? "," : "",
@@ -595,7 +604,9 @@ void roicopy_report_ring(const roicopy_plan *p, const ring_times *rr)
                    "\"replay_gbps\":%.4f,\"replay_vs_link\":%.4f",
                    p->repeat - 1, rr->replay.best, rgbps,
                    link > 0 ? rgbps / link : 0.0);
-        printf(",\"skipped\":%lu", (unsigned long)p->nskipped);
+        printf(",\"failed\":%lu,\"skipped\":%lu",
+               (unsigned long)(p->nfailed + rr->undecoded),
+               (unsigned long)p->nskipped);
         ring_devices(p, 1);
         printf("}\n");
     }

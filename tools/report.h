@@ -72,6 +72,7 @@ typedef struct ring_times {
     size_t link_bytes;
     stage_time replay;           /* --repeat: passes without file I/O */
     size_t replay_bytes;         /* moved by one replay pass, both ways */
+    size_t undecoded;            /* -k: frames skipped, not decoded */
 } ring_times;
 
 /* --timing (text) and --json of a ring run, on stdout. */

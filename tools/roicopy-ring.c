@@ -589,6 +589,7 @@ static int ring_finish(const roicopy_plan *p, ring_run *rr, double t0)
                                       &rr->times.span_ms));
     if (!rr->cpu && (rc = replays(p, rr)) != RC_OK)
         goto done;
+    rr->times.undecoded = rr->skipped;
     if (timed)
         roicopy_report_ring(p, &rr->times);
     rc = roicopy_report_skipped(p, rr->skipped);

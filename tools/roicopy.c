@@ -865,6 +865,7 @@ static int check_across(const roicopy_plan *p, frame_check *c)
         }
         if (lo < nin && ins[lo].dev == key.dev && ins[lo].ino == key.ino)
             hit = &ins[lo];
+        roicopy_fail_keep(&c[k].error);
         if (hit) {
             c[k].status = worse(c[k].status, RC_OUTPUT);
             worst = worse(worst, roicopy_fail(
@@ -884,12 +885,14 @@ static int check_across(const roicopy_plan *p, frame_check *c)
         size_t j = can[i - 1], k = can[i];
         if (strcmp(c[j].out_canon, c[k].out_canon) != 0)
             continue;
+        roicopy_fail_keep(&c[k].error);
         c[k].status = worse(c[k].status, RC_OUTPUT);
         worst = worse(worst, roicopy_fail(
             RC_OUTPUT, p->frames[k].output, "written twice (from %s and %s)",
             roicopy_esc(p->frames[j].input),
             roicopy_esc(p->frames[k].input)));
     }
+    roicopy_fail_keep(NULL);
     free(ins);
     free(outs);
     free(can);
@@ -937,8 +940,8 @@ static int plan_frames(const options *o, roicopy_plan *p)
     frame_check *c;
     dir_cache dc;
     struct stat list;
-    size_t i, kept;
-    int worst = 0;
+    size_t i, kept, n;
+    int worst = 0, checked;
     int missing = 0;
     /* The --files-from list is read before anything is written, but an
      * output replacing it would lose the user's list. */
@@ -959,6 +962,7 @@ static int plan_frames(const options *o, roicopy_plan *p)
     memset(&dc, 0, sizeof dc);
     for (i = 0; i < p->nframes; ++i) {
         roicopy_frame *f = &p->frames[i];
+        roicopy_fail_keep(&c[i].error);
         f->input = o->args[i];
         f->output = o->outdir ? output_in_dir(o, o->args[i])
                               : strdup(o->args[1]);
@@ -990,25 +994,39 @@ static int plan_frames(const options *o, roicopy_plan *p)
         }
         worst = worse(worst, c[i].status);
     }
-    if (i == p->nframes)
+    roicopy_fail_keep(NULL);
+    checked = i == p->nframes; /* not cut short (out of memory) */
+    if (checked)
         worst = worse(worst, check_across(p, c));
     free(dc.dir);
     free(dc.real);
     for (i = 0; i < p->nframes; ++i)
         free(c[i].out_canon);
-    if (i == p->nframes && drop_skipped(p, c) != 0)
+    if (checked && drop_skipped(p, c) != 0)
         worst = worse(worst, RC_USAGE);
-    /* --keep-going: the good frames go on, in their order. */
-    if (worst && o->keep_going && i == p->nframes) {
+    /* --keep-going: the good frames go on, in their order; the others are
+     * kept with their first message, for --json. */
+    n = p->nframes;
+    if (worst && o->keep_going && checked) {
+        p->failed = (roicopy_failure *)malloc((n ? n : 1) * sizeof *p->failed);
+        if (!p->failed)
+            worst = worse(worst, roicopy_fail(RC_USAGE, NULL, "out of memory"));
         for (i = kept = 0; i < p->nframes; ++i) {
             if (c[i].status) {
                 free(p->frames[i].output);
+                if (p->failed) {
+                    p->failed[p->nfailed].input = p->frames[i].input;
+                    p->failed[p->nfailed++].error = c[i].error;
+                    c[i].error = NULL;
+                }
                 continue;
             }
             p->frames[kept++] = p->frames[i];
         }
         p->nframes = kept;
     }
+    for (i = 0; i < n; ++i) /* the messages not handed to p->failed */
+        free(c[i].error);
     free(c);
     return worst;
 }
@@ -1116,6 +1134,9 @@ static void free_plan(roicopy_plan *p)
     for (i = 0; i < p->nskipped; ++i)
         free(p->skipped[i]);
     free(p->skipped);
+    for (i = 0; i < p->nfailed; ++i)
+        free(p->failed[i].error);
+    free(p->failed);
     free(p->frames);
 }
 
@@ -1260,9 +1281,9 @@ static int run(int argc, char **argv)
             roicopy_report_plan(&p);
         else if (!p.made_dir || (rc = roicopy_make_outdir(p.made_dir)) == 0)
             rc = roicopy_gpu_run(&p);
-    } else if (!worst && p.nframes == 0) {
-        /* Every output is there already, or the list named none: nothing
-         * to do, no CUDA. */
+    } else if ((!worst || p.nfailed > 0) && p.nframes == 0) {
+        /* Every output is there already, the list named none, or (-k)
+         * every input failed its checks: nothing to do, no CUDA. */
         if (o.verbose && o.nargs == 0)
             (void)roicopy_fail(RC_OK, NULL, "--files-from %s names no input: "
                                "nothing to do", roicopy_esc(o.files_from));
@@ -1273,8 +1294,8 @@ static int run(int argc, char **argv)
             roicopy_report_plan(&p);
         else if ((!p.made_dir || (rc = roicopy_make_outdir(p.made_dir)) == 0) &&
                  o.json) /* the directory made, as --dry-run says */
-            printf("{\"frames\":0,\"skipped\":%lu}\n",
-                   (unsigned long)p.nskipped);
+            printf("{\"frames\":0,\"failed\":%lu,\"skipped\":%lu}\n",
+                   (unsigned long)p.nfailed, (unsigned long)p.nskipped);
     }
     roicopy_gpu_join(); /* never exit under a starting context */
     roicopy_trace("the run is over; the process exits");

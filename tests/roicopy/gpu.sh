@@ -247,6 +247,25 @@ if [ $rc -eq 3 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ "$(ls "$T/kg" | wc -l)" 
 else
     fail "--keep-going (exit $rc)"; diag_file "$T/err"
 fi
+# --json counts the input that failed its checks: two frames left go
+# through the ring, one the one-input way.
+"$ROICOPY" --keep-going --quiet --json --roi 8x8 "$G" "$T/bad.pgm" "$SAMPLES/rgb-80x60.ppm" \
+    -o "$T/kg" >"$T/json" 2>"$T/err"
+rc=$?
+if [ $rc -eq 3 ] && [ "$(wc -l <"$T/json")" -eq 1 ] &&
+    grep -q '^{"frames":2,.*,"failed":1,"skipped":0,"devices":\[.*}$' "$T/json"; then
+    pass "--keep-going --json through the ring: \"failed\":1"
+else
+    fail "--keep-going --json through the ring (exit $rc)"; diag_file "$T/json"; diag_file "$T/err"
+fi
+"$ROICOPY" --keep-going --quiet --json --roi 8x8 "$G" "$T/bad.pgm" -o "$T/kg" >"$T/json" 2>"$T/err"
+rc=$?
+if [ $rc -eq 3 ] && [ "$(wc -l <"$T/json")" -eq 1 ] &&
+    grep -q '^{"input":".*,"failed":1,"skipped":0,"devices":\[.*}$' "$T/json"; then
+    pass "--keep-going --json, one frame left: \"failed\":1"
+else
+    fail "--keep-going --json, one frame left (exit $rc)"; diag_file "$T/json"; diag_file "$T/err"
+fi
 # -- -o DIR that does not exist: made (mkdir -p, the umask), then filled ---
 if (umask 027 && "$ROICOPY" --quiet --roi 20x10+3+4 "$T"/frames/f1.ppm "$T"/frames/f2.ppm \
         -o "$T/made/deep") 2>"$T/err" &&

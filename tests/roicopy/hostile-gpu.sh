@@ -71,6 +71,15 @@ if has png; then
     done
     "$ROICOPY" --quiet --roi 30x20+5+5 "$T/in/"f*.png -o "$T/kg" 2>"$T/err"
     check "without -k the same batch stops with exit 3" test $? -eq 3
+    # --json counts the frame skipped at decode with the input that failed
+    # its checks ("frames": the frames planned, the skipped one among them).
+    printf 'P9\n' >"$T/bad.pgm"
+    rm -f "$T/kg/"*
+    "$ROICOPY" --keep-going --quiet --json --roi 30x20+5+5 "$T/bad.pgm" "$T/in/"f*.png \
+        -o "$T/kg" >"$T/json" 2>"$T/err"
+    rc=$?
+    check "-k --json through the ring: \"failed\":2, one input's header and one frame's pixels (exit $rc)" \
+        eval '[ $rc -eq 3 ] && grep -q "^{\"frames\":6,.*,\"failed\":2,\"skipped\":0,\"devices\":\[" "$T/json"'
 else
     skip_one "-k past a decode failure: built without PNG"
 fi

@@ -12,6 +12,9 @@
 #    "dir/" as an input with -o is an input error (3);
 # 10 the output's extension decides its format;
 # 11 --dry-run --json prints JSON, valid for any file name;
+# 12 with -k, --json accounts for every input on stdout: the plan's
+#    "failed" (each input and its message), the run's "failed" count, also
+#    when every input failed (no CUDA needed);
 # and "-" is standard input and standard output; -V; the usage line.
 #  4, 5 through the writer roicopy uses (tests/lib/imgcrop): RLIMIT_FSIZE, modes;
 # (signals mid-write are in tests/roicopy/image-io.c; 6 and 7,
@@ -186,6 +189,10 @@ fi
 dry -k "$T/bad-magic.pgm" "$T/adir" "$G" -o "$EXISTING/sub"
 if [ $dry_rc -eq 4 ] && [ ! -s "$T/dry.out" ]; then pass "-k with an -o DIR that cannot be made: exit 4"
 else fail "-k with an -o DIR that cannot be made (exit $dry_rc)"; diag_file "$T/dry.err"; fi
+# The run ends before the inputs are checked: no plan, no JSON.
+dry -k --json "$T/bad-magic.pgm" "$G" -o "$EXISTING/sub"
+if [ $dry_rc -eq 4 ] && [ ! -s "$T/dry.out" ]; then pass "-k --json with an -o DIR that cannot be made: exit 4, no JSON"
+else fail "-k --json with an -o DIR that cannot be made (exit $dry_rc)"; diag_file "$T/dry.out"; fi
 
 # ---- 10: the extension decides the format ----------------------------------
 expect_error 2 "roicopy: $OUT/x.ppm: ppm (from the extension) holds 3 channels of 8- or 16-bit samples, not 1 channel of 8-bit samples; pgm, pam" \
@@ -246,6 +253,65 @@ if [ $dry_rc -eq 3 ] && grep -qF 'odd\xff"\\\x1bname.pgm.bad: bad magic' "$T/dry
 else
     fail "escaped names (exit $dry_rc)"; od -c "$T/dry.err" | sed -n 1,4p
 fi
+
+# ---- 12: -k --json, every input accounted for on stdout --------------------
+# kjson DESC STATUS PYTHON ARGS...: roicopy ARGS, without a device, exits
+# STATUS and its stdout is one JSON object, d, for which PYTHON's asserts
+# hold; e holds the lines of stderr without "roicopy: ", n the names
+# $KGOOD and $KSHORT.
+KGOOD="$T/good.pgm" KSHORT="$T/short.pgm" KODD="$T/$odd.bad"
+export KGOOD KSHORT
+printf 'P5\n4 4\n255\n0123456789abcdef' >"$KGOOD"
+printf 'P5\n4 4\n255\n' >"$KSHORT" # a header, no pixels
+kjson() {
+    desc=$1 want=$2 py=$3
+    shift 3
+    env CUDA_VISIBLE_DEVICES= $HANG "$ROICOPY" "$@" >"$T/k.out" 2>"$T/k.err"
+    rc=$?
+    if ! command -v python3 >/dev/null 2>&1; then
+        skip_one "$desc: no python3 to parse the JSON"
+        return
+    fi
+    if [ $rc -eq "$want" ] && python3 -c '
+import json, os, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+e = [l[len("roicopy: "):] for l in open(sys.argv[2], encoding="utf-8").read().splitlines()]
+n = {k: os.environ[k] for k in ("KGOOD", "KSHORT")}
+exec(sys.argv[3])
+' "$T/k.out" "$T/k.err" "$py" 2>"$T/py.err"; then
+        pass "$desc (exit $want)"
+    else
+        fail "$desc (exit $rc, wanted $want)"
+        diag_file "$T/py.err"; diag_file "$T/k.out"; diag_file "$T/k.err"
+    fi
+}
+kjson "--dry-run --json -k: \"failed\" names the bad input with its message, \"frames\" the good" 3 '
+assert e == [n["KSHORT"] + ": needs 16 bytes of pixels, the file has 0 (after a header of 11 bytes)"], e
+assert d["failed"] == [{"input": n["KSHORT"], "error": e[0]}], d["failed"]
+assert [f["input"] for f in d["frames"]] == [n["KGOOD"]], d["frames"]
+' --dry-run --json -k "$KGOOD" "$KSHORT" -o "$T/k-new"
+# Any name and message: the odd name of 11 is \u00XX in "input", escaped
+# as on stderr in "error".
+kjson "--dry-run --json -k, every input bad: the plan, no frames, each input in \"failed\"" 3 '
+assert len(e) == 2 and e[1].endswith("odd\\xff\"\\\\\\x1bname.pgm.bad: bad magic: not a binary PGM (P5), PPM (P6) or PAM (P7) file (use --raw for headerless data)"), e
+assert d["dry_run"] is True and d["frames"] == [] and d["skipped"] == [], d
+assert d["failed"][0] == {"input": n["KSHORT"], "error": e[0]}, d["failed"]
+assert d["failed"][1]["input"].endswith("odd\u00ff\"\\\u001bname.pgm.bad"), d["failed"]
+assert d["failed"][1]["error"] == e[1] and len(d["failed"]) == 2, d["failed"]
+' --dry-run --json -k "$KSHORT" "$KODD" -o "$T/k-new"
+kjson "--json -k, every input bad, no device: {\"frames\":0,\"failed\":2,\"skipped\":0}" 3 '
+assert d == {"frames": 0, "failed": 2, "skipped": 0}, d
+assert len(e) == 2, e
+' --json -k "$KSHORT" "$KODD" -o "$T/k-made"
+if [ -d "$T/k-made" ] && [ -z "$(ls -A "$T/k-made")" ] && [ ! -e "$T/k-new" ]; then
+    pass "-k, every input bad: the -o DIR made, empty, as the plan says (--dry-run made none)"
+else
+    fail "-k, every input bad: -o DIR"; ls -la "$T" | sed 's/^/#   /'
+fi
+kjson "--json -k INPUT OUTPUT, the input bad, no device: \"failed\":1" 3 '
+assert d == {"frames": 0, "failed": 1, "skipped": 0}, d
+' --json -k "$KSHORT" "$OUT/new.pgm"
+out_dir_intact && pass "... and OUTPUT is not written" || fail "-k INPUT OUTPUT: $OUT changed"
 
 # ---- the command line ------------------------------------------------------
 "$ROICOPY" --frob "$G" "$E" >"$T/o" 2>"$T/e"

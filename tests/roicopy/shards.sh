@@ -80,8 +80,8 @@ grep -v 'c.ppm\|l m.pgm' "$T/list" | while IFS= read -r f; do
 done
 env CUDA_VISIBLE_DEVICES= "$ROICOPY" --json --skip-existing --files-from "$T/list" -o "$T/shard-out" >"$T/json" 2>"$T/err"
 rc=$?
-if [ $rc -eq 0 ] && [ "$(cat "$T/json")" = '{"frames":0,"skipped":12}' ] && [ ! -s "$T/err" ]; then
-    pass "every output present: exit 0 without a GPU, {\"frames\":0,\"skipped\":12}"
+if [ $rc -eq 0 ] && [ "$(cat "$T/json")" = '{"frames":0,"failed":0,"skipped":12}' ] && [ ! -s "$T/err" ]; then
+    pass "every output present: exit 0 without a GPU, {\"frames\":0,\"failed\":0,\"skipped\":12}"
 else
     fail "all skipped (exit $rc)"; diag_file "$T/json"; diag_file "$T/err"
 fi
@@ -97,9 +97,9 @@ expect_error 3 "$T/none: --files-from: No such file or directory" "a missing --f
 env CUDA_VISIBLE_DEVICES= "$ROICOPY" --json --files-from "$T/empty-list" -o "$T/empty-out" \
     >"$T/json" 2>"$T/err"
 rc=$?
-if [ $rc -eq 0 ] && [ "$(cat "$T/json")" = '{"frames":0,"skipped":0}' ] && [ ! -s "$T/err" ] &&
+if [ $rc -eq 0 ] && [ "$(cat "$T/json")" = '{"frames":0,"failed":0,"skipped":0}' ] && [ ! -s "$T/err" ] &&
     [ -d "$T/empty-out" ]; then
-    pass "an empty --files-from: exit 0 without a GPU, {\"frames\":0,\"skipped\":0}, the directory made"
+    pass "an empty --files-from: exit 0 without a GPU, {\"frames\":0,\"failed\":0,\"skipped\":0}, the directory made"
 else
     fail "an empty --files-from (exit $rc)"; diag_file "$T/json"; diag_file "$T/err"
 fi
