@@ -249,23 +249,20 @@ else
 fi
 # --json counts the input that failed its checks: two frames left go
 # through the ring, one the one-input way.
-"$ROICOPY" --keep-going --quiet --json --roi 8x8 "$G" "$T/bad.pgm" "$SAMPLES/rgb-80x60.ppm" \
-    -o "$T/kg" >"$T/json" 2>"$T/err"
-rc=$?
-if [ $rc -eq 3 ] && [ "$(wc -l <"$T/json")" -eq 1 ] &&
-    grep -q '^{"frames":2,.*,"failed":1,"skipped":0,"devices":\[.*}$' "$T/json"; then
-    pass "--keep-going --json through the ring: \"failed\":1"
-else
-    fail "--keep-going --json through the ring (exit $rc)"; diag_file "$T/json"; diag_file "$T/err"
-fi
-"$ROICOPY" --keep-going --quiet --json --roi 8x8 "$G" "$T/bad.pgm" -o "$T/kg" >"$T/json" 2>"$T/err"
-rc=$?
-if [ $rc -eq 3 ] && [ "$(wc -l <"$T/json")" -eq 1 ] &&
-    grep -q '^{"input":".*,"failed":1,"skipped":0,"devices":\[.*}$' "$T/json"; then
-    pass "--keep-going --json, one frame left: \"failed\":1"
-else
-    fail "--keep-going --json, one frame left (exit $rc)"; diag_file "$T/json"; diag_file "$T/err"
-fi
+kg_json() { # WHAT PATTERN INPUT...
+    what=$1 pattern=$2
+    shift 2
+    "$ROICOPY" --keep-going --quiet --json --roi 8x8 "$@" -o "$T/kg" >"$T/json" 2>"$T/err"
+    rc=$?
+    if [ $rc -eq 3 ] && [ "$(wc -l <"$T/json")" -eq 1 ] && grep -q "$pattern" "$T/json"; then
+        pass "--keep-going --json $what: \"failed\":1"
+    else
+        fail "--keep-going --json $what (exit $rc)"; diag_file "$T/json"; diag_file "$T/err"
+    fi
+}
+kg_json "through the ring" '^{"frames":2,.*,"failed":1,"skipped":0,"devices":\[.*}$' \
+    "$G" "$T/bad.pgm" "$SAMPLES/rgb-80x60.ppm"
+kg_json "one frame left" '^{"input":".*,"failed":1,"skipped":0,"devices":\[.*}$' "$G" "$T/bad.pgm"
 # -- -o DIR that does not exist: made (mkdir -p, the umask), then filled ---
 if (umask 027 && "$ROICOPY" --quiet --roi 20x10+3+4 "$T"/frames/f1.ppm "$T"/frames/f2.ppm \
         -o "$T/made/deep") 2>"$T/err" &&
