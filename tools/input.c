@@ -10,6 +10,7 @@
 
 #include "input.h"
 #include "escape.h"
+#include "output.h"
 #include "say.h"
 
 #include <errno.h>
@@ -94,15 +95,16 @@ int image_std_fd_closed(int n)
 
 /* Standard input ("-"), copied once into an unlinked temporary file so it
  * can be parsed, then read again when its pixels are wanted, as a path
- * can. */
+ * can.  The file is made tracked, as an output's is: a fatal signal
+ * before the unlink removes it. */
 static int stdin_fd = -1;
 
 static int spool_stdin(char *err, size_t errsz)
 {
     char tmpl[PATH_MAX], buf[65536];
-    const char *dir = getenv("TMPDIR");
+    const char *dir = getenv("TMPDIR"), *name;
     ssize_t k;
-    int fd;
+    int fd, slot;
     if (stdin_fd >= 0)
         return 0;
     if (!dir || !*dir)
@@ -112,13 +114,16 @@ static int spool_stdin(char *err, size_t errsz)
         say(err, errsz, "TMPDIR is too long");
         return -1;
     }
-    fd = mkstemp(tmpl);
-    if (fd < 0) { /* the directory: mkstemp() left tmpl's letters changed */
+    fd = image_mkstemp_tracked(tmpl, &name, &slot);
+    if (fd < 0) {
         say(err, errsz, "cannot keep standard input in %s (TMPDIR): %s",
             roicopy_esc(dir), strerror(errno));
         return -1;
     }
-    (void)unlink(tmpl);
+    if (image_test_write_hook)
+        image_test_write_hook(name);
+    (void)unlink(name);
+    image_temp_release(slot);
     for (;;) {
         k = read(0, buf, sizeof buf);
         if (k < 0 && errno == EINTR)

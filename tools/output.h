@@ -68,8 +68,9 @@ void image_install_signal_cleanup(void);
 int image_mkstemp_tracked(const char *tmpl, const char **name, int *slot);
 void image_temp_release(int slot);
 
-/* Test hook: called with the temporary file's name once it exists, before
- * anything is written to it (tests/roicopy/image-io.c raises signals there). */
+/* Test hook: called with the temporary file's name (an output's, or
+ * standard input's spool) once it exists, before anything is written to it
+ * (tests/roicopy/image-io.c raises signals there). */
 extern void (*image_test_write_hook)(const char *tmp);
 
 #endif

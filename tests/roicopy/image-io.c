@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "image-files.h"
+#include "../../tools/input.h"
 
 static char err[IMAGE_ERR_MAX];
 
@@ -630,6 +631,31 @@ static void test_signals(void)
         ok(WIFSIGNALED(status) && WTERMSIG(status) == sigs[i] &&
                tmp_files(sub) == 0,
            "signal %d mid-write: died of it, no temporary file left", sigs[i]);
+    }
+    {
+        /* standard input's spool, between its mkstemp and its unlink */
+        char spool[128];
+        int status = 0;
+        pid_t pid;
+        (void)snprintf(spool, sizeof spool, "%s/spool", dir);
+        if (mkdir(spool, 0777) != 0)
+            bail("mkdir %s", spool);
+        pid = fork();
+        if (pid == 0) {
+            struct stat st;
+            int null = open("/dev/null", O_RDONLY);
+            if (null < 0 || dup2(null, 0) < 0 || setenv("TMPDIR", spool, 1) != 0)
+                _exit(9);
+            signal(SIGTERM, SIG_DFL);
+            image_install_signal_cleanup();
+            hook_signal = SIGTERM;
+            image_test_write_hook = raise_hook;
+            (void)image_open_input("-", &st, err, sizeof err);
+            _exit(0);
+        }
+        waitpid(pid, &status, 0);
+        ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM && count_entries(spool, 0) == 0,
+           "signal mid-spool of standard input: died of it, no temporary file left");
     }
     {
         int status = 0;
