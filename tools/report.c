@@ -518,6 +518,19 @@ void roicopy_report_single(const roicopy_plan *p, const roicopy_frame *f,
         print_json(p, f, r);
 }
 
+void roicopy_report_undecoded(const roicopy_plan *p, const roicopy_frame *f,
+                              const char *why)
+{
+    printf("{\"input\":");
+    image_json_string(stdout, f->input);
+    printf(",\"output\":");
+    image_json_string(stdout, f->output);
+    printf(",\"error\":");
+    json_string_or_null(why);
+    printf(",\"frames\":0,\"failed\":%lu,\"skipped\":%lu}\n",
+           (unsigned long)(p->nfailed + 1), (unsigned long)p->nskipped);
+}
+
 /* Device k's share of the ring: its slots, and the frames those held
  * (frame i went to slot i % slots; slot s lives on roicopy_device_of(p, s),
  * as cuxfer_ring_create put it), with their bytes both ways. */

@@ -62,6 +62,13 @@ typedef struct single_times {
 void roicopy_report_single(const roicopy_plan *p, const roicopy_frame *f,
                            const single_times *r);
 
+/* --json under -k, for a one-input run whose frame failed to decode
+ * (its first message `why`, NULL when out of memory): the object that
+ * stands for the frame's, with "frames":0 and the frame counted in
+ * "failed". */
+void roicopy_report_undecoded(const roicopy_plan *p, const roicopy_frame *f,
+                              const char *why);
+
 /* A run through the ring: the GPU span of all frames, the wall time with
  * the file I/O, the bidirectional link (link_bytes up and down at once on
  * every device in bidir_ms) and --repeat's replay passes. */

@@ -374,6 +374,7 @@ static int run_single(const roicopy_plan *p, const roicopy_frame *f)
     cuxfer_view src;
     cuxfer_roi roi;
     single_run r;
+    char *why = NULL;
     int rc = RC_OK;
     memset(&r, 0, sizeof r);
     r.f = f;
@@ -391,7 +392,13 @@ static int run_single(const roicopy_plan *p, const roicopy_frame *f)
     GPU_TRY(file, roicopy_host_view(&r.img, p->pageable, f->in.width * epp,
                                     f->in.height, f->elem_size,
                                     &r.img_owned));
-    if ((rc = roicopy_read_frame(f, r.img.ptr, r.img.pitch)) != RC_OK)
+    /* -k --json: a frame that fails to decode still has its object */
+    roicopy_fail_keep(p->json && p->keep_going ? &why : NULL);
+    rc = roicopy_read_frame(f, r.img.ptr, r.img.pitch);
+    roicopy_fail_keep(NULL);
+    if (rc == RC_INPUT && p->json && p->keep_going)
+        roicopy_report_undecoded(p, f, why);
+    if (rc != RC_OK)
         goto done;
     roi = roicopy_roi(&f->roi, epp);
     GPU_TRY(file, cuxfer_view_sub(&r.img, roi, &src));
@@ -412,6 +419,7 @@ static int run_single(const roicopy_plan *p, const roicopy_frame *f)
                               r.out.pitch);
 done:
     single_free(&r);
+    free(why);
     return rc;
 }
 

@@ -80,6 +80,21 @@ if has png; then
     rc=$?
     check "-k --json through the ring: \"failed\":2, one input's header and one frame's pixels (exit $rc)" \
         eval '[ $rc -eq 3 ] && grep -q "^{\"frames\":6,.*,\"failed\":2,\"skipped\":0,\"devices\":\[" "$T/json"'
+    # the one-input way and --pageable's one at a time: the frame that
+    # fails to decode has an object of its own, its reason in "error"
+    kg_undecoded() { # WHAT LINES PATTERN ARG...
+        what=$1 lines=$2 pattern=$3
+        shift 3
+        rm -f "$T/kg/"*
+        "$ROICOPY" --keep-going --quiet --json --roi 30x20+5+5 "$@" -o "$T/kg" >"$T/json" 2>"$T/err"
+        rc=$?
+        check "-k --json $what: the frame that fails to decode has its object (exit $rc)" \
+            eval '[ $rc -eq 3 ] && [ "$(wc -l <"$T/json")" -eq $lines ] && grep -q "$pattern" "$T/json"'
+    }
+    undecoded='^{"input":"[^"]*/f3.png","output":"[^"]*/f3.png","error":"[^"]*f3.png: libpng: Not enough image data[^"]*","frames":0,'
+    kg_undecoded "one input" 1 "$undecoded\"failed\":1,\"skipped\":0}\$" "$T/in/f3.png"
+    kg_undecoded "one input left" 1 "$undecoded\"failed\":2,\"skipped\":0}\$" "$T/bad.pgm" "$T/in/f3.png"
+    kg_undecoded "--pageable" 6 "$undecoded\"failed\":1,\"skipped\":0}\$" --pageable "$T/in/"f*.png
 else
     skip_one "-k past a decode failure: built without PNG"
 fi
