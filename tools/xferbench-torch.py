@@ -255,7 +255,7 @@ def main():
         if head != kind:
             head = kind
             print("%-26s %12s %12s %10s %12s" % ("GB/s", *r.keys(), "cuxfer", "cuxfer/best"))
-        print("%-26s %12.3f %12.3f %10.3f %12.2f"
+        print("%-26s %12.3f %12.3f %10.3f %12.3f"
               % (name, *r.values(), fig[name], fig[name] / max(r.values())))
         sys.stdout.flush()
     return 0
