@@ -518,6 +518,15 @@ void roicopy_report_single(const roicopy_plan *p, const roicopy_frame *f,
         print_json(p, f, r);
 }
 
+/* The end of a run's object that copied nothing: "frames":0, then
+ * "failed" (the inputs left out at the checks, and `more` besides) and
+ * "skipped". */
+static void json_nothing(const roicopy_plan *p, size_t more)
+{
+    printf("\"frames\":0,\"failed\":%lu,\"skipped\":%lu}\n",
+           (unsigned long)(p->nfailed + more), (unsigned long)p->nskipped);
+}
+
 void roicopy_report_undecoded(const roicopy_plan *p, const roicopy_frame *f,
                               const char *why)
 {
@@ -527,8 +536,14 @@ void roicopy_report_undecoded(const roicopy_plan *p, const roicopy_frame *f,
     image_json_string(stdout, f->output);
     printf(",\"error\":");
     json_string_or_null(why);
-    printf(",\"frames\":0,\"failed\":%lu,\"skipped\":%lu}\n",
-           (unsigned long)(p->nfailed + 1), (unsigned long)p->nskipped);
+    printf(",");
+    json_nothing(p, 1);
+}
+
+void roicopy_report_nothing(const roicopy_plan *p)
+{
+    printf("{");
+    json_nothing(p, 0);
 }
 
 /* Device k's share of the ring: its slots, and the frames those held

@@ -69,6 +69,11 @@ void roicopy_report_single(const roicopy_plan *p, const roicopy_frame *f,
 void roicopy_report_undecoded(const roicopy_plan *p, const roicopy_frame *f,
                               const char *why);
 
+/* --json of a run with nothing to copy (every output there already, an
+ * empty --files-from, or -k with every input failed at the checks):
+ * {"frames":0,"failed":N,"skipped":M}. */
+void roicopy_report_nothing(const roicopy_plan *p);
+
 /* A run through the ring: the GPU span of all frames, the wall time with
  * the file I/O, the bidirectional link (link_bytes up and down at once on
  * every device in bidir_ms) and --repeat's replay passes. */

@@ -1294,8 +1294,7 @@ static int run(int argc, char **argv)
             roicopy_report_plan(&p);
         else if ((!p.made_dir || (rc = roicopy_make_outdir(p.made_dir)) == 0) &&
                  o.json) /* the directory made, as --dry-run says */
-            printf("{\"frames\":0,\"failed\":%lu,\"skipped\":%lu}\n",
-                   (unsigned long)p.nfailed, (unsigned long)p.nskipped);
+            roicopy_report_nothing(&p);
     }
     roicopy_gpu_join(); /* never exit under a starting context */
     roicopy_trace("the run is over; the process exits");
